@@ -1,0 +1,150 @@
+// Package model defines the Provider interface that the agent loop talks to,
+// the provider-neutral message types, and the classified errors that tell the
+// loop what to do about a failure (retry, wait, shrink, stop).
+//
+// Providers: openai (Chat Completions with SSE; any OpenAI-compatible
+// endpoint), scripted (a script file of turns, for tests, the demo and
+// evals). Each lives in its own file and registers through New.
+package model
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Role of a message in the conversation.
+type Role string
+
+const (
+	RoleSystem    Role = "system"
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleTool      Role = "tool"
+)
+
+// Message is one provider-neutral conversation message.
+type Message struct {
+	Role    Role   `json:"role"`
+	Content string `json:"content,omitempty"`
+	// ToolCalls are the calls an assistant message made.
+	ToolCalls []ToolCall `json:"toolCalls,omitempty"`
+	// ToolCallID links a tool message to the call it answers.
+	ToolCallID string `json:"toolCallId,omitempty"`
+	// ToolName is the tool a tool message answers (Anthropic-style providers need it).
+	ToolName string `json:"toolName,omitempty"`
+}
+
+// ToolCall is one tool invocation requested by the model. Arguments are kept
+// as the raw text the model produced: it may not even be valid JSON, and the
+// agent loop must be able to report that back to the model.
+type ToolCall struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// ToolSpec is what the model is told about a tool.
+type ToolSpec struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Schema      json.RawMessage `json:"schema"`
+}
+
+// Request is one model call.
+type Request struct {
+	Model     string
+	Messages  []Message
+	Tools     []ToolSpec
+	MaxTokens int
+}
+
+// Usage counts tokens as the provider reported them (or, when it did not,
+// as Cairn estimated them; Estimated says which).
+type Usage struct {
+	InputTokens  int  `json:"inputTokens"`
+	OutputTokens int  `json:"outputTokens"`
+	Estimated    bool `json:"estimated,omitempty"`
+}
+
+// Add accumulates u2 into u.
+func (u *Usage) Add(u2 Usage) {
+	u.InputTokens += u2.InputTokens
+	u.OutputTokens += u2.OutputTokens
+	u.Estimated = u.Estimated || u2.Estimated
+}
+
+// Response is a complete model turn.
+type Response struct {
+	ID           string     `json:"id,omitempty"`
+	Text         string     `json:"text,omitempty"`
+	ToolCalls    []ToolCall `json:"toolCalls,omitempty"`
+	FinishReason string     `json:"finishReason,omitempty"`
+	Usage        Usage      `json:"usage"`
+}
+
+// Provider is a model endpoint. Stream sends the request and calls onText
+// with each text delta as it arrives, then returns the whole turn. It must
+// return promptly with ctx.Err() when ctx is cancelled (aborting the HTTP
+// request), and classify failures as *Error.
+type Provider interface {
+	Name() string
+	Stream(ctx context.Context, req Request, onText func(delta string)) (*Response, error)
+}
+
+// ErrorClass tells the agent loop how to react to a failed model call.
+type ErrorClass string
+
+const (
+	ClassNetwork       ErrorClass = "network"         // connection failure or 5xx: retry with backoff
+	ClassRateLimit     ErrorClass = "rate_limit"      // 429: wait Retry-After, retry
+	ClassContextLength ErrorClass = "context_length"  // prompt too long: rebuild smaller, retry once
+	ClassSchema        ErrorClass = "schema"          // tool schema feature rejected: simplify, retry
+	ClassAuth          ErrorClass = "auth"            // bad or missing key: fail at once
+	ClassRefusal       ErrorClass = "refusal"         // safety refusal: stop, never route around
+	ClassBadResponse   ErrorClass = "bad_response"    // garbage or a stream cut mid-way
+	ClassInvalidTool   ErrorClass = "invalid_tool_call"
+	ClassConfig        ErrorClass = "config"          // provider misconfigured
+	ClassOther         ErrorClass = "other"
+)
+
+// Error is a classified provider failure.
+type Error struct {
+	Class      ErrorClass
+	Status     int           // HTTP status, when there was one
+	RetryAfter time.Duration // from Retry-After, when given
+	Message    string
+	Err        error
+}
+
+func (e *Error) Error() string {
+	s := string(e.Class)
+	if e.Status != 0 {
+		s += fmt.Sprintf(" (HTTP %d)", e.Status)
+	}
+	if e.Message != "" {
+		s += ": " + e.Message
+	}
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// ClassOf returns the class of err, or ClassOther.
+func ClassOf(err error) ErrorClass {
+	var me *Error
+	if errors.As(err, &me) {
+		return me.Class
+	}
+	return ClassOther
+}
+
+// Retryable reports whether the loop may retry the same request.
+func (c ErrorClass) Retryable() bool {
+	return c == ClassNetwork || c == ClassRateLimit || c == ClassBadResponse
+}

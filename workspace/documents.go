@@ -1,0 +1,126 @@
+package workspace
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sync"
+)
+
+// Document is the editor's live copy of an open file.
+type Document struct {
+	Path    string // absolute
+	Version int32
+	Text    string
+	Lang    string
+}
+
+// Documents is the overlay of files the editor has open, keyed by absolute
+// path. The editor's text wins over the disk while a file is open.
+type Documents struct {
+	mu   sync.RWMutex
+	docs map[string]*Document
+}
+
+// NewDocuments returns an empty overlay.
+func NewDocuments() *Documents { return &Documents{docs: map[string]*Document{}} }
+
+// Open records a newly opened document.
+func (d *Documents) Open(path, lang string, version int32, text string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.docs[path] = &Document{Path: path, Version: version, Text: text, Lang: lang}
+}
+
+// TextChange is one content change: a replacement of Range, or of the whole
+// text when Range is nil.
+type TextChange struct {
+	Range *Range
+	Text  string
+}
+
+// Change applies content changes in order and returns the text before and after.
+func (d *Documents) Change(path string, version int32, changes []TextChange) (before, after string, err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	doc, ok := d.docs[path]
+	if !ok {
+		return "", "", fmt.Errorf("didChange for %s, which is not open", path)
+	}
+	before = doc.Text
+	text := doc.Text
+	for i, c := range changes {
+		if c.Range == nil {
+			text = c.Text
+			continue
+		}
+		m := NewMapper(text)
+		start, err1 := m.Offset(c.Range.Start)
+		end, err2 := m.Offset(c.Range.End)
+		if err := errors.Join(err1, err2); err != nil {
+			return before, doc.Text, fmt.Errorf("applying change %d to %s: %w", i, path, err)
+		}
+		if end < start {
+			return before, doc.Text, fmt.Errorf("applying change %d to %s: range end before start", i, path)
+		}
+		text = text[:start] + c.Text + text[end:]
+	}
+	doc.Text = text
+	doc.Version = version
+	return before, text, nil
+}
+
+// Close forgets a document; the disk is authoritative again.
+func (d *Documents) Close(path string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	delete(d.docs, path)
+}
+
+// Get returns a copy of the open document at path.
+func (d *Documents) Get(path string) (Document, bool) {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	doc, ok := d.docs[path]
+	if !ok {
+		return Document{}, false
+	}
+	return *doc, true
+}
+
+// All returns copies of every open document.
+func (d *Documents) All() []Document {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	out := make([]Document, 0, len(d.docs))
+	for _, doc := range d.docs {
+		out = append(out, *doc)
+	}
+	return out
+}
+
+// ReadFile returns the current text of an absolute path: the editor's copy
+// when open, else the disk. exists is false when neither has it.
+func (w *Workspace) ReadFile(abs string) (text string, exists bool, err error) {
+	if doc, ok := w.Docs.Get(abs); ok {
+		return doc.Text, true, nil
+	}
+	b, err := os.ReadFile(abs)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("reading %s: %w", w.Rel(abs), err)
+	}
+	return string(b), true, nil
+}
+
+// Hash is the content hash used everywhere a file's state is recorded
+// (checkpoints, caches): hex SHA-256.
+func Hash(text string) string {
+	s := sha256.Sum256([]byte(text))
+	return hex.EncodeToString(s[:])
+}

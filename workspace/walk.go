@@ -1,0 +1,203 @@
+package workspace
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	gitignore "github.com/sabhiram/go-gitignore"
+)
+
+// File is one file found by Walk.
+type File struct {
+	Rel  string // slash-separated, workspace-relative
+	Abs  string
+	Size int64
+	Mod  int64 // mtime, UnixNano
+}
+
+// SkipReason says why a file was not offered to indexers.
+type SkipReason string
+
+const (
+	SkipIgnored   SkipReason = "ignored"
+	SkipBinary    SkipReason = "binary"
+	SkipOversized SkipReason = "oversized"
+	SkipVendored  SkipReason = "vendored"
+	SkipUnread    SkipReason = "unreadable"
+)
+
+// WalkStats counts what a walk skipped, by reason.
+type WalkStats struct {
+	Files   int
+	Skipped map[SkipReason]int
+}
+
+// WalkOptions tune Walk. The zero value is usable.
+type WalkOptions struct {
+	MaxFileSize int64 // default 1 MiB
+}
+
+// alwaysSkipDirs are never worth indexing and often huge.
+var alwaysSkipDirs = map[string]bool{".git": true, ".hg": true, ".svn": true, "node_modules": true, ".cairn-state": true}
+
+// vendoredDirs hold third-party code: skipped and counted as vendored.
+var vendoredDirs = map[string]bool{"vendor": true, "third_party": true, "bower_components": true}
+
+// Walk lists the workspace's indexable files in lexical order, honoring
+// .gitignore and .cairnignore files at every level, and skipping VCS
+// folders, vendored trees, binary files and oversized files (counted in the
+// returned stats). Symlinks are not followed, so loops cannot hang it.
+func (w *Workspace) Walk(opts WalkOptions) ([]File, WalkStats) {
+	max := opts.MaxFileSize
+	if max <= 0 {
+		max = 1 << 20
+	}
+	stats := WalkStats{Skipped: map[SkipReason]int{}}
+	type rules struct {
+		dir string // slash rel dir ("" for root)
+		m   *gitignore.GitIgnore
+	}
+	var stack []rules
+	ignored := func(rel string, isDir bool) bool {
+		for _, r := range stack {
+			sub := rel
+			if r.dir != "" {
+				if !strings.HasPrefix(rel, r.dir+"/") {
+					continue
+				}
+				sub = rel[len(r.dir)+1:]
+			}
+			if isDir {
+				sub += "/"
+			}
+			if r.m.MatchesPath(sub) {
+				return true
+			}
+		}
+		return false
+	}
+	var files []File
+	var walk func(absDir, relDir string)
+	walk = func(absDir, relDir string) {
+		entries, err := os.ReadDir(absDir)
+		if err != nil {
+			stats.Skipped[SkipUnread]++
+			return
+		}
+		pushed := 0
+		for _, name := range []string{".gitignore", ".cairnignore"} {
+			if b, err := os.ReadFile(filepath.Join(absDir, name)); err == nil {
+				stack = append(stack, rules{dir: relDir, m: gitignore.CompileIgnoreLines(strings.Split(string(b), "\n")...)})
+				pushed++
+			}
+		}
+		defer func() { stack = stack[:len(stack)-pushed] }()
+		for _, e := range entries {
+			name := e.Name()
+			rel := name
+			if relDir != "" {
+				rel = relDir + "/" + name
+			}
+			abs := filepath.Join(absDir, name)
+			if e.IsDir() {
+				if alwaysSkipDirs[name] {
+					continue
+				}
+				if vendoredDirs[name] {
+					stats.Skipped[SkipVendored]++
+					continue
+				}
+				if ignored(rel, true) {
+					stats.Skipped[SkipIgnored]++
+					continue
+				}
+				walk(abs, rel)
+				continue
+			}
+			if !e.Type().IsRegular() { // symlinks, sockets, devices
+				continue
+			}
+			if ignored(rel, false) {
+				stats.Skipped[SkipIgnored]++
+				continue
+			}
+			info, err := e.Info()
+			if err != nil {
+				stats.Skipped[SkipUnread]++
+				continue
+			}
+			if info.Size() > max {
+				stats.Skipped[SkipOversized]++
+				continue
+			}
+			files = append(files, File{Rel: rel, Abs: abs, Size: info.Size(), Mod: info.ModTime().UnixNano()})
+		}
+	}
+	walk(w.root, "")
+	sort.Slice(files, func(i, j int) bool { return files[i].Rel < files[j].Rel })
+	stats.Files = len(files)
+	return files, stats
+}
+
+// Ignored reports whether a workspace-relative path is excluded by the
+// ignore rules of its ancestors (used for watcher events on single files).
+func (w *Workspace) Ignored(rel string) bool {
+	parts := strings.Split(rel, "/")
+	for _, p := range parts[:len(parts)-1] {
+		if alwaysSkipDirs[p] || vendoredDirs[p] {
+			return true
+		}
+	}
+	dir := ""
+	for i := 0; i < len(parts); i++ {
+		for _, name := range []string{".gitignore", ".cairnignore"} {
+			b, err := os.ReadFile(filepath.Join(w.root, filepath.FromSlash(dir), name))
+			if err != nil {
+				continue
+			}
+			m := gitignore.CompileIgnoreLines(strings.Split(string(b), "\n")...)
+			sub := strings.Join(parts[i:], "/")
+			if m.MatchesPath(sub) {
+				return true
+			}
+		}
+		if i < len(parts)-1 {
+			if dir == "" {
+				dir = parts[i]
+			} else {
+				dir += "/" + parts[i]
+			}
+		}
+	}
+	return false
+}
+
+var sniffPool = sync.Pool{New: func() any { b := make([]byte, 8000); return &b }}
+
+// IsBinary reports whether content looks binary: a NUL byte in the first 8000
+// bytes, as git decides.
+func IsBinary(content []byte) bool {
+	n := len(content)
+	if n > 8000 {
+		n = 8000
+	}
+	return bytes.IndexByte(content[:n], 0) >= 0
+}
+
+// IsBinaryFile sniffs the head of a file on disk.
+func IsBinaryFile(abs string) bool {
+	f, err := os.Open(abs)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	bp := sniffPool.Get().(*[]byte)
+	defer sniffPool.Put(bp)
+	n, _ := f.Read(*bp)
+	return IsBinary((*bp)[:n])
+}
+

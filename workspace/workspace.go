@@ -1,0 +1,141 @@
+// Package workspace owns the boundary of the user's project: resolving
+// model-supplied paths safely, walking files with ignore rules, and the
+// layered view of file contents (a run's drafts over the editor's open
+// documents over the disk).
+package workspace
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// ErrOutside is returned (wrapped) when a path resolves outside the workspace.
+var ErrOutside = errors.New("path is outside the workspace")
+
+// Workspace is one project root. It is safe for concurrent use.
+type Workspace struct {
+	root     string // absolute, symlinks resolved
+	Docs     *Documents
+	Recent   *RecentEdits
+	stateDir string
+}
+
+// Open returns the workspace rooted at dir.
+func Open(dir string) (*Workspace, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("resolving workspace root %q: %w", dir, err)
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return nil, fmt.Errorf("resolving workspace root %q: %w", dir, err)
+	}
+	st, err := os.Stat(real)
+	if err != nil {
+		return nil, fmt.Errorf("opening workspace root: %w", err)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("workspace root %q is not a directory", dir)
+	}
+	return &Workspace{root: real, Docs: NewDocuments(), Recent: NewRecentEdits(50)}, nil
+}
+
+// Root is the absolute, symlink-free path of the workspace.
+func (w *Workspace) Root() string { return w.root }
+
+// SetStateDir records the server state directory so that writes into it are
+// refused even when it lies inside the workspace.
+func (w *Workspace) SetStateDir(dir string) { w.stateDir = dir }
+
+// Resolve turns a workspace-relative path from an untrusted source (the model,
+// a tool input, a command line) into an absolute path inside the workspace.
+// It refuses empty paths, NUL bytes, "~", absolute paths outside the root,
+// ".." escapes, and symlinks whose target leaves the root. The file need not
+// exist; its nearest existing ancestor is checked instead.
+func (w *Workspace) Resolve(p string) (string, error) {
+	if strings.ContainsRune(p, 0) {
+		return "", fmt.Errorf("path %q contains a NUL byte: %w", p, ErrOutside)
+	}
+	if p == "" || p == "." || p == "./" {
+		return w.root, nil
+	}
+	if strings.HasPrefix(p, "~") {
+		return "", fmt.Errorf("path %q: home-relative paths are not allowed: %w", p, ErrOutside)
+	}
+	var abs string
+	if filepath.IsAbs(p) {
+		abs = filepath.Clean(p)
+	} else {
+		abs = filepath.Join(w.root, p)
+	}
+	if !within(w.root, abs) {
+		return "", fmt.Errorf("path %q: %w", p, ErrOutside)
+	}
+	// Resolve symlinks on the longest existing prefix.
+	existing := abs
+	var rest []string
+	for {
+		if _, err := os.Lstat(existing); err == nil {
+			break
+		}
+		parent := filepath.Dir(existing)
+		if parent == existing {
+			break
+		}
+		rest = append([]string{filepath.Base(existing)}, rest...)
+		existing = parent
+	}
+	real, err := filepath.EvalSymlinks(existing)
+	if err != nil {
+		return "", fmt.Errorf("resolving %q: %w", p, err)
+	}
+	real = filepath.Join(append([]string{real}, rest...)...)
+	if !within(w.root, real) {
+		return "", fmt.Errorf("path %q leaves the workspace through a symlink: %w", p, ErrOutside)
+	}
+	return real, nil
+}
+
+// ResolveWritable is Resolve plus the refusal of places the agent must never
+// write: the .git directory and the server's state directory.
+func (w *Workspace) ResolveWritable(p string) (string, error) {
+	abs, err := w.Resolve(p)
+	if err != nil {
+		return "", err
+	}
+	rel := w.Rel(abs)
+	if rel == ".git" || strings.HasPrefix(rel, ".git/") {
+		return "", fmt.Errorf("path %q: writing inside .git is not allowed: %w", p, ErrOutside)
+	}
+	if w.stateDir != "" && within(w.stateDir, abs) {
+		return "", fmt.Errorf("path %q: writing into Cairn's state directory is not allowed: %w", p, ErrOutside)
+	}
+	return abs, nil
+}
+
+// Rel returns the slash-separated workspace-relative form of an absolute path.
+func (w *Workspace) Rel(abs string) string {
+	r, err := filepath.Rel(w.root, abs)
+	if err != nil {
+		return filepath.ToSlash(abs)
+	}
+	return filepath.ToSlash(r)
+}
+
+// Abs returns the absolute path of a workspace-relative path without checks;
+// use Resolve for untrusted input.
+func (w *Workspace) Abs(rel string) string { return filepath.Join(w.root, filepath.FromSlash(rel)) }
+
+func within(root, p string) bool {
+	if p == root {
+		return true
+	}
+	r := root
+	if !strings.HasSuffix(r, string(filepath.Separator)) {
+		r += string(filepath.Separator)
+	}
+	return strings.HasPrefix(p, r)
+}
