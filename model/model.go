@@ -4,7 +4,7 @@
 //
 // Providers: openai (Chat Completions with SSE; any OpenAI-compatible
 // endpoint), scripted (a script file of turns, for tests, the demo and
-// evals). Each lives in its own file and registers through New.
+// evals). Each lives in its own file; the server picks one from the settings.
 package model
 
 import (
@@ -98,15 +98,15 @@ type Provider interface {
 type ErrorClass string
 
 const (
-	ClassNetwork       ErrorClass = "network"         // connection failure or 5xx: retry with backoff
-	ClassRateLimit     ErrorClass = "rate_limit"      // 429: wait Retry-After, retry
-	ClassContextLength ErrorClass = "context_length"  // prompt too long: rebuild smaller, retry once
-	ClassSchema        ErrorClass = "schema"          // tool schema feature rejected: simplify, retry
-	ClassAuth          ErrorClass = "auth"            // bad or missing key: fail at once
-	ClassRefusal       ErrorClass = "refusal"         // safety refusal: stop, never route around
-	ClassBadResponse   ErrorClass = "bad_response"    // garbage or a stream cut mid-way
+	ClassNetwork       ErrorClass = "network"        // connection failure or 5xx: retry with backoff
+	ClassRateLimit     ErrorClass = "rate_limit"     // 429: wait Retry-After, retry
+	ClassContextLength ErrorClass = "context_length" // prompt too long: rebuild smaller, retry once
+	ClassSchema        ErrorClass = "schema"         // tool schema feature rejected: simplify, retry
+	ClassAuth          ErrorClass = "auth"           // bad or missing key: fail at once
+	ClassRefusal       ErrorClass = "refusal"        // safety refusal: stop, never route around
+	ClassBadResponse   ErrorClass = "bad_response"   // garbage or a stream cut mid-way
 	ClassInvalidTool   ErrorClass = "invalid_tool_call"
-	ClassConfig        ErrorClass = "config"          // provider misconfigured
+	ClassConfig        ErrorClass = "config" // provider misconfigured
 	ClassOther         ErrorClass = "other"
 )
 

@@ -1,0 +1,184 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/cairn-dev/cairn/checkpoint"
+	"github.com/cairn-dev/cairn/model"
+	"github.com/cairn-dev/cairn/protocol"
+	"github.com/cairn-dev/cairn/tokencount"
+	"github.com/cairn-dev/cairn/tools"
+	"github.com/cairn-dev/cairn/workspace"
+)
+
+// Config is what runs need that does not change between them.
+type Config struct {
+	Provider        model.Provider
+	ModelName       string
+	ContextWindow   int
+	MaxOutputTokens int
+	MaxSteps        int // default 25
+	MaxRetries      int // transient model failures retried per call; default 3
+	MaxInvalidTurns int // consecutive turns of only invalid tool calls before failing; default 2
+	MaxRepeats      int // identical calls allowed before loop detection; default 3
+	StateDir        string
+}
+
+func (c *Config) defaults() {
+	if c.MaxSteps == 0 {
+		c.MaxSteps = 25
+	}
+	if c.MaxRetries == 0 {
+		c.MaxRetries = 3
+	}
+	if c.MaxInvalidTurns == 0 {
+		c.MaxInvalidTurns = 2
+	}
+	if c.MaxRepeats == 0 {
+		c.MaxRepeats = 3
+	}
+	if c.ContextWindow == 0 {
+		c.ContextWindow = 32000
+	}
+	if c.MaxOutputTokens == 0 {
+		c.MaxOutputTokens = 4096
+	}
+}
+
+// Deps are the engines runs use. Optional ones may be nil.
+type Deps struct {
+	WS          *workspace.Workspace
+	Registry    *tools.Registry
+	Gate        *tools.Gate
+	Checkpoints *checkpoint.Store
+	Diagnostics tools.DiagnosticsSource
+	Search      tools.Searcher
+	Map         tools.MapRenderer
+	// Redact masks secrets in everything bound for the model.
+	Redact func(string) string
+}
+
+// Manager owns the runs and proposed edits of one workspace.
+type Manager struct {
+	mu       sync.Mutex
+	cfg      Config
+	ws       *workspace.Workspace
+	registry *tools.Registry
+	gate     *tools.Gate
+	cps      *checkpoint.Store
+	diags    tools.DiagnosticsSource
+	search   tools.Searcher
+	repoMap  tools.MapRenderer
+	redact   func(string) string
+	runs     map[string]*Run
+	edits    map[string]*Edit
+	order    []string // edit ids in proposal order
+}
+
+// NewManager returns a manager.
+func NewManager(cfg Config, d Deps) *Manager {
+	cfg.defaults()
+	if d.Gate == nil {
+		d.Gate = &tools.Gate{Policy: tools.DefaultPolicy()}
+	}
+	return &Manager{cfg: cfg, ws: d.WS, registry: d.Registry, gate: d.Gate, cps: d.Checkpoints, diags: d.Diagnostics,
+		search: d.Search, repoMap: d.Map, redact: d.Redact, runs: map[string]*Run{}, edits: map[string]*Edit{}}
+}
+
+// SetConfig replaces the run configuration (a settings change); running runs keep theirs.
+func (m *Manager) SetConfig(cfg Config) {
+	cfg.defaults()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.cfg = cfg
+}
+
+// Config returns the current configuration.
+func (m *Manager) Config() Config {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.cfg
+}
+
+// Workspace returns the workspace.
+func (m *Manager) Workspace() *workspace.Workspace { return m.ws }
+
+// Checkpoints returns the checkpoint store.
+func (m *Manager) Checkpoints() *checkpoint.Store { return m.cps }
+
+func (m *Manager) toolSchemaTokens() int {
+	n := 0
+	for _, s := range m.registry.Specs() {
+		n += tokencount.Count(s.Name) + tokencount.Count(s.Description) + tokencount.Count(string(s.Schema)) + 8
+	}
+	return n
+}
+
+// Start begins a run in the background and returns it at once. emit
+// receives every event, in order, from the run's goroutine.
+func (m *Manager) Start(parent context.Context, req AskRequest, emit func(protocol.RunEvent)) (*Run, error) {
+	m.mu.Lock()
+	cfg := m.cfg
+	m.mu.Unlock()
+	if cfg.Provider == nil {
+		return nil, fmt.Errorf("no model provider is configured: set model.provider (or CAIRN_PROVIDER)")
+	}
+	ctx, cancel := context.WithCancelCause(parent)
+	r := &Run{ID: checkpoint.NewID("run"), Question: req.Question, Started: time.Now(), req: req, ctx: ctx, cancel: cancel,
+		drafts: workspace.NewDrafts(m.ws), emit: emit, state: StateRunning, done: make(chan struct{})}
+	r.m = m
+	r.cfg = cfg
+	if cfg.StateDir != "" {
+		j, err := checkpoint.OpenJournal(journalPath(cfg.StateDir, r.ID))
+		if err != nil {
+			slog.Error("cannot open the run journal; the run will not be resumable", "run", r.ID, "err", err)
+		} else {
+			r.journal = j
+			rel := ""
+			if req.Abs != "" {
+				rel = m.ws.Rel(req.Abs)
+			}
+			r.jrnl(checkpoint.RecRunStarted, 0, map[string]any{"question": req.Question, "file": rel, "selection": req.Selection})
+		}
+	}
+	m.mu.Lock()
+	m.runs[r.ID] = r
+	m.mu.Unlock()
+	go func() {
+		r.loop()
+		cancel(nil)
+	}()
+	return r, nil
+}
+
+// Run returns a run by id.
+func (m *Manager) Run(id string) (*Run, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, ok := m.runs[id]
+	return r, ok
+}
+
+// Runs returns all runs, oldest first.
+func (m *Manager) Runs() []*Run {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]*Run, 0, len(m.runs))
+	for _, r := range m.runs {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Started.Before(out[j].Started) })
+	return out
+}
+
+// CancelAll cancels every running run (the client went away).
+func (m *Manager) CancelAll(cause error) {
+	for _, r := range m.Runs() {
+		r.cancel(cause)
+	}
+}

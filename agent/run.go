@@ -1,0 +1,432 @@
+// Package agent runs questions: the step loop that builds context, streams
+// the model, executes tool calls through the registry's pipeline, turns
+// proposed file changes into edits the user reviews, and ends each run with
+// exactly one of finished, failed or cancelled.
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cairn-dev/cairn/checkpoint"
+	"github.com/cairn-dev/cairn/contextengine"
+	"github.com/cairn-dev/cairn/model"
+	"github.com/cairn-dev/cairn/protocol"
+	"github.com/cairn-dev/cairn/tokencount"
+	"github.com/cairn-dev/cairn/tools"
+	"github.com/cairn-dev/cairn/workspace"
+)
+
+// Failure classes of the failed event beyond the model's error classes.
+const (
+	ClassStepLimit  = "step_limit"
+	ClassLoop       = "loop_detected"
+	ClassInternal   = "internal"
+	ClassBadRequest = "bad_request"
+)
+
+// State of a run.
+type State string
+
+const (
+	StateRunning     State = "running"
+	StateFinished    State = "finished"
+	StateFailed      State = "failed"
+	StateCancelled   State = "cancelled"
+	StateInterrupted State = "interrupted"
+)
+
+// AskRequest starts a run.
+type AskRequest struct {
+	// Abs is the absolute path of the file asked from ("" for none).
+	Abs       string
+	Selection *contextengine.Selection
+	Question  string
+}
+
+// Run is one question being answered.
+type Run struct {
+	ID       string
+	Question string
+	Started  time.Time
+
+	m       *Manager
+	cfg     Config // snapshot at start: a settings change does not alter a running run
+	req     AskRequest
+	ctx     context.Context
+	cancel  context.CancelCauseFunc
+	drafts  *workspace.Drafts
+	journal *checkpoint.Journal
+	emit    func(protocol.RunEvent)
+
+	mu       sync.Mutex
+	seq      int
+	state    State
+	events   []protocol.RunEvent
+	report   *contextengine.Report
+	messages []model.Message
+	usage    model.Usage
+	done     chan struct{}
+}
+
+// ErrCancelledByUser is the cause recorded when cairn.cancel stops a run.
+var ErrCancelledByUser = errors.New("cancelled by the user")
+
+// State returns the run's state.
+func (r *Run) State() State {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.state
+}
+
+// Done is closed when the run has ended.
+func (r *Run) Done() <-chan struct{} { return r.done }
+
+// Events returns a copy of the events sent so far.
+func (r *Run) Events() []protocol.RunEvent {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]protocol.RunEvent(nil), r.events...)
+}
+
+// Report returns the context report of the run's latest build.
+func (r *Run) Report() *contextengine.Report {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.report
+}
+
+// Cancel stops the run; it ends with the cancelled event.
+func (r *Run) Cancel() { r.cancel(ErrCancelledByUser) }
+
+// send assigns the next seq and emits the event. Terminal events set state.
+func (r *Run) send(ev protocol.RunEvent) {
+	r.mu.Lock()
+	r.seq++
+	ev.RunID = r.ID
+	ev.Seq = r.seq
+	r.events = append(r.events, ev)
+	r.mu.Unlock()
+	if r.emit != nil {
+		r.emit(ev)
+	}
+}
+
+func (r *Run) finish(st State, ev protocol.RunEvent) {
+	r.mu.Lock()
+	if r.state != StateRunning {
+		r.mu.Unlock()
+		return
+	}
+	r.state = st
+	r.mu.Unlock()
+	if r.journal != nil {
+		_, _ = r.journal.Append(checkpoint.RecFinished, 0, map[string]any{"state": st, "error": ev.Error, "class": ev.Class})
+		_ = r.journal.Close()
+	}
+	r.send(ev)
+}
+
+func (r *Run) logf(level slog.Level, msg string, args ...any) {
+	slog.Log(context.Background(), level, msg, append([]any{"run", r.ID}, args...)...)
+}
+
+// loop is the run's body.
+func (r *Run) loop() {
+	defer close(r.done)
+	defer func() {
+		if p := recover(); p != nil {
+			r.logf(slog.LevelError, "run panicked", "panic", p)
+			r.finish(StateFailed, protocol.RunEvent{Kind: protocol.EventFailed, Error: fmt.Sprintf("internal error: %v", p), Class: ClassInternal})
+		}
+	}()
+	r.send(protocol.RunEvent{Kind: protocol.EventStarted})
+	cfg := r.cfg
+	env := &tools.Env{WS: r.m.ws, Drafts: r.drafts, Diagnostics: r.m.diags, Search: r.m.search, Map: r.m.repoMap, RunID: r.ID}
+
+	built, err := r.buildContext(0)
+	if err != nil {
+		r.finish(StateFailed, protocol.RunEvent{Kind: protocol.EventFailed, Error: err.Error(), Class: ClassBadRequest})
+		return
+	}
+	r.mu.Lock()
+	r.messages = []model.Message{{Role: model.RoleSystem, Content: built.System}, {Role: model.RoleUser, Content: built.User}}
+	r.mu.Unlock()
+
+	invalidTurns := 0
+	seenCalls := map[string]int{}
+	shrunk := false
+	for step := 1; ; step++ {
+		if step > cfg.MaxSteps {
+			r.finish(StateFailed, protocol.RunEvent{Kind: protocol.EventFailed, Class: ClassStepLimit,
+				Error: fmt.Sprintf("stopped after %d steps without a final answer (step limit)", cfg.MaxSteps)})
+			return
+		}
+		if r.ctx.Err() != nil {
+			r.endCancelled()
+			return
+		}
+		r.jrnl(checkpoint.RecStepStarted, step, map[string]any{"messages": len(r.messages)})
+		resp, err := r.callModel(step)
+		if err != nil {
+			if r.ctx.Err() != nil {
+				r.endCancelled()
+				return
+			}
+			if model.ClassOf(err) == model.ClassContextLength && !shrunk {
+				// Rebuild with a smaller budget and retry once.
+				shrunk = true
+				r.logf(slog.LevelWarn, "context too long; rebuilding smaller", "err", err)
+				if b, berr := r.buildContext(1); berr == nil {
+					r.mu.Lock()
+					r.messages[1].Content = b.User
+					r.mu.Unlock()
+					step--
+					continue
+				}
+			}
+			r.finish(StateFailed, protocol.RunEvent{Kind: protocol.EventFailed, Error: err.Error(), Class: string(model.ClassOf(err))})
+			return
+		}
+		r.mu.Lock()
+		r.usage.Add(resp.Usage)
+		r.messages = append(r.messages, model.Message{Role: model.RoleAssistant, Content: resp.Text, ToolCalls: resp.ToolCalls})
+		r.mu.Unlock()
+		r.jrnl(checkpoint.RecModelResult, step, resp)
+
+		if len(resp.ToolCalls) == 0 {
+			u := r.usageSnapshot()
+			r.finish(StateFinished, protocol.RunEvent{Kind: protocol.EventFinished, Answer: resp.Text,
+				Usage: &protocol.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens}})
+			return
+		}
+
+		invalid := 0
+		for _, call := range resp.ToolCalls {
+			if r.ctx.Err() != nil {
+				r.endCancelled()
+				return
+			}
+			key := call.Name + "\x00" + strings.TrimSpace(call.Arguments)
+			seenCalls[key]++
+			if seenCalls[key] > cfg.MaxRepeats {
+				r.finish(StateFailed, protocol.RunEvent{Kind: protocol.EventFailed, Class: ClassLoop,
+					Error: fmt.Sprintf("the model called %s with the same input %d times (loop detected)", call.Name, seenCalls[key])})
+				return
+			}
+			content, ok, wasInvalid := r.execTool(step, env, call)
+			if wasInvalid {
+				invalid++
+			}
+			_ = ok
+			r.mu.Lock()
+			r.messages = append(r.messages, model.Message{Role: model.RoleTool, ToolCallID: call.ID, ToolName: call.Name, Content: content})
+			r.mu.Unlock()
+		}
+		if invalid == len(resp.ToolCalls) {
+			invalidTurns++
+			if invalidTurns >= cfg.MaxInvalidTurns {
+				r.finish(StateFailed, protocol.RunEvent{Kind: protocol.EventFailed, Class: string(model.ClassInvalidTool),
+					Error: fmt.Sprintf("the model made invalid tool calls %d turns in a row", invalidTurns)})
+				return
+			}
+		} else {
+			invalidTurns = 0
+		}
+	}
+}
+
+func (r *Run) endCancelled() {
+	cause := context.Cause(r.ctx)
+	msg := "cancelled"
+	if cause != nil && !errors.Is(cause, context.Canceled) {
+		msg = cause.Error()
+	}
+	r.finish(StateCancelled, protocol.RunEvent{Kind: protocol.EventCancelled, Error: msg})
+}
+
+func (r *Run) usageSnapshot() model.Usage {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.usage
+}
+
+func (r *Run) jrnl(typ string, step int, data any) {
+	if r.journal == nil {
+		return
+	}
+	if _, err := r.journal.Append(typ, step, data); err != nil {
+		r.logf(slog.LevelError, "journal append failed", "type", typ, "err", err)
+	}
+}
+
+// buildContext builds the first user message; shrink > 0 halves the window.
+func (r *Run) buildContext(shrink int) (*contextengine.Built, error) {
+	cfg := r.cfg
+	req := contextengine.Request{
+		Question:      r.req.Question,
+		Selection:     r.req.Selection,
+		WS:            r.m.ws,
+		RecentEdits:   r.m.ws.Recent.Newest(10),
+		ContextWindow: cfg.ContextWindow >> shrink,
+		MaxOutput:     cfg.MaxOutputTokens,
+		ToolSchemas:   r.m.toolSchemaTokens(),
+	}
+	if r.req.Abs != "" {
+		req.File = r.m.ws.Rel(r.req.Abs)
+		text, ok, err := r.m.ws.ReadFile(r.req.Abs)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			if workspace.IsBinary([]byte(text)) {
+				return nil, fmt.Errorf("%s is a binary file", req.File)
+			}
+			req.FileText = text
+		}
+	}
+	if r.m.diags != nil {
+		for _, d := range r.m.diags.Diagnostics("") {
+			req.Diagnostics = append(req.Diagnostics, contextengine.Diagnostic{Rel: d.Path, StartLine: d.StartLine, EndLine: d.EndLine,
+				Severity: d.Severity, Source: d.Source, Message: d.Message})
+		}
+	}
+	b, err := contextengine.Build(req)
+	if err != nil {
+		return nil, err
+	}
+	if r.m.redact != nil {
+		b.User = r.m.redact(b.User)
+	}
+	r.mu.Lock()
+	r.report = b.Report
+	r.mu.Unlock()
+	return b, nil
+}
+
+// callModel sends the conversation (fitted to the budget) with retries for
+// transient failures.
+func (r *Run) callModel(step int) (*model.Response, error) {
+	cfg := r.cfg
+	r.mu.Lock()
+	msgs := append([]model.Message(nil), r.messages...)
+	report := r.report
+	r.mu.Unlock()
+	if report != nil {
+		avail := report.Budget.Available
+		msgs = contextengine.FitHistory(msgs, avail, report)
+	}
+	req := model.Request{Model: cfg.ModelName, Messages: msgs, Tools: r.m.registry.Specs(), MaxTokens: cfg.MaxOutputTokens}
+	policy := model.DefaultRetryPolicy()
+	policy.MaxAttempts = cfg.MaxRetries + 1
+	policy.OnRetry = func(attempt int, err error, wait time.Duration) {
+		r.logf(slog.LevelWarn, "model call failed; retrying", "class", model.ClassOf(err), "attempt", attempt, "wait", wait, "err", err)
+	}
+	resp, err := model.Retry(r.ctx, policy, func() (*model.Response, error) {
+		return cfg.Provider.Stream(r.ctx, req, func(delta string) {
+			if delta != "" {
+				r.send(protocol.RunEvent{Kind: protocol.EventText, Delta: delta})
+			}
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	if resp.Usage.InputTokens == 0 && resp.Usage.OutputTokens == 0 {
+		in := 0
+		for _, m := range msgs {
+			in += tokencount.Count(m.Content)
+		}
+		resp.Usage = model.Usage{InputTokens: in, OutputTokens: tokencount.Count(resp.Text), Estimated: true}
+	}
+	return resp, nil
+}
+
+// execTool runs one call through the pipeline and returns the content for
+// the model, whether it succeeded, and whether the call itself was invalid
+// (unknown tool, bad JSON, schema failure).
+func (r *Run) execTool(step int, env *tools.Env, call model.ToolCall) (content string, ok bool, invalid bool) {
+	input := json.RawMessage(call.Arguments)
+	if !json.Valid(input) {
+		input, _ = json.Marshal(call.Arguments) // show the raw text as a JSON string
+	}
+	r.send(protocol.RunEvent{Kind: protocol.EventToolCall, CallID: call.ID, Tool: call.Name, Input: input})
+	result := func(ok bool, summary, content string) {
+		okv := ok
+		r.send(protocol.RunEvent{Kind: protocol.EventToolResult, CallID: call.ID, Tool: call.Name, OK: &okv, Summary: summary})
+	}
+	tool, found := r.m.registry.Get(call.Name)
+	if !found {
+		msg := fmt.Sprintf("unknown tool %q; available tools: %s", call.Name, strings.Join(r.m.registry.Names(), ", "))
+		result(false, "unknown tool", msg)
+		return "error: " + msg, false, true
+	}
+	valid, err := tool.Validate(call.Arguments)
+	if err != nil {
+		result(false, "invalid input", err.Error())
+		return "error: " + err.Error(), false, true
+	}
+	risk, detail := tool.RiskOf(valid)
+	decision, err := r.m.gate.Decide(r.ctx, tools.ApprovalRequest{RunID: r.ID, CallID: call.ID, Tool: call.Name, Risk: risk, Detail: detail},
+		step, summarizeInput(valid))
+	if err != nil && r.ctx.Err() != nil {
+		result(false, "cancelled", "cancelled")
+		return "error: cancelled", false, false
+	}
+	r.jrnl(checkpoint.RecApproval, step, map[string]any{"callId": call.ID, "tool": call.Name, "risk": risk, "decision": decision})
+	if risk != tools.RiskRead || !decision.Allowed() {
+		r.send(protocol.RunEvent{Kind: protocol.EventApproval, CallID: call.ID, Decision: string(decision)})
+	}
+	if !decision.Allowed() {
+		msg := fmt.Sprintf("the call to %s was denied (%s risk, decision %s); do not retry it, find another way or explain what you need", call.Name, risk, decision)
+		result(false, "denied", msg)
+		return "error: " + msg, false, false
+	}
+	r.jrnl(checkpoint.RecToolIntent, step, map[string]any{"callId": call.ID, "tool": call.Name, "input": valid, "sideEffects": tool.SideEffects})
+	start := time.Now()
+	res, err := tool.Invoke(r.ctx, env, valid)
+	if err != nil {
+		if r.ctx.Err() != nil {
+			result(false, "cancelled", "cancelled")
+			return "error: cancelled", false, false
+		}
+		r.logf(slog.LevelError, "tool failed", "tool", call.Name, "err", err)
+		res = tools.Result{Content: fmt.Sprintf("%s failed: %v", call.Name, err), IsError: true, Summary: "failed"}
+	}
+	if r.m.redact != nil {
+		res.Content = r.m.redact(res.Content)
+	}
+	r.jrnl(checkpoint.RecToolResult, step, map[string]any{"callId": call.ID, "ok": !res.IsError, "summary": res.Summary,
+		"bytes": len(res.Content), "ms": time.Since(start).Milliseconds()})
+	if res.Change != nil {
+		e := r.m.proposeEdit(r, step, []tools.FileChange{*res.Change})
+		r.jrnl(checkpoint.RecEdit, step, map[string]any{"editId": e.ID, "files": []string{res.Change.Rel}})
+		res.Content += fmt.Sprintf(" (edit id %s)", e.ID)
+	}
+	result(!res.IsError, res.Summary, res.Content)
+	content = res.Content
+	if res.IsError {
+		content = "error: " + content
+	}
+	return content, !res.IsError, false
+}
+
+func summarizeInput(input json.RawMessage) string {
+	s := string(input)
+	if len(s) > 400 {
+		s = s[:400] + "…"
+	}
+	return s
+}
+
+// journalPath is where a run's journal lives.
+func journalPath(stateDir, runID string) string {
+	return filepath.Join(stateDir, "runs", runID, "journal.jsonl")
+}

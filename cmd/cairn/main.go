@@ -1,0 +1,149 @@
+// Command cairn is an agent runtime for editors: `cairn serve` is a language
+// server that answers questions about the selected code and proposes edits
+// the user reviews in the editor's diff view. The other subcommands run the
+// same engines from a terminal.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+
+	"github.com/cairn-dev/cairn/server"
+)
+
+// version is overridden at build time with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+var commands = map[string]command{}
+
+func register(c command) { commands[c.name] = c }
+
+func init() {
+	register(command{"serve", "run the language server on stdin/stdout (--stdio is accepted)", runServe})
+	register(command{"demo", "run a scripted session on a bundled sample workspace and print the transcript", runDemo})
+	register(command{"ask", "one non-interactive run: print the answer and the proposed edits as a diff (--apply writes them)", runAsk})
+	register(command{"context", "show the context report for a question", runContext})
+	register(command{"help", "list the subcommands", nil})
+}
+
+// errUsage marks an error whose message is a usage problem (exit code 2).
+var errUsage = errors.New("usage")
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	level := slog.LevelInfo
+	if os.Getenv("CAIRN_LOG") == "debug" {
+		level = slog.LevelDebug
+	}
+	// Logs go to stderr only: stdout carries protocol frames in serve mode.
+	slog.SetDefault(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})))
+	server.Version = version
+	if len(args) == 0 {
+		usage(stderr)
+		return 2
+	}
+	switch args[0] {
+	case "--version", "-version", "version":
+		fmt.Fprintf(stdout, "cairn %s\n", version)
+		return 0
+	case "help", "--help", "-h":
+		usage(stdout)
+		return 0
+	}
+	c, ok := commands[args[0]]
+	if !ok || c.run == nil {
+		fmt.Fprintf(stderr, "cairn: unknown command %q\n\n", args[0])
+		usage(stderr)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := c.run(ctx, args[1:], stdout, stderr); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		fmt.Fprintf(stderr, "cairn %s: %v\n", args[0], err)
+		var ee exitError
+		if errors.As(err, &ee) {
+			return int(ee)
+		}
+		if errors.Is(err, errUsage) {
+			return 2
+		}
+		return 1
+	}
+	return 0
+}
+
+// exitError carries a specific exit code.
+type exitError int
+
+func (e exitError) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+func usage(w io.Writer) {
+	fmt.Fprintf(w, "cairn %s — an agent runtime for editors\n\nUsage: cairn <command> [flags]\n\nCommands:\n", version)
+	var names []string
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-8s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprintf(w, "\nRun 'cairn <command> -h' for a command's flags.\n")
+}
+
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Bool("stdio", true, "speak LSP on stdin/stdout (the default; accepted for clients that pass it)")
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	return server.Serve(ctx, os.Stdin, stdout, server.Options{})
+}
+
+// newFlags returns a flag set with the common --root flag.
+func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *string) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	root := fs.String("root", ".", "workspace root")
+	return fs, root
+}
+
+// parseRange parses "L1-L2" or "L" (1-based, inclusive).
+func parseRange(s string) (int, int, error) {
+	if s == "" {
+		return 0, 0, nil
+	}
+	a, b, found := strings.Cut(s, "-")
+	var from, to int
+	if _, err := fmt.Sscanf(a, "%d", &from); err != nil || from < 1 {
+		return 0, 0, fmt.Errorf("%w: --range %q: expected L1-L2 with 1-based lines", errUsage, s)
+	}
+	to = from
+	if found {
+		if _, err := fmt.Sscanf(b, "%d", &to); err != nil || to < from {
+			return 0, 0, fmt.Errorf("%w: --range %q: expected L1-L2 with L2 >= L1", errUsage, s)
+		}
+	}
+	return from, to, nil
+}

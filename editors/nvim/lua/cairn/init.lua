@@ -1,0 +1,774 @@
+-- Cairn for Neovim (0.7.2 and 0.8+): starts `cairn serve`, streams runs into a
+-- scratch buffer, shows proposed edits as a diff tab, accepts/rejects/undoes.
+local util = require('cairn.util')
+
+local M = {}
+
+local defaults = {
+  cmd = { 'cairn', 'serve' },
+  -- Sent as initializationOptions and workspace/didChangeConfiguration (section cairn):
+  -- { model = { provider, name, baseURL, contextWindow, maxOutputTokens },
+  --   scripted = { path }, approval = { mode }, mcpServers = {}, trace = { otlpEndpoint } }
+  settings = {},
+  -- A directory, or function(bufnr) -> directory; default: nearest .git/go.mod, else cwd.
+  root_dir = nil,
+  root_markers = { '.git', 'go.mod', 'package.json', 'Cargo.toml', 'pyproject.toml' },
+  -- File types to attach to; empty: every normal file buffer.
+  filetypes = {},
+  diagnostics_debounce_ms = 300,
+  answer_height = 12,
+  keymaps = { accept = 'ga', reject = 'gr', close = 'q' },
+  -- Seconds to wait for an approval answer from an asynchronous vim.ui.select.
+  approval_timeout = 120,
+}
+
+M.config = vim.deepcopy(defaults)
+
+local state = {
+  client_id = nil,
+  runs = {}, -- runId -> { question, where, status, last_seq, edits = {} }
+  run_order = {},
+  edits = {}, -- editId -> { result = getEdit result, state = 'pending'|'accepted'|'rejected', tabs = {} }
+  edit_order = {},
+  checkpoints = {}, -- stack of { checkpointId, editId, files }
+  answer_buf = nil,
+  transcript = util.transcript(),
+  early = {}, -- runId -> output received before cairn.ask answered
+  begun = {},
+  diag_timers = {},
+}
+M._state = state
+
+local has = function(f)
+  return vim.fn.has(f) == 1
+end
+
+local function notify(msg, level)
+  vim.notify('Cairn: ' .. msg, level or vim.log.levels.INFO)
+end
+
+-- ---- client plumbing (0.7 .. 0.11) -----------------------------------------
+
+local function get_client()
+  if not state.client_id then
+    return nil
+  end
+  local c = vim.lsp.get_client_by_id(state.client_id)
+  if not c then
+    return nil
+  end
+  local stopped
+  if has('nvim-0.11') then
+    stopped = c:is_stopped()
+  else
+    stopped = c.is_stopped and c.is_stopped()
+  end
+  return (not stopped) and c or nil
+end
+M.client = get_client
+
+local function client_request(c, method, params, handler, bufnr)
+  if has('nvim-0.11') then
+    return c:request(method, params, handler, bufnr)
+  end
+  return c.request(method, params, handler, bufnr)
+end
+
+local function client_notify(c, method, params)
+  if has('nvim-0.11') then
+    return c:notify(method, params)
+  end
+  return c.notify(method, params)
+end
+
+--- Calls a server command: cb(err, result).
+function M.exec(command, arg, cb)
+  local c = get_client()
+  if not c then
+    local e = { message = 'the server is not running (see :checkhealth cairn)' }
+    if cb then
+      cb(e)
+    else
+      notify(e.message, vim.log.levels.ERROR)
+    end
+    return
+  end
+  client_request(c, 'workspace/executeCommand', { command = command, arguments = { arg } }, function(err, result)
+    if cb then
+      cb(err, result)
+    elseif err then
+      notify(command .. ': ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+    end
+  end, 0)
+end
+
+local function find_root(bufnr)
+  local rd = M.config.root_dir
+  if type(rd) == 'function' then
+    rd = rd(bufnr)
+  end
+  if type(rd) == 'string' and rd ~= '' then
+    return rd
+  end
+  local name = vim.api.nvim_buf_get_name(bufnr)
+  local dir = name ~= '' and vim.fn.fnamemodify(name, ':p:h') or vim.fn.getcwd()
+  for _, marker in ipairs(M.config.root_markers) do
+    local found = vim.fn.finddir(marker, dir .. ';')
+    if found ~= '' then
+      return (vim.fn.fnamemodify(found, ':p:h:h'))
+    end
+    found = vim.fn.findfile(marker, dir .. ';')
+    if found ~= '' then
+      return (vim.fn.fnamemodify(found, ':p:h'))
+    end
+  end
+  return vim.fn.getcwd()
+end
+M._find_root = find_root
+
+local handlers = {}
+
+local function client_config(bufnr)
+  local root = find_root(bufnr)
+  return {
+    name = 'cairn',
+    cmd = M.config.cmd,
+    root_dir = root,
+    workspace_folders = { { uri = vim.uri_from_fname(root), name = vim.fn.fnamemodify(root, ':t') } },
+    init_options = M.config.settings,
+    settings = { cairn = M.config.settings },
+    handlers = handlers,
+    on_exit = function(code, signal)
+      vim.schedule(function()
+        if code ~= 0 and signal == 0 then
+          notify(('server exited with code %d (see :lua vim.cmd("edit " .. vim.lsp.get_log_path()))'):format(code), vim.log.levels.WARN)
+        end
+      end)
+    end,
+  }
+end
+
+local function attachable(bufnr)
+  if vim.bo[bufnr].buftype ~= '' then
+    return false
+  end
+  local name = vim.api.nvim_buf_get_name(bufnr)
+  if name == '' or name:match('^%a[%w+.-]*://') then
+    return false
+  end
+  local fts = M.config.filetypes
+  if fts and #fts > 0 then
+    return vim.tbl_contains(fts, vim.bo[bufnr].filetype)
+  end
+  return true
+end
+
+--- Starts the server if needed and attaches bufnr; returns the client id.
+function M.attach(bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  if not attachable(bufnr) then
+    return state.client_id
+  end
+  if get_client() then
+    if not vim.lsp.buf_is_attached(bufnr, state.client_id) then
+      vim.lsp.buf_attach_client(bufnr, state.client_id)
+    end
+    return state.client_id
+  end
+  if vim.fn.executable(M.config.cmd[1]) ~= 1 then
+    if not state.warned_missing then
+      state.warned_missing = true
+      notify(('`%s` not found. Install it with `go install github.com/cairn-dev/cairn/cmd/cairn@latest`, or pass cmd to setup(). See :checkhealth cairn.'):format(M.config.cmd[1]), vim.log.levels.ERROR)
+    end
+    return nil
+  end
+  local cfg = client_config(bufnr)
+  local id
+  if vim.lsp.start then
+    id = vim.lsp.start(cfg, { bufnr = bufnr })
+  else
+    id = vim.lsp.start_client(cfg)
+    if id then
+      vim.lsp.buf_attach_client(bufnr, id)
+    end
+  end
+  state.client_id = id
+  return id
+end
+
+--- Replaces settings (merged) and sends workspace/didChangeConfiguration.
+function M.update_settings(settings)
+  M.config.settings = util.merge(M.config.settings, settings or {})
+  local c = get_client()
+  if c then
+    c.config.settings = { cairn = M.config.settings }
+    client_notify(c, 'workspace/didChangeConfiguration', { settings = { cairn = M.config.settings } })
+  end
+end
+
+-- ---- the answer buffer -------------------------------------------------------
+
+local function answer_buf()
+  local b = state.answer_buf
+  if b and vim.api.nvim_buf_is_valid(b) then
+    return b
+  end
+  b = vim.api.nvim_create_buf(false, true)
+  vim.api.nvim_buf_set_name(b, 'cairn://answers')
+  vim.bo[b].buftype = 'nofile'
+  vim.bo[b].bufhidden = 'hide'
+  vim.bo[b].swapfile = false
+  vim.bo[b].filetype = 'markdown'
+  state.answer_buf = b
+  return b
+end
+M.answer_buf = answer_buf
+
+local function show_answers()
+  local b = answer_buf()
+  for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+    if vim.api.nvim_win_get_buf(w) == b then
+      return w
+    end
+  end
+  local cur = vim.api.nvim_get_current_win()
+  vim.cmd('botright ' .. M.config.answer_height .. 'split')
+  local w = vim.api.nvim_get_current_win()
+  vim.api.nvim_win_set_buf(w, b)
+  vim.wo[w].wrap = true
+  vim.api.nvim_set_current_win(cur)
+  return w
+end
+
+local function append_answer(text)
+  if text == nil or text == '' then
+    return
+  end
+  local b = answer_buf()
+  local n = vim.api.nvim_buf_line_count(b)
+  local last = vim.api.nvim_buf_get_lines(b, n - 1, n, false)[1] or ''
+  local empty = n == 1 and last == ''
+  local new = util.append_text({ last }, text)
+  vim.api.nvim_buf_set_lines(b, n - 1, n, false, new)
+  if empty and new[1] == '' and #new > 1 then
+    vim.api.nvim_buf_set_lines(b, 0, 1, false, {})
+  end
+  local count = vim.api.nvim_buf_line_count(b)
+  for _, w in ipairs(vim.api.nvim_list_wins()) do
+    if vim.api.nvim_win_get_buf(w) == b then
+      vim.api.nvim_win_set_cursor(w, { count, 0 })
+    end
+  end
+end
+M._append_answer = append_answer
+
+-- ---- runs ----------------------------------------------------------------------
+
+local function run(run_id)
+  local r = state.runs[run_id]
+  if not r then
+    r = { run_id = run_id, status = 'running', last_seq = 0, edits = {} }
+    state.runs[run_id] = r
+    table.insert(state.run_order, run_id)
+  end
+  return r
+end
+
+local function begin_run(run_id, question, where)
+  local r = run(run_id)
+  r.question, r.where = question, where
+  state.begun[run_id] = true
+  show_answers()
+  append_answer(state.transcript.header(run_id, question, where))
+  append_answer(state.early[run_id])
+  state.early[run_id] = nil
+end
+
+local open_diff -- forward
+
+local function on_run_event(ev)
+  if type(ev) ~= 'table' or type(ev.runId) ~= 'string' then
+    return
+  end
+  local r = run(ev.runId)
+  if type(ev.seq) == 'number' then
+    if ev.seq <= r.last_seq then
+      return -- duplicate or stale
+    end
+    r.last_seq = ev.seq
+  end
+  local out = state.transcript.render(ev)
+  if state.begun[ev.runId] then
+    append_answer(out)
+  else
+    state.early[ev.runId] = (state.early[ev.runId] or '') .. out
+  end
+  if ev.kind == 'started' then
+    r.status = 'running'
+  elseif util.terminal[ev.kind] then
+    r.status = ev.kind
+    if ev.kind == 'failed' then
+      notify(('run failed%s: %s'):format(ev.class and (' (' .. ev.class .. ')') or '', ev.error or ''), vim.log.levels.ERROR)
+    elseif ev.kind == 'interrupted' then
+      notify('run ' .. ev.runId .. ' was interrupted; :CairnResume continues it', vim.log.levels.WARN)
+    end
+  elseif ev.kind == 'editProposed' and ev.editId then
+    table.insert(r.edits, ev.editId)
+    open_diff(ev.editId)
+  end
+  vim.cmd('redrawstatus')
+end
+
+handlers['cairn/runEvent'] = function(err, result)
+  if err then
+    return
+  end
+  on_run_event(result)
+end
+
+handlers['window/showMessageRequest'] = function(_, params)
+  params = params or {}
+  local actions = params.actions or {}
+  if #actions == 0 then
+    notify(params.message or '')
+    return vim.NIL
+  end
+  local approval = util.is_approval(actions)
+  if approval then
+    append_answer(state.transcript.render({ kind = 'toolCall', tool = 'approval asked:', input = params.message }))
+  end
+  local done, choice = false, nil
+  vim.ui.select(actions, {
+    prompt = (approval and 'Cairn asks: ' or '') .. (params.message or ''),
+    format_item = function(a)
+      return a.title
+    end,
+  }, function(item)
+    choice, done = item, true
+  end)
+  if not done then
+    -- An asynchronous picker: wait for it (the server waits for this reply).
+    vim.wait(M.config.approval_timeout * 1000, function()
+      return done
+    end, 50)
+  end
+  return choice or vim.NIL
+end
+
+-- ---- proposed edits: diff tabs -------------------------------------------------
+
+local function pending_edits()
+  local out = {}
+  for _, id in ipairs(state.edit_order) do
+    if state.edits[id].state == 'pending' then
+      table.insert(out, id)
+    end
+  end
+  return out
+end
+M.pending_edits = pending_edits
+
+local function buf_keymap(b, lhs, rhs, desc)
+  if lhs and lhs ~= '' then
+    vim.api.nvim_buf_set_keymap(b, 'n', lhs, rhs, { noremap = true, silent = true, desc = desc })
+  end
+end
+
+local function open_file_diff(edit_id, f, idx)
+  local fname = vim.uri_to_fname(f.uri)
+  vim.cmd('tabnew')
+  local tab = vim.api.nvim_get_current_tabpage()
+  -- Left: the file as it is (a scratch copy of `current` for new files).
+  if f.create then
+    local cb = vim.api.nvim_create_buf(false, true)
+    vim.api.nvim_buf_set_lines(cb, 0, -1, false, {})
+    vim.api.nvim_buf_set_name(cb, ('cairn://current/%s/%d/%s'):format(edit_id, idx, f.path))
+    vim.api.nvim_win_set_buf(0, cb)
+  else
+    vim.cmd('edit ' .. vim.fn.fnameescape(fname))
+  end
+  local left_win = vim.api.nvim_get_current_win()
+  local ft = vim.bo.filetype
+  vim.cmd('diffthis')
+  -- Right: the proposed text.
+  vim.cmd('rightbelow vnew')
+  local pb = vim.api.nvim_get_current_buf()
+  vim.bo[pb].buftype = 'nofile'
+  vim.bo[pb].bufhidden = 'wipe'
+  vim.bo[pb].swapfile = false
+  vim.api.nvim_buf_set_name(pb, ('cairn://proposed/%s/%d/%s'):format(edit_id, idx, f.path))
+  vim.api.nvim_buf_set_lines(pb, 0, -1, false, util.split_lines(f.proposed))
+  vim.bo[pb].modifiable = false
+  if ft and ft ~= '' then
+    vim.bo[pb].filetype = ft
+  end
+  vim.api.nvim_buf_set_var(pb, 'cairn_edit_id', edit_id)
+  vim.cmd('diffthis')
+  local km = M.config.keymaps
+  buf_keymap(pb, km.accept, ('<Cmd>lua require("cairn").accept(%q)<CR>'):format(edit_id), 'Cairn: accept the proposed edit')
+  buf_keymap(pb, km.reject, ('<Cmd>lua require("cairn").reject(%q)<CR>'):format(edit_id), 'Cairn: reject the proposed edit')
+  buf_keymap(pb, km.close, '<Cmd>tabclose<CR>', 'Cairn: close the diff (the edit stays pending)')
+  pcall(function()
+    vim.wo.statusline = ('Cairn proposed: %s   %s accept  %s reject'):format(f.path, km.accept, km.reject)
+  end)
+  return tab, left_win
+end
+
+function open_diff(edit_id, cb)
+  M.exec('cairn.getEdit', { editId = edit_id }, function(err, res)
+    if err or type(res) ~= 'table' then
+      notify(('cannot fetch edit %s: %s'):format(edit_id, err and err.message or 'no result'), vim.log.levels.ERROR)
+      return
+    end
+    local e = state.edits[edit_id]
+    if not e then
+      e = { state = 'pending', tabs = {} }
+      state.edits[edit_id] = e
+      table.insert(state.edit_order, edit_id)
+    end
+    e.result = res
+    for i, f in ipairs(res.files or {}) do
+      local tab = open_file_diff(edit_id, f, i)
+      table.insert(e.tabs, tab)
+    end
+    if cb then
+      cb(res)
+    end
+  end)
+end
+M.open_diff = open_diff
+
+local function close_tabs(edit_id)
+  local e = state.edits[edit_id]
+  if not e then
+    return
+  end
+  for _, tab in ipairs(e.tabs) do
+    if vim.api.nvim_tabpage_is_valid(tab) then
+      local wins = vim.api.nvim_tabpage_list_wins(tab)
+      for _, w in ipairs(wins) do
+        if vim.api.nvim_win_is_valid(w) then
+          vim.api.nvim_win_call(w, function()
+            vim.cmd('diffoff')
+          end)
+        end
+      end
+      if #vim.api.nvim_list_tabpages() > 1 then
+        vim.cmd('tabclose ' .. vim.api.nvim_tabpage_get_number(tab))
+      end
+    end
+  end
+  e.tabs = {}
+end
+
+local function pick_edit(edit_id)
+  if edit_id and edit_id ~= '' then
+    return edit_id
+  end
+  local ok, id = pcall(vim.api.nvim_buf_get_var, 0, 'cairn_edit_id')
+  if ok and id and state.edits[id] and state.edits[id].state == 'pending' then
+    return id
+  end
+  local p = pending_edits()
+  return p[#p]
+end
+
+function M.accept(edit_id, cb)
+  edit_id = pick_edit(edit_id)
+  if not edit_id then
+    notify('no proposed edit is waiting')
+    return
+  end
+  M.exec('cairn.acceptEdit', { editId = edit_id }, function(err, res)
+    if err then
+      notify('accept failed: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      return
+    end
+    if type(res) ~= 'table' or not res.applied then
+      notify('the edit was not applied' .. ((type(res) == 'table' and res.reason) and (': ' .. res.reason) or ''), vim.log.levels.ERROR)
+      return
+    end
+    local e = state.edits[edit_id] or { tabs = {} }
+    e.state = 'accepted'
+    local files = {}
+    for _, f in ipairs(e.result and e.result.files or {}) do
+      table.insert(files, f.uri)
+    end
+    if res.checkpointId then
+      table.insert(state.checkpoints, { checkpointId = res.checkpointId, editId = edit_id, files = files })
+    end
+    close_tabs(edit_id)
+    append_answer(('\naccepted edit %s%s\n'):format(edit_id, res.checkpointId and (' (checkpoint ' .. res.checkpointId .. '; :CairnUndo restores)') or ''))
+    if cb then
+      cb(res)
+    end
+  end)
+end
+
+function M.reject(edit_id)
+  edit_id = pick_edit(edit_id)
+  if not edit_id then
+    notify('no proposed edit is waiting')
+    return
+  end
+  M.exec('cairn.rejectEdit', { editId = edit_id }, function(err)
+    if err then
+      notify('reject failed: ' .. (err.message or ''), vim.log.levels.ERROR)
+      return
+    end
+    if state.edits[edit_id] then
+      state.edits[edit_id].state = 'rejected'
+    end
+    close_tabs(edit_id)
+    append_answer(('\nrejected edit %s\n'):format(edit_id))
+  end)
+end
+
+function M.undo(cb)
+  local last = state.checkpoints[#state.checkpoints]
+  if not last then
+    notify('no accepted edit to undo in this session')
+    return
+  end
+  M.exec('cairn.undo', { checkpointId = last.checkpointId }, function(err, res)
+    if err then
+      notify('undo refused: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      return
+    end
+    if type(res) ~= 'table' or not res.applied then
+      notify('the undo was not applied', vim.log.levels.ERROR)
+      return
+    end
+    table.remove(state.checkpoints)
+    append_answer(('\nundid edit %s\n'):format(last.editId))
+    if cb then
+      cb(res)
+    end
+  end)
+end
+
+-- ---- asking ----------------------------------------------------------------------
+
+--- Asks about lines line1..line2 (1-based; nil: no range) of bufnr.
+function M.ask(question, line1, line2, bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  if not question or question == '' then
+    notify('usage: :CairnAsk {question}', vim.log.levels.WARN)
+    return
+  end
+  if not M.attach(bufnr) then
+    return
+  end
+  local range
+  if line1 and line2 then
+    local last = vim.api.nvim_buf_get_lines(bufnr, line2 - 1, line2, false)[1] or ''
+    range = util.lines_range(line1, line2, last)
+  end
+  local name = vim.api.nvim_buf_get_name(bufnr)
+  local where = vim.fn.fnamemodify(name, ':.') .. (line1 and (':%d-%d'):format(line1, line2) or '')
+  M.exec('cairn.ask', { uri = vim.uri_from_bufnr(bufnr), range = range, question = question }, function(err, res)
+    if err or type(res) ~= 'table' or not res.runId then
+      notify('ask failed: ' .. (err and err.message or vim.inspect(res)), vim.log.levels.ERROR)
+      return
+    end
+    begin_run(res.runId, question, where)
+  end)
+end
+
+local function runs_with(status)
+  local out = {}
+  for _, id in ipairs(state.run_order) do
+    if not status or state.runs[id].status == status then
+      table.insert(out, id)
+    end
+  end
+  return out
+end
+M.runs_with = runs_with
+
+function M.cancel(run_id)
+  local list = runs_with('running')
+  run_id = (run_id and run_id ~= '') and run_id or list[#list]
+  if not run_id then
+    notify('no run is in progress')
+    return
+  end
+  M.exec('cairn.cancel', { runId = run_id })
+end
+
+function M.resume(run_id)
+  local list = runs_with('interrupted')
+  run_id = (run_id and run_id ~= '') and run_id or list[#list]
+  if not run_id then
+    notify('no interrupted run; pass a run id: :CairnResume {runId}')
+    return
+  end
+  M.exec('cairn.resume', { runId = run_id }, function(err, res)
+    if err then
+      notify('resume failed: ' .. (err.message or ''), vim.log.levels.ERROR)
+      return
+    end
+    local old = state.runs[run_id] or {}
+    begin_run(res.runId or run_id, 'resume ' .. run_id .. (old.question and (': ' .. old.question) or ''), old.where)
+  end)
+end
+
+function M.context_report(run_id, cb)
+  local list = runs_with(nil)
+  run_id = (run_id and run_id ~= '') and run_id or list[#list]
+  if not run_id then
+    notify('ask something first; the report describes a run')
+    return
+  end
+  M.exec('cairn.contextReport', { runId = run_id }, function(err, res)
+    if err then
+      notify('context report failed: ' .. (err.message or ''), vim.log.levels.ERROR)
+      return
+    end
+    vim.cmd('tabnew')
+    local b = vim.api.nvim_get_current_buf()
+    vim.bo[b].buftype = 'nofile'
+    vim.bo[b].bufhidden = 'wipe'
+    vim.bo[b].swapfile = false
+    pcall(vim.api.nvim_buf_set_name, b, 'cairn://context/' .. run_id)
+    vim.api.nvim_buf_set_lines(b, 0, -1, false, util.split_lines(res and res.markdown or ''))
+    vim.bo[b].filetype = 'markdown'
+    vim.bo[b].modifiable = false
+    if cb then
+      cb(b)
+    end
+  end)
+end
+
+-- ---- diagnostics forwarding --------------------------------------------------------
+
+local function send_diagnostics(bufnr)
+  local c = get_client()
+  if not c or not vim.api.nvim_buf_is_valid(bufnr) or not vim.lsp.buf_is_attached(bufnr, state.client_id) then
+    return
+  end
+  local skip = {}
+  pcall(function()
+    skip[vim.lsp.diagnostic.get_namespace(state.client_id)] = true
+  end)
+  local items = vim.diagnostic.get(bufnr)
+  local diags = util.to_lsp_diagnostics(items, skip, function(lnum)
+    return vim.api.nvim_buf_get_lines(bufnr, lnum, lnum + 1, false)[1]
+  end)
+  client_notify(c, 'cairn/didChangeDiagnostics', { uri = vim.uri_from_bufnr(bufnr), diagnostics = diags })
+end
+M.send_diagnostics = send_diagnostics
+
+local function schedule_diagnostics(bufnr)
+  local t = state.diag_timers[bufnr]
+  if t then
+    t:stop()
+  else
+    t = vim.loop.new_timer()
+    state.diag_timers[bufnr] = t
+  end
+  t:start(M.config.diagnostics_debounce_ms, 0, vim.schedule_wrap(function()
+    send_diagnostics(bufnr)
+  end))
+end
+
+-- ---- setup ----------------------------------------------------------------------------
+
+function M.status()
+  local running = runs_with('running')
+  if #running > 0 then
+    return 'Cairn: running'
+  end
+  local p = #pending_edits()
+  if p > 0 then
+    return ('Cairn: %d edit%s to review'):format(p, p > 1 and 's' or '')
+  end
+  return get_client() and 'Cairn' or ''
+end
+
+local function command(name, fn, opts)
+  vim.api.nvim_create_user_command(name, fn, opts or {})
+end
+
+function M.setup(opts)
+  M.config = util.merge(vim.deepcopy(defaults), opts or {})
+  if opts and opts.cmd then
+    M.config.cmd = opts.cmd
+  end
+  if type(M.config.cmd) == 'string' then
+    M.config.cmd = { M.config.cmd, 'serve' }
+  end
+
+  local function range_args(o)
+    if o.range and o.range > 0 then
+      return o.line1, o.line2
+    end
+  end
+  command('CairnAsk', function(o)
+    local l1, l2 = range_args(o)
+    M.ask(o.args, l1, l2)
+  end, { nargs = '+', range = true, desc = 'Cairn: ask about the range (or the file)' })
+  command('CairnExplain', function(o)
+    local l1, l2 = range_args(o)
+    M.ask('Explain this code.', l1 or o.line1, l2 or o.line2)
+  end, { range = true, desc = 'Cairn: explain the range' })
+  command('CairnFix', function(o)
+    local l1, l2 = range_args(o)
+    send_diagnostics(vim.api.nvim_get_current_buf())
+    M.ask('Fix these diagnostics.', l1 or o.line1, l2 or o.line2)
+  end, { range = true, desc = 'Cairn: fix the diagnostics in the range' })
+  command('CairnAccept', function(o)
+    M.accept(o.args)
+  end, { nargs = '?', desc = 'Cairn: accept the proposed edit' })
+  command('CairnReject', function(o)
+    M.reject(o.args)
+  end, { nargs = '?', desc = 'Cairn: reject the proposed edit' })
+  command('CairnUndo', function()
+    M.undo()
+  end, { desc = 'Cairn: undo the last accepted edit' })
+  command('CairnCancel', function(o)
+    M.cancel(o.args)
+  end, { nargs = '?', desc = 'Cairn: cancel the running run' })
+  command('CairnResume', function(o)
+    M.resume(o.args)
+  end, { nargs = '?', desc = 'Cairn: resume an interrupted run' })
+  command('CairnContext', function(o)
+    M.context_report(o.args)
+  end, { nargs = '?', desc = 'Cairn: show the context report of the last run' })
+  command('CairnAnswers', function()
+    show_answers()
+  end, { desc = 'Cairn: show the answer buffer' })
+
+  local group = vim.api.nvim_create_augroup('cairn', { clear = true })
+  vim.api.nvim_create_autocmd({ 'BufReadPost', 'BufNewFile', 'FileType' }, {
+    group = group,
+    callback = function(a)
+      M.attach(a.buf)
+    end,
+  })
+  local ok = pcall(vim.api.nvim_create_autocmd, 'DiagnosticChanged', {
+    group = group,
+    callback = function(a)
+      if a.buf and a.buf > 0 then
+        schedule_diagnostics(a.buf)
+      end
+    end,
+  })
+  if not ok then
+    vim.api.nvim_create_autocmd('User', {
+      group = group,
+      pattern = 'DiagnosticsChanged',
+      callback = function()
+        schedule_diagnostics(vim.api.nvim_get_current_buf())
+      end,
+    })
+  end
+  -- Buffers already open.
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(b) and attachable(b) then
+      M.attach(b)
+    end
+  end
+end
+
+return M

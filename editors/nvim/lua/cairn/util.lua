@@ -1,0 +1,227 @@
+-- Pure helpers for the Cairn plugin (no editor state): ranges, diagnostics,
+-- transcript rendering. Tested by test/unit.lua.
+local M = {}
+
+local islist = vim.islist or vim.tbl_islist
+
+--- Length of a string in UTF-16 code units (LSP's character unit).
+function M.utf16_len(s)
+  local n, i, len = 0, 1, #s
+  while i <= len do
+    local c = s:byte(i)
+    if c < 0x80 then
+      i = i + 1
+      n = n + 1
+    elseif c < 0xE0 then
+      i = i + 2
+      n = n + 1
+    elseif c < 0xF0 then
+      i = i + 3
+      n = n + 1
+    else
+      i = i + 4
+      n = n + 2 -- astral plane: a surrogate pair
+    end
+  end
+  return n
+end
+
+--- LSP range covering whole lines line1..line2 (1-based, inclusive).
+--- @param last_line string the text of line2
+function M.lines_range(line1, line2, last_line)
+  if line2 < line1 then
+    line1, line2 = line2, line1
+  end
+  return {
+    start = { line = line1 - 1, character = 0 },
+    ['end'] = { line = line2 - 1, character = M.utf16_len(last_line or '') },
+  }
+end
+
+local function num(v)
+  return type(v) == 'number' and v or nil
+end
+
+--- vim.diagnostic items to LSP Diagnostic objects.
+--- Items from namespaces in skip_ns (a set) or with source "cairn" are left out.
+--- lines: optional function(lnum) -> text, to convert byte columns to UTF-16.
+function M.to_lsp_diagnostics(items, skip_ns, lines)
+  local out = {}
+  skip_ns = skip_ns or {}
+  local function col16(lnum, col)
+    if not lines or col == 0 then
+      return col
+    end
+    local text = lines(lnum)
+    if not text then
+      return col
+    end
+    return M.utf16_len(text:sub(1, col))
+  end
+  for _, d in ipairs(items or {}) do
+    local src = type(d.source) == 'string' and d.source:lower() or ''
+    if not skip_ns[d.namespace] and src ~= 'cairn' then
+      local lnum = num(d.lnum) or 0
+      local end_lnum = num(d.end_lnum) or lnum
+      local col = num(d.col) or 0
+      local end_col = num(d.end_col) or col
+      local lsp = {
+        range = {
+          start = { line = lnum, character = col16(lnum, col) },
+          ['end'] = { line = end_lnum, character = col16(end_lnum, end_col) },
+        },
+        message = d.message or '',
+        severity = num(d.severity) or 1,
+      }
+      if d.source then
+        lsp.source = d.source
+      end
+      if d.code ~= nil then
+        lsp.code = d.code
+      end
+      table.insert(out, lsp)
+    end
+  end
+  return out
+end
+
+--- Appends streamed text to a list of lines: the first piece joins the last
+--- line, every newline starts a new one. Returns the new lines list.
+function M.append_text(lines, text)
+  local out = {}
+  for i, l in ipairs(lines) do
+    out[i] = l
+  end
+  if #out == 0 then
+    out[1] = ''
+  end
+  local parts = vim.split(text, '\n', { plain = true })
+  out[#out] = out[#out] .. parts[1]
+  for i = 2, #parts do
+    table.insert(out, parts[i])
+  end
+  return out
+end
+
+--- Splits file text into buffer lines (a final newline does not add a line).
+function M.split_lines(text)
+  local lines = vim.split(text or '', '\n', { plain = true })
+  if #lines > 1 and lines[#lines] == '' then
+    table.remove(lines)
+  end
+  return lines
+end
+
+--- Recursive merge of b into a copy of a (b wins).
+function M.merge(a, b)
+  local out = {}
+  for k, v in pairs(a or {}) do
+    out[k] = v
+  end
+  for k, v in pairs(b or {}) do
+    if type(v) == 'table' and type(out[k]) == 'table' and not islist(v) then
+      out[k] = M.merge(out[k], v)
+    else
+      out[k] = v
+    end
+  end
+  return out
+end
+
+local approval = { ['Allow once'] = true, ['Allow for session'] = true, ['Deny'] = true }
+
+--- True when a showMessageRequest's actions are Cairn's approval actions.
+function M.is_approval(actions)
+  if type(actions) ~= 'table' or #actions == 0 then
+    return false
+  end
+  for _, a in ipairs(actions) do
+    if not approval[a.title] then
+      return false
+    end
+  end
+  return true
+end
+
+local function short(v, max)
+  max = max or 120
+  local s
+  if type(v) == 'string' then
+    s = v
+  elseif v == nil or v == vim.NIL then
+    s = ''
+  else
+    local ok, enc = pcall(vim.fn.json_encode, v)
+    s = ok and enc or tostring(v)
+  end
+  s = s:gsub('%s+', ' ')
+  if #s > max then
+    s = s:sub(1, max - 3) .. '...'
+  end
+  return s
+end
+M.short = short
+
+local decisions = {
+  allow_once = 'allowed once',
+  allow_session = 'allowed for the session',
+  deny = 'denied',
+  policy_allow = 'allowed by policy',
+  policy_deny = 'denied by policy',
+}
+
+--- A transcript renders run events as text: text deltas inline, everything
+--- else on its own line.
+function M.transcript()
+  local t = { at_line_start = true, tools = {} }
+  local function line(s)
+    local prefix = t.at_line_start and '' or '\n'
+    t.at_line_start = true
+    return prefix .. s .. '\n'
+  end
+  function t.header(run_id, question, where)
+    return line(('== %s%s  [%s]'):format(question, where and ('  (' .. where .. ')') or '', run_id))
+  end
+  function t.render(ev)
+    local k = ev.kind
+    if k == 'text' then
+      local d = ev.delta or ''
+      if d ~= '' then
+        t.at_line_start = d:sub(-1) == '\n'
+      end
+      return d
+    elseif k == 'toolCall' then
+      if ev.callId then
+        t.tools[ev.callId] = ev.tool
+      end
+      return line(('> %s %s'):format(ev.tool or 'tool', short(ev.input)))
+    elseif k == 'toolResult' then
+      local name = ev.tool or (ev.callId and t.tools[ev.callId]) or 'tool'
+      local sum = (ev.summary and ev.summary ~= '') and (': ' .. ev.summary) or ''
+      return line(('%s %s%s'):format(ev.ok == false and 'x' or 'ok', name, sum))
+    elseif k == 'approval' then
+      local name = (ev.callId and t.tools[ev.callId]) or 'tool call'
+      return line(('approval: %s %s'):format(name, decisions[ev.decision or ''] or (ev.decision or '')))
+    elseif k == 'editProposed' then
+      return line(('edit proposed: %s (review in the diff tab: ga accept, gr reject)'):format(ev.editId or '?'))
+    elseif k == 'checkpoint' then
+      return line(('checkpoint %s%s'):format(ev.checkpointId or '?', ev.step and (' (step ' .. ev.step .. ')') or ''))
+    elseif k == 'finished' then
+      local u = ev.usage
+      local tokens = (type(u) == 'table' and u.inputTokens) and (' - %d in / %d out tokens'):format(u.inputTokens or 0, u.outputTokens or 0) or ''
+      return line('-- finished' .. tokens)
+    elseif k == 'failed' then
+      return line(('-- failed%s: %s'):format(ev.class and (' (' .. ev.class .. ')') or '', ev.error or 'unknown error'))
+    elseif k == 'cancelled' then
+      return line('-- cancelled')
+    elseif k == 'interrupted' then
+      return line(('-- interrupted%s (:CairnResume continues it)'):format(ev.error and (': ' .. ev.error) or ''))
+    end
+    return ''
+  end
+  return t
+end
+
+M.terminal = { finished = true, failed = true, cancelled = true, interrupted = true }
+
+return M

@@ -1,0 +1,168 @@
+-- End-to-end: headless Neovim drives the real cairn binary on the scripted
+-- model. Ask on a range, the diff tab appears, accept, the buffer changes,
+-- undo, it is restored; context report; :checkhealth cairn.
+-- env: CAIRN_BIN, CAIRN_NVIM_DIR, WS (workspace with hello.go), SCRIPT (script file)
+local T = dofile(vim.env.CAIRN_NVIM_DIR .. '/test/helpers.lua')
+T.name = 'nvim-e2e'
+local cairn = require('cairn')
+local ws, script = vim.env.WS, vim.env.SCRIPT
+local file = ws .. '/hello.go'
+local function read(p)
+  local f = assert(io.open(p, 'r'))
+  local s = f:read('*a')
+  f:close()
+  return s
+end
+local ORIGINAL = read(file)
+local EDITED = ORIGINAL:gsub('"Hello"', '"Hello, world"', 1)
+
+if vim.env.CAIRN_TEST_DEBUG then
+  vim.lsp.set_log_level('debug')
+end
+local selects = {}
+vim.ui.select = function(items, opts, on_choice)
+  table.insert(selects, opts.prompt)
+  for _, it in ipairs(items) do
+    if it.title == 'Allow once' then
+      return on_choice(it)
+    end
+  end
+  on_choice(items[1])
+end
+local notes = {}
+vim.notify = function(msg, level)
+  table.insert(notes, msg)
+  T.out('  notify: ' .. tostring(msg))
+end
+
+cairn.setup({
+  cmd = { vim.env.CAIRN_BIN, 'serve' },
+  settings = { model = { provider = 'scripted' }, scripted = { path = script }, approval = { mode = 'ask' } },
+})
+
+local src_buf
+local function lines(b)
+  return table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), '\n')
+end
+local function proposed_win()
+  for _, w in ipairs(vim.api.nvim_list_wins()) do
+    local name = vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(w))
+    if name:match('^cairn://proposed/') then
+      return w
+    end
+  end
+end
+
+local flow = true
+local function step(name, fn)
+  if not flow then
+    T.skip(name, 'an earlier step failed')
+    return
+  end
+  flow = T.test(name, fn)
+end
+
+step('the server starts and attaches to hello.go', function()
+  vim.cmd('edit ' .. vim.fn.fnameescape(file))
+  src_buf = vim.api.nvim_get_current_buf()
+  T.wait('the cairn client to initialize', function()
+    local c = cairn.client()
+    return c and vim.lsp.buf_is_attached(src_buf, c.id) and c.server_capabilities ~= nil and next(c.server_capabilities) ~= nil
+  end, 20000)
+  local cmds = cairn.client().server_capabilities.executeCommandProvider.commands
+  T.truthy(vim.tbl_contains(cmds, 'cairn.ask'), 'cairn.ask advertised: ' .. vim.inspect(cmds))
+end)
+
+step(':5,7CairnAsk opens a diff tab with the proposed text', function()
+  vim.cmd('5,7CairnAsk Make the greeting friendlier.')
+  T.wait('a cairn://proposed window', function()
+    return proposed_win() ~= nil
+  end)
+  local pw = proposed_win()
+  local pb = vim.api.nvim_win_get_buf(pw)
+  T.truthy(lines(pb):find('Hello, world', 1, true), 'proposed text: ' .. lines(pb))
+  T.truthy(vim.wo[pw].diff, 'proposed window is in diff mode')
+  local tab_wins = vim.api.nvim_tabpage_list_wins(vim.api.nvim_win_get_tabpage(pw))
+  local left
+  for _, w in ipairs(tab_wins) do
+    if vim.api.nvim_win_get_buf(w) == src_buf then
+      left = w
+    end
+  end
+  T.truthy(left, 'hello.go is the left side of the diff tab')
+  T.truthy(vim.wo[left].diff, 'hello.go window is in diff mode')
+  -- The changed line is highlighted as a diff change.
+  local hl = vim.api.nvim_win_call(pw, function()
+    return vim.fn.diff_hlID(6, 1)
+  end)
+  T.truthy(hl ~= 0, 'line 6 has a diff highlight')
+  T.eq(vim.fn.maparg('ga', 'n', false, true).buffer, 1, 'ga is a buffer-local map')
+end)
+
+step('the answer streams into the cairn://answers buffer', function()
+  local b = cairn.answer_buf()
+  T.wait('the finished run in the answer buffer', function()
+    return lines(b):find('-- finished', 1, true) ~= nil
+  end)
+  local text = lines(b)
+  T.truthy(text:find('Make the greeting friendlier.', 1, true), text)
+  T.truthy(text:find('hello.go:5-7', 1, true), text)
+  T.truthy(text:find('read_file', 1, true), text)
+  T.truthy(text:find('edit proposed', 1, true), text)
+end)
+
+step('ga in the proposed buffer accepts: hello.go changes', function()
+  vim.api.nvim_set_current_win(proposed_win())
+  vim.api.nvim_feedkeys('ga', 'mx', false)
+  T.wait('hello.go buffer to have the edit', function()
+    return lines(src_buf):find('Hello, world', 1, true) ~= nil
+  end)
+  T.wait('the diff tab to close', function()
+    return proposed_win() == nil
+  end, 5000)
+  vim.api.nvim_set_current_buf(src_buf)
+  vim.cmd('silent write')
+  T.eq(read(file), EDITED, 'file on disk')
+end)
+
+step(':CairnUndo restores hello.go', function()
+  vim.cmd('CairnUndo')
+  T.wait('hello.go buffer restored', function()
+    return lines(src_buf) .. '\n' == ORIGINAL
+  end)
+  vim.api.nvim_set_current_buf(src_buf)
+  vim.cmd('silent write')
+  T.eq(read(file), ORIGINAL, 'file on disk')
+end)
+
+step(':CairnContext shows the context report', function()
+  vim.cmd('CairnContext')
+  T.wait('a cairn://context buffer', function()
+    local name = vim.api.nvim_buf_get_name(0)
+    return name:match('cairn://context/') and #lines(0) > 0
+  end, 15000)
+  T.eq(vim.bo.filetype, 'markdown')
+  vim.cmd('tabclose')
+end)
+
+flow = true
+T.test(':checkhealth cairn reports no errors', function()
+  vim.cmd('checkhealth cairn')
+  local text = lines(0)
+  T.truthy(text:find('OK', 1, true), text)
+  T.truthy(text:find('started and answered initialize', 1, true), 'server start check: ' .. text)
+  T.truthy(not text:find('ERROR', 1, true), 'no ERROR in: ' .. text)
+end)
+
+if T.failed > 0 then
+  local log = vim.lsp.get_log_path()
+  local okr, content = pcall(read, log)
+  if okr then
+    local all = vim.split(content, '\n', { plain = true })
+    T.out('--- ' .. log .. ' (last 40 lines)')
+    for i = math.max(1, #all - 40), #all do
+      T.out(all[i])
+    end
+  end
+end
+T.finish()

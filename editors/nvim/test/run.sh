@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Tests of the Neovim plugin in headless Neovim: unit tests of the pure helpers,
+# then an end-to-end run against the real cairn binary on the scripted model.
+# env: CAIRN_BIN (default: build ./cmd/cairn to /tmp/cairn-bin/cairn), NVIM (default: nvim)
+# Exits non-zero on failure.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)   # editors/nvim
+repo=$(cd "$here/../.." && pwd)
+NVIM=${NVIM:-nvim}
+
+if ! command -v "$NVIM" >/dev/null 2>&1; then
+  t=$(date +%s)
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq neovim >/dev/null
+  echo "[nvim-test] apt-get install neovim took $(( $(date +%s) - t ))s"
+fi
+"$NVIM" --version | head -1
+
+if [ -z "${CAIRN_BIN:-}" ]; then
+  mkdir -p /tmp/cairn-bin
+  (cd "$repo" && go build -o /tmp/cairn-bin/cairn ./cmd/cairn)
+  CAIRN_BIN=/tmp/cairn-bin/cairn
+fi
+[ -x "$CAIRN_BIN" ] || { echo "CAIRN_BIN=$CAIRN_BIN is not an executable" >&2; exit 1; }
+
+work=$(mktemp -d /tmp/cairn-nvim-test.XXXXXX)
+mkdir -p "$work/home" "$work/cache" "$work/tmp" "$work/state" "$work/ws"
+cat > "$work/ws/hello.go" <<'GO'
+package main
+
+import "fmt"
+
+func main() {
+	fmt.Println("Hello")
+}
+GO
+printf 'module example.com/hello\n\ngo 1.22\n' > "$work/ws/go.mod"
+cat > "$work/script.yaml" <<'YAML'
+turns:
+  - text: "Reading the file."
+    toolCalls:
+      - name: read_file
+        arguments: {path: "hello.go"}
+  - toolCalls:
+      - name: edit_file
+        arguments: {path: "hello.go", oldText: "Hello", newText: "Hello, world"}
+  - text: "I changed the greeting."
+YAML
+
+run_nvim() {
+  (cd "$work/ws" && HOME="$work/home" XDG_CACHE_HOME="$work/cache" XDG_STATE_HOME="$work/state-nvim" \
+    XDG_CONFIG_HOME="$work/config" XDG_DATA_HOME="$work/data" TMPDIR="$work/tmp" \
+    CAIRN_STATE_DIR="$work/state" CAIRN_NVIM_DIR="$here" CAIRN_BIN="$CAIRN_BIN" \
+    WS="$work/ws" SCRIPT="$work/script.yaml" \
+    timeout 300 "$NVIM" --headless -u NONE -i NONE -n --cmd "set rtp^=$here" --cmd 'filetype on' -c "luafile $1")
+}
+
+status=0
+run_nvim "$here/test/unit.lua" || status=1
+run_nvim "$here/test/e2e.lua" || status=1
+if [ "$status" -ne 0 ]; then
+  echo "[nvim-test] FAILED; scratch files kept in $work"
+  exit 1
+fi
+rm -rf "$work"
+echo "[nvim-test] passed"

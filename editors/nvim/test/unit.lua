@@ -1,0 +1,101 @@
+-- Unit tests of the pure helpers (lua/cairn/util.lua).
+local T = dofile(vim.env.CAIRN_NVIM_DIR .. '/test/helpers.lua')
+T.name = 'nvim-unit'
+local util = require('cairn.util')
+
+T.test('utf16_len counts UTF-16 code units', function()
+  T.eq(util.utf16_len('abc'), 3)
+  T.eq(util.utf16_len('héllo'), 5)
+  T.eq(util.utf16_len('日本'), 2)
+  T.eq(util.utf16_len('a😀b'), 4)
+end)
+
+T.test('lines_range covers whole lines, 0-based, end at the line end', function()
+  T.eq(util.lines_range(5, 7, '}'), { start = { line = 4, character = 0 }, ['end'] = { line = 6, character = 1 } })
+  T.eq(util.lines_range(3, 2, 'xé'), { start = { line = 1, character = 0 }, ['end'] = { line = 2, character = 2 } })
+end)
+
+T.test('to_lsp_diagnostics converts and filters', function()
+  local items = {
+    { lnum = 1, col = 2, end_lnum = 1, end_col = 6, severity = 1, message = 'undefined: x', source = 'gopls', code = 'UndeclaredName', namespace = 10 },
+    { lnum = 0, col = 0, severity = 2, message = 'mine', source = 'Cairn', namespace = 11 },
+    { lnum = 3, col = 0, severity = 3, message = 'from cairn ns', namespace = 12 },
+  }
+  local out = util.to_lsp_diagnostics(items, { [12] = true }, function(l)
+    return ({ [1] = 'é = x + 1' })[l]
+  end)
+  T.eq(#out, 1)
+  T.eq(out[1], {
+    range = { start = { line = 1, character = 1 }, ['end'] = { line = 1, character = 5 } },
+    message = 'undefined: x',
+    severity = 1,
+    source = 'gopls',
+    code = 'UndeclaredName',
+  })
+end)
+
+T.test('append_text streams deltas into lines', function()
+  local l = util.append_text({ '' }, 'Read')
+  l = util.append_text(l, 'ing the file.\n> read_file')
+  l = util.append_text(l, '\n')
+  T.eq(l, { 'Reading the file.', '> read_file', '' })
+  T.eq(util.append_text({}, 'a\nb'), { 'a', 'b' })
+end)
+
+T.test('split_lines drops the final newline only', function()
+  T.eq(util.split_lines('a\nb\n'), { 'a', 'b' })
+  T.eq(util.split_lines('a\n\n'), { 'a', '' })
+  T.eq(util.split_lines(''), { '' })
+end)
+
+T.test('merge is deep for maps, replaces lists', function()
+  local m = util.merge({ model = { provider = 'openai', name = 'x' }, list = { 1, 2 } }, { model = { name = 'y' }, list = { 3 } })
+  T.eq(m, { model = { provider = 'openai', name = 'y' }, list = { 3 } })
+end)
+
+T.test('is_approval recognises the three actions only', function()
+  T.eq(util.is_approval({ { title = 'Allow once' }, { title = 'Allow for session' }, { title = 'Deny' } }), true)
+  T.eq(util.is_approval({ { title = 'Retry' } }), false)
+  T.eq(util.is_approval({}), false)
+end)
+
+T.test('transcript renders a run', function()
+  local t = util.transcript()
+  local s = t.header('r1', 'Why?', 'a.go:1-3')
+  s = s .. t.render({ kind = 'started' })
+  s = s .. t.render({ kind = 'text', delta = 'Reading ' })
+  s = s .. t.render({ kind = 'text', delta = 'the file.' })
+  s = s .. t.render({ kind = 'toolCall', callId = 'c1', tool = 'read_file', input = { path = 'a.go' } })
+  s = s .. t.render({ kind = 'toolResult', callId = 'c1', ok = true, summary = '7 lines' })
+  s = s .. t.render({ kind = 'approval', callId = 'c1', decision = 'deny' })
+  s = s .. t.render({ kind = 'editProposed', editId = 'e1' })
+  s = s .. t.render({ kind = 'finished', usage = { inputTokens = 5, outputTokens = 2 } })
+  T.eq(vim.split(s, '\n', { plain = true }), {
+    '== Why?  (a.go:1-3)  [r1]',
+    'Reading the file.',
+    '> read_file {"path": "a.go"}',
+    'ok read_file: 7 lines',
+    'approval: read_file denied',
+    'edit proposed: e1 (review in the diff tab: ga accept, gr reject)',
+    '-- finished - 5 in / 2 out tokens',
+    '',
+  })
+  T.eq(t.render({ kind = 'failed', error = 'boom', class = 'provider' }), '-- failed (provider): boom\n')
+end)
+
+T.test('setup defines the commands', function()
+  require('cairn').setup({ cmd = { '/nonexistent/cairn', 'serve' } })
+  for _, c in ipairs({ 'CairnAsk', 'CairnExplain', 'CairnFix', 'CairnAccept', 'CairnReject', 'CairnUndo', 'CairnCancel', 'CairnContext', 'CairnResume' }) do
+    T.eq(vim.fn.exists(':' .. c), 2, c)
+  end
+end)
+
+T.test('root is the nearest directory with a marker', function()
+  local dir = vim.fn.tempname()
+  vim.fn.mkdir(dir .. '/sub', 'p')
+  vim.fn.writefile({ 'module x' }, dir .. '/go.mod')
+  vim.cmd('edit ' .. dir .. '/sub/a.go')
+  T.eq(require('cairn')._find_root(0), vim.fn.resolve(dir))
+end)
+
+T.finish()

@@ -1,0 +1,516 @@
+// Cairn for VS Code: starts `cairn serve`, streams runs into an answer view,
+// shows proposed edits in the native diff editor, accepts/rejects/undoes.
+import * as fs from 'fs';
+import * as os from 'os';
+import * as vscode from 'vscode';
+import {
+  DidChangeConfigurationNotification,
+  ExecuteCommandRequest,
+  LanguageClient,
+  LanguageClientOptions,
+  MessageActionItem,
+  ServerOptions,
+  ShowMessageRequest,
+  ShowMessageRequestParams,
+  State,
+  TransportKind,
+} from 'vscode-languageclient/node';
+import { KeyedDebouncer } from './logic/debounce';
+import { forwardable, PlainDiagnostic } from './logic/diagnostics';
+import {
+  diffTitle,
+  EditStore,
+  GetEditResult,
+  lineDelta,
+  parseProposedQuery,
+  PROPOSED_SCHEME,
+  proposedUriParts,
+} from './logic/proposed';
+import { EXPLAIN_QUESTION, FIX_QUESTION } from './logic/questions';
+import { RunEvent, RunTracker, TERMINAL, Transcript } from './logic/runs';
+import { resolveServerPath } from './logic/serverPath';
+import { buildSettings, modelLabel } from './logic/settings';
+
+const APPROVAL_ACTIONS = new Set(['Allow once', 'Allow for session', 'Deny']);
+
+let client: LanguageClient | undefined;
+let answers: vscode.OutputChannel;
+let status: vscode.StatusBarItem;
+const runs = new RunTracker();
+const transcript = new Transcript();
+const edits = new EditStore();
+const checkpoints: { checkpointId: string; editId: string; files: string[] }[] = [];
+let diagDebouncer: KeyedDebouncer<string>;
+const proposedChanged = new vscode.EventEmitter<vscode.Uri>();
+const lensesChanged = new vscode.EventEmitter<void>();
+
+function settings(): Record<string, unknown> {
+  const cfg = vscode.workspace.getConfiguration('cairn');
+  return buildSettings((k) => cfg.get(k));
+}
+
+export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
+  answers = vscode.window.createOutputChannel('Cairn Answers');
+  status = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 50);
+  status.name = 'Cairn';
+  ctx.subscriptions.push(answers, status, proposedChanged, lensesChanged);
+
+  const delay = () => vscode.workspace.getConfiguration('cairn').get<number>('diagnostics.debounceMs', 300);
+  diagDebouncer = new KeyedDebouncer<string>(delay(), (uri) => sendDiagnostics(uri));
+  ctx.subscriptions.push({ dispose: () => diagDebouncer.dispose() });
+
+  ctx.subscriptions.push(
+    vscode.workspace.registerTextDocumentContentProvider(PROPOSED_SCHEME, {
+      onDidChange: proposedChanged.event,
+      provideTextDocumentContent(uri) {
+        const ref = parseProposedQuery(uri.query);
+        if (!ref) return '';
+        const f = edits.file(ref);
+        if (!f) return '';
+        return ref.side === 'current' ? f.current : f.proposed;
+      },
+    }),
+    vscode.languages.registerCodeLensProvider([{ scheme: PROPOSED_SCHEME }, { scheme: 'file' }], {
+      onDidChangeCodeLenses: lensesChanged.event,
+      provideCodeLenses: (doc) => codeLenses(doc),
+    }),
+    vscode.languages.onDidChangeDiagnostics((e) => {
+      for (const uri of e.uris) if (uri.scheme === 'file') diagDebouncer.trigger(uri.toString());
+    }),
+    vscode.workspace.onDidChangeConfiguration((e) => onConfigChange(e)),
+  );
+
+  const reg = (id: string, fn: (...args: any[]) => unknown) =>
+    ctx.subscriptions.push(vscode.commands.registerCommand(id, async (...args: any[]) => {
+      try {
+        await fn(...args);
+      } catch (err) {
+        vscode.window.showErrorMessage(`Cairn: ${errorText(err)}`);
+      }
+    }));
+  reg('cairn.askAboutSelection', askAboutSelection);
+  reg('cairn.explainSelection', () => askWith(EXPLAIN_QUESTION));
+  reg('cairn.fixDiagnostics', fixDiagnostics);
+  reg('cairn.cancelRun', cancelRun);
+  reg('cairn.showContextReport', showContextReport);
+  reg('cairn.acceptProposedEdit', (arg?: unknown) => settleEdit(arg, 'accept'));
+  reg('cairn.rejectProposedEdit', (arg?: unknown) => settleEdit(arg, 'reject'));
+  reg('cairn.showProposedEdit', (editId: string) => openDiff(editId));
+  reg('cairn.undoLastEdit', undoLastEdit);
+  reg('cairn.resumeRun', resumeRun);
+  reg('cairn.showOutput', () => answers.show(true));
+  reg('cairn.restartServer', async () => { await stopClient(); await startClient(ctx); });
+
+  await startClient(ctx);
+}
+
+export async function deactivate(): Promise<void> {
+  await stopClient();
+}
+
+// ---- server lifecycle ----
+
+async function startClient(ctx: vscode.ExtensionContext): Promise<void> {
+  const setting = vscode.workspace.getConfiguration('cairn').get<string>('serverPath', '');
+  const resolved = resolveServerPath(setting, {
+    pathEnv: process.env.PATH,
+    pathExt: process.env.PATHEXT,
+    platform: process.platform,
+    home: os.homedir(),
+    isExecutable: (f) => {
+      try {
+        fs.accessSync(f, fs.constants.X_OK);
+        return fs.statSync(f).isFile();
+      } catch {
+        return false;
+      }
+    },
+  });
+  if (!resolved.ok) {
+    updateStatus('missing');
+    const choice = await vscode.window.showErrorMessage(resolved.message, 'Open Settings');
+    if (choice === 'Open Settings') vscode.commands.executeCommand('workbench.action.openSettings', 'cairn.serverPath');
+    return;
+  }
+  const serverOptions: ServerOptions = {
+    command: resolved.path,
+    args: ['serve'],
+    transport: TransportKind.stdio,
+    options: { env: process.env },
+  };
+  const clientOptions: LanguageClientOptions = {
+    documentSelector: [{ scheme: 'file' }],
+    initializationOptions: settings(),
+    outputChannelName: 'Cairn Server',
+  };
+  const c = new LanguageClient('cairn', 'Cairn', serverOptions, clientOptions);
+  client = c;
+  c.onDidChangeState((e) => {
+    if (e.newState === State.Running) updateStatus();
+    else if (e.newState === State.Stopped) updateStatus('stopped');
+  });
+  updateStatus('starting');
+  try {
+    await c.start();
+  } catch (err) {
+    updateStatus('stopped');
+    vscode.window.showErrorMessage(`Cairn: the server (${resolved.path}) did not start: ${errorText(err)}`);
+    return;
+  }
+  ctx.subscriptions.push(
+    c.onNotification('cairn/runEvent', (ev: RunEvent) => onRunEvent(ev)),
+    // Approvals: a modal that shows the whole message (the command text).
+    c.onRequest(ShowMessageRequest.type, (params) => showMessageRequest(params)),
+  );
+  // Diagnostics already present when the server starts.
+  for (const [uri] of vscode.languages.getDiagnostics()) {
+    if (uri.scheme === 'file') diagDebouncer.trigger(uri.toString());
+  }
+  updateStatus();
+}
+
+async function stopClient(): Promise<void> {
+  const c = client;
+  client = undefined;
+  if (c) {
+    try {
+      await c.stop();
+    } catch {
+      /* already gone */
+    }
+  }
+}
+
+function running(): LanguageClient {
+  if (!client || client.state !== State.Running) {
+    throw new Error('the Cairn server is not running (see the "Cairn Server" output, or run "Cairn: Restart Server").');
+  }
+  return client;
+}
+
+async function exec<T>(command: string, arg: unknown): Promise<T> {
+  return (await running().sendRequest(ExecuteCommandRequest.type, { command, arguments: [arg] })) as T;
+}
+
+function onConfigChange(e: vscode.ConfigurationChangeEvent): void {
+  if (!e.affectsConfiguration('cairn')) return;
+  diagDebouncer.setDelay(vscode.workspace.getConfiguration('cairn').get<number>('diagnostics.debounceMs', 300));
+  if (e.affectsConfiguration('cairn.serverPath')) {
+    vscode.window.showInformationMessage('Cairn: the server path changed.', 'Restart Server').then((c) => {
+      if (c) vscode.commands.executeCommand('cairn.restartServer');
+    });
+  }
+  if (client && client.state === State.Running) {
+    client.sendNotification(DidChangeConfigurationNotification.type, { settings: { cairn: settings() } });
+  }
+  updateStatus();
+}
+
+// ---- status bar ----
+
+function updateStatus(state?: 'starting' | 'stopped' | 'missing'): void {
+  const label = modelLabel(settings());
+  const active = runs.running();
+  if (state === 'missing') {
+    status.text = '$(error) Cairn: no server';
+    status.tooltip = 'The cairn binary was not found. Set "cairn.serverPath".';
+    status.command = { title: 'Settings', command: 'workbench.action.openSettings', arguments: ['cairn.serverPath'] };
+  } else if (state === 'stopped') {
+    status.text = '$(debug-disconnect) Cairn: stopped';
+    status.tooltip = 'The Cairn server is not running. Click to restart.';
+    status.command = 'cairn.restartServer';
+  } else if (state === 'starting') {
+    status.text = '$(loading~spin) Cairn: starting';
+    status.tooltip = 'Starting the Cairn server';
+    status.command = 'cairn.showOutput';
+  } else if (active.length > 0) {
+    status.text = `$(sync~spin) Cairn: running${active.length > 1 ? ` (${active.length})` : ''} $(debug-stop)`;
+    status.tooltip = `${label}: ${active.map((r) => r.question ?? r.runId).join('; ')}. Click to cancel.`;
+    status.command = 'cairn.cancelRun';
+  } else {
+    const pending = edits.pending().length;
+    status.text = `$(comment-discussion) Cairn: ${label}${pending ? ` · ${pending} edit${pending > 1 ? 's' : ''} to review` : ''}`;
+    status.tooltip = 'Cairn: show the answer view';
+    status.command = 'cairn.showOutput';
+  }
+  status.show();
+}
+
+// ---- asking ----
+
+async function askAboutSelection(): Promise<void> {
+  const question = await vscode.window.showInputBox({
+    title: 'Ask Cairn',
+    prompt: 'Ask about the selection (or the file when nothing is selected)',
+    placeHolder: 'e.g. Why does this loop never end?',
+    ignoreFocusOut: true,
+  });
+  if (!question) return;
+  await askWith(question);
+}
+
+async function fixDiagnostics(): Promise<void> {
+  const editor = vscode.window.activeTextEditor;
+  if (editor) diagDebouncer.flush(editor.document.uri.toString());
+  await askWith(FIX_QUESTION, true);
+}
+
+async function askWith(question: string, wholeLineIfEmpty = false): Promise<void> {
+  const editor = vscode.window.activeTextEditor;
+  if (!editor || editor.document.uri.scheme !== 'file') {
+    throw new Error('open a file and select some code first.');
+  }
+  const sel = editor.selection;
+  let range: vscode.Range | undefined = sel.isEmpty ? undefined : new vscode.Range(sel.start, sel.end);
+  if (!range && wholeLineIfEmpty) range = editor.document.lineAt(sel.active.line).range;
+  const uri = editor.document.uri.toString();
+  const where = vscode.workspace.asRelativePath(editor.document.uri) +
+    (range ? `:${range.start.line + 1}-${range.end.line + 1}` : '');
+  const res = await exec<{ runId: string }>('cairn.ask', {
+    uri,
+    range: range ? { start: { line: range.start.line, character: range.start.character }, end: { line: range.end.line, character: range.end.character } } : undefined,
+    question,
+  });
+  beginRun(res.runId, question, where);
+}
+
+// Output of events that arrived before cairn.ask answered with their run id.
+const early = new Map<string, string>();
+const begun = new Set<string>();
+
+function beginRun(runId: string, question: string, where?: string): void {
+  runs.begin(runId, { question, file: where });
+  begun.add(runId);
+  answers.append(transcript.header(runId, question, where));
+  answers.append(early.get(runId) ?? '');
+  early.delete(runId);
+  answers.show(true);
+  updateStatus();
+}
+
+function onRunEvent(ev: RunEvent): void {
+  if (!runs.apply(ev)) return;
+  const r = runs.get(ev.runId)!;
+  const out = transcript.render(ev, r.tools);
+  if (begun.has(ev.runId)) answers.append(out);
+  else early.set(ev.runId, (early.get(ev.runId) ?? '') + out);
+  if (ev.kind === 'editProposed' && ev.editId) {
+    openDiff(ev.editId).catch((err) => vscode.window.showErrorMessage(`Cairn: cannot show edit ${ev.editId}: ${errorText(err)}`));
+  }
+  if (ev.kind === 'failed') {
+    vscode.window.showErrorMessage(`Cairn run failed${ev.class ? ` (${ev.class})` : ''}: ${ev.error ?? ''}`);
+  } else if (ev.kind === 'interrupted') {
+    vscode.window.showWarningMessage(`Cairn run interrupted: ${ev.error ?? ''}`, 'Resume').then((c) => {
+      if (c) vscode.commands.executeCommand('cairn.resumeRun', ev.runId);
+    });
+  }
+  if (ev.kind === 'started' || TERMINAL.has(ev.kind)) updateStatus();
+}
+
+// ---- proposed edits ----
+
+function proposedUri(editId: string, i: number, relPath: string, side: 'proposed' | 'current' = 'proposed'): vscode.Uri {
+  const p = proposedUriParts(editId, i, relPath, side);
+  return vscode.Uri.from({ scheme: PROPOSED_SCHEME, path: p.path, query: p.query });
+}
+
+async function openDiff(editId: string): Promise<void> {
+  let res = edits.get(editId);
+  if (!res) {
+    res = await exec<GetEditResult>('cairn.getEdit', { editId });
+    if (!res.editId) res.editId = editId;
+    edits.put(res);
+  }
+  lensesChanged.fire();
+  updateStatus();
+  for (let i = 0; i < res.files.length; i++) {
+    const f = res.files[i];
+    const right = proposedUri(editId, i, f.path);
+    proposedChanged.fire(right);
+    const left = f.create ? proposedUri(editId, i, f.path, 'current') : vscode.Uri.parse(f.uri);
+    const d = lineDelta(f.current, f.proposed);
+    await vscode.commands.executeCommand('vscode.diff', left, right, `${diffTitle(f)} (+${d.added} −${d.removed})`, {
+      preview: false,
+      preserveFocus: i > 0,
+    });
+  }
+}
+
+function codeLenses(doc: vscode.TextDocument): vscode.CodeLens[] {
+  const top = new vscode.Range(0, 0, 0, 0);
+  if (doc.uri.scheme === PROPOSED_SCHEME) {
+    const ref = parseProposedQuery(doc.uri.query);
+    if (!ref || edits.state(ref.editId) !== 'pending') return [];
+    return [
+      new vscode.CodeLens(top, { title: '$(check) Accept edit', command: 'cairn.acceptProposedEdit', arguments: [ref.editId] }),
+      new vscode.CodeLens(top, { title: '$(close) Reject edit', command: 'cairn.rejectProposedEdit', arguments: [ref.editId] }),
+    ];
+  }
+  const e = edits.pendingFor(doc.uri.toString());
+  if (!e) return [];
+  return [
+    new vscode.CodeLens(top, { title: 'Cairn proposed an edit: review', command: 'cairn.showProposedEdit', arguments: [e.editId] }),
+    new vscode.CodeLens(top, { title: 'Accept', command: 'cairn.acceptProposedEdit', arguments: [e.editId] }),
+    new vscode.CodeLens(top, { title: 'Reject', command: 'cairn.rejectProposedEdit', arguments: [e.editId] }),
+  ];
+}
+
+/** Which edit a command means: an id, a proposed document's URI, the active diff, or a pick. */
+async function pickEdit(arg: unknown): Promise<string | undefined> {
+  if (typeof arg === 'string' && arg) return arg;
+  const fromUri = (u: vscode.Uri | undefined) =>
+    u && u.scheme === PROPOSED_SCHEME ? parseProposedQuery(u.query)?.editId : undefined;
+  if (arg instanceof vscode.Uri) {
+    const id = fromUri(arg);
+    if (id) return id;
+  }
+  const active = fromUri(vscode.window.activeTextEditor?.document.uri);
+  if (active && edits.state(active) === 'pending') return active;
+  const tab = vscode.window.tabGroups.activeTabGroup.activeTab;
+  if (tab && tab.input instanceof vscode.TabInputTextDiff) {
+    const id = fromUri(tab.input.modified);
+    if (id && edits.state(id) === 'pending') return id;
+  }
+  const pending = edits.pending();
+  if (pending.length === 0) {
+    vscode.window.showInformationMessage('Cairn: no proposed edit is waiting.');
+    return undefined;
+  }
+  if (pending.length === 1) return pending[0].editId;
+  const item = await vscode.window.showQuickPick(
+    pending.map((e) => ({ label: e.editId, description: e.files.map((f) => f.path).join(', ') })),
+    { title: 'Which proposed edit?' },
+  );
+  return item?.label;
+}
+
+async function closeDiffs(editId: string): Promise<void> {
+  const tabs: vscode.Tab[] = [];
+  for (const g of vscode.window.tabGroups.all) {
+    for (const t of g.tabs) {
+      const input = t.input;
+      const uri = input instanceof vscode.TabInputTextDiff ? input.modified : input instanceof vscode.TabInputText ? input.uri : undefined;
+      if (uri && uri.scheme === PROPOSED_SCHEME && parseProposedQuery(uri.query)?.editId === editId) tabs.push(t);
+    }
+  }
+  if (tabs.length) await vscode.window.tabGroups.close(tabs);
+}
+
+async function settleEdit(arg: unknown, how: 'accept' | 'reject'): Promise<void> {
+  const editId = await pickEdit(arg);
+  if (!editId) return;
+  const e = edits.get(editId);
+  if (how === 'reject') {
+    await exec('cairn.rejectEdit', { editId });
+    edits.settle(editId, 'rejected');
+    answers.appendLine(`✗ rejected edit ${editId}`);
+    await closeDiffs(editId);
+  } else {
+    const res = await exec<{ applied: boolean; checkpointId?: string; reason?: string }>('cairn.acceptEdit', { editId });
+    if (!res || !res.applied) {
+      vscode.window.showErrorMessage(`Cairn: the edit was not applied${res?.reason ? `: ${res.reason}` : '.'}`);
+      return;
+    }
+    edits.settle(editId, 'accepted');
+    const files = e ? e.files.map((f) => f.uri) : [];
+    if (res.checkpointId) checkpoints.push({ checkpointId: res.checkpointId, editId, files });
+    answers.appendLine(`✓ accepted edit ${editId}${res.checkpointId ? ` (checkpoint ${res.checkpointId}; "Cairn: Undo Last Accepted Edit" restores)` : ''}`);
+    await closeDiffs(editId);
+    if (files[0]) await vscode.window.showTextDocument(vscode.Uri.parse(files[0]), { preview: false });
+    vscode.window.setStatusBarMessage(`Cairn: applied edit ${editId}`, 5000);
+  }
+  lensesChanged.fire();
+  updateStatus();
+}
+
+async function undoLastEdit(): Promise<void> {
+  const last = checkpoints[checkpoints.length - 1];
+  if (!last) {
+    vscode.window.showInformationMessage('Cairn: no accepted edit to undo in this session.');
+    return;
+  }
+  const res = await exec<{ applied: boolean; restored?: string[] }>('cairn.undo', { checkpointId: last.checkpointId });
+  if (!res || !res.applied) {
+    vscode.window.showErrorMessage('Cairn: the undo was not applied.');
+    return;
+  }
+  checkpoints.pop();
+  answers.appendLine(`↶ undid edit ${last.editId}${res.restored?.length ? `: restored ${res.restored.join(', ')}` : ''}`);
+  if (last.files[0]) await vscode.window.showTextDocument(vscode.Uri.parse(last.files[0]), { preview: false });
+  vscode.window.setStatusBarMessage('Cairn: restored the files', 5000);
+}
+
+// ---- runs ----
+
+async function pickRun(list: { runId: string; question?: string; file?: string }[], title: string): Promise<string | undefined> {
+  if (list.length === 0) return undefined;
+  if (list.length === 1) return list[0].runId;
+  const item = await vscode.window.showQuickPick(
+    list.slice().reverse().map((r) => ({ label: r.question ?? r.runId, description: r.file, detail: r.runId, runId: r.runId })),
+    { title },
+  );
+  return item?.runId;
+}
+
+async function cancelRun(arg?: unknown): Promise<void> {
+  const runId = typeof arg === 'string' ? arg : await pickRun(runs.running(), 'Cancel which run?');
+  if (!runId) {
+    vscode.window.showInformationMessage('Cairn: no run is in progress.');
+    return;
+  }
+  await exec('cairn.cancel', { runId });
+}
+
+async function resumeRun(arg?: unknown): Promise<void> {
+  let runId = typeof arg === 'string' ? arg : await pickRun(runs.interrupted(), 'Resume which run?');
+  if (!runId) {
+    runId = await vscode.window.showInputBox({ title: 'Resume run', prompt: 'Run id of the interrupted run (see `cairn trace list`)' });
+  }
+  if (!runId) return;
+  const res = await exec<{ runId: string }>('cairn.resume', { runId });
+  const old = runs.get(runId);
+  beginRun(res.runId, `resume ${runId}${old?.question ? `: ${old.question}` : ''}`, old?.file);
+}
+
+async function showContextReport(arg?: unknown): Promise<void> {
+  const runId = typeof arg === 'string' ? arg : await pickRun(runs.all(), 'Context report of which run?');
+  if (!runId) {
+    vscode.window.showInformationMessage('Cairn: ask something first; the report describes a run.');
+    return;
+  }
+  const res = await exec<{ markdown: string }>('cairn.contextReport', { runId });
+  const doc = await vscode.workspace.openTextDocument({ language: 'markdown', content: res.markdown ?? '' });
+  try {
+    await vscode.commands.executeCommand('markdown.showPreview', doc.uri);
+  } catch {
+    await vscode.window.showTextDocument(doc);
+  }
+}
+
+// ---- approvals and diagnostics ----
+
+async function showMessageRequest(params: ShowMessageRequestParams): Promise<MessageActionItem | null> {
+  const actions = params.actions ?? [];
+  const approval = actions.length > 0 && actions.every((a) => APPROVAL_ACTIONS.has(a.title));
+  if (approval) {
+    const [first, ...rest] = params.message.split('\n');
+    answers.appendLine(`⚖ approval asked: ${params.message.replace(/\s+/g, ' ')}`);
+    const choice = await vscode.window.showWarningMessage(first, { modal: true, detail: rest.join('\n') || undefined }, ...actions);
+    return choice ?? null;
+  }
+  const show = params.type === 1 ? vscode.window.showErrorMessage : params.type === 2 ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
+  const choice = await show(params.message, ...actions);
+  return choice ?? null;
+}
+
+function sendDiagnostics(uri: string): void {
+  if (!client || client.state !== State.Running) return;
+  const ds = vscode.languages.getDiagnostics(vscode.Uri.parse(uri)) as unknown as PlainDiagnostic[];
+  client.sendNotification('cairn/didChangeDiagnostics', { uri, diagnostics: forwardable(ds) });
+}
+
+function errorText(err: unknown): string {
+  if (err instanceof Error) return err.message;
+  if (err && typeof err === 'object' && 'message' in err) return String((err as { message: unknown }).message);
+  return String(err);
+}

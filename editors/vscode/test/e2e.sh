@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# End-to-end test of the Cairn VS Code extension in real VS Code (code-server
+# 4.100.3) driven by headless Chromium (playwright-core), with the real cairn
+# binary on the scripted model: ask on a selection, the diff editor opens,
+# accept, the file changes, undo, it is restored.
+#
+# Installs what it needs, skipping what is already there: Debian's chromium,
+# ripgrep and libkrb5-dev; the extension's npm packages; code-server and
+# playwright-core (pinned in test/e2e/package-lock.json).
+#
+# env: CAIRN_BIN   server binary (default: build ./cmd/cairn to /tmp/cairn-bin/cairn)
+#      SHOTS       where screenshots go (default: <repo>/docs; "" for none)
+#      KEEP_WORK=1 keep the scratch directory after a pass
+# Exits non-zero on failure.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")/.." && pwd)        # editors/vscode
+repo=$(cd "$here/../.." && pwd)
+log() { echo "[vscode-e2e] $*"; }
+since() { echo $(( $(date +%s) - $1 ))s; }
+
+# --- system packages ---------------------------------------------------------
+need=()
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
+command -v rg >/dev/null 2>&1 || need+=(ripgrep)
+dpkg -s libkrb5-dev >/dev/null 2>&1 || need+=(libkrb5-dev)
+if ((${#need[@]})); then
+  t=$(date +%s)
+  log "apt-get install ${need[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+  log "apt-get install took $(since "$t")"
+fi
+case "$(node --version)" in
+  v20.*) ;;
+  *) echo "code-server 4.100.3 needs Node 20; found $(node --version)" >&2; exit 1 ;;
+esac
+
+# --- the extension -------------------------------------------------------------
+cd "$here"
+if [ ! -f node_modules/.package-lock.json ] || ! cmp -s <(sed 1,3d package-lock.json) <(sed 1,3d node_modules/.package-lock.json 2>/dev/null); then
+  t=$(date +%s)
+  npm ci --no-audit --no-fund
+  log "npm ci (extension) took $(since "$t")"
+fi
+npm test
+npm run package
+vsix="$here/cairn.vsix"
+
+# --- code-server + playwright-core -------------------------------------------
+cd "$here/test/e2e"
+marker=node_modules/.cairn-e2e-installed
+want=$(sha256sum package-lock.json | cut -d' ' -f1)
+if [ "$(cat "$marker" 2>/dev/null)" != "$want" ] || [ ! -e node_modules/code-server/lib/vscode/node_modules.asar ]; then
+  t=$(date +%s)
+  seed=$(mktemp -d)
+  # @vscode/ripgrep downloads a binary at install time; seed its cache with Debian's rg.
+  mkdir -p "$seed/vscode-ripgrep-cache-1.15.11"
+  cp "$(command -v rg)" "$seed/rg"
+  tar czf "$seed/vscode-ripgrep-cache-1.15.11/ripgrep-v13.0.0-10-x86_64-unknown-linux-musl.tar.gz" -C "$seed" rg
+  # package.json's allowScripts lets code-server's and argon2's install scripts run;
+  # code-server's postinstall refuses to run as root without unsafe_perm.
+  TMPDIR="$seed" npm_config_yes=true npm_config_unsafe_perm=true npm ci --no-audit --no-fund
+  rm -rf "$seed"
+  echo "$want" > "$marker"
+  log "npm ci (code-server, playwright-core) took $(since "$t")"
+fi
+code_server="$here/test/e2e/node_modules/.bin/code-server"
+
+# --- the server ----------------------------------------------------------------
+if [ -z "${CAIRN_BIN:-}" ]; then
+  t=$(date +%s)
+  mkdir -p /tmp/cairn-bin
+  (cd "$repo" && go build -o /tmp/cairn-bin/cairn ./cmd/cairn)
+  CAIRN_BIN=/tmp/cairn-bin/cairn
+  log "go build took $(since "$t")"
+fi
+[ -x "$CAIRN_BIN" ] || { echo "CAIRN_BIN=$CAIRN_BIN is not an executable" >&2; exit 1; }
+
+# --- run -----------------------------------------------------------------------
+work=$(mktemp -d /tmp/cairn-vscode-e2e.XXXXXX)
+status=0
+CAIRN_BIN="$CAIRN_BIN" VSIX="$vsix" WORK="$work" SHOTS="${SHOTS-$repo/docs}" \
+  CODE_SERVER="$code_server" CHROMIUM="${CHROMIUM:-$(command -v chromium)}" \
+  HOME="$work/home" XDG_CACHE_HOME="$work/cache" TMPDIR="$work/tmp" CAIRN_STATE_DIR="$work/state" \
+  timeout 900 node "$here/test/e2e/run.mjs" || status=$?
+if [ "$status" -ne 0 ]; then
+  log "FAILED (exit $status); logs and failure.png in $work"
+  exit "$status"
+fi
+[ "${KEEP_WORK:-}" = 1 ] || rm -rf "$work"
+log "passed"

@@ -1,0 +1,357 @@
+// Package lspclient is a small editor written for Cairn's own use: it
+// drives a Cairn server over a pipe the way an editor does — initialize,
+// open documents, send edits, execute commands — and plays the editor's part
+// in the server's callbacks: it applies workspace/applyEdit to its buffers
+// (and saves them, like a user who accepts and saves), answers approval
+// requests, and records every notification. `cairn demo`, the integration
+// tests and the eval harness use it; it is the fake editor of gopls'
+// integration tests, made real enough to demo with.
+package lspclient
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+
+	"go.lsp.dev/jsonrpc2"
+
+	"github.com/cairn-dev/cairn/protocol"
+	"github.com/cairn-dev/cairn/workspace"
+)
+
+// Options configure an editor.
+type Options struct {
+	// Settings are sent as initializationOptions.
+	Settings any
+	// Approve answers window/showMessageRequest; nil answers "Allow once".
+	Approve func(message string, actions []string) string
+	// NoDocumentChanges makes the client advertise no documentChanges
+	// support, like a minimal LSP client.
+	NoDocumentChanges bool
+	// RejectApplyEdit makes the editor refuse workspace/applyEdit.
+	RejectApplyEdit bool
+}
+
+// Editor is one editor session connected to a server.
+type Editor struct {
+	Root string
+	opts Options
+	conn jsonrpc2.Conn
+
+	mu       sync.Mutex
+	buffers  map[string]*buffer // by absolute path
+	events   map[string][]protocol.RunEvent
+	messages []string // showMessage / logMessage text
+	prompts  []string // showMessageRequest messages
+	applied  []protocol.WorkspaceEdit
+	changed  chan struct{}
+	nextVer  int32
+}
+
+type buffer struct {
+	text    string
+	version int32
+}
+
+// Connect starts the session over rwc (the server's stdin/stdout or a pipe)
+// and performs initialize/initialized with root as the workspace.
+func Connect(ctx context.Context, rwc io.ReadWriteCloser, root string, opts Options) (*Editor, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, err
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
+	e := &Editor{Root: abs, opts: opts, buffers: map[string]*buffer{}, events: map[string][]protocol.RunEvent{}, changed: make(chan struct{})}
+	e.conn = jsonrpc2.NewConn(jsonrpc2.NewHeaderStream(rwc))
+	e.conn.Go(ctx, e.handle)
+	docChanges := !opts.NoDocumentChanges
+	init := map[string]any{
+		"processId":        os.Getpid(),
+		"clientInfo":       map[string]any{"name": "cairn-lspclient"},
+		"rootUri":          fileURI(abs),
+		"workspaceFolders": []any{map[string]any{"uri": fileURI(abs), "name": filepath.Base(abs)}},
+		"capabilities": map[string]any{
+			"workspace": map[string]any{
+				"applyEdit":     true,
+				"workspaceEdit": map[string]any{"documentChanges": docChanges, "resourceOperations": []string{"create", "rename", "delete"}},
+			},
+			"window": map[string]any{"workDoneProgress": true, "showMessage": map[string]any{}},
+		},
+		"initializationOptions": opts.Settings,
+	}
+	var res json.RawMessage
+	if _, err := e.conn.Call(ctx, "initialize", init, &res); err != nil {
+		return nil, fmt.Errorf("initialize: %w", err)
+	}
+	if err := e.conn.Notify(ctx, "initialized", map[string]any{}); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// handle answers the server's requests and records its notifications.
+func (e *Editor) handle(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+	params := append([]byte(nil), req.Params()...)
+	switch req.Method() {
+	case protocol.MethodRunEvent:
+		var ev protocol.RunEvent
+		if err := json.Unmarshal(params, &ev); err == nil {
+			e.mu.Lock()
+			e.events[ev.RunID] = append(e.events[ev.RunID], ev)
+			e.mu.Unlock()
+			e.signal()
+		}
+		return nil, nil
+	case "window/showMessage", "window/logMessage":
+		var m struct {
+			Message string `json:"message"`
+		}
+		_ = json.Unmarshal(params, &m)
+		e.mu.Lock()
+		e.messages = append(e.messages, m.Message)
+		e.mu.Unlock()
+		e.signal()
+		return nil, nil
+	case "window/showMessageRequest":
+		jsonrpc2.Async(ctx)
+		var m struct {
+			Message string `json:"message"`
+			Actions []struct {
+				Title string `json:"title"`
+			} `json:"actions"`
+		}
+		_ = json.Unmarshal(params, &m)
+		var titles []string
+		for _, a := range m.Actions {
+			titles = append(titles, a.Title)
+		}
+		e.mu.Lock()
+		e.prompts = append(e.prompts, m.Message)
+		e.mu.Unlock()
+		choice := protocol.ActionAllowOnce
+		if e.opts.Approve != nil {
+			choice = e.opts.Approve(m.Message, titles)
+		}
+		if choice == "" {
+			return nil, nil
+		}
+		return map[string]string{"title": choice}, nil
+	case "workspace/applyEdit":
+		jsonrpc2.Async(ctx)
+		var p struct {
+			Edit json.RawMessage `json:"edit"`
+		}
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, err
+		}
+		if e.opts.RejectApplyEdit {
+			return protocol.ApplyWorkspaceEditResult{Applied: false, FailureReason: "the user declined"}, nil
+		}
+		if err := e.applyEdit(ctx, p.Edit); err != nil {
+			return protocol.ApplyWorkspaceEditResult{Applied: false, FailureReason: err.Error()}, nil
+		}
+		return protocol.ApplyWorkspaceEditResult{Applied: true}, nil
+	case "window/workDoneProgress/create", "client/registerCapability":
+		return nil, nil
+	case "$/progress":
+		return nil, nil
+	}
+	if req.IsCall() {
+		return nil, jsonrpc2.Errorf(jsonrpc2.MethodNotFound, "%s", req.Method())
+	}
+	return nil, nil
+}
+
+func (e *Editor) signal() {
+	e.mu.Lock()
+	close(e.changed)
+	e.changed = make(chan struct{})
+	e.mu.Unlock()
+}
+
+// wait blocks until something is recorded or ctx ends.
+func (e *Editor) wait(ctx context.Context) error {
+	e.mu.Lock()
+	ch := e.changed
+	e.mu.Unlock()
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Close shuts the session down cleanly (shutdown, exit).
+func (e *Editor) Close(ctx context.Context) error {
+	_, err := e.conn.Call(ctx, "shutdown", nil, nil)
+	_ = e.conn.Notify(ctx, "exit", nil)
+	cerr := e.conn.Close()
+	return errors.Join(err, cerr)
+}
+
+// Conn exposes the connection for tests that send raw messages.
+func (e *Editor) Conn() jsonrpc2.Conn { return e.conn }
+
+// Abs returns the absolute path of a workspace-relative path.
+func (e *Editor) Abs(rel string) string { return filepath.Join(e.Root, filepath.FromSlash(rel)) }
+
+// URI returns the file URI of a workspace-relative path.
+func (e *Editor) URI(rel string) string { return fileURI(e.Abs(rel)) }
+
+func fileURI(abs string) string {
+	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String()
+}
+
+func uriPath(u string) (string, error) {
+	p, err := url.Parse(u)
+	if err != nil || p.Scheme != "file" {
+		return "", fmt.Errorf("not a file uri: %q", u)
+	}
+	return filepath.FromSlash(p.Path), nil
+}
+
+// Open opens a file from disk in a buffer (didOpen).
+func (e *Editor) Open(ctx context.Context, rel string) error {
+	abs := e.Abs(rel)
+	b, err := os.ReadFile(abs)
+	if err != nil {
+		return err
+	}
+	e.mu.Lock()
+	e.nextVer++
+	v := e.nextVer
+	e.buffers[abs] = &buffer{text: string(b), version: v}
+	e.mu.Unlock()
+	return e.conn.Notify(ctx, "textDocument/didOpen", map[string]any{
+		"textDocument": map[string]any{"uri": fileURI(abs), "languageId": languageID(rel), "version": v, "text": string(b)},
+	})
+}
+
+func languageID(rel string) string {
+	switch filepath.Ext(rel) {
+	case ".go":
+		return "go"
+	case ".py":
+		return "python"
+	case ".ts":
+		return "typescript"
+	case ".js":
+		return "javascript"
+	}
+	return "plaintext"
+}
+
+// Text returns a buffer's text (or the file on disk when not open).
+func (e *Editor) Text(rel string) (string, error) {
+	abs := e.Abs(rel)
+	e.mu.Lock()
+	b, ok := e.buffers[abs]
+	e.mu.Unlock()
+	if ok {
+		return b.text, nil
+	}
+	data, err := os.ReadFile(abs)
+	return string(data), err
+}
+
+// Type replaces the whole buffer text as the user typing would (didChange,
+// full sync), without saving.
+func (e *Editor) Type(ctx context.Context, rel, text string) error {
+	abs := e.Abs(rel)
+	e.mu.Lock()
+	b, ok := e.buffers[abs]
+	if !ok {
+		e.mu.Unlock()
+		return fmt.Errorf("%s is not open", rel)
+	}
+	e.nextVer++
+	b.text, b.version = text, e.nextVer
+	v := b.version
+	e.mu.Unlock()
+	return e.conn.Notify(ctx, "textDocument/didChange", map[string]any{
+		"textDocument":   map[string]any{"uri": fileURI(abs), "version": v},
+		"contentChanges": []any{map[string]any{"text": text}},
+	})
+}
+
+// EditRange changes a range of a buffer (incremental didChange).
+func (e *Editor) EditRange(ctx context.Context, rel string, r protocol.Range, newText string) error {
+	abs := e.Abs(rel)
+	e.mu.Lock()
+	b, ok := e.buffers[abs]
+	if !ok {
+		e.mu.Unlock()
+		return fmt.Errorf("%s is not open", rel)
+	}
+	m := workspace.NewMapper(b.text)
+	start, err1 := m.Offset(workspace.Position{Line: r.Start.Line, Character: r.Start.Character})
+	end, err2 := m.Offset(workspace.Position{Line: r.End.Line, Character: r.End.Character})
+	if err := errors.Join(err1, err2); err != nil {
+		e.mu.Unlock()
+		return err
+	}
+	b.text = b.text[:start] + newText + b.text[end:]
+	e.nextVer++
+	b.version = e.nextVer
+	v := b.version
+	e.mu.Unlock()
+	return e.conn.Notify(ctx, "textDocument/didChange", map[string]any{
+		"textDocument":   map[string]any{"uri": fileURI(abs), "version": v},
+		"contentChanges": []any{map[string]any{"range": r, "text": newText}},
+	})
+}
+
+// Save writes a buffer to disk (didSave).
+func (e *Editor) Save(ctx context.Context, rel string) error {
+	return e.save(ctx, e.Abs(rel))
+}
+
+func (e *Editor) save(ctx context.Context, abs string) error {
+	e.mu.Lock()
+	b, ok := e.buffers[abs]
+	e.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("%s is not open", abs)
+	}
+	if err := os.WriteFile(abs, []byte(b.text), 0o644); err != nil {
+		return err
+	}
+	return e.conn.Notify(ctx, "textDocument/didSave", map[string]any{"textDocument": map[string]any{"uri": fileURI(abs)}, "text": b.text})
+}
+
+// Messages returns the showMessage/logMessage texts received.
+func (e *Editor) Messages() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]string(nil), e.messages...)
+}
+
+// Prompts returns the approval prompts shown.
+func (e *Editor) Prompts() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]string(nil), e.prompts...)
+}
+
+// OpenFiles lists the open buffers (workspace-relative), sorted.
+func (e *Editor) OpenFiles() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []string
+	for abs := range e.buffers {
+		rel, _ := filepath.Rel(e.Root, abs)
+		out = append(out, filepath.ToSlash(rel))
+	}
+	sort.Strings(out)
+	return out
+}

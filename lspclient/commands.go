@@ -1,0 +1,136 @@
+package lspclient
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/cairn-dev/cairn/protocol"
+)
+
+// Execute runs workspace/executeCommand with one argument and decodes the result.
+func (e *Editor) Execute(ctx context.Context, command string, arg any, result any) error {
+	params := map[string]any{"command": command, "arguments": []any{arg}}
+	var raw json.RawMessage
+	if _, err := e.conn.Call(ctx, "workspace/executeCommand", params, &raw); err != nil {
+		return err
+	}
+	if result != nil {
+		if err := json.Unmarshal(raw, result); err != nil {
+			return fmt.Errorf("decoding the result of %s: %w", command, err)
+		}
+	}
+	return nil
+}
+
+// Ask runs cairn.ask on 1-based inclusive lines of a file (0,0 for no selection).
+func (e *Editor) Ask(ctx context.Context, rel string, startLine, endLine int, question string) (string, error) {
+	p := protocol.AskParams{URI: e.URI(rel), Question: question}
+	if startLine > 0 {
+		p.Range = &protocol.Range{Start: protocol.Position{Line: uint32(startLine - 1)}, End: protocol.Position{Line: uint32(endLine)}}
+	}
+	var ref protocol.RunRef
+	if err := e.Execute(ctx, protocol.CommandAsk, p, &ref); err != nil {
+		return "", err
+	}
+	return ref.RunID, nil
+}
+
+// Events returns the events received for a run so far.
+func (e *Editor) Events(runID string) []protocol.RunEvent {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]protocol.RunEvent(nil), e.events[runID]...)
+}
+
+// IsTerminal reports whether an event kind ends a run.
+func IsTerminal(kind string) bool {
+	switch kind {
+	case protocol.EventFinished, protocol.EventFailed, protocol.EventCancelled, protocol.EventInterrupted:
+		return true
+	}
+	return false
+}
+
+// WaitFor waits until cond holds for the run's events.
+func (e *Editor) WaitFor(ctx context.Context, runID string, cond func([]protocol.RunEvent) bool) ([]protocol.RunEvent, error) {
+	for {
+		evs := e.Events(runID)
+		if cond(evs) {
+			return evs, nil
+		}
+		if err := e.wait(ctx); err != nil {
+			return evs, fmt.Errorf("waiting for run %s: %w", runID, err)
+		}
+	}
+}
+
+// WaitRun waits for the run's terminal event and returns all its events.
+func (e *Editor) WaitRun(ctx context.Context, runID string) ([]protocol.RunEvent, error) {
+	return e.WaitFor(ctx, runID, func(evs []protocol.RunEvent) bool {
+		return len(evs) > 0 && IsTerminal(evs[len(evs)-1].Kind)
+	})
+}
+
+// WaitKind waits for the first event of a kind and returns it.
+func (e *Editor) WaitKind(ctx context.Context, runID, kind string) (protocol.RunEvent, error) {
+	var found protocol.RunEvent
+	_, err := e.WaitFor(ctx, runID, func(evs []protocol.RunEvent) bool {
+		for _, ev := range evs {
+			if ev.Kind == kind {
+				found = ev
+				return true
+			}
+		}
+		return false
+	})
+	return found, err
+}
+
+// Accept runs cairn.acceptEdit.
+func (e *Editor) Accept(ctx context.Context, editID string) (protocol.AcceptResult, error) {
+	var res protocol.AcceptResult
+	err := e.Execute(ctx, protocol.CommandAcceptEdit, protocol.EditRef{EditID: editID}, &res)
+	return res, err
+}
+
+// Reject runs cairn.rejectEdit.
+func (e *Editor) Reject(ctx context.Context, editID string) error {
+	return e.Execute(ctx, protocol.CommandRejectEdit, protocol.EditRef{EditID: editID}, nil)
+}
+
+// Undo runs cairn.undo.
+func (e *Editor) Undo(ctx context.Context, checkpointID string) (protocol.UndoResult, error) {
+	var res protocol.UndoResult
+	err := e.Execute(ctx, protocol.CommandUndo, protocol.UndoParams{CheckpointID: checkpointID}, &res)
+	return res, err
+}
+
+// Cancel runs cairn.cancel.
+func (e *Editor) Cancel(ctx context.Context, runID string) error {
+	return e.Execute(ctx, protocol.CommandCancel, protocol.RunRef{RunID: runID}, nil)
+}
+
+// GetEdit runs cairn.getEdit.
+func (e *Editor) GetEdit(ctx context.Context, editID string) (protocol.GetEditResult, error) {
+	var res protocol.GetEditResult
+	err := e.Execute(ctx, protocol.CommandGetEdit, protocol.EditRef{EditID: editID}, &res)
+	return res, err
+}
+
+// ContextReport runs cairn.contextReport.
+func (e *Editor) ContextReport(ctx context.Context, runID string) (string, error) {
+	var res protocol.ContextReportResult
+	err := e.Execute(ctx, protocol.CommandContextReport, protocol.RunRef{RunID: runID}, &res)
+	return res.Markdown, err
+}
+
+// SendDiagnostics forwards diagnostics for a file (cairn/didChangeDiagnostics).
+func (e *Editor) SendDiagnostics(ctx context.Context, rel string, diags []map[string]any) error {
+	raw := make([]json.RawMessage, 0, len(diags))
+	for _, d := range diags {
+		b, _ := json.Marshal(d)
+		raw = append(raw, b)
+	}
+	return e.conn.Notify(ctx, protocol.MethodDidChangeDiagnostics, protocol.DiagnosticsParams{URI: e.URI(rel), Diagnostics: raw})
+}

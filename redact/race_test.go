@@ -1,0 +1,5 @@
+//go:build race
+
+package redact
+
+func init() { raceEnabled = true }

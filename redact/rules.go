@@ -1,0 +1,269 @@
+package redact
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"math"
+	"regexp"
+	"strings"
+)
+
+// GitleaksVersion is the gitleaks release whose default rule set is embedded
+// (config/gitleaks.toml, converted to JSON by gen-rules.sh).
+const GitleaksVersion = "v8.30.1"
+
+//go:generate sh ./gen-rules.sh
+
+//go:embed gitleaks-rules.json
+var gitleaksRulesJSON []byte
+
+// The subset of the gitleaks configuration schema that applies to text that
+// has no file path or commit: path-only rules and path/commit allowlists are
+// skipped.
+type glConfig struct {
+	Allowlist glAllowlist `json:"allowlist"`
+	Rules     []glRule    `json:"rules"`
+}
+
+type glRule struct {
+	ID          string        `json:"id"`
+	Regex       string        `json:"regex"`
+	SecretGroup int           `json:"secretGroup"`
+	Entropy     float64       `json:"entropy"`
+	Keywords    []string      `json:"keywords"`
+	Path        string        `json:"path"`
+	Allowlists  []glAllowlist `json:"allowlists"`
+}
+
+type glAllowlist struct {
+	Condition   string   `json:"condition"`
+	Paths       []string `json:"paths"`
+	Commits     []string `json:"commits"`
+	RegexTarget string   `json:"regexTarget"`
+	Regexes     []string `json:"regexes"`
+	StopWords   []string `json:"stopwords"`
+}
+
+// rule is one compiled detection rule.
+type rule struct {
+	id          string
+	re          *regexp.Regexp
+	secretGroup int
+	entropy     float64
+	keywords    []string // lower case; empty means always run
+	allow       []allowlist
+	// minDigits requires the secret to contain a digit (used by Cairn's
+	// own supplementary rules to avoid flagging identifiers).
+	needDigit bool
+	// after, when set, is how far past a keyword hit the rule's regex
+	// may reach (PEM blocks span lines); otherwise matches are line-local.
+	after int
+	// lineAllow is set when an allowlist of the rule (or the global one)
+	// targets the whole line, which is then computed for each match.
+	lineAllow bool
+}
+
+// pemReach is the forward reach of private-key rules: larger than any
+// PEM-encoded private key.
+const pemReach = 64 << 10
+
+type allowlist struct {
+	target    string // "", "match" or "line"
+	regexes   []*regexp.Regexp
+	stopwords []string // lower case
+}
+
+func (a *allowlist) allowed(secret, match, line string) bool {
+	t := secret
+	switch a.target {
+	case "match":
+		t = match
+	case "line":
+		t = line
+	}
+	if t != "" {
+		for _, re := range a.regexes {
+			if re.MatchString(t) {
+				return true
+			}
+		}
+	}
+	if len(a.stopwords) > 0 && secret != "" {
+		ls := strings.ToLower(secret)
+		for _, w := range a.stopwords {
+			if strings.Contains(ls, w) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func compileAllowlist(a glAllowlist) (allowlist, bool, error) {
+	// An allowlist that needs a path or a commit (condition AND) can never
+	// hold for free text; regex-less, stopword-less lists are path-only.
+	if strings.EqualFold(a.Condition, "AND") && (len(a.Paths) > 0 || len(a.Commits) > 0) {
+		return allowlist{}, false, nil
+	}
+	if len(a.Regexes) == 0 && len(a.StopWords) == 0 {
+		return allowlist{}, false, nil
+	}
+	out := allowlist{target: a.RegexTarget}
+	for _, s := range a.Regexes {
+		re, err := regexp.Compile(s)
+		if err != nil {
+			return allowlist{}, false, err
+		}
+		out.regexes = append(out.regexes, re)
+	}
+	for _, w := range a.StopWords {
+		out.stopwords = append(out.stopwords, strings.ToLower(w))
+	}
+	return out, true, nil
+}
+
+// loadGitleaks compiles the embedded gitleaks default rules and its global
+// allowlist.
+func loadGitleaks() ([]*rule, []allowlist, error) {
+	var cfg glConfig
+	if err := json.Unmarshal(gitleaksRulesJSON, &cfg); err != nil {
+		return nil, nil, fmt.Errorf("redact: embedded gitleaks rules: %w", err)
+	}
+	var global []allowlist
+	if a, ok, err := compileAllowlist(cfg.Allowlist); err != nil {
+		return nil, nil, fmt.Errorf("redact: gitleaks global allowlist: %w", err)
+	} else if ok {
+		global = append(global, a)
+	}
+	rules := make([]*rule, 0, len(cfg.Rules))
+	for _, gr := range cfg.Rules {
+		if gr.Regex == "" || gr.Path != "" {
+			continue // path rules need a file name; Cairn redacts text
+		}
+		re, err := regexp.Compile(gr.Regex)
+		if err != nil {
+			return nil, nil, fmt.Errorf("redact: gitleaks rule %s: %w", gr.ID, err)
+		}
+		r := &rule{id: gr.ID, re: re, secretGroup: gr.SecretGroup, entropy: gr.Entropy}
+		for _, k := range gr.Keywords {
+			k = strings.ToLower(k)
+			r.keywords = append(r.keywords, k)
+			if strings.HasPrefix(k, "-----begin") {
+				r.after = pemReach
+			}
+		}
+		for _, ga := range gr.Allowlists {
+			a, ok, err := compileAllowlist(ga)
+			if err != nil {
+				return nil, nil, fmt.Errorf("redact: gitleaks rule %s allowlist: %w", gr.ID, err)
+			}
+			if ok {
+				r.allow = append(r.allow, a)
+			}
+		}
+		rules = append(rules, r)
+	}
+	for _, r := range rules {
+		for _, a := range append(append([]allowlist(nil), global...), r.allow...) {
+			if a.target == "line" {
+				r.lineAllow = true
+			}
+		}
+	}
+	return rules, global, nil
+}
+
+// placeholder matches values that are references or templates rather than
+// secrets: $VAR, ${VAR}, {{ x }}, <password>, %s, ****, and Cairn's own marker.
+var placeholder = regexp.MustCompile(`^(?:\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\{\{.*\}\}|<[^<>]*>|%[a-z]|\*+|x+|X+|\.\.\.|\[REDACTED:[^\]]*\])$`)
+
+// cairnRules supplement gitleaks where its rules are deliberately narrow
+// (gitleaks targets committed files, Cairn also scrubs logs, traces and
+// tool output). Each is listed with why.
+func cairnRules() []*rule {
+	ph := allowlist{regexes: []*regexp.Regexp{placeholder}}
+	return []*rule{
+		{
+			// Credentials in URLs and connection strings: postgres://u:p@h,
+			// mysql, mongodb+srv, redis://:p@h, amqp, https://u:p@h.
+			// gitleaks only has vendor-specific variants (sidekiq).
+			// Only the password is masked; scheme, user and host stay.
+			id:          "url-password",
+			// Unbounded repetitions keep the compiled program small (Go's
+			// regexp cost is input length times program size).
+			re:          regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.-]*://[^\s:/?#@'"\x60<>]*:([^\s/?#@'"\x60<>]+)@[\w\[\]%.-]`),
+			secretGroup: 1,
+			keywords:    []string{"://"},
+			allow:       []allowlist{ph},
+		},
+		{
+			// OpenAI-style keys that lack the T3BlbkFJ marker gitleaks
+			// requires (older/shorter keys, OpenAI-compatible providers) and
+			// Anthropic key formats other than api03/admin01.
+			id:        "llm-api-key",
+			re:        regexp.MustCompile(`\b(sk-(?:ant-|proj-|svcacct-|admin-)?[A-Za-z0-9][A-Za-z0-9_-]{19,250})`),
+			entropy:   3.5,
+			keywords:  []string{"sk-"},
+			needDigit: true,
+		},
+		{
+			// HTTP Authorization headers as they appear in traces and logs.
+			id:          "authorization-header",
+			re:          regexp.MustCompile(`(?i)\b(?:proxy-)?authorization["']?\s*[:=]\s*["']?(?:bearer|basic|token|bot)\s+([A-Za-z0-9._~+/=-]{12,})`),
+			secretGroup: 1,
+			entropy:     3,
+			keywords:    []string{"authorization"},
+			allow:       []allowlist{ph},
+		},
+		{
+			// A PEM private key cut off before its END line (truncated tool
+			// output): the header plus the base64 body that follows it.
+			id:       "private-key",
+			re:       regexp.MustCompile(`(?i)-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----(?:[ \t]*\r?\n(?:[A-Za-z-]+:[^\n]*\r?\n)*)?[A-Za-z0-9+/=\s]{32}[A-Za-z0-9+/=\s]*`),
+			keywords: []string{"-----begin"},
+			after:    pemReach,
+		},
+	}
+}
+
+// shannon is gitleaks' entropy measure: bits per character over runes.
+func shannon(s string) float64 {
+	if s == "" {
+		return 0
+	}
+	var counts map[rune]int
+	var ascii [128]int
+	for _, c := range s {
+		if c < 128 {
+			ascii[c]++
+			continue
+		}
+		if counts == nil {
+			counts = make(map[rune]int)
+		}
+		counts[c]++
+	}
+	inv := 1 / float64(len(s))
+	var e float64
+	for _, n := range ascii {
+		if n > 0 {
+			f := float64(n) * inv
+			e -= f * math.Log2(f)
+		}
+	}
+	for _, n := range counts {
+		f := float64(n) * inv
+		e -= f * math.Log2(f)
+	}
+	return e
+}
+
+func hasDigit(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= '0' && s[i] <= '9' {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,203 @@
+package repomap
+
+import (
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// The benchmarks run on a copy of a real corpus, by default the Go source
+// tree: CAIRN_BENCH_CORPUS=goroot (or a directory). They are skipped when
+// the variable is unset or with -short. See bench.sh.
+
+var (
+	corpusOnce sync.Once
+	corpusDir  string
+	corpusErr  error
+)
+
+func benchCorpus(b *testing.B) string {
+	src := os.Getenv("CAIRN_BENCH_CORPUS")
+	if src == "" || testing.Short() {
+		b.Skip("set CAIRN_BENCH_CORPUS=goroot (or a directory) to run repo map benchmarks")
+	}
+	corpusOnce.Do(func() {
+		if src == "goroot" {
+			out, err := exec.Command("go", "env", "GOROOT").Output()
+			if err != nil {
+				corpusErr = err
+				return
+			}
+			src = filepath.Join(strings.TrimSpace(string(out)), "src")
+		}
+		dir, err := os.MkdirTemp("", "cairn-bench-corpus-")
+		if err != nil {
+			corpusErr = err
+			return
+		}
+		corpusDir = filepath.Join(dir, "src")
+		corpusErr = copyTree(src, corpusDir)
+	})
+	if corpusErr != nil {
+		b.Fatal(corpusErr)
+	}
+	return corpusDir
+}
+
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		switch {
+		case d.IsDir():
+			return os.MkdirAll(target, 0o755)
+		case d.Type().IsRegular():
+			in, err := os.Open(p)
+			if err != nil {
+				return err
+			}
+			defer in.Close()
+			out, err := os.Create(target)
+			if err != nil {
+				return err
+			}
+			if _, err := io.Copy(out, in); err != nil {
+				out.Close()
+				return err
+			}
+			return out.Close()
+		}
+		return nil // symlinks and others are not copied
+	})
+}
+
+func reportBuild(b *testing.B, st BuildStats) {
+	b.ReportMetric(float64(st.Files), "files")
+	b.ReportMetric(float64(st.Parsed), "parsed")
+}
+
+func BenchmarkColdBuild(b *testing.B) {
+	root := benchCorpus(b)
+	var st BuildStats
+	for i := 0; i < b.N; i++ {
+		m := newMap(b, root, Options{CacheDir: b.TempDir()})
+		st = build(b, m)
+	}
+	reportBuild(b, st)
+}
+
+func warmCache(b *testing.B, root string) string {
+	cache := filepath.Join(filepath.Dir(root), "cache")
+	if _, err := os.Stat(filepath.Join(cache, cacheName)); err != nil {
+		build(b, newMap(b, root, Options{CacheDir: cache}))
+	}
+	return cache
+}
+
+func BenchmarkWarmLoad(b *testing.B) {
+	root := benchCorpus(b)
+	cache := warmCache(b, root)
+	b.ResetTimer()
+	var st BuildStats
+	for i := 0; i < b.N; i++ {
+		m := newMap(b, root, Options{CacheDir: cache})
+		st = build(b, m)
+	}
+	if st.Parsed != 0 {
+		b.Fatalf("warm load parsed %d files", st.Parsed)
+	}
+	reportBuild(b, st)
+}
+
+func builtMap(b *testing.B) *Map {
+	root := benchCorpus(b)
+	cache := warmCache(b, root)
+	m := newMap(b, root, Options{CacheDir: cache})
+	build(b, m)
+	return m
+}
+
+func BenchmarkUpdateOneFile(b *testing.B) {
+	m := builtMap(b)
+	const rel = "net/http/server.go"
+	src, err := os.ReadFile(filepath.Join(m.ws.Root(), rel))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		content := append(append([]byte(nil), src...), fmt.Sprintf("\nfunc benchAdded%d() {}\n", i)...)
+		if err := m.Update(rel, content); err != nil {
+			b.Fatal(err)
+		}
+		if len(m.DefinitionsOf([]string{fmt.Sprintf("benchAdded%d", i)})) != 1 {
+			b.Fatal("update not reflected")
+		}
+	}
+}
+
+var benchFocus = Focus{Files: []string{"net/http/server.go"}, Mentioned: []string{"handler", "ServeHTTP"}}
+
+func BenchmarkRender(b *testing.B) {
+	m := builtMap(b)
+	for _, tokens := range []int{1000, 4000, 8000} {
+		b.Run(fmt.Sprintf("tokens=%d", tokens), func(b *testing.B) {
+			m.Render(benchFocus, tokens) // rank once; later renders reuse it
+			b.ResetTimer()
+			var st RenderStats
+			for i := 0; i < b.N; i++ {
+				_, st = m.Render(benchFocus, tokens)
+			}
+			b.ReportMetric(float64(st.Tokens), "tokens")
+		})
+	}
+}
+
+// BenchmarkRankAndRender includes the personalized PageRank: a new focus
+// (or a changed file) on every call.
+func BenchmarkRankAndRender(b *testing.B) {
+	m := builtMap(b)
+	m.currentGraph()
+	for _, tokens := range []int{1000, 4000, 8000} {
+		b.Run(fmt.Sprintf("tokens=%d", tokens), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				m.mu.Lock()
+				m.rankCache = nil
+				m.mu.Unlock()
+				m.Render(benchFocus, tokens)
+			}
+		})
+	}
+}
+
+func BenchmarkGraphRebuild(b *testing.B) {
+	m := builtMap(b)
+	for i := 0; i < b.N; i++ {
+		m.mu.Lock()
+		m.graph = nil
+		m.mu.Unlock()
+		m.currentGraph()
+	}
+}
+
+func BenchmarkParseFile(b *testing.B) {
+	src, err := os.ReadFile("tags.go")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(src)))
+	for i := 0; i < b.N; i++ {
+		if _, err := ParseFile("tags.go", src); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

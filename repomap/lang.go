@@ -1,0 +1,172 @@
+package repomap
+
+import (
+	"embed"
+	"fmt"
+	"path"
+	"strings"
+	"sync"
+	"time"
+
+	sitter "github.com/smacker/go-tree-sitter"
+	"github.com/smacker/go-tree-sitter/c"
+	"github.com/smacker/go-tree-sitter/cpp"
+	"github.com/smacker/go-tree-sitter/csharp"
+	"github.com/smacker/go-tree-sitter/golang"
+	"github.com/smacker/go-tree-sitter/java"
+	"github.com/smacker/go-tree-sitter/javascript"
+	"github.com/smacker/go-tree-sitter/php"
+	"github.com/smacker/go-tree-sitter/python"
+	"github.com/smacker/go-tree-sitter/ruby"
+	"github.com/smacker/go-tree-sitter/rust"
+	"github.com/smacker/go-tree-sitter/typescript/tsx"
+	"github.com/smacker/go-tree-sitter/typescript/typescript"
+)
+
+//go:embed queries/*.scm
+var queryFS embed.FS
+
+// captureRole is what a capture name in a tags query means to the extractor.
+//
+// The queries in queries/<lang>-tags.scm use these capture names:
+//
+//	@definition.<kind>  the whole definition node (its line range is the def's range)
+//	@name               the defined or referenced identifier
+//	@receiver           an explicit enclosing type written outside the body
+//	                    (a Go receiver, the Foo in C++ "void Foo::bar()")
+//	@scope              a node that encloses definitions without being one
+//	                    (a Rust impl block); needs @name
+//	@scope.namespace    the same for a namespace: functions inside it stay
+//	                    functions rather than becoming methods
+//	@reference.<kind>   a use of a name; when the pattern has no @name the
+//	                    reference node itself is the name
+type captureRole uint8
+
+// ParseTimeout bounds one file's parse; a parse that runs longer fails
+// and the file is skipped as parse-failed.
+var ParseTimeout = 5 * time.Second
+
+const (
+	roleOther captureRole = iota
+	roleName
+	roleDef
+	roleRef
+	roleReceiver
+	roleScope
+)
+
+type language struct {
+	name  string
+	get   func() *sitter.Language
+	once  sync.Once
+	lang  *sitter.Language
+	query *sitter.Query
+	err   error
+	roles []captureRole // by capture id
+	kinds []string      // by capture id: the <kind> of definition.<kind> / reference.<kind>
+
+	parsers sync.Pool // *sitter.Parser
+	cursors sync.Pool // *sitter.QueryCursor
+}
+
+var languages = map[string]*language{
+	"go":         {name: "go", get: golang.GetLanguage},
+	"python":     {name: "python", get: python.GetLanguage},
+	"javascript": {name: "javascript", get: javascript.GetLanguage},
+	"typescript": {name: "typescript", get: typescript.GetLanguage},
+	"tsx":        {name: "tsx", get: tsx.GetLanguage},
+	"rust":       {name: "rust", get: rust.GetLanguage},
+	"java":       {name: "java", get: java.GetLanguage},
+	"c":          {name: "c", get: c.GetLanguage},
+	"cpp":        {name: "cpp", get: cpp.GetLanguage},
+	"ruby":       {name: "ruby", get: ruby.GetLanguage},
+	"csharp":     {name: "csharp", get: csharp.GetLanguage},
+	"php":        {name: "php", get: php.GetLanguage},
+}
+
+var extLanguages = map[string]string{
+	".go":   "go",
+	".py":   "python",
+	".pyi":  "python",
+	".js":   "javascript",
+	".mjs":  "javascript",
+	".cjs":  "javascript",
+	".jsx":  "javascript",
+	".ts":   "typescript",
+	".mts":  "typescript",
+	".cts":  "typescript",
+	".tsx":  "tsx",
+	".rs":   "rust",
+	".java": "java",
+	".c":    "c",
+	".h":    "c",
+	".cc":   "cpp",
+	".cpp":  "cpp",
+	".cxx":  "cpp",
+	".c++":  "cpp",
+	".hh":   "cpp",
+	".hpp":  "cpp",
+	".hxx":  "cpp",
+	".h++":  "cpp",
+	".rb":   "ruby",
+	".cs":   "csharp",
+	".php":  "php",
+}
+
+// LanguageOf returns the tags language of a path by its extension, or "" when
+// the repo map has no grammar for it.
+func LanguageOf(rel string) string {
+	return extLanguages[strings.ToLower(path.Ext(rel))]
+}
+
+// Languages lists the supported language names.
+func Languages() []string {
+	return []string{"c", "cpp", "csharp", "go", "java", "javascript", "php", "python", "ruby", "rust", "tsx", "typescript"}
+}
+
+// load compiles the language's tags query once.
+func (l *language) load() error {
+	l.once.Do(func() {
+		l.lang = l.get()
+		src, err := queryFS.ReadFile("queries/" + l.name + "-tags.scm")
+		if err != nil {
+			l.err = fmt.Errorf("repomap: no tags query for %s: %w", l.name, err)
+			return
+		}
+		q, err := sitter.NewQuery(src, l.lang)
+		if err != nil {
+			l.err = fmt.Errorf("repomap: compiling %s tags query: %w", l.name, err)
+			return
+		}
+		l.query = q
+		n := q.CaptureCount()
+		l.roles = make([]captureRole, n)
+		l.kinds = make([]string, n)
+		for i := uint32(0); i < n; i++ {
+			name := q.CaptureNameForId(i)
+			switch {
+			case name == "name":
+				l.roles[i] = roleName
+			case name == "receiver":
+				l.roles[i] = roleReceiver
+			case name == "scope" || strings.HasPrefix(name, "scope."):
+				l.roles[i] = roleScope
+				l.kinds[i] = strings.TrimPrefix(strings.TrimPrefix(name, "scope"), ".")
+			case strings.HasPrefix(name, "definition."):
+				l.roles[i] = roleDef
+				l.kinds[i] = strings.TrimPrefix(name, "definition.")
+			case strings.HasPrefix(name, "reference."):
+				l.roles[i] = roleRef
+				l.kinds[i] = strings.TrimPrefix(name, "reference.")
+			}
+		}
+		l.parsers.New = func() any {
+			p := sitter.NewParser()
+			p.SetLanguage(l.lang)
+			p.SetOperationLimit(int(ParseTimeout / time.Microsecond))
+			return p
+		}
+		l.cursors.New = func() any { return sitter.NewQueryCursor() }
+	})
+	return l.err
+}

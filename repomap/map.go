@@ -1,0 +1,477 @@
+// Package repomap builds the repository map: definitions and references
+// extracted with tree-sitter tags queries (queries/<lang>-tags.scm), a
+// reference graph ranked with personalized PageRank toward the question's
+// focus, and a rendering of the top definitions fitted to a token budget.
+//
+// A Map is built once from a workspace (parallel parse, per-file tags cached
+// by content hash under a cache directory so a warm start does not
+// re-parse), then kept current with Update/Remove/Refresh (editor overlays,
+// watcher events) or Watch. Ranking is recomputed lazily on the next Render.
+package repomap
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"runtime"
+	"sort"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/cairn-dev/cairn/workspace"
+)
+
+// SkipReason says why a file is not in the map.
+type SkipReason string
+
+const (
+	SkipIgnored     SkipReason = "ignored"      // .gitignore / .cairnignore
+	SkipVendored    SkipReason = "vendored"     // vendor/, third_party/, ...
+	SkipOversized   SkipReason = "oversized"    // larger than Options.MaxFileSize
+	SkipBinary      SkipReason = "binary"       // NUL byte in the head
+	SkipUnsupported SkipReason = "unsupported"  // no grammar for the extension
+	SkipGenerated   SkipReason = "generated"    // "Code generated ... DO NOT EDIT", @generated, *.min.js
+	SkipInvalidUTF8 SkipReason = "invalid-utf8" // not valid UTF-8
+	SkipLongLine    SkipReason = "long-line"    // a line longer than Options.MaxLineLength (minified)
+	SkipParseFailed SkipReason = "parse-failed" // tree-sitter gave no tree (timeout)
+	SkipUnreadable  SkipReason = "unreadable"   // permission or I/O error
+	SkipDeleted     SkipReason = "deleted"      // listed by the walk, gone when read
+)
+
+// Options configure a Map. The zero value is usable.
+type Options struct {
+	// CacheDir holds the tags cache (one file, tags.gob); "" disables it.
+	CacheDir string
+	// MaxFileSize skips larger files; default 1 MiB.
+	MaxFileSize int64
+	// MaxLineLength skips files with a longer line (minified code); default 8 KiB.
+	MaxLineLength int
+	// Workers parse in parallel; default GOMAXPROCS.
+	Workers int
+	// OnParse, when set, is called with every freshly parsed file (not
+	// with ones loaded from the cache), e.g. to hand Decls to the search
+	// index from the same parse. It must not call back into the Map.
+	OnParse func(*FileTags)
+}
+
+// BuildStats describes one Build.
+type BuildStats struct {
+	Files    int // files in the map
+	Parsed   int // parsed in this build
+	Cached   int // reused from the cache or the previous build
+	Skipped  map[SkipReason]int
+	Duration time.Duration
+}
+
+type entry struct {
+	Rel  string
+	Size int64
+	Mod  int64
+	Hash string     // content hash ("" when skipped before hashing)
+	Skip SkipReason // non-empty: the file is known and skipped
+	Tags *FileTags  // nil when skipped
+}
+
+// Map is the repository map of one workspace. It is safe for concurrent use.
+type Map struct {
+	ws   *workspace.Workspace
+	opts Options
+
+	mu         sync.RWMutex
+	files      map[string]*entry // rel → entry (parsed and skipped-after-read files)
+	walkSkips  map[SkipReason]int
+	transient  map[SkipReason]int // unreadable/deleted/parse-failed in the last build
+	gen        uint64
+	cacheGen   uint64 // gen last saved to the cache
+	cacheRead  bool
+	graph      *graph
+	rankCache  []*ranking
+	tokenCache map[string]int
+
+	// readFile reads a file for parsing; tests replace it to inject errors.
+	readFile func(abs string) ([]byte, error)
+}
+
+// New returns an empty Map for ws; call Build to fill it.
+func New(ws *workspace.Workspace, opts Options) *Map {
+	if opts.MaxFileSize <= 0 {
+		opts.MaxFileSize = 1 << 20
+	}
+	if opts.MaxLineLength <= 0 {
+		opts.MaxLineLength = 8 << 10
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = runtime.GOMAXPROCS(0)
+	}
+	m := &Map{
+		ws:         ws,
+		opts:       opts,
+		files:      map[string]*entry{},
+		walkSkips:  map[SkipReason]int{},
+		transient:  map[SkipReason]int{},
+		tokenCache: map[string]int{},
+	}
+	m.readFile = m.readOverlay
+	return m
+}
+
+// readOverlay returns the editor's copy of a file when it is open, else the disk.
+func (m *Map) readOverlay(abs string) ([]byte, error) {
+	if doc, ok := m.ws.Docs.Get(abs); ok {
+		return []byte(doc.Text), nil
+	}
+	return os.ReadFile(abs)
+}
+
+// Build walks the workspace and brings the map up to date: files whose size
+// and mtime match the cache (or the previous build) are reused without being
+// read, files whose content hash matches are reused without being parsed,
+// the rest are parsed in parallel. The cache is saved when it changed.
+func (m *Map) Build(ctx context.Context) (BuildStats, error) {
+	start := time.Now()
+	m.mu.Lock()
+	if !m.cacheRead {
+		m.cacheRead = true
+		if cached, err := m.loadCache(); err == nil && len(m.files) == 0 {
+			m.files = cached
+		}
+	}
+	prev := m.files
+	m.mu.Unlock()
+
+	walked, ws := m.ws.Walk(workspace.WalkOptions{MaxFileSize: m.opts.MaxFileSize})
+	stats := BuildStats{Skipped: map[SkipReason]int{}}
+	walkSkips := map[SkipReason]int{}
+	for r, n := range ws.Skipped {
+		walkSkips[SkipReason(r)] += n
+	}
+
+	next := make(map[string]*entry, len(walked))
+	var todo []workspace.File
+	for _, f := range walked {
+		if LanguageOf(f.Rel) == "" {
+			walkSkips[SkipUnsupported]++
+			continue
+		}
+		if e := prev[f.Rel]; e != nil && e.Size == f.Size && e.Mod == f.Mod && !m.hasOverlay(f.Abs) {
+			next[f.Rel] = e
+			stats.Cached++
+			continue
+		}
+		todo = append(todo, f)
+	}
+
+	type result struct {
+		e      *entry
+		reason SkipReason // transient failure: no entry
+		fresh  bool
+	}
+	results := make([]result, len(todo))
+	var wg sync.WaitGroup
+	work := make(chan int)
+	for w := 0; w < m.opts.Workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				f := todo[i]
+				e, reason, fresh := m.load(ctx, f, prev[f.Rel])
+				results[i] = result{e, reason, fresh}
+			}
+		}()
+	}
+feed:
+	for i := range todo {
+		select {
+		case work <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(work)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return stats, err
+	}
+	transient := map[SkipReason]int{}
+	for _, r := range results {
+		switch {
+		case r.e != nil:
+			next[r.e.Rel] = r.e
+			if r.fresh {
+				stats.Parsed++
+				if m.opts.OnParse != nil && r.e.Tags != nil {
+					m.opts.OnParse(r.e.Tags)
+				}
+			} else {
+				stats.Cached++
+			}
+		case r.reason != "":
+			transient[r.reason]++
+		}
+	}
+
+	m.mu.Lock()
+	m.files = next
+	m.walkSkips = walkSkips
+	m.transient = transient
+	m.gen++
+	m.graph = nil
+	m.rankCache = nil
+	if stats.Parsed == 0 && len(next) == len(prev) && m.cacheGen == 0 {
+		m.cacheGen = m.gen // loaded from an up-to-date cache: nothing to save
+	}
+	m.mu.Unlock()
+
+	st := m.Stats()
+	stats.Files = st.Files
+	stats.Skipped = st.Skipped
+	if err := m.SaveCache(); err != nil {
+		stats.Duration = time.Since(start)
+		return stats, err
+	}
+	stats.Duration = time.Since(start)
+	return stats, nil
+}
+
+func (m *Map) hasOverlay(abs string) bool {
+	_, ok := m.ws.Docs.Get(abs)
+	return ok
+}
+
+// load reads and parses one file. It returns an entry (parsed or skipped
+// for a lasting reason), or a transient reason with no entry.
+func (m *Map) load(ctx context.Context, f workspace.File, prev *entry) (*entry, SkipReason, bool) {
+	content, err := m.readFile(f.Abs)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, SkipDeleted, false
+		}
+		return nil, SkipUnreadable, false
+	}
+	e := &entry{Rel: f.Rel, Size: f.Size, Mod: f.Mod}
+	if r := m.classify(f.Rel, content); r != "" {
+		e.Skip = r
+		return e, "", false
+	}
+	hash := workspace.Hash(string(content))
+	if prev != nil && prev.Hash == hash && prev.Tags != nil {
+		e.Hash, e.Tags = hash, prev.Tags
+		return e, "", false
+	}
+	ft, err := parseFile(ctx, f.Rel, content)
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			return nil, "", false
+		}
+		return nil, SkipParseFailed, false
+	}
+	e.Hash, e.Tags = ft.Hash, ft
+	return e, "", true
+}
+
+var generatedMarkers = [][]byte{[]byte("DO NOT EDIT"), []byte("@generated"), []byte("<auto-generated")}
+
+// classify returns why content should not be parsed, or "".
+func (m *Map) classify(rel string, content []byte) SkipReason {
+	if workspace.IsBinary(content) {
+		return SkipBinary
+	}
+	if !utf8.Valid(content) {
+		return SkipInvalidUTF8
+	}
+	if isGenerated(rel, content) {
+		return SkipGenerated
+	}
+	line := 0
+	for len(content) > 0 {
+		i := bytes.IndexByte(content, '\n')
+		if i < 0 {
+			i = len(content)
+		}
+		if i > line {
+			line = i
+		}
+		if line > m.opts.MaxLineLength {
+			return SkipLongLine
+		}
+		if i == len(content) {
+			break
+		}
+		content = content[i+1:]
+	}
+	return ""
+}
+
+// isGenerated follows the Go convention ("// Code generated ... DO NOT
+// EDIT." in a comment before the code) and common markers of other tools in
+// the first lines, plus minified-file names.
+func isGenerated(rel string, content []byte) bool {
+	if bytes.HasSuffix([]byte(rel), []byte(".min.js")) || bytes.HasSuffix([]byte(rel), []byte(".min.css")) {
+		return true
+	}
+	head := content
+	if len(head) > 4096 {
+		head = head[:4096]
+	}
+	for _, line := range bytes.SplitN(head, []byte{'\n'}, 40) {
+		t := bytes.TrimSpace(line)
+		if !(bytes.HasPrefix(t, []byte("//")) || bytes.HasPrefix(t, []byte("#")) || bytes.HasPrefix(t, []byte("/*")) || bytes.HasPrefix(t, []byte("*")) || bytes.HasPrefix(t, []byte("<!--"))) {
+			continue
+		}
+		if bytes.Contains(t, []byte("Code generated")) && bytes.Contains(t, []byte("DO NOT EDIT")) {
+			return true
+		}
+		for _, mk := range generatedMarkers[1:] {
+			if bytes.Contains(t, mk) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Update re-parses one file from the given content (an editor overlay or a
+// watcher event) and marks the ranking stale. Unsupported paths are ignored.
+func (m *Map) Update(rel string, content []byte) error {
+	if LanguageOf(rel) == "" {
+		return nil
+	}
+	e := &entry{Rel: rel, Size: int64(len(content))}
+	if st, err := os.Stat(m.ws.Abs(rel)); err == nil && st.Size() == int64(len(content)) {
+		e.Mod = st.ModTime().UnixNano()
+	}
+	if r := m.classify(rel, content); r != "" {
+		e.Skip = r
+	} else {
+		m.mu.RLock()
+		old := m.files[rel]
+		m.mu.RUnlock()
+		hash := workspace.Hash(string(content))
+		if old != nil && old.Tags != nil && old.Hash == hash {
+			m.mu.Lock()
+			old.Size, old.Mod = e.Size, e.Mod
+			m.mu.Unlock()
+			return nil
+		}
+		ft, err := parseFile(context.Background(), rel, content)
+		if err != nil {
+			m.Remove(rel)
+			return err
+		}
+		e.Hash, e.Tags = ft.Hash, ft
+		if m.opts.OnParse != nil {
+			m.opts.OnParse(ft)
+		}
+	}
+	m.mu.Lock()
+	m.files[rel] = e
+	m.changedLocked()
+	m.mu.Unlock()
+	return nil
+}
+
+// Remove drops a file from the map.
+func (m *Map) Remove(rel string) {
+	m.mu.Lock()
+	if _, ok := m.files[rel]; ok {
+		delete(m.files, rel)
+		m.changedLocked()
+	}
+	m.mu.Unlock()
+}
+
+// Refresh re-reads the given workspace-relative files (overlay first, then
+// disk) and updates or removes them: what a watcher calls after events.
+func (m *Map) Refresh(rels ...string) {
+	for _, rel := range rels {
+		abs := m.ws.Abs(rel)
+		if m.ws.Ignored(rel) || LanguageOf(rel) == "" {
+			m.Remove(rel)
+			continue
+		}
+		st, err := os.Stat(abs)
+		if err != nil && !m.hasOverlay(abs) {
+			m.Remove(rel)
+			continue
+		}
+		if err == nil && (!st.Mode().IsRegular() || st.Size() > m.opts.MaxFileSize) {
+			m.Remove(rel)
+			continue
+		}
+		content, err := m.readFile(abs)
+		if err != nil {
+			m.Remove(rel)
+			continue
+		}
+		_ = m.Update(rel, content)
+	}
+}
+
+func (m *Map) changedLocked() {
+	m.gen++
+	m.graph = nil
+	m.rankCache = nil
+}
+
+// Stats describes the map's current content.
+type Stats struct {
+	Files   int // files with tags
+	Defs    int
+	Refs    int // distinct (file, name) references
+	Skipped map[SkipReason]int
+}
+
+// Stats counts the files in the map and the skipped ones by reason.
+func (m *Map) Stats() Stats {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	st := Stats{Skipped: map[SkipReason]int{}}
+	for r, n := range m.walkSkips {
+		st.Skipped[r] += n
+	}
+	for r, n := range m.transient {
+		st.Skipped[r] += n
+	}
+	for _, e := range m.files {
+		if e.Tags == nil {
+			st.Skipped[e.Skip]++
+			continue
+		}
+		st.Files++
+		st.Defs += len(e.Tags.Defs)
+		st.Refs += len(e.Tags.Refs)
+	}
+	return st
+}
+
+// Tags returns the tags of one file.
+func (m *Map) Tags(rel string) (*FileTags, bool) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	e := m.files[rel]
+	if e == nil || e.Tags == nil {
+		return nil, false
+	}
+	return e.Tags, true
+}
+
+// Each calls fn for every file with tags, in path order (e.g. to seed the
+// search index with Decls from a warm start). fn must not call the Map.
+func (m *Map) Each(fn func(*FileTags)) {
+	m.mu.RLock()
+	tags := make([]*FileTags, 0, len(m.files))
+	for _, e := range m.files {
+		if e.Tags != nil {
+			tags = append(tags, e.Tags)
+		}
+	}
+	m.mu.RUnlock()
+	sort.Slice(tags, func(i, j int) bool { return tags[i].Path < tags[j].Path })
+	for _, t := range tags {
+		fn(t)
+	}
+}

@@ -1,0 +1,531 @@
+package repomap
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/tokencount"
+	"github.com/cairn-dev/cairn/workspace"
+)
+
+func writeFiles(t testing.TB, root string, files map[string]string) {
+	t.Helper()
+	for rel, content := range files {
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func newMap(t testing.TB, root string, opts Options) *Map {
+	t.Helper()
+	ws, err := workspace.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return New(ws, opts)
+}
+
+func build(t testing.TB, m *Map) BuildStats {
+	t.Helper()
+	st, err := m.Build(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// smallRepo is a three-package Go project: app uses billing's ComputeInvoiceTotal
+// heavily; util is unrelated.
+var smallRepo = map[string]string{
+	"billing/invoice.go": `package billing
+
+// Invoice is a bill.
+type Invoice struct{ Lines []Line }
+
+type Line struct{ Amount int }
+
+// ComputeInvoiceTotal sums the lines.
+func ComputeInvoiceTotal(inv *Invoice) int {
+	t := 0
+	for _, l := range inv.Lines {
+		t += l.Amount
+	}
+	return t
+}
+
+func (inv *Invoice) AddLine(l Line) { inv.Lines = append(inv.Lines, l) }
+`,
+	"app/main.go": `package app
+
+import "example.com/billing"
+
+func Run() int {
+	inv := &billing.Invoice{}
+	inv.AddLine(billing.Line{Amount: 1})
+	a := billing.ComputeInvoiceTotal(inv)
+	b := billing.ComputeInvoiceTotal(inv)
+	return a + b + helperForRun()
+}
+
+func helperForRun() int { return 0 }
+`,
+	"util/strings.go": `package util
+
+func ReverseString(s string) string { return s }
+
+func PadLeftString(s string, n int) string { return s }
+`,
+	"util/strings_user.go": `package util
+
+func UseStrings() string { return ReverseString(PadLeftString("x", 2)) }
+`,
+	"web/page.py": `class Page:
+    def render(self):
+        return self.title()
+
+    def title(self):
+        return "t"
+`,
+}
+
+func TestBuildStatsAndTags(t *testing.T) {
+	root := t.TempDir()
+	files := map[string]string{"README.md": "# hi\n", ".gitignore": "ignored/\n", "ignored/x.go": "package x\nfunc Hidden() {}\n"}
+	for k, v := range smallRepo {
+		files[k] = v
+	}
+	writeFiles(t, root, files)
+	m := newMap(t, root, Options{})
+	st := build(t, m)
+	if st.Files != len(smallRepo) || st.Parsed != len(smallRepo) {
+		t.Errorf("files=%d parsed=%d, want %d", st.Files, st.Parsed, len(smallRepo))
+	}
+	if st.Skipped[SkipIgnored] != 1 {
+		t.Errorf("ignored = %d, want 1 (%v)", st.Skipped[SkipIgnored], st.Skipped)
+	}
+	if st.Skipped[SkipUnsupported] < 1 {
+		t.Errorf("unsupported = %d, want README.md and .gitignore counted (%v)", st.Skipped[SkipUnsupported], st.Skipped)
+	}
+	if got := m.DefinitionsOf([]string{"Hidden"}); len(got) != 0 {
+		t.Errorf("ignored file was indexed: %v", got)
+	}
+	defs := m.DefinitionsOf([]string{"ComputeInvoiceTotal", "Invoice.AddLine", "Page.render"})
+	var got []string
+	for _, d := range defs {
+		got = append(got, fmt.Sprintf("%s:%d-%d %s %s", d.Path, d.Line, d.EndLine, d.Kind, d.Name))
+	}
+	want := []string{
+		"billing/invoice.go:9-15 function ComputeInvoiceTotal",
+		"billing/invoice.go:17-17 method AddLine",
+		"web/page.py:2-3 method render",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("DefinitionsOf = %q, want %q", got, want)
+	}
+	sym, ok := m.EnclosingSymbol("billing/invoice.go", 12)
+	if !ok || sym.Name != "ComputeInvoiceTotal" {
+		t.Errorf("EnclosingSymbol(line 12) = %+v, %v", sym, ok)
+	}
+	sym, ok = m.EnclosingSymbol("web/page.py", 6)
+	if !ok || sym.Name != "title" || sym.Scope != "Page" {
+		t.Errorf("EnclosingSymbol(page.py:6) = %+v, %v", sym, ok)
+	}
+	if _, ok := m.EnclosingSymbol("billing/invoice.go", 1); ok {
+		t.Error("EnclosingSymbol on the package line found a symbol")
+	}
+	var decls []string
+	m.Each(func(ft *FileTags) {
+		for _, d := range ft.Decls {
+			decls = append(decls, d.Path+" "+d.Symbol)
+		}
+	})
+	if !contains(decls, "billing/invoice.go Invoice.AddLine") || !contains(decls, "web/page.py Page") || contains(decls, "web/page.py render") {
+		t.Errorf("decls = %q", decls)
+	}
+}
+
+func contains(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func TestRankFollowsFocus(t *testing.T) {
+	root := t.TempDir()
+	writeFiles(t, root, smallRepo)
+	m := newMap(t, root, Options{})
+	build(t, m)
+
+	firstFile := func(f Focus) string {
+		out, _ := m.Render(f, 40)
+		return strings.SplitN(out, "\n", 2)[0]
+	}
+	// Focus on app/main.go: billing (what it uses) must outrank util.
+	out, _ := m.Render(Focus{Files: []string{"app/main.go"}}, 1000)
+	bi := strings.Index(out, "billing/invoice.go:")
+	ui := strings.Index(out, "util/strings.go:")
+	if bi < 0 || (ui >= 0 && ui < bi) {
+		t.Errorf("focus app/main.go: billing should come before util:\n%s", out)
+	}
+	ci := strings.Index(out, "ComputeInvoiceTotal")
+	ai := strings.Index(out, "AddLine")
+	if ci < 0 || ai < 0 {
+		t.Errorf("missing billing definitions:\n%s", out)
+	}
+	// Focus on util: util's definitions come first instead.
+	if got := firstFile(Focus{Files: []string{"util/strings_user.go"}}); got != "util/strings.go:" {
+		t.Errorf("focus util/strings_user.go: first file %q, want util/strings.go:", got)
+	}
+	// A mentioned name pulls its definition to the top.
+	if got := firstFile(Focus{Mentioned: []string{"Page"}}); got != "web/page.py:" {
+		t.Errorf("mentioned Page: first file %q", got)
+	}
+	if got := firstFile(Focus{Identifiers: []string{"ReverseString"}}); got != "util/strings.go:" {
+		t.Errorf("identifier ReverseString: first file %q", got)
+	}
+}
+
+// bigRepo generates nFiles Go files with cross references.
+func bigRepo(nFiles, nFuncs int) map[string]string {
+	files := map[string]string{}
+	for f := 0; f < nFiles; f++ {
+		var b strings.Builder
+		fmt.Fprintf(&b, "package p%d\n\n", f%5)
+		fmt.Fprintf(&b, "type Service%d struct{ n int }\n\n", f)
+		for i := 0; i < nFuncs; i++ {
+			fmt.Fprintf(&b, "// Handler%d_%d does work.\nfunc (s *Service%d) Handler%d_%d(input string, count int) (string, error) {\n", f, i, f, f, i)
+			fmt.Fprintf(&b, "\treturn Helper%d_%d(input), nil\n}\n\n", (f*7+i)%nFiles, i%3)
+		}
+		for i := 0; i < 3; i++ {
+			fmt.Fprintf(&b, "func Helper%d_%d(s string) string { return s }\n", f, i)
+		}
+		files[fmt.Sprintf("pkg%d/file%d.go", f%5, f)] = b.String()
+	}
+	return files
+}
+
+func TestRenderBudget(t *testing.T) {
+	root := t.TempDir()
+	writeFiles(t, root, bigRepo(40, 12))
+	m := newMap(t, root, Options{})
+	build(t, m)
+	all, _ := m.Render(Focus{}, 1<<30)
+	total := tokencount.Count(all)
+	if total < 2000 {
+		t.Fatalf("fixture too small: %d tokens", total)
+	}
+	for _, budget := range []int{20, 60, 100, 250, 500, 1000, 1500, total - 1, total, total + 500} {
+		for _, f := range []Focus{{}, {Files: []string{"pkg1/file6.go"}}, {Mentioned: []string{"Helper3_1"}}} {
+			out, st := m.Render(f, budget)
+			n := tokencount.Count(out)
+			if n > budget {
+				t.Errorf("budget %d focus %v: %d tokens, over", budget, f, n)
+			}
+			if n != st.Tokens {
+				t.Errorf("stats say %d tokens, text has %d", st.Tokens, n)
+			}
+			if budget >= 100 {
+				want := budget
+				if total < want {
+					want = total
+				}
+				if float64(n) < 0.85*float64(want) {
+					t.Errorf("budget %d focus %v: %d tokens, more than 15%% under (material %d)", budget, f, n, total)
+				}
+			}
+			again, _ := m.Render(f, budget)
+			if again != out {
+				t.Errorf("budget %d: render not deterministic", budget)
+			}
+		}
+	}
+	// A fresh map over the same files renders the same text.
+	m2 := newMap(t, root, Options{Workers: 1})
+	build(t, m2)
+	a, _ := m.Render(Focus{Files: []string{"pkg2/file7.go"}}, 800)
+	b, _ := m2.Render(Focus{Files: []string{"pkg2/file7.go"}}, 800)
+	if a != b {
+		t.Errorf("different maps of the same files render differently:\n%s\n---\n%s", a, b)
+	}
+	if out, _ := m.Render(Focus{}, 0); out != "" {
+		t.Errorf("zero budget rendered %q", out)
+	}
+}
+
+func TestRenderKeepsClassContext(t *testing.T) {
+	root := t.TempDir()
+	writeFiles(t, root, map[string]string{
+		"models.py": "class User:\n    def save(self):\n        pass\n\n    def load_everything_now(self):\n        pass\n",
+		"main.py":   "from models import User\n\ndef run():\n    User().load_everything_now()\n    User().load_everything_now()\n",
+	})
+	m := newMap(t, root, Options{})
+	build(t, m)
+	want := "models.py:\n   1: class User:\n   5:   def load_everything_now(self):\n"
+	out, _ := m.Render(Focus{Files: []string{"main.py"}}, tokencount.Count(want))
+	if !strings.Contains(out, want) {
+		t.Errorf("render lost class context; want %q in:\n%s", want, out)
+	}
+}
+
+func TestWarmCache(t *testing.T) {
+	root := t.TempDir()
+	cache := t.TempDir()
+	writeFiles(t, root, smallRepo)
+	writeFiles(t, root, map[string]string{"gen.go": "// Code generated by x. DO NOT EDIT.\n\npackage gen\n"})
+	m1 := newMap(t, root, Options{CacheDir: cache})
+	st1 := build(t, m1)
+	if st1.Parsed != len(smallRepo) {
+		t.Fatalf("cold build parsed %d", st1.Parsed)
+	}
+	if _, err := os.Stat(filepath.Join(cache, cacheName)); err != nil {
+		t.Fatalf("no cache written: %v", err)
+	}
+	var parsedAgain []string
+	m2 := newMap(t, root, Options{CacheDir: cache, OnParse: func(ft *FileTags) { parsedAgain = append(parsedAgain, ft.Path) }})
+	m2.readFile = func(abs string) ([]byte, error) {
+		t.Errorf("warm start read %s", abs)
+		return os.ReadFile(abs)
+	}
+	st2 := build(t, m2)
+	if st2.Parsed != 0 || st2.Cached != len(smallRepo)+1 || len(parsedAgain) != 0 {
+		t.Errorf("warm start: parsed %d cached %d (%v)", st2.Parsed, st2.Cached, parsedAgain)
+	}
+	if st2.Skipped[SkipGenerated] != 1 {
+		t.Errorf("generated file not remembered as skipped: %v", st2.Skipped)
+	}
+	for rel := range smallRepo {
+		a, _ := m1.Tags(rel)
+		b, ok := m2.Tags(rel)
+		if !ok || !reflect.DeepEqual(a, b) {
+			t.Errorf("%s: cached tags differ", rel)
+		}
+	}
+	a, _ := m1.Render(Focus{Files: []string{"app/main.go"}}, 500)
+	b, _ := m2.Render(Focus{Files: []string{"app/main.go"}}, 500)
+	if a != b {
+		t.Errorf("warm render differs:\n%s\n---\n%s", a, b)
+	}
+
+	// Touch a file without changing it: read and hashed, not parsed.
+	p := filepath.Join(root, "util/strings.go")
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(p, later, later); err != nil {
+		t.Fatal(err)
+	}
+	// Change another one: parsed.
+	writeFiles(t, root, map[string]string{"app/main.go": smallRepo["app/main.go"] + "\nfunc Extra() {}\n"})
+	m3 := newMap(t, root, Options{CacheDir: cache})
+	st3 := build(t, m3)
+	if st3.Parsed != 1 {
+		t.Errorf("after one change: parsed %d, want 1", st3.Parsed)
+	}
+	if len(m3.DefinitionsOf([]string{"Extra"})) != 1 {
+		t.Error("changed file's new definition missing")
+	}
+
+	// A corrupt cache is ignored, not fatal.
+	if err := os.WriteFile(filepath.Join(cache, cacheName), []byte("garbage"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m4 := newMap(t, root, Options{CacheDir: cache})
+	if st := build(t, m4); st.Parsed != len(smallRepo) {
+		t.Errorf("corrupt cache: parsed %d", st.Parsed)
+	}
+}
+
+func TestUpdateAndRemove(t *testing.T) {
+	root := t.TempDir()
+	writeFiles(t, root, smallRepo)
+	m := newMap(t, root, Options{})
+	build(t, m)
+	before, _ := m.Render(Focus{Files: []string{"app/main.go"}}, 400)
+
+	src := smallRepo["util/strings.go"] + "\nfunc BrandNewFunction() {}\n"
+	if err := m.Update("util/strings.go", []byte(src)); err != nil {
+		t.Fatal(err)
+	}
+	if d := m.DefinitionsOf([]string{"BrandNewFunction"}); len(d) != 1 || d[0].Line != 7 {
+		t.Errorf("after Update: %+v", d)
+	}
+	out, _ := m.Render(Focus{Mentioned: []string{"BrandNewFunction"}}, 400)
+	if !strings.Contains(out, "func BrandNewFunction()") {
+		t.Errorf("render after Update misses the new function:\n%s", out)
+	}
+	// A new file through Update (an unsaved editor buffer).
+	if err := m.Update("app/extra.go", []byte("package app\nfunc ExtraFromOverlay() {}\n")); err != nil {
+		t.Fatal(err)
+	}
+	if len(m.DefinitionsOf([]string{"ExtraFromOverlay"})) != 1 {
+		t.Error("new file not added")
+	}
+	m.Remove("billing/invoice.go")
+	if d := m.DefinitionsOf([]string{"ComputeInvoiceTotal"}); len(d) != 0 {
+		t.Errorf("after Remove: %+v", d)
+	}
+	after, _ := m.Render(Focus{Files: []string{"app/main.go"}}, 400)
+	if after == before || strings.Contains(after, "billing/invoice.go") {
+		t.Errorf("render after Remove still shows the file:\n%s", after)
+	}
+	// Refresh from disk brings it back.
+	m.Refresh("billing/invoice.go")
+	if d := m.DefinitionsOf([]string{"ComputeInvoiceTotal"}); len(d) != 1 {
+		t.Errorf("after Refresh: %+v", d)
+	}
+	// Refresh of a deleted file removes it.
+	os.Remove(filepath.Join(root, "util/strings_user.go"))
+	m.Refresh("util/strings_user.go")
+	if d := m.DefinitionsOf([]string{"UseStrings"}); len(d) != 0 {
+		t.Errorf("deleted file still defines UseStrings: %+v", d)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	root := t.TempDir()
+	huge := "package huge\nvar X = \"" + strings.Repeat("a", 20000) + "\"\n"
+	writeFiles(t, root, map[string]string{
+		"ok.go":           "package ok\nfunc Fine() {}\n",
+		"broken.go":       "package broken\n\nfunc Good() int { return 1 }\n\nfunc Bad() { x := ; if {\n}\n\nfunc AlsoGood() {}\n",
+		"latin1.py":       "def f():\n    return '\xe9t\xe9'\n",
+		"minified.js":     "function a(){" + strings.Repeat("x();", 5000) + "}\n",
+		"huge.go":         huge,
+		"bin.c":           "int main() { return 0; }\x00\x01\x02",
+		"gen.go":          "// Code generated by stringer; DO NOT EDIT.\n\npackage gen\nfunc Gen() {}\n",
+		"big.go":          "package big\n// " + strings.Repeat("b", 3000) + "\nfunc Big() {}\n",
+		"vendor/v/v.go":   "package v\nfunc Vendored() {}\n",
+		"gone.go":         "package gone\nfunc Gone() {}\n",
+		"secret/locked.go": "package locked\nfunc Locked() {}\n",
+	})
+	// A symlink loop and a dangling link: never followed.
+	if err := os.Symlink(root, filepath.Join(root, "loop")); err != nil {
+		t.Fatal(err)
+	}
+	os.Symlink(filepath.Join(root, "nowhere"), filepath.Join(root, "dangling.go"))
+
+	m := newMap(t, root, Options{MaxFileSize: 2048, MaxLineLength: 4096})
+	read := m.readFile
+	m.readFile = func(abs string) ([]byte, error) {
+		switch filepath.Base(abs) {
+		case "gone.go": // deleted between the walk and the read
+			os.Remove(abs)
+		case "locked.go": // unreadable (tests may run as root, so inject it)
+			return nil, &fs.PathError{Op: "open", Path: abs, Err: fs.ErrPermission}
+		}
+		return read(abs)
+	}
+	done := make(chan BuildStats)
+	go func() { done <- build(t, m) }()
+	var st BuildStats
+	select {
+	case st = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Build hung")
+	}
+	want := map[SkipReason]int{
+		SkipInvalidUTF8: 1, SkipLongLine: 1, SkipBinary: 1, SkipGenerated: 1,
+		SkipOversized: 2, // huge.go and minified.js exceed 2 KiB... see below
+		SkipVendored: 1, SkipDeleted: 1, SkipUnreadable: 1,
+	}
+	// huge.go (20 KB) and minified.js (20 KB) are over MaxFileSize; big.go
+	// (3 KB) too. Check the long-line rule on a small file separately.
+	want[SkipOversized] = 3
+	want[SkipLongLine] = 0
+	for r, n := range want {
+		if st.Skipped[r] != n {
+			t.Errorf("skipped[%s] = %d, want %d (all: %v)", r, st.Skipped[r], n, st.Skipped)
+		}
+	}
+	if st.Files != 2 {
+		t.Errorf("files = %d, want 2 (ok.go, broken.go)", st.Files)
+	}
+	ft, ok := m.Tags("broken.go")
+	if !ok || !ft.SyntaxErrors {
+		t.Fatalf("broken.go: %+v %v", ft, ok)
+	}
+	var names []string
+	for _, d := range ft.Defs {
+		names = append(names, d.Name)
+	}
+	if !contains(names, "Good") || !contains(names, "AlsoGood") {
+		t.Errorf("broken.go kept %v, want Good and AlsoGood", names)
+	}
+
+	// Long lines, with a size limit that lets the file through.
+	m2 := newMap(t, root, Options{MaxLineLength: 4096})
+	st2 := build(t, m2)
+	if st2.Skipped[SkipLongLine] != 2 { // huge.go, minified.js
+		t.Errorf("long-line = %d, want 2 (%v)", st2.Skipped[SkipLongLine], st2.Skipped)
+	}
+	if len(m2.DefinitionsOf([]string{"Big"})) != 1 {
+		t.Error("big.go (long but fine) missing")
+	}
+}
+
+func TestParseFileHostileContent(t *testing.T) {
+	for name, src := range map[string]string{
+		"empty.go":    "",
+		"nul.py":      "def f():\x00\n",
+		"invalid.rs":  "fn \xff\xfe() {}\n",
+		"deep.js":     strings.Repeat("(", 5000) + strings.Repeat(")", 5000),
+		"unclosed.ts": "class A { m() { ",
+	} {
+		ft, err := ParseFile(name, []byte(src))
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		for _, d := range ft.Defs {
+			if !utf8Valid(d.Name) || !utf8Valid(d.Signature) {
+				t.Errorf("%s: invalid UTF-8 in %+v", name, d)
+			}
+		}
+	}
+	if _, err := ParseFile("x.txt", []byte("hi")); err == nil {
+		t.Error("unsupported extension parsed")
+	}
+}
+
+func utf8Valid(s string) bool { return strings.ToValidUTF8(s, "?") == s }
+
+func TestConcurrentUse(t *testing.T) {
+	root := t.TempDir()
+	writeFiles(t, root, bigRepo(10, 5))
+	m := newMap(t, root, Options{CacheDir: t.TempDir()})
+	build(t, m)
+	var wg sync.WaitGroup
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; i < 10; i++ {
+				switch (g + i) % 4 {
+				case 0:
+					m.Update(fmt.Sprintf("pkg%d/extra%d.go", g, i), []byte(fmt.Sprintf("package x\nfunc Extra%d_%d() {}\n", g, i)))
+				case 1:
+					m.Render(Focus{Files: []string{"pkg1/file1.go"}}, 300)
+				case 2:
+					m.DefinitionsOf([]string{"Helper1_1"})
+					m.EnclosingSymbol("pkg1/file1.go", 5)
+				case 3:
+					m.SaveCache()
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+}

@@ -1,0 +1,22 @@
+; Cairn tags query for Go. Capture conventions: see repomap/lang.go.
+
+(function_declaration name: (identifier) @name) @definition.function
+
+(method_declaration
+  receiver: (parameter_list) @receiver
+  name: (field_identifier) @name) @definition.method
+
+(type_spec name: (type_identifier) @name type: (struct_type)) @definition.struct
+(type_spec name: (type_identifier) @name type: (interface_type)) @definition.interface
+(type_spec name: (type_identifier) @name) @definition.type
+(type_alias name: (type_identifier) @name) @definition.type
+
+(method_elem name: (field_identifier) @name) @definition.method
+
+(source_file (const_declaration (const_spec name: (identifier) @name) @definition.constant))
+(source_file (var_declaration (var_spec name: (identifier) @name) @definition.variable))
+
+(call_expression function: (identifier) @name) @reference.call
+(call_expression function: (selector_expression field: (field_identifier) @name)) @reference.call
+(selector_expression field: (field_identifier) @name) @reference.member
+(type_identifier) @reference.type

@@ -1,0 +1,14 @@
+; Cairn tags query for Java. Capture conventions: see repomap/lang.go.
+
+(class_declaration name: (identifier) @name) @definition.class
+(record_declaration name: (identifier) @name) @definition.class
+(interface_declaration name: (identifier) @name) @definition.interface
+(annotation_type_declaration name: (identifier) @name) @definition.interface
+(enum_declaration name: (identifier) @name) @definition.enum
+(method_declaration name: (identifier) @name) @definition.method
+(constructor_declaration name: (identifier) @name) @definition.constructor
+(field_declaration declarator: (variable_declarator name: (identifier) @name)) @definition.field
+
+(method_invocation name: (identifier) @name) @reference.call
+(object_creation_expression type: (type_identifier) @name) @reference.class
+(type_identifier) @reference.type

@@ -1,0 +1,27 @@
+; Cairn tags query for JavaScript. Capture conventions: see repomap/lang.go.
+
+(function_declaration name: (identifier) @name) @definition.function
+(generator_function_declaration name: (identifier) @name) @definition.function
+(class_declaration name: (identifier) @name) @definition.class
+(method_definition name: (property_identifier) @name) @definition.method
+
+(variable_declarator
+  name: (identifier) @name
+  value: [(arrow_function) (function_expression) (generator_function)]) @definition.function
+(variable_declarator
+  name: (identifier) @name
+  value: (class)) @definition.class
+
+(assignment_expression
+  left: (member_expression property: (property_identifier) @name)
+  right: [(arrow_function) (function_expression)]) @definition.function
+
+(program (lexical_declaration (variable_declarator name: (identifier) @name) @definition.constant))
+(program (export_statement (lexical_declaration (variable_declarator name: (identifier) @name) @definition.constant)))
+
+(call_expression function: (identifier) @name) @reference.call
+(call_expression function: (member_expression property: (property_identifier) @name)) @reference.call
+(new_expression constructor: (identifier) @name) @reference.class
+(class_heritage (identifier) @name) @reference.class
+(jsx_opening_element name: (identifier) @name) @reference.class
+(jsx_self_closing_element name: (identifier) @name) @reference.class

@@ -1,0 +1,13 @@
+; Cairn tags query for Python. Capture conventions: see repomap/lang.go.
+
+(class_definition name: (identifier) @name) @definition.class
+(function_definition name: (identifier) @name) @definition.function
+
+(module (expression_statement (assignment left: (identifier) @name) @definition.variable))
+
+(call function: (identifier) @name) @reference.call
+(call function: (attribute attribute: (identifier) @name)) @reference.call
+(class_definition superclasses: (argument_list (identifier) @name)) @reference.class
+(class_definition superclasses: (argument_list (attribute attribute: (identifier) @name))) @reference.class
+(type (identifier) @reference.type)
+(decorator (identifier) @reference.call)

@@ -1,0 +1,23 @@
+; Cairn tags query for Rust. Capture conventions: see repomap/lang.go.
+
+(function_item name: (identifier) @name) @definition.function
+(function_signature_item name: (identifier) @name) @definition.function
+(struct_item name: (type_identifier) @name) @definition.struct
+(union_item name: (type_identifier) @name) @definition.struct
+(enum_item name: (type_identifier) @name) @definition.enum
+(trait_item name: (type_identifier) @name) @definition.trait
+(type_item name: (type_identifier) @name) @definition.type
+(const_item name: (identifier) @name) @definition.constant
+(static_item name: (identifier) @name) @definition.variable
+(mod_item name: (identifier) @name) @definition.module
+(macro_definition name: (identifier) @name) @definition.macro
+
+(impl_item type: (type_identifier) @name) @scope
+(impl_item type: (generic_type type: (type_identifier) @name)) @scope
+(impl_item type: (scoped_type_identifier name: (type_identifier) @name)) @scope
+
+(call_expression function: (identifier) @name) @reference.call
+(call_expression function: (field_expression field: (field_identifier) @name)) @reference.call
+(call_expression function: (scoped_identifier name: (identifier) @name)) @reference.call
+(macro_invocation macro: (identifier) @name) @reference.macro
+(type_identifier) @reference.type

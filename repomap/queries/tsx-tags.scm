@@ -1,0 +1,30 @@
+; Cairn tags query for TSX. Capture conventions: see repomap/lang.go.
+
+(function_declaration name: (identifier) @name) @definition.function
+(generator_function_declaration name: (identifier) @name) @definition.function
+(function_signature name: (identifier) @name) @definition.function
+(class_declaration name: (type_identifier) @name) @definition.class
+(abstract_class_declaration name: (type_identifier) @name) @definition.class
+(interface_declaration name: (type_identifier) @name) @definition.interface
+(type_alias_declaration name: (type_identifier) @name) @definition.type
+(enum_declaration name: (identifier) @name) @definition.enum
+(method_definition name: (property_identifier) @name) @definition.method
+(method_signature name: (property_identifier) @name) @definition.method
+(abstract_method_signature name: (property_identifier) @name) @definition.method
+(internal_module name: (identifier) @name) @definition.module
+(module name: (identifier) @name) @definition.module
+
+(variable_declarator
+  name: (identifier) @name
+  value: [(arrow_function) (function_expression) (generator_function)]) @definition.function
+
+(program (lexical_declaration (variable_declarator name: (identifier) @name) @definition.constant))
+(program (export_statement (lexical_declaration (variable_declarator name: (identifier) @name) @definition.constant)))
+
+(call_expression function: (identifier) @name) @reference.call
+(call_expression function: (member_expression property: (property_identifier) @name)) @reference.call
+(new_expression constructor: (identifier) @name) @reference.class
+(extends_clause value: (identifier) @name) @reference.class
+(type_identifier) @reference.type
+(jsx_opening_element name: (identifier) @name) @reference.class
+(jsx_self_closing_element name: (identifier) @name) @reference.class

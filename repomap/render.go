@@ -1,0 +1,253 @@
+package repomap
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cairn-dev/cairn/tokencount"
+)
+
+// RenderStats describes one Render.
+type RenderStats struct {
+	Budget     int // tokens asked for
+	Tokens     int // tokens of the returned text (tokencount.Count)
+	Files      int // files shown
+	Defs       int // ranked definitions shown (context lines not counted)
+	Candidates int // definitions that could have been shown
+	Rank       time.Duration
+	Duration   time.Duration // total, ranking included
+}
+
+// Render returns the repository map for focus fitted to tokens: the
+// top-ranked definitions grouped by file, each file's lines in source order
+// with their line numbers, indented by nesting, with the enclosing class,
+// impl or namespace line shown for members. The text never exceeds tokens
+// (counted with tokencount.Count) and, when there is enough material, is
+// within 15% under it. The output is a pure function of the map's content,
+// focus and tokens.
+//
+// Example:
+//
+//	repomap/map.go:
+//	  71: type Map struct {
+//	 108: func (m *Map) Build(ctx context.Context) (BuildStats, error) {
+//	pkg/models.py:
+//	  10: class User(Base):
+//	  25:   def save(self):
+func (m *Map) Render(focus Focus, tokens int) (string, RenderStats) {
+	start := time.Now()
+	g, r := m.rank(focus)
+	st := RenderStats{Budget: tokens, Candidates: len(r.defs), Rank: time.Since(start)}
+	if tokens <= 0 || len(r.defs) == 0 {
+		st.Duration = time.Since(start)
+		return "", st
+	}
+	rd := &renderer{m: m, g: g, r: r}
+
+	// Estimate how many of the ranked definitions fit by summing per-line
+	// token counts, then settle on the exact count of the rendered text.
+	est := rd.estimate(tokens)
+	nfiles := 0
+	fits := func(k int) (string, int, bool) {
+		s, f := rd.render(k)
+		nfiles = f
+		n := tokencount.Count(s)
+		return s, n, n <= tokens
+	}
+	var best string
+	bestN, bestK, bestF := 0, 0, 0
+	lo, hi := 0, len(r.defs)+1 // lo fits, hi does not (len+1: sentinel)
+	if est > 0 {
+		if s, n, ok := fits(est); ok {
+			best, bestN, bestK, bestF, lo = s, n, est, nfiles, est
+			// Gallop up: the estimate may be pessimistic.
+			step := est/16 + 1
+			for lo+1 < hi {
+				k := lo + step
+				if k >= hi {
+					k = hi - 1
+				}
+				if k <= lo {
+					break
+				}
+				s, n, ok := fits(k)
+				if !ok {
+					hi = k
+					break
+				}
+				best, bestN, bestK, bestF, lo = s, n, k, nfiles, k
+				step *= 2
+			}
+		} else {
+			hi = est
+		}
+	}
+	for lo+1 < hi {
+		mid := (lo + hi) / 2
+		s, n, ok := fits(mid)
+		if ok {
+			best, bestN, bestK, bestF, lo = s, n, mid, nfiles, mid
+		} else {
+			hi = mid
+		}
+	}
+	st.Tokens = bestN
+	st.Defs = bestK
+	st.Files = bestF
+	st.Duration = time.Since(start)
+	return best, st
+}
+
+type renderer struct {
+	m *Map
+	g *graph
+	r *ranking
+}
+
+type lineKey struct {
+	file int32
+	line int
+}
+
+// item is one rendered line.
+type item struct {
+	line  int
+	depth int
+	sig   string
+}
+
+// context returns the line of the definition or scope that encloses d as
+// its Scope, if it lives in the same file.
+func contextOf(t *FileTags, d *Def) (item, bool) {
+	if d.Scope == "" || d.Depth == 0 {
+		return item{}, false
+	}
+	for i := range t.Defs {
+		c := &t.Defs[i]
+		if c.Name == d.Scope && c.Depth == d.Depth-1 && c.Line <= d.Line && d.EndLine <= c.EndLine {
+			return item{c.NameLine, c.Depth, c.Signature}, true
+		}
+	}
+	for _, s := range t.Scopes {
+		if s.Name == d.Scope && s.Depth == d.Depth-1 && s.Line <= d.Line && d.EndLine <= s.EndLine {
+			return item{s.Line, s.Depth, s.Signature}, true
+		}
+	}
+	return item{}, false
+}
+
+func formatLine(it item) string {
+	var b strings.Builder
+	n := strconv.Itoa(it.line)
+	for i := len(n); i < 4; i++ {
+		b.WriteByte(' ')
+	}
+	b.WriteString(n)
+	b.WriteString(": ")
+	for i := 0; i < it.depth; i++ {
+		b.WriteString("  ")
+	}
+	b.WriteString(it.sig)
+	b.WriteByte('\n')
+	return b.String()
+}
+
+func (rd *renderer) tokens(s string) int {
+	rd.m.mu.RLock()
+	n, ok := rd.m.tokenCache[s]
+	rd.m.mu.RUnlock()
+	if ok {
+		return n
+	}
+	n = tokencount.Count(s)
+	rd.m.mu.Lock()
+	if len(rd.m.tokenCache) > 200000 {
+		rd.m.tokenCache = map[string]int{}
+	}
+	rd.m.tokenCache[s] = n
+	rd.m.mu.Unlock()
+	return n
+}
+
+// estimate returns the largest prefix of the ranked definitions whose
+// summed line token counts fit in budget.
+func (rd *renderer) estimate(budget int) int {
+	files := map[int32]bool{}
+	lines := map[lineKey]bool{}
+	total := 0
+	for k, x := range rd.r.defs {
+		t := rd.g.tags[x.file]
+		d := &t.Defs[x.def]
+		cost := 0
+		if !files[x.file] {
+			cost += rd.tokens(t.Path + ":\n")
+		}
+		var ctx item
+		hasCtx := false
+		if c, ok := contextOf(t, d); ok && !lines[lineKey{x.file, c.line}] {
+			ctx, hasCtx = c, true
+			cost += rd.tokens(formatLine(c))
+		}
+		own := !lines[lineKey{x.file, d.NameLine}]
+		if own {
+			cost += rd.tokens(formatLine(item{d.NameLine, d.Depth, d.Signature}))
+		}
+		if total+cost > budget {
+			return k
+		}
+		total += cost
+		files[x.file] = true
+		if hasCtx {
+			lines[lineKey{x.file, ctx.line}] = true
+		}
+		lines[lineKey{x.file, d.NameLine}] = true
+	}
+	return len(rd.r.defs)
+}
+
+// render formats the first k ranked definitions.
+func (rd *renderer) render(k int) (string, int) {
+	if k > len(rd.r.defs) {
+		k = len(rd.r.defs)
+	}
+	type group struct {
+		file  int32
+		order int
+		items map[int]item
+	}
+	groups := map[int32]*group{}
+	var order []*group
+	for i := 0; i < k; i++ {
+		x := rd.r.defs[i]
+		gr := groups[x.file]
+		if gr == nil {
+			gr = &group{file: x.file, order: len(order), items: map[int]item{}}
+			groups[x.file] = gr
+			order = append(order, gr)
+		}
+		t := rd.g.tags[x.file]
+		d := &t.Defs[x.def]
+		if c, ok := contextOf(t, d); ok {
+			if _, dup := gr.items[c.line]; !dup {
+				gr.items[c.line] = c
+			}
+		}
+		gr.items[d.NameLine] = item{d.NameLine, d.Depth, d.Signature}
+	}
+	var b strings.Builder
+	for _, gr := range order {
+		b.WriteString(rd.g.tags[gr.file].Path)
+		b.WriteString(":\n")
+		its := make([]item, 0, len(gr.items))
+		for _, it := range gr.items {
+			its = append(its, it)
+		}
+		sort.Slice(its, func(i, j int) bool { return its[i].line < its[j].line })
+		for _, it := range its {
+			b.WriteString(formatLine(it))
+		}
+	}
+	return b.String(), len(order)
+}

@@ -1,0 +1,419 @@
+package repomap
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	sitter "github.com/smacker/go-tree-sitter"
+
+	"github.com/cairn-dev/cairn/workspace"
+)
+
+// Def is one definition found by a tags query.
+type Def struct {
+	Name      string // the identifier
+	Kind      string // function, method, constructor, class, struct, interface, trait, enum, type, constant, variable, field, property, module, macro
+	Scope     string // enclosing type, receiver, class, impl or namespace; "" at top level
+	Signature string // the source line that names the definition, trimmed (at most 200 bytes)
+	Line      int    // 1-based first line of the definition
+	EndLine   int    // 1-based last line
+	NameLine  int    // 1-based line of the name (the signature line)
+	Depth     int    // number of enclosing definitions and scopes
+	TopLevel  bool   // no other definition encloses it
+	Local     bool   // inside a function or method body (not ranked in the map)
+}
+
+// Ref is every use of one name in a file, folded into one record.
+type Ref struct {
+	Name  string
+	Count int // occurrences in the file
+	Line  int // 1-based line of the first occurrence
+}
+
+// Scope is a node that encloses definitions without being one itself (a Rust
+// impl block, a C++ or C# namespace); kept to render class/impl context.
+type Scope struct {
+	Name      string
+	Signature string
+	Line      int
+	EndLine   int
+	Depth     int
+}
+
+// Decl is a top-level declaration of a file, for indexers that chunk code by
+// declaration (the search index). Plain fields only.
+type Decl struct {
+	Path      string // workspace-relative, slash-separated
+	Language  string
+	Symbol    string // Name, or Scope.Name for methods declared outside their type (Go receivers, C++ Foo::bar)
+	Kind      string
+	StartLine int // 1-based, inclusive
+	EndLine   int // 1-based, inclusive
+}
+
+// FileTags is everything one parse of a file yields.
+type FileTags struct {
+	Path         string
+	Language     string
+	Hash         string // workspace.Hash of the content
+	Lines        int
+	SyntaxErrors bool // the tree has ERROR or MISSING nodes (what parsed is kept)
+	Defs         []Def
+	Refs         []Ref // sorted by name
+	Scopes       []Scope
+	Decls        []Decl
+}
+
+// ErrUnsupported is returned by ParseFile for a path with no grammar.
+var ErrUnsupported = errors.New("repomap: unsupported language")
+
+const maxSignature = 200
+
+// containerKinds are definitions that enclose others as their "Scope".
+var containerKinds = map[string]bool{
+	"class": true, "struct": true, "interface": true, "trait": true, "enum": true, "module": true,
+}
+
+// ParseFile parses content as the file rel (the language comes from the
+// extension) and returns its definitions, references and top-level
+// declarations from one parse. Syntax errors are not an error: tree-sitter
+// recovers and what parsed is kept (SyntaxErrors is set). It is safe for
+// concurrent use.
+func ParseFile(rel string, content []byte) (*FileTags, error) {
+	return parseFile(context.Background(), rel, content)
+}
+
+func parseFile(ctx context.Context, rel string, content []byte) (*FileTags, error) {
+	name := LanguageOf(rel)
+	if name == "" {
+		return nil, fmt.Errorf("%s: %w", rel, ErrUnsupported)
+	}
+	l := languages[name]
+	if err := l.load(); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	// No cancellable context for the parse itself: go-tree-sitter watches
+	// such a context from a goroutine that may set the parser's cancel flag
+	// after the parse finished, and a cancelled parser resumes its old
+	// input on the next call. The operation limit bounds pathological input.
+	p := l.parsers.Get().(*sitter.Parser)
+	tree, err := p.ParseCtx(context.Background(), nil, content)
+	if err != nil || tree == nil {
+		p.Reset()
+		l.parsers.Put(p)
+		if err == nil {
+			err = errors.New("no tree")
+		}
+		return nil, fmt.Errorf("repomap: parsing %s: %w", rel, err)
+	}
+	l.parsers.Put(p)
+	defer tree.Close()
+	root := tree.RootNode()
+	ft := &FileTags{
+		Path:         rel,
+		Language:     name,
+		Hash:         workspace.Hash(string(content)),
+		Lines:        bytes.Count(content, []byte{'\n'}) + 1,
+		SyntaxErrors: root.HasError(),
+	}
+	qc := l.cursors.Get().(*sitter.QueryCursor)
+	defer l.cursors.Put(qc)
+	extract(l, qc, root, content, ft)
+	return ft, nil
+}
+
+type rawDef struct {
+	name       string
+	kind       string
+	receiver   string
+	start, end uint32 // byte range of the definition node
+	line, endL int    // 1-based
+	nameStart  uint32
+	nameRow    int // 0-based
+	pattern    uint16
+	scope      bool // a @scope, not a definition
+}
+
+func endLine(n *sitter.Node) int {
+	e := n.EndPoint()
+	s := n.StartPoint()
+	if e.Column == 0 && e.Row > s.Row {
+		return int(e.Row)
+	}
+	return int(e.Row) + 1
+}
+
+func extract(l *language, qc *sitter.QueryCursor, root *sitter.Node, content []byte, ft *FileTags) {
+	qc.Exec(l.query, root)
+	defs := map[uint32]*rawDef{} // by name start byte
+	type refAgg struct {
+		count int
+		line  int
+	}
+	refNodes := map[uint32]string{}
+	for {
+		m, ok := qc.NextMatch()
+		if !ok {
+			break
+		}
+		var nameNode, defNode, refNode, recvNode, scopeNode *sitter.Node
+		var kind string
+		for _, c := range m.Captures {
+			switch l.roles[c.Index] {
+			case roleName:
+				nameNode = c.Node
+			case roleDef:
+				defNode, kind = c.Node, l.kinds[c.Index]
+			case roleRef:
+				refNode, kind = c.Node, l.kinds[c.Index]
+			case roleReceiver:
+				recvNode = c.Node
+			case roleScope:
+				scopeNode, kind = c.Node, l.kinds[c.Index]
+			}
+		}
+		switch {
+		case defNode != nil || scopeNode != nil:
+			if nameNode == nil {
+				continue
+			}
+			n := defNode
+			if n == nil {
+				n = scopeNode
+			}
+			key := nameNode.StartByte()
+			if old, ok := defs[key]; ok && old.pattern <= m.PatternIndex {
+				continue
+			}
+			name := cleanName(nameNode.Content(content))
+			if name == "" {
+				continue
+			}
+			rd := &rawDef{
+				name:      name,
+				kind:      kind,
+				start:     n.StartByte(),
+				end:       n.EndByte(),
+				line:      int(n.StartPoint().Row) + 1,
+				endL:      endLine(n),
+				nameStart: key,
+				nameRow:   int(nameNode.StartPoint().Row),
+				pattern:   m.PatternIndex,
+				scope:     defNode == nil,
+			}
+			if recvNode != nil {
+				rd.receiver = receiverType(recvNode.Content(content))
+			}
+			defs[key] = rd
+		case refNode != nil:
+			if nameNode == nil {
+				nameNode = refNode
+			}
+			key := nameNode.StartByte()
+			if _, ok := refNodes[key]; ok {
+				continue
+			}
+			name := cleanName(nameNode.Content(content))
+			if name == "" {
+				continue
+			}
+			refNodes[key] = name
+			_ = kind
+		}
+	}
+
+	// References: fold by name, skipping the name nodes of definitions.
+	agg := map[string]*refAgg{}
+	keys := make([]uint32, 0, len(refNodes))
+	for k := range refNodes {
+		if _, isDef := defs[k]; !isDef {
+			keys = append(keys, k)
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+	lineOf := newLineIndex(content)
+	for _, k := range keys {
+		name := refNodes[k]
+		a := agg[name]
+		if a == nil {
+			a = &refAgg{line: lineOf.line(k)}
+			agg[name] = a
+		}
+		a.count++
+	}
+	ft.Refs = make([]Ref, 0, len(agg))
+	for name, a := range agg {
+		ft.Refs = append(ft.Refs, Ref{Name: name, Count: a.count, Line: a.line})
+	}
+	sort.Slice(ft.Refs, func(i, j int) bool { return ft.Refs[i].Name < ft.Refs[j].Name })
+
+	// Definitions and scopes in document order (outer before inner).
+	all := make([]*rawDef, 0, len(defs))
+	for _, d := range defs {
+		all = append(all, d)
+	}
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].start != all[j].start {
+			return all[i].start < all[j].start
+		}
+		if all[i].end != all[j].end {
+			return all[i].end > all[j].end
+		}
+		return all[i].nameStart < all[j].nameStart
+	})
+	var stack []*rawDef
+	for _, d := range all {
+		for len(stack) > 0 && d.start >= stack[len(stack)-1].end {
+			stack = stack[:len(stack)-1]
+		}
+		depth := len(stack)
+		scope := d.receiver
+		// The immediate parent (definition or scope) names the Scope; a
+		// function directly inside a class-like parent is a method.
+		var parent *rawDef
+		if len(stack) > 0 {
+			parent = stack[len(stack)-1]
+		}
+		topLevel, local := true, false
+		for _, s := range stack {
+			if !s.scope {
+				topLevel = false
+				if !containerKinds[s.kind] {
+					local = true
+				}
+			}
+		}
+		if scope == "" && parent != nil {
+			scope = parent.name
+		}
+		sig := signatureLine(content, lineOf, d.nameRow, d.nameStart)
+		if d.scope {
+			ft.Scopes = append(ft.Scopes, Scope{Name: d.name, Signature: sig, Line: d.line, EndLine: d.endL, Depth: depth})
+		} else {
+			kind := d.kind
+			if kind == "function" && parent != nil && isTypeLike(parent) {
+				kind = "method"
+			}
+			def := Def{
+				Name: d.name, Kind: kind, Scope: scope, Signature: sig,
+				Line: d.line, EndLine: d.endL, NameLine: d.nameRow + 1,
+				Depth: depth, TopLevel: topLevel, Local: local,
+			}
+			ft.Defs = append(ft.Defs, def)
+			if topLevel {
+				sym := def.Name
+				if d.receiver != "" {
+					sym = d.receiver + "." + def.Name
+				} else if parent != nil && isTypeLike(parent) {
+					sym = parent.name + "." + def.Name
+				}
+				ft.Decls = append(ft.Decls, Decl{
+					Path: ft.Path, Language: ft.Language, Symbol: sym, Kind: kind,
+					StartLine: def.Line, EndLine: def.EndLine,
+				})
+			}
+		}
+		// Anything can enclose later items (a function encloses nested ones).
+		stack = append(stack, d)
+	}
+}
+
+// isTypeLike reports whether a parent makes the functions in it methods:
+// a class-like definition or an impl scope, not a module or namespace.
+func isTypeLike(d *rawDef) bool {
+	if d.scope {
+		return d.kind != "namespace"
+	}
+	return containerKinds[d.kind] && d.kind != "module"
+}
+
+// cleanName normalizes an identifier: valid UTF-8, no surrounding space,
+// and never absurdly long (a broken parse can capture a huge span).
+func cleanName(s string) string {
+	s = strings.TrimSpace(s)
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	if len(s) > 128 || strings.ContainsAny(s, "\n\r") {
+		return ""
+	}
+	return s
+}
+
+// receiverType extracts the type name from a Go receiver "(r *Foo[T])" or a
+// C++ scope "ns::Foo".
+func receiverType(s string) string {
+	s = strings.TrimSpace(s)
+	s = strings.TrimPrefix(s, "(")
+	s = strings.TrimSuffix(s, ")")
+	if i := strings.IndexByte(s, '['); i >= 0 {
+		s = s[:i]
+	}
+	if i := strings.IndexByte(s, '<'); i >= 0 {
+		s = s[:i]
+	}
+	f := strings.Fields(s)
+	if len(f) == 0 {
+		return ""
+	}
+	t := strings.TrimLeft(f[len(f)-1], "*&")
+	return cleanName(t)
+}
+
+// lineIndex maps byte offsets to lines.
+type lineIndex struct{ starts []uint32 }
+
+func newLineIndex(content []byte) *lineIndex {
+	starts := make([]uint32, 1, bytes.Count(content, []byte{'\n'})+1)
+	for i, b := range content {
+		if b == '\n' {
+			starts = append(starts, uint32(i+1))
+		}
+	}
+	return &lineIndex{starts: starts}
+}
+
+// line returns the 1-based line of byte offset off.
+func (li *lineIndex) line(off uint32) int {
+	return sort.Search(len(li.starts), func(i int) bool { return li.starts[i] > off })
+}
+
+// signatureLine returns the trimmed text of 0-based row, cut to maxSignature
+// bytes around the name when the line is long.
+func signatureLine(content []byte, li *lineIndex, row int, nameStart uint32) string {
+	if row < 0 || row >= len(li.starts) {
+		return ""
+	}
+	start := int(li.starts[row])
+	end := len(content)
+	if row+1 < len(li.starts) {
+		end = int(li.starts[row+1])
+	}
+	line := content[start:end]
+	if len(line) > maxSignature {
+		off := int(nameStart) - start
+		lo := off - maxSignature/4
+		if lo < 0 {
+			lo = 0
+		}
+		hi := lo + maxSignature
+		if hi > len(line) {
+			hi = len(line)
+		}
+		line = line[lo:hi]
+		for len(line) > 0 && !utf8.FullRune(line) {
+			line = line[1:]
+		}
+	}
+	s := strings.TrimSpace(strings.ToValidUTF8(string(line), "\uFFFD"))
+	s = strings.ReplaceAll(s, "\t", " ")
+	return s
+}

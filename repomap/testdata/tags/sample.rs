@@ -1,0 +1,43 @@
+use std::collections::HashMap;
+
+pub const LIMIT: usize = 10;
+
+pub struct Cache<K, V> {
+    map: HashMap<K, V>,
+}
+
+pub trait Store {
+    fn get(&self, key: &str) -> Option<String>;
+}
+
+pub enum Mode {
+    Fast,
+    Slow,
+}
+
+impl<K, V> Cache<K, V> {
+    pub fn new() -> Self {
+        Cache { map: HashMap::new() }
+    }
+}
+
+impl Store for Cache<String, String> {
+    fn get(&self, key: &str) -> Option<String> {
+        self.map.get(key).cloned()
+    }
+}
+
+macro_rules! square {
+    ($x:expr) => {
+        $x * $x
+    };
+}
+
+pub fn run(mode: Mode) -> usize {
+    let c: Cache<String, String> = Cache::new();
+    helper(square!(LIMIT))
+}
+
+fn helper(n: usize) -> usize {
+    n
+}

@@ -1,0 +1,1014 @@
+// Package search is Cairn's full-text code search: a bleve (scorch) index of
+// code chunks (one per top-level declaration, or overlapping line windows for
+// files without a grammar), analyzed so identifiers match whole and by their
+// camelCase/snake_case parts, persisted under the state directory and kept
+// fresh by a background reconcile plus single-file updates.
+//
+// The package imports no parser: callers hand declarations in through
+// IndexFile or the Options.DeclsFunc hook, so the repo map's one tree-sitter
+// parse serves both.
+package search
+
+import (
+	"context"
+	"encoding/gob"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/analysis"
+	"github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
+	"github.com/blevesearch/bleve/v2/document"
+	"github.com/blevesearch/bleve/v2/index/scorch"
+	"github.com/blevesearch/bleve/v2/mapping"
+	"github.com/blevesearch/bleve/v2/registry"
+	index "github.com/blevesearch/bleve_index_api"
+
+	"github.com/cairn-dev/cairn/workspace"
+)
+
+// FormatVersion names the on-disk layout and analysis. An index written with
+// another version is moved aside and rebuilt.
+const FormatVersion = 1
+
+// Field names.
+const (
+	fBody    = "body"
+	fSym     = "sym"
+	fSymKW   = "symkw"
+	fPath    = "path"
+	fPathTok = "pathtok"
+	fLang    = "lang"
+	fKind    = "kind"
+)
+
+const versionKey = "cairn_format_version"
+
+func init() {
+	registry.RegisterAnalyzer(analyzerIndex, func(map[string]interface{}, *registry.Cache) (analysis.Analyzer, error) {
+		return codeAnalyzer{}, nil
+	})
+	registry.RegisterAnalyzer(analyzerQuery, func(map[string]interface{}, *registry.Cache) (analysis.Analyzer, error) {
+		return codeAnalyzer{query: true}, nil
+	})
+}
+
+// Options configure an Index. StateDir is required.
+type Options struct {
+	// StateDir is Cairn's per-workspace state directory; the index lives in
+	// StateDir/search.
+	StateDir string
+	// DeclsFunc finds the top-level declarations of a file during bulk
+	// (re)indexing and Update. Nil means HeuristicDecls (Go and Python by
+	// line patterns, windows for the rest); the coordinator plugs the repo
+	// map's tree-sitter parser in here.
+	DeclsFunc DeclsFunc
+	// Progress, when set, is called as the background reconcile advances
+	// (for $/progress). It must not block for long.
+	Progress func(Progress)
+	// Logger receives recovery and reconcile lines; nil means slog.Default().
+	Logger *slog.Logger
+	// MaxFileSize skips larger files (default 1 MiB, as workspace.Walk).
+	MaxFileSize int64
+	// Workers read, hash and chunk files in parallel (default GOMAXPROCS).
+	Workers int
+	// BatchDocs is the number of chunks per index batch (default 4000).
+	BatchDocs int
+}
+
+// Progress reports the reconcile's advance.
+type Progress struct {
+	Phase   string // "scanning", "indexing", "done"
+	Done    int    // files processed so far
+	Total   int    // files to (re)index
+	Message string
+}
+
+// ReconcileStats says what one reconcile did.
+type ReconcileStats struct {
+	Files     int // indexable files found by the walk
+	Added     int
+	Changed   int
+	Removed   int
+	Unchanged int
+	Touched   int // mtime changed, content (hash) did not
+	Skipped   map[string]int
+	Chunks    int // documents written
+	Duration  time.Duration
+}
+
+// fileState is what the manifest remembers of an indexed file.
+type fileState struct {
+	Size int64
+	Mod  int64
+	Hash string
+}
+
+// manifest is persisted next to the bleve index.
+type manifest struct {
+	Version int
+	Files   map[string]fileState
+}
+
+// Index is a workspace's code search index. It is safe for concurrent use:
+// queries are served while a reconcile or updates run.
+type Index struct {
+	ws    *workspace.Workspace
+	opts  Options
+	log   *slog.Logger
+	dir   string // StateDir/search
+	idx   bleve.Index
+	body  analysis.Analyzer
+	kw    analysis.Analyzer
+	fresh bool // the index was created empty at Open
+
+	// writeMu: single-file updates hold it exclusively for their whole
+	// read-and-index; bulk commits hold it shared.
+	writeMu sync.RWMutex
+
+	mu       sync.Mutex
+	files    map[string]fileState
+	gen      map[string]uint64 // bumped by single-file writes
+	dirty    bool
+	saveT    *time.Timer
+	closed   bool
+	skipped  map[string]int
+	recovery string // why the index was rebuilt at Open, if it was
+
+	indexing atomic.Bool
+	running  sync.WaitGroup
+	cancel   context.CancelFunc
+	done     chan struct{}
+	lastErr  atomic.Pointer[error]
+}
+
+// Open opens (or creates) the index of ws under opts.StateDir. A corrupt or
+// version-mismatched index is moved aside and recreated empty, with a log
+// line. Open does not walk the workspace: call Start (background) or
+// Reconcile (foreground) to bring the index up to date.
+func Open(ws *workspace.Workspace, opts Options) (*Index, error) {
+	if opts.StateDir == "" {
+		return nil, errors.New("search: Options.StateDir is required")
+	}
+	if opts.DeclsFunc == nil {
+		opts.DeclsFunc = HeuristicDecls
+	}
+	if opts.MaxFileSize <= 0 {
+		opts.MaxFileSize = 1 << 20
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = runtime.GOMAXPROCS(0)
+	}
+	if opts.BatchDocs <= 0 {
+		opts.BatchDocs = 4000
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	ix := &Index{
+		ws:      ws,
+		opts:    opts,
+		log:     log,
+		dir:     filepath.Join(opts.StateDir, "search"),
+		files:   map[string]fileState{},
+		gen:     map[string]uint64{},
+		skipped: map[string]int{},
+		done:    make(chan struct{}),
+	}
+	close(ix.done) // nothing running yet
+	if err := os.MkdirAll(ix.dir, 0o755); err != nil {
+		return nil, fmt.Errorf("search: creating %s: %w", ix.dir, err)
+	}
+	if err := ix.openOrRecover(); err != nil {
+		return nil, err
+	}
+	ix.body = codeAnalyzer{}
+	ix.kw = keywordAnalyzer()
+	return ix, nil
+}
+
+func keywordAnalyzer() analysis.Analyzer {
+	a, err := keyword.AnalyzerConstructor(nil, registry.NewCache())
+	if err != nil {
+		panic(err)
+	}
+	return a
+}
+
+func (ix *Index) bleveDir() string     { return filepath.Join(ix.dir, "index") }
+func (ix *Index) manifestPath() string { return filepath.Join(ix.dir, "manifest.gob") }
+
+// openOrRecover opens the existing index, checking its version and that it
+// answers a query; anything wrong moves it aside and creates a new one.
+func (ix *Index) openOrRecover() error {
+	dir := ix.bleveDir()
+	if _, err := os.Stat(dir); err == nil {
+		idx, why := ix.tryOpen(dir)
+		if idx != nil {
+			ix.idx = idx
+			ix.loadManifest()
+			return nil
+		}
+		ix.recovery = why
+		aside := fmt.Sprintf("%s.broken-%d", dir, time.Now().UnixNano())
+		ix.removeOldBroken()
+		if err := os.Rename(dir, aside); err != nil {
+			if err2 := os.RemoveAll(dir); err2 != nil {
+				return fmt.Errorf("search: index at %s is unusable (%s) and cannot be moved aside: %w", dir, why, err)
+			}
+			aside = "(deleted)"
+		}
+		_ = os.Remove(ix.manifestPath())
+		ix.log.Warn("search index unusable; moved aside and rebuilding", "reason", why, "dir", dir, "movedTo", aside)
+	}
+	idx, err := bleve.NewUsing(dir, newMapping(), scorch.Name, scorch.Name, scorchConfig())
+	if err != nil {
+		return fmt.Errorf("search: creating index at %s: %w", dir, err)
+	}
+	if err := idx.SetInternal([]byte(versionKey), []byte(strconv.Itoa(FormatVersion))); err != nil {
+		idx.Close()
+		return fmt.Errorf("search: writing index version: %w", err)
+	}
+	ix.idx = idx
+	ix.fresh = true
+	return nil
+}
+
+// removeOldBroken keeps at most one moved-aside index.
+func (ix *Index) removeOldBroken() {
+	ents, _ := os.ReadDir(ix.dir)
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), "index.broken-") {
+			_ = os.RemoveAll(filepath.Join(ix.dir, e.Name()))
+		}
+	}
+}
+
+func scorchConfig() map[string]interface{} {
+	return map[string]interface{}{
+		// Batches return once in memory; the persister writes them behind.
+		// A crash loses at most the unpersisted tail, which the next
+		// reconcile redoes (the manifest is saved after the index).
+		"unsafe_batch": os.Getenv("CAIRN_UNSAFE") != "",
+	}
+}
+
+// tryOpen opens dir and probes it; on failure it returns nil and the reason.
+func (ix *Index) tryOpen(dir string) (idx bleve.Index, why string) {
+	defer func() {
+		if r := recover(); r != nil {
+			if idx != nil {
+				func() { defer func() { _ = recover() }(); idx.Close() }()
+			}
+			idx, why = nil, fmt.Sprintf("panic while opening: %v", r)
+		}
+	}()
+	idx, err := bleve.OpenUsing(dir, scorchConfig())
+	if err != nil {
+		return nil, "open failed: " + err.Error()
+	}
+	v, err := idx.GetInternal([]byte(versionKey))
+	if err != nil || string(v) != strconv.Itoa(FormatVersion) {
+		idx.Close()
+		return nil, fmt.Sprintf("format version %q, want %d", v, FormatVersion)
+	}
+	if _, err := idx.DocCount(); err != nil {
+		idx.Close()
+		return nil, "doc count failed: " + err.Error()
+	}
+	// Touch every segment: a query that walks a term dictionary and
+	// postings, and a field dictionary.
+	req := bleve.NewSearchRequestOptions(bleve.NewMatchAllQuery(), 1, 0, false)
+	if _, err := idx.Search(req); err != nil {
+		idx.Close()
+		return nil, "probe query failed: " + err.Error()
+	}
+	q := bleve.NewTermQuery("func")
+	q.SetField(fBody)
+	if _, err := idx.Search(bleve.NewSearchRequestOptions(q, 1, 0, false)); err != nil {
+		idx.Close()
+		return nil, "probe query failed: " + err.Error()
+	}
+	return idx, ""
+}
+
+func newMapping() mapping.IndexMapping {
+	im := bleve.NewIndexMapping()
+	im.ScoringModel = index.BM25Scoring
+	im.DefaultAnalyzer = analyzerIndex
+	dm := bleve.NewDocumentStaticMapping()
+	text := func(analyzer string, vectors bool) *mapping.FieldMapping {
+		f := bleve.NewTextFieldMapping()
+		f.Analyzer = analyzer
+		f.Store = false
+		f.IncludeInAll = false
+		f.IncludeTermVectors = vectors
+		f.DocValues = false
+		return f
+	}
+	dm.AddFieldMappingsAt(fBody, text(analyzerIndex, true))
+	dm.AddFieldMappingsAt(fSym, text(analyzerIndex, false))
+	dm.AddFieldMappingsAt(fPathTok, text(analyzerIndex, false))
+	for _, k := range []string{fSymKW, fPath, fLang, fKind} {
+		dm.AddFieldMappingsAt(k, text(keyword.Name, false))
+	}
+	im.DefaultMapping = dm
+	im.StoreDynamic = false
+	im.IndexDynamic = false
+	im.DocValuesDynamic = false
+	return im
+}
+
+// Docs are identified by path, line range, kind and symbol, so a hit needs no
+// stored field.
+func docID(rel string, c *chunk) string {
+	return rel + "\x00" + strconv.Itoa(c.Start) + "\x00" + strconv.Itoa(c.End) + "\x00" + c.Kind + "\x00" + c.Symbol
+}
+
+func parseID(id string) (rel string, start, end int, kind, sym string, ok bool) {
+	parts := strings.SplitN(id, "\x00", 5)
+	if len(parts) != 5 {
+		return "", 0, 0, "", "", false
+	}
+	s, err1 := strconv.Atoi(parts[1])
+	e, err2 := strconv.Atoi(parts[2])
+	if err1 != nil || err2 != nil {
+		return "", 0, 0, "", "", false
+	}
+	return parts[0], s, e, parts[3], parts[4], true
+}
+
+const (
+	optBody = index.IndexField | index.IncludeTermVectors
+	optText = index.IndexField
+)
+
+// document builds the bleve document of one chunk.
+func (ix *Index) document(rel, lang string, c *chunk) *document.Document {
+	d := document.NewDocument(docID(rel, c))
+	d.AddField(document.NewTextFieldCustom(fBody, nil, c.Text, optBody, ix.body))
+	if c.Symbol != "" {
+		d.AddField(document.NewTextFieldCustom(fSym, nil, []byte(c.Symbol), optText, ix.body))
+		for _, s := range symKeys(c.Symbol) {
+			d.AddField(document.NewTextFieldCustom(fSymKW, nil, []byte(s), optText, ix.kw))
+		}
+	}
+	d.AddField(document.NewTextFieldCustom(fPath, nil, []byte(rel), optText, ix.kw))
+	d.AddField(document.NewTextFieldCustom(fPathTok, nil, []byte(rel), optText, ix.body))
+	if lang != "" {
+		d.AddField(document.NewTextFieldCustom(fLang, nil, []byte(lang), optText, ix.kw))
+	}
+	d.AddField(document.NewTextFieldCustom(fKind, nil, []byte(c.Kind), optText, ix.kw))
+	return d
+}
+
+// symKeys are the exact-match keys of a symbol: itself and each dotted part,
+// lowercased ("Server.ServeHTTP" → "server.servehttp", "server", "servehttp").
+func symKeys(sym string) []string {
+	l := strings.ToLower(sym)
+	out := []string{l}
+	if strings.Contains(l, ".") {
+		for _, p := range strings.Split(l, ".") {
+			if p != "" {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// loadManifest reads the manifest; a missing or unreadable one leaves the
+// map empty, so the next reconcile re-checks every file.
+func (ix *Index) loadManifest() {
+	f, err := os.Open(ix.manifestPath())
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			ix.log.Warn("search manifest unreadable; every file will be re-checked", "err", err)
+		}
+		return
+	}
+	defer f.Close()
+	var m manifest
+	if err := gob.NewDecoder(f).Decode(&m); err != nil || m.Version != FormatVersion {
+		ix.log.Warn("search manifest invalid; every file will be re-checked", "err", err, "version", m.Version)
+		return
+	}
+	ix.files = m.Files
+	if ix.files == nil {
+		ix.files = map[string]fileState{}
+	}
+}
+
+// saveManifest writes the manifest atomically.
+func (ix *Index) saveManifest() error {
+	ix.mu.Lock()
+	m := manifest{Version: FormatVersion, Files: make(map[string]fileState, len(ix.files))}
+	for k, v := range ix.files {
+		m.Files[k] = v
+	}
+	ix.dirty = false
+	ix.mu.Unlock()
+	tmp := ix.manifestPath() + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return fmt.Errorf("search: saving manifest: %w", err)
+	}
+	if err := gob.NewEncoder(f).Encode(&m); err != nil {
+		f.Close()
+		return fmt.Errorf("search: saving manifest: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("search: saving manifest: %w", err)
+	}
+	if err := os.Rename(tmp, ix.manifestPath()); err != nil {
+		return fmt.Errorf("search: saving manifest: %w", err)
+	}
+	return nil
+}
+
+// markDirty schedules a manifest save shortly (single-file updates come in
+// bursts).
+func (ix *Index) markDirty() {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.dirty = true
+	if ix.closed || ix.saveT != nil {
+		return
+	}
+	ix.saveT = time.AfterFunc(time.Second, func() {
+		ix.mu.Lock()
+		ix.saveT = nil
+		closed := ix.closed
+		ix.mu.Unlock()
+		if !closed {
+			if err := ix.saveManifest(); err != nil {
+				ix.log.Warn("search manifest save failed", "err", err)
+			}
+		}
+	})
+}
+
+// Recovered reports why the index was rebuilt at Open ("" when it was not).
+func (ix *Index) Recovered() string { return ix.recovery }
+
+// Indexing reports whether a reconcile is running (results may be partial).
+func (ix *Index) Indexing() bool { return ix.indexing.Load() }
+
+// Stats describe the index.
+type Stats struct {
+	Files    int
+	Docs     uint64
+	Skipped  map[string]int // by reason, from the last walk
+	Indexing bool
+	DiskSize int64
+}
+
+// Stats returns the index's current figures.
+func (ix *Index) Stats() Stats {
+	n, _ := ix.idx.DocCount()
+	ix.mu.Lock()
+	st := Stats{Files: len(ix.files), Docs: n, Skipped: map[string]int{}, Indexing: ix.indexing.Load()}
+	for k, v := range ix.skipped {
+		st.Skipped[k] = v
+	}
+	ix.mu.Unlock()
+	_ = filepath.WalkDir(ix.bleveDir(), func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if info, err := d.Info(); err == nil {
+				st.DiskSize += info.Size()
+			}
+		}
+		return nil
+	})
+	return st
+}
+
+// Start runs Reconcile in the background; queries are served meanwhile. A
+// reconcile already running is left alone. Wait blocks until it ends.
+func (ix *Index) Start(ctx context.Context) {
+	ix.mu.Lock()
+	if ix.closed || ix.indexing.Load() {
+		ix.mu.Unlock()
+		return
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	ix.cancel = cancel
+	ix.done = make(chan struct{})
+	done := ix.done
+	ix.indexing.Store(true)
+	ix.running.Add(1)
+	ix.mu.Unlock()
+	go func() {
+		defer ix.running.Done()
+		defer close(done)
+		defer cancel()
+		st, err := ix.reconcile(ctx)
+		if err != nil && !errors.Is(err, context.Canceled) {
+			ix.log.Warn("search reconcile failed", "err", err)
+			ix.lastErr.Store(&err)
+		} else {
+			ix.log.Info("search index reconciled", "files", st.Files, "added", st.Added, "changed", st.Changed,
+				"removed", st.Removed, "chunks", st.Chunks, "took", st.Duration.Round(time.Millisecond))
+		}
+	}()
+}
+
+// Wait blocks until the background reconcile started by Start ends, and
+// returns its error.
+func (ix *Index) Wait(ctx context.Context) error {
+	ix.mu.Lock()
+	done := ix.done
+	ix.mu.Unlock()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if p := ix.lastErr.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// Reconcile walks the workspace and brings the index in line with it:
+// new and changed files (by size and mtime, then hash) are indexed, removed
+// ones deleted. It runs in the caller's goroutine.
+func (ix *Index) Reconcile(ctx context.Context) (ReconcileStats, error) {
+	ix.mu.Lock()
+	if ix.closed {
+		ix.mu.Unlock()
+		return ReconcileStats{}, errors.New("search: index is closed")
+	}
+	ix.running.Add(1)
+	ix.mu.Unlock()
+	defer ix.running.Done()
+	was := ix.indexing.Swap(true)
+	defer func() {
+		if !was {
+			ix.indexing.Store(false)
+		}
+	}()
+	return ix.reconcile(ctx)
+}
+
+func (ix *Index) progress(p Progress) {
+	if ix.opts.Progress != nil {
+		ix.opts.Progress(p)
+	}
+}
+
+// prepared is one file read, hashed and chunked by a reconcile worker.
+type prepared struct {
+	rel    string
+	state  fileState
+	lang   string
+	chunks []chunk
+	gen    uint64
+	remove bool // the file turned out binary or unreadable
+	same   bool // content unchanged: only the manifest's stat changes
+}
+
+func (ix *Index) reconcile(ctx context.Context) (st ReconcileStats, err error) {
+	start := time.Now()
+	defer func() {
+		st.Duration = time.Since(start)
+		ix.indexing.Store(false)
+	}()
+	ix.progress(Progress{Phase: "scanning", Message: "scanning workspace"})
+	files, wst := ix.ws.Walk(workspace.WalkOptions{MaxFileSize: ix.opts.MaxFileSize})
+	st.Files = len(files)
+	st.Skipped = map[string]int{}
+	for k, v := range wst.Skipped {
+		st.Skipped[string(k)] = v
+	}
+
+	ix.mu.Lock()
+	fresh := ix.fresh
+	onDisk := make(map[string]bool, len(files))
+	var todo []workspace.File
+	for _, f := range files {
+		onDisk[f.Rel] = true
+		old, ok := ix.files[f.Rel]
+		switch {
+		case !ok:
+			todo = append(todo, f)
+		case old.Size != f.Size || old.Mod != f.Mod:
+			todo = append(todo, f)
+		default:
+			st.Unchanged++
+		}
+	}
+	var gone []string
+	for rel := range ix.files {
+		if !onDisk[rel] {
+			gone = append(gone, rel)
+		}
+	}
+	gens := make(map[string]uint64, len(todo))
+	for _, f := range todo {
+		gens[f.Rel] = ix.gen[f.Rel]
+	}
+	ix.mu.Unlock()
+
+	// Paths in the index that neither the manifest nor the disk knows
+	// (a crash between a commit and the manifest save).
+	if !fresh {
+		if dict, err := ix.idx.FieldDict(fPath); err == nil {
+			known := map[string]bool{}
+			ix.mu.Lock()
+			for rel := range ix.files {
+				known[rel] = true
+			}
+			ix.mu.Unlock()
+			for {
+				e, err := dict.Next()
+				if err != nil || e == nil {
+					break
+				}
+				if !onDisk[e.Term] && !known[e.Term] {
+					gone = append(gone, e.Term)
+				}
+			}
+			dict.Close()
+		}
+	}
+	sort.Strings(gone)
+
+	total := len(todo)
+	ix.progress(Progress{Phase: "indexing", Total: total, Message: fmt.Sprintf("indexing %d files", total)})
+
+	// Removals first, in one batch.
+	if len(gone) > 0 {
+		if err := ix.removePaths(gone); err != nil {
+			return st, err
+		}
+		st.Removed = len(gone)
+	}
+
+	// Workers read, hash and chunk; the batcher groups; committers write.
+	in := make(chan workspace.File)
+	out := make(chan prepared, 64)
+	var wg sync.WaitGroup
+	for w := 0; w < ix.opts.Workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for f := range in {
+				out <- ix.prepare(f, gens[f.Rel])
+			}
+		}()
+	}
+	go func() {
+		defer close(in)
+		for _, f := range todo {
+			select {
+			case in <- f:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	go func() { wg.Wait(); close(out) }()
+
+	type group struct{ items []prepared }
+	groups := make(chan group, 1)
+	var commitErr atomic.Pointer[error]
+	var cwg sync.WaitGroup
+	var done, chunks, added, changed, touched atomic.Int64
+	committers := 2
+	for c := 0; c < committers; c++ {
+		cwg.Add(1)
+		go func() {
+			defer cwg.Done()
+			for g := range groups {
+				if commitErr.Load() != nil {
+					continue
+				}
+				n, err := ix.commit(g.items, fresh)
+				if err != nil {
+					commitErr.Store(&err)
+					continue
+				}
+				chunks.Add(int64(n))
+				d := done.Add(int64(len(g.items)))
+				ix.progress(Progress{Phase: "indexing", Done: int(d), Total: total})
+			}
+		}()
+	}
+	var cur group
+	docs := 0
+	for p := range out {
+		switch {
+		case p.remove:
+		case p.same:
+			touched.Add(1)
+		default:
+			ix.mu.Lock()
+			_, known := ix.files[p.rel]
+			ix.mu.Unlock()
+			if known {
+				changed.Add(1)
+			} else {
+				added.Add(1)
+			}
+		}
+		cur.items = append(cur.items, p)
+		docs += len(p.chunks)
+		if docs >= ix.opts.BatchDocs {
+			groups <- cur
+			cur, docs = group{}, 0
+		}
+	}
+	if len(cur.items) > 0 {
+		groups <- cur
+	}
+	close(groups)
+	cwg.Wait()
+	st.Chunks = int(chunks.Load())
+	st.Added, st.Changed, st.Touched = int(added.Load()), int(changed.Load()), int(touched.Load())
+
+	ix.mu.Lock()
+	ix.skipped = st.Skipped
+	ix.fresh = false
+	ix.mu.Unlock()
+	if p := commitErr.Load(); p != nil {
+		return st, *p
+	}
+	if err := ctx.Err(); err != nil {
+		_ = ix.saveManifest()
+		return st, err
+	}
+	if err := ix.saveManifest(); err != nil {
+		return st, err
+	}
+	ix.progress(Progress{Phase: "done", Done: total, Total: total,
+		Message: fmt.Sprintf("indexed %d files (%d chunks)", total, st.Chunks)})
+	return st, nil
+}
+
+// prepare reads, hashes and chunks one file for the reconcile.
+func (ix *Index) prepare(f workspace.File, gen uint64) prepared {
+	p := prepared{rel: f.Rel, gen: gen, state: fileState{Size: f.Size, Mod: f.Mod}}
+	b, err := os.ReadFile(f.Abs)
+	if err != nil || workspace.IsBinary(b) {
+		p.remove = true
+		ix.mu.Lock()
+		if err != nil {
+			ix.skipped[string(workspace.SkipUnread)]++
+		} else {
+			ix.skipped[string(workspace.SkipBinary)]++
+		}
+		ix.mu.Unlock()
+		return p
+	}
+	p.state.Hash = workspace.Hash(string(b))
+	ix.mu.Lock()
+	old, ok := ix.files[f.Rel]
+	ix.mu.Unlock()
+	if ok && old.Hash == p.state.Hash {
+		p.same = true
+		return p
+	}
+	p.lang = LangOf(f.Rel)
+	p.chunks = chunkFile(b, ix.decls(f.Rel, p.lang, b))
+	return p
+}
+
+// decls calls the DeclsFunc, surviving its panics.
+func (ix *Index) decls(rel, lang string, b []byte) (ds []Decl) {
+	defer func() {
+		if r := recover(); r != nil {
+			ix.log.Warn("search: declaration parser panicked; chunking in windows", "path", rel, "panic", r)
+			ds = nil
+		}
+	}()
+	return ix.opts.DeclsFunc(rel, lang, b)
+}
+
+// commit writes one group of prepared files, skipping any that a
+// single-file update has rewritten since they were read.
+func (ix *Index) commit(items []prepared, fresh bool) (int, error) {
+	ix.writeMu.RLock()
+	defer ix.writeMu.RUnlock()
+	ix.mu.Lock()
+	keep := items[:0:0]
+	for _, p := range items {
+		if ix.gen[p.rel] == p.gen {
+			keep = append(keep, p)
+		}
+	}
+	ix.mu.Unlock()
+	b := ix.idx.NewBatch()
+	n := 0
+	for i := range keep {
+		p := &keep[i]
+		if p.same {
+			continue
+		}
+		if !fresh {
+			if err := ix.deleteDocsOf(b, p.rel); err != nil {
+				return n, err
+			}
+		}
+		if p.remove {
+			continue
+		}
+		for j := range p.chunks {
+			if err := b.IndexAdvanced(ix.document(p.rel, p.lang, &p.chunks[j])); err != nil {
+				return n, fmt.Errorf("search: indexing %s: %w", p.rel, err)
+			}
+			n++
+		}
+	}
+	if b.Size() > 0 {
+		if err := ix.idx.Batch(b); err != nil {
+			return n, fmt.Errorf("search: writing batch: %w", err)
+		}
+	}
+	ix.mu.Lock()
+	for _, p := range keep {
+		if ix.gen[p.rel] != p.gen {
+			continue
+		}
+		if p.remove {
+			delete(ix.files, p.rel)
+		} else {
+			ix.files[p.rel] = p.state
+		}
+	}
+	ix.mu.Unlock()
+	return n, nil
+}
+
+// deleteDocsOf adds to b the deletion of every document of rel.
+func (ix *Index) deleteDocsOf(b *bleve.Batch, rel string) error {
+	q := bleve.NewTermQuery(rel)
+	q.SetField(fPath)
+	from := 0
+	for {
+		req := bleve.NewSearchRequestOptions(q, 1000, from, false)
+		req.Score = "none"
+		res, err := ix.idx.Search(req)
+		if err != nil {
+			return fmt.Errorf("search: finding documents of %s: %w", rel, err)
+		}
+		for _, h := range res.Hits {
+			b.Delete(h.ID)
+		}
+		if len(res.Hits) < 1000 {
+			return nil
+		}
+		from += len(res.Hits)
+	}
+}
+
+func (ix *Index) removePaths(rels []string) error {
+	ix.writeMu.Lock()
+	defer ix.writeMu.Unlock()
+	b := ix.idx.NewBatch()
+	for _, rel := range rels {
+		if err := ix.deleteDocsOf(b, rel); err != nil {
+			return err
+		}
+	}
+	if b.Size() > 0 {
+		if err := ix.idx.Batch(b); err != nil {
+			return fmt.Errorf("search: removing files: %w", err)
+		}
+	}
+	ix.mu.Lock()
+	for _, rel := range rels {
+		delete(ix.files, rel)
+		ix.gen[rel]++
+	}
+	ix.mu.Unlock()
+	return nil
+}
+
+// Remove deletes a file's documents (watcher delete events).
+func (ix *Index) Remove(rel string) error {
+	if err := ix.removePaths([]string{cleanRel(rel)}); err != nil {
+		return err
+	}
+	ix.markDirty()
+	return nil
+}
+
+func cleanRel(rel string) string {
+	rel = filepath.ToSlash(filepath.Clean(filepath.FromSlash(rel)))
+	return strings.TrimPrefix(rel, "./")
+}
+
+// Update re-reads one workspace-relative file from disk and re-indexes it,
+// or removes it when it is gone, ignored, binary or oversized (watcher events
+// and editor saves).
+func (ix *Index) Update(rel string) error {
+	rel = cleanRel(rel)
+	if rel == "." || rel == "" || strings.HasPrefix(rel, "../") {
+		return fmt.Errorf("search: %q is not a workspace-relative file path", rel)
+	}
+	abs := ix.ws.Abs(rel)
+	info, err := os.Stat(abs)
+	if err != nil || !info.Mode().IsRegular() || info.Size() > ix.opts.MaxFileSize || ix.ws.Ignored(rel) {
+		if err == nil && info.IsDir() {
+			return nil
+		}
+		return ix.Remove(rel)
+	}
+	b, err := os.ReadFile(abs)
+	if err != nil {
+		return ix.Remove(rel)
+	}
+	if workspace.IsBinary(b) {
+		return ix.Remove(rel)
+	}
+	lang := LangOf(rel)
+	st := fileState{Size: info.Size(), Mod: info.ModTime().UnixNano(), Hash: workspace.Hash(string(b))}
+	ix.mu.Lock()
+	old, ok := ix.files[rel]
+	ix.mu.Unlock()
+	if ok && old.Hash == st.Hash {
+		ix.mu.Lock()
+		ix.files[rel] = st
+		ix.mu.Unlock()
+		ix.markDirty()
+		return nil
+	}
+	return ix.indexFile(rel, b, lang, ix.decls(rel, lang, b), st)
+}
+
+// IndexFile indexes content as the text of rel with the given top-level
+// declarations (nil: chunk in overlapping line windows), replacing what the
+// index held for rel. Callers that parsed the file already (the repo map)
+// use it to share the parse.
+func (ix *Index) IndexFile(rel string, content []byte, lang string, decls []Decl) error {
+	rel = cleanRel(rel)
+	st := fileState{Hash: workspace.Hash(string(content)), Size: int64(len(content))}
+	if info, err := os.Stat(ix.ws.Abs(rel)); err == nil {
+		st.Size, st.Mod = info.Size(), info.ModTime().UnixNano()
+	}
+	if lang == "" {
+		lang = LangOf(rel)
+	}
+	return ix.indexFile(rel, content, lang, decls, st)
+}
+
+func (ix *Index) indexFile(rel string, content []byte, lang string, decls []Decl, st fileState) error {
+	chunks := chunkFile(content, decls)
+	ix.writeMu.Lock()
+	defer ix.writeMu.Unlock()
+	b := ix.idx.NewBatch()
+	if err := ix.deleteDocsOf(b, rel); err != nil {
+		return err
+	}
+	for i := range chunks {
+		if err := b.IndexAdvanced(ix.document(rel, lang, &chunks[i])); err != nil {
+			return fmt.Errorf("search: indexing %s: %w", rel, err)
+		}
+	}
+	if err := ix.idx.Batch(b); err != nil {
+		return fmt.Errorf("search: indexing %s: %w", rel, err)
+	}
+	ix.mu.Lock()
+	ix.files[rel] = st
+	ix.gen[rel]++
+	ix.mu.Unlock()
+	ix.markDirty()
+	return nil
+}
+
+// Close stops a running reconcile, saves the manifest and closes the index.
+func (ix *Index) Close() error {
+	ix.mu.Lock()
+	if ix.closed {
+		ix.mu.Unlock()
+		return nil
+	}
+	ix.closed = true
+	if ix.cancel != nil {
+		ix.cancel()
+	}
+	if ix.saveT != nil {
+		ix.saveT.Stop()
+		ix.saveT = nil
+	}
+	ix.mu.Unlock()
+	ix.running.Wait()
+	err := ix.saveManifest()
+	if cerr := ix.idx.Close(); cerr != nil && err == nil {
+		err = cerr
+	}
+	return err
+}

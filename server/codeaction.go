@@ -1,0 +1,73 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
+	lsp "go.lsp.dev/protocol"
+
+	"github.com/cairn-dev/cairn/protocol"
+)
+
+// Fixed questions of the code actions.
+const (
+	QuestionExplain = "Explain what the selected code does, how it fits into the surrounding code, and anything surprising about it."
+	QuestionFix     = "Fix these diagnostics in the selected code with minimal edits:\n%s"
+)
+
+// CodeAction offers "Explain this code" on any range and "Fix these
+// diagnostics" where diagnostics (forwarded or sent in the request's
+// context) touch the range. Each carries a cairn.ask command, so a plain LSP
+// client can use Cairn.
+func (s *Server) CodeAction(ctx context.Context, params *lsp.CodeActionParams) ([]lsp.CommandOrCodeAction, error) {
+	if _, err := s.ready(); err != nil {
+		return nil, err
+	}
+	uri := string(params.TextDocument.URI)
+	abs, err := s.pathFromURI(uri)
+	if err != nil {
+		return nil, nil // not a workspace file: nothing to offer
+	}
+	r := protocol.Range{
+		Start: protocol.Position{Line: params.Range.Start.Line, Character: params.Range.Start.Character},
+		End:   protocol.Position{Line: params.Range.End.Line, Character: params.Range.End.Character},
+	}
+	ask := func(title, question string, kind lsp.CodeActionKind) *lsp.CodeAction {
+		arg, _ := json.Marshal(protocol.AskParams{URI: uri, Range: &r, Question: question})
+		k := kind
+		return &lsp.CodeAction{
+			Title: title,
+			Kind:  &k,
+			Command: lsp.Command{
+				Title:     title,
+				Command:   protocol.CommandAsk,
+				Arguments: []lsp.LSPAny{jsontext.Value(arg)},
+			},
+		}
+	}
+	actions := []lsp.CommandOrCodeAction{ask("Cairn: Explain this code", QuestionExplain, lsp.CodeActionKindEmpty)}
+
+	var lines []string
+	seen := map[string]bool{}
+	for _, d := range s.diags.inRange(abs, int(r.Start.Line), int(r.End.Line)) {
+		line := fmt.Sprintf("- line %d: %s: %s", d.StartLine, d.Severity, d.Message)
+		if !seen[line] {
+			seen[line] = true
+			lines = append(lines, line)
+		}
+	}
+	for _, d := range params.Context.Diagnostics {
+		line := fmt.Sprintf("- line %d: %s", d.Range.Start.Line+1, d.Message)
+		if !seen[line] {
+			seen[line] = true
+			lines = append(lines, line)
+		}
+	}
+	if len(lines) > 0 {
+		actions = append(actions, ask("Cairn: Fix these diagnostics", fmt.Sprintf(QuestionFix, strings.Join(lines, "\n")), lsp.CodeActionKindQuickFix))
+	}
+	return actions, nil
+}

@@ -1,0 +1,225 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"go.lsp.dev/jsonrpc2"
+	lsp "go.lsp.dev/protocol"
+
+	"github.com/cairn-dev/cairn/agent"
+	"github.com/cairn-dev/cairn/contextengine"
+	"github.com/cairn-dev/cairn/protocol"
+)
+
+// ExecuteCommand dispatches Cairn's commands. Every command takes one
+// object argument; a missing or ill-typed field is an InvalidParams error
+// that names it.
+func (s *Server) ExecuteCommand(ctx context.Context, params *lsp.ExecuteCommandParams) (lsp.LSPAny, error) {
+	mgr, err := s.ready()
+	if err != nil {
+		return nil, err
+	}
+	var arg []byte
+	if len(params.Arguments) > 0 {
+		arg = params.Arguments[0]
+	}
+	var result any
+	switch params.Command {
+	case protocol.CommandAsk:
+		result, err = s.cmdAsk(ctx, mgr, arg)
+	case protocol.CommandCancel:
+		result, err = s.cmdCancel(mgr, arg)
+	case protocol.CommandResume:
+		result, err = s.cmdResume(mgr, arg)
+	case protocol.CommandAcceptEdit:
+		var p protocol.EditRef
+		if err = decodeArg(arg, &p, "editId"); err == nil {
+			result, err = mgr.Accept(ctx, p.EditID, s)
+		}
+	case protocol.CommandRejectEdit:
+		var p protocol.EditRef
+		if err = decodeArg(arg, &p, "editId"); err == nil {
+			err = mgr.Reject(p.EditID)
+			result = struct{}{}
+		}
+	case protocol.CommandUndo:
+		var p protocol.UndoParams
+		if err = decodeArg(arg, &p, "checkpointId"); err == nil {
+			result, err = mgr.Undo(ctx, p.CheckpointID, p.Force, s)
+		}
+	case protocol.CommandRewind:
+		err = jsonrpc2.Errorf(jsonrpc2.InternalError, "cairn.rewind is not available in this version")
+	case protocol.CommandContextReport:
+		result, err = s.cmdContextReport(mgr, arg)
+	case protocol.CommandGetEdit:
+		var p protocol.EditRef
+		if err = decodeArg(arg, &p, "editId"); err == nil {
+			result, err = mgr.EditView(p.EditID)
+		}
+	case protocol.CommandListRuns:
+		result = s.listRuns(mgr)
+	default:
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "unknown command %q; Cairn's commands are %s", params.Command, strings.Join(protocol.Commands, ", "))
+	}
+	if err != nil {
+		var je *jsonrpc2.Error
+		if errors.As(err, &je) {
+			return nil, err
+		}
+		return nil, jsonrpc2.Errorf(jsonrpc2.InternalError, "%s: %v", params.Command, err)
+	}
+	b, err := json.Marshal(result)
+	if err != nil {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InternalError, "%s: encoding the result: %v", params.Command, err)
+	}
+	return jsontext.Value(b), nil
+}
+
+// decodeArg decodes a command's object argument, requiring the named fields.
+func decodeArg(arg []byte, dst any, required ...string) error {
+	if len(bytes.TrimSpace(arg)) == 0 {
+		return jsonrpc2.Errorf(jsonrpc2.InvalidParams, "this command takes one object argument with %s", strings.Join(required, ", "))
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(arg, &fields); err != nil {
+		return jsonrpc2.Errorf(jsonrpc2.InvalidParams, "the argument must be a JSON object: %v", err)
+	}
+	for _, f := range required {
+		v, ok := fields[f]
+		if !ok || string(v) == "null" || string(v) == `""` {
+			return jsonrpc2.Errorf(jsonrpc2.InvalidParams, "the argument is missing %q", f)
+		}
+	}
+	if err := json.Unmarshal(arg, dst); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return jsonrpc2.Errorf(jsonrpc2.InvalidParams, "field %q must be a %s, not %s", te.Field, te.Type, te.Value)
+		}
+		return jsonrpc2.Errorf(jsonrpc2.InvalidParams, "invalid argument: %v", err)
+	}
+	return nil
+}
+
+func (s *Server) cmdAsk(ctx context.Context, mgr *agent.Manager, arg []byte) (any, error) {
+	var p protocol.AskParams
+	if err := decodeArg(arg, &p, "uri", "question"); err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(p.Question) == "" {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "the question is empty")
+	}
+	abs, err := s.pathFromURI(p.URI)
+	if err != nil {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "uri: %v", err)
+	}
+	var sel *contextengine.Selection
+	if p.Range != nil {
+		if p.Range.End.Line < p.Range.Start.Line {
+			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "range ends before it starts")
+		}
+		end := int(p.Range.End.Line)
+		// A selection ending at column 0 of a line does not include that line.
+		if p.Range.End.Character == 0 && p.Range.End.Line > p.Range.Start.Line {
+			end--
+		}
+		sel = &contextengine.Selection{StartLine: int(p.Range.Start.Line) + 1, EndLine: end + 1}
+	}
+	run, err := mgr.Start(s.ctx, agent.AskRequest{Abs: abs, Selection: sel, Question: p.Question}, s.notifyRunEvent)
+	if err != nil {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidRequest, "%v", err)
+	}
+	if id, ok := ctx.Value(requestIDKey{}).(jsonrpc2.ID); ok {
+		s.askRequests.Store(id, run.ID)
+	}
+	return protocol.RunRef{RunID: run.ID}, nil
+}
+
+func (s *Server) cmdCancel(mgr *agent.Manager, arg []byte) (any, error) {
+	var p protocol.RunRef
+	if err := decodeArg(arg, &p, "runId"); err != nil {
+		return nil, err
+	}
+	run, ok := mgr.Run(p.RunID)
+	if !ok {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "no run %q", p.RunID)
+	}
+	run.Cancel()
+	return struct{}{}, nil
+}
+
+func (s *Server) cmdResume(mgr *agent.Manager, arg []byte) (any, error) {
+	var p protocol.RunRef
+	if err := decodeArg(arg, &p, "runId"); err != nil {
+		return nil, err
+	}
+	run, ok := mgr.Run(p.RunID)
+	if !ok {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "no interrupted run %q in this workspace", p.RunID)
+	}
+	return nil, jsonrpc2.Errorf(jsonrpc2.InvalidRequest, "run %s is %s, not interrupted; nothing to resume", p.RunID, run.State())
+}
+
+func (s *Server) cmdContextReport(mgr *agent.Manager, arg []byte) (any, error) {
+	var p protocol.RunRef
+	if err := decodeArg(arg, &p, "runId"); err != nil {
+		return nil, err
+	}
+	run, ok := mgr.Run(p.RunID)
+	if !ok {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "no run %q", p.RunID)
+	}
+	rep := run.Report()
+	if rep == nil {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidRequest, "run %s has not built its context yet", p.RunID)
+	}
+	return protocol.ContextReportResult{Markdown: rep.Markdown()}, nil
+}
+
+type runSummary struct {
+	RunID    string `json:"runId"`
+	Question string `json:"question"`
+	State    string `json:"state"`
+}
+
+func (s *Server) listRuns(mgr *agent.Manager) []runSummary {
+	out := []runSummary{}
+	for _, r := range mgr.Runs() {
+		out = append(out, runSummary{RunID: r.ID, Question: r.Question, State: string(r.State())})
+	}
+	return out
+}
+
+// requestIDKey carries the JSON-RPC id of the request being handled, so a
+// later $/cancelRequest for a cairn.ask can cancel the run it started.
+type requestIDKey struct{}
+
+// askRequests maps cairn.ask request ids to run ids.
+type askRequestMap = sync.Map
+
+// Request handles Cairn's non-standard methods (requests and notifications).
+func (s *Server) Request(ctx context.Context, method string, params any) (any, error) {
+	raw, _ := params.(lsp.LSPAny)
+	switch method {
+	case protocol.MethodDidChangeDiagnostics:
+		if s.ws == nil {
+			return nil, nil
+		}
+		var p protocol.DiagnosticsParams
+		if err := json.Unmarshal(raw, &p); err != nil {
+			return nil, fmt.Errorf("%s: %w", method, err)
+		}
+		abs, err := s.pathFromURI(p.URI)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", method, err)
+		}
+		return nil, s.diags.set(abs, s.ws.Rel(abs), p.Diagnostics)
+	}
+	return nil, jsonrpc2.Errorf(jsonrpc2.MethodNotFound, "method %q is not supported", method)
+}

@@ -1,0 +1,199 @@
+package server
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Settings are the `cairn` configuration section (see CONTRACT.md). Fields
+// not given by the client fall back to environment variables.
+type Settings struct {
+	Model struct {
+		Provider        string `json:"provider"`
+		Name            string `json:"name"`
+		BaseURL         string `json:"baseURL"`
+		ContextWindow   int    `json:"contextWindow"`
+		MaxOutputTokens int    `json:"maxOutputTokens"`
+	} `json:"model"`
+	Scripted struct {
+		Path string `json:"path"`
+	} `json:"scripted"`
+	Approval struct {
+		Mode string `json:"mode"`
+	} `json:"approval"`
+	MCPServers map[string]MCPServer `json:"mcpServers"`
+	Trace      struct {
+		OTLPEndpoint string `json:"otlpEndpoint"`
+	} `json:"trace"`
+	Agent struct {
+		MaxSteps int `json:"maxSteps"`
+	} `json:"agent"`
+}
+
+// MCPServer is one entry of mcpServers.
+type MCPServer struct {
+	Command string            `json:"command"`
+	Args    []string          `json:"args"`
+	Env     map[string]string `json:"env"`
+	Trust   string            `json:"trust"`
+}
+
+// parseSettings reads settings from initializationOptions or
+// didChangeConfiguration. It accepts the section itself, an object wrapping
+// it under "cairn", and flat dotted keys ("model.provider"). Problems are
+// returned as warnings; what could be read is kept.
+func parseSettings(raw []byte) (Settings, []string) {
+	var s Settings
+	var warnings []string
+	if len(raw) == 0 || string(raw) == "null" {
+		return s, nil
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &top); err != nil {
+		return s, []string{fmt.Sprintf("settings are not a JSON object: %v", err)}
+	}
+	if inner, ok := top["cairn"]; ok {
+		if err := json.Unmarshal(inner, &top); err != nil {
+			return s, []string{fmt.Sprintf("settings.cairn is not a JSON object: %v", err)}
+		}
+	}
+	// Expand dotted keys into nested objects.
+	nested := map[string]any{}
+	for k, v := range top {
+		var val any
+		if err := json.Unmarshal(v, &val); err != nil {
+			continue
+		}
+		parts := strings.Split(k, ".")
+		cur := nested
+		for i, p := range parts {
+			if i == len(parts)-1 {
+				if m, ok := val.(map[string]any); ok {
+					if existing, ok := cur[p].(map[string]any); ok {
+						for mk, mv := range m {
+							existing[mk] = mv
+						}
+						continue
+					}
+				}
+				cur[p] = val
+				continue
+			}
+			next, ok := cur[p].(map[string]any)
+			if !ok {
+				next = map[string]any{}
+				cur[p] = next
+			}
+			cur = next
+		}
+	}
+	b, _ := json.Marshal(nested)
+	// Decode field by field so one bad value does not lose the rest.
+	var sections map[string]json.RawMessage
+	_ = json.Unmarshal(b, &sections)
+	decode := func(key string, dst any) {
+		if v, ok := sections[key]; ok {
+			if err := json.Unmarshal(v, dst); err != nil {
+				warnings = append(warnings, fmt.Sprintf("setting %q is invalid: %v", key, err))
+			}
+		}
+	}
+	decode("model", &s.Model)
+	decode("scripted", &s.Scripted)
+	decode("approval", &s.Approval)
+	decode("mcpServers", &s.MCPServers)
+	decode("trace", &s.Trace)
+	decode("agent", &s.Agent)
+	return s, warnings
+}
+
+// withEnv fills unset fields from the environment and validates values.
+func (s Settings) withEnv(getenv func(string) string) (Settings, []string) {
+	var warnings []string
+	if s.Model.Provider == "" {
+		s.Model.Provider = getenv("CAIRN_PROVIDER")
+	}
+	if s.Model.Name == "" {
+		s.Model.Name = getenv("CAIRN_MODEL")
+	}
+	if s.Model.BaseURL == "" {
+		switch s.Model.Provider {
+		case "anthropic":
+			s.Model.BaseURL = getenv("ANTHROPIC_BASE_URL")
+		default:
+			s.Model.BaseURL = getenv("OPENAI_BASE_URL")
+		}
+	}
+	if s.Model.ContextWindow == 0 {
+		if v := getenv("CAIRN_CONTEXT_WINDOW"); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n <= 0 {
+				warnings = append(warnings, fmt.Sprintf("CAIRN_CONTEXT_WINDOW=%q is not a positive number; using the default", v))
+			} else {
+				s.Model.ContextWindow = n
+			}
+		}
+	}
+	if s.Scripted.Path == "" {
+		s.Scripted.Path = getenv("CAIRN_SCRIPT")
+	}
+	if s.Approval.Mode == "" {
+		s.Approval.Mode = getenv("CAIRN_APPROVAL")
+	}
+	if s.Trace.OTLPEndpoint == "" {
+		s.Trace.OTLPEndpoint = getenv("OTEL_EXPORTER_OTLP_ENDPOINT")
+	}
+	switch s.Approval.Mode {
+	case "":
+		s.Approval.Mode = "ask"
+	case "ask", "policy":
+	default:
+		warnings = append(warnings, fmt.Sprintf("approval.mode %q is not ask or policy; using ask", s.Approval.Mode))
+		s.Approval.Mode = "ask"
+	}
+	switch s.Model.Provider {
+	case "", "openai", "anthropic", "scripted":
+	default:
+		warnings = append(warnings, fmt.Sprintf("model.provider %q is not one of openai, anthropic, scripted", s.Model.Provider))
+	}
+	if s.Model.ContextWindow < 0 || s.Model.MaxOutputTokens < 0 {
+		warnings = append(warnings, "model.contextWindow and model.maxOutputTokens must be positive; using defaults")
+		s.Model.ContextWindow, s.Model.MaxOutputTokens = 0, 0
+	}
+	if s.Model.ContextWindow == 0 {
+		s.Model.ContextWindow = 32000
+	}
+	if s.Model.MaxOutputTokens == 0 {
+		s.Model.MaxOutputTokens = 4096
+	}
+	if s.Model.MaxOutputTokens >= s.Model.ContextWindow {
+		warnings = append(warnings, fmt.Sprintf("model.maxOutputTokens (%d) must be smaller than model.contextWindow (%d); using a quarter of the window",
+			s.Model.MaxOutputTokens, s.Model.ContextWindow))
+		s.Model.MaxOutputTokens = s.Model.ContextWindow / 4
+	}
+	return s, warnings
+}
+
+// StateDir is where the server keeps state for a workspace:
+// $CAIRN_STATE_DIR, else $XDG_CACHE_HOME/cairn/<hash>, else ~/.cache/cairn/<hash>.
+func StateDir(root string, getenv func(string) string) (string, error) {
+	if d := getenv("CAIRN_STATE_DIR"); d != "" {
+		return filepath.Abs(d)
+	}
+	base := getenv("XDG_CACHE_HOME")
+	if base == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("finding the cache directory: %w", err)
+		}
+		base = filepath.Join(home, ".cache")
+	}
+	h := sha256.Sum256([]byte(root))
+	return filepath.Join(base, "cairn", hex.EncodeToString(h[:8])), nil
+}

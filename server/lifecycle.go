@@ -1,0 +1,211 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"go.lsp.dev/jsonrpc2"
+	lsp "go.lsp.dev/protocol"
+
+	"github.com/cairn-dev/cairn/agent"
+	"github.com/cairn-dev/cairn/checkpoint"
+	"github.com/cairn-dev/cairn/protocol"
+	"github.com/cairn-dev/cairn/tools"
+	"github.com/cairn-dev/cairn/workspace"
+)
+
+func (s *Server) Initialize(ctx context.Context, params *lsp.InitializeParams) (*lsp.InitializeResult, error) {
+	s.mu.Lock()
+	if s.initialized {
+		s.mu.Unlock()
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidRequest, "initialize was already received")
+	}
+	s.mu.Unlock()
+
+	root := ""
+	if folders, ok := params.WorkspaceFolders.Get(); ok && len(folders) > 0 {
+		root = uriToPath(string(folders[0].URI))
+	} else if params.RootURI != nil && *params.RootURI != "" {
+		root = uriToPath(string(*params.RootURI))
+	} else if p, ok := params.RootPath.Get(); ok && p != "" {
+		root = p
+	}
+	if root == "" {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "initialize: no workspaceFolders or rootUri: Cairn needs a workspace folder")
+	}
+	ws, err := workspace.Open(root)
+	if err != nil {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "initialize: %v", err)
+	}
+	stateDir, err := StateDir(ws.Root(), s.opts.Getenv)
+	if err != nil {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InternalError, "initialize: %v", err)
+	}
+	if err := os.MkdirAll(stateDir, 0o700); err != nil {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InternalError, "initialize: creating the state directory %s: %v", stateDir, err)
+	}
+	ws.SetStateDir(stateDir)
+
+	caps := clientCaps{}
+	if w := params.Capabilities.Workspace; w != nil && w.WorkspaceEdit != nil {
+		we := w.WorkspaceEdit
+		caps.documentChanges = we.DocumentChanges != nil && *we.DocumentChanges
+		caps.resourceOps = slices.Contains(we.ResourceOperations, lsp.ResourceOperationKindCreate) &&
+			slices.Contains(we.ResourceOperations, lsp.ResourceOperationKindDelete)
+	}
+	if w := params.Capabilities.Window; w != nil {
+		caps.progress = w.WorkDoneProgress != nil && *w.WorkDoneProgress
+		caps.showMessageReq = w.ShowMessage != nil
+	}
+
+	settings, warnings := parseSettings(params.InitializationOptions)
+	s.mu.Lock()
+	s.ws, s.stateDir, s.caps = ws, stateDir, caps
+	s.initialized = true
+	s.mu.Unlock()
+	if err := s.setupEngines(); err != nil {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InternalError, "initialize: %v", err)
+	}
+	s.applySettings(settings, warnings)
+	slog.Info("initialized", "root", ws.Root(), "state", stateDir)
+
+	change := lsp.TextDocumentSyncKindIncremental
+	openClose := true
+	return &lsp.InitializeResult{
+		Capabilities: lsp.ServerCapabilities{
+			TextDocumentSync: &lsp.TextDocumentSyncOptions{
+				OpenClose: &openClose,
+				Change:    &change,
+				Save:      &lsp.SaveOptions{IncludeText: &openClose},
+			},
+			CodeActionProvider:     lsp.Boolean(true),
+			ExecuteCommandProvider: lsp.ExecuteCommandOptions{Commands: append([]string(nil), protocol.Commands...)},
+		},
+		ServerInfo: lsp.ServerInfo{Name: "cairn", Version: lsp.NewOptional(Version)},
+	}, nil
+}
+
+// setupEngines creates the tool registry, the approval gate, the checkpoint
+// store and the run manager once the workspace is known.
+func (s *Server) setupEngines() error {
+	cps, err := checkpoint.Open(s.stateDir)
+	if err != nil {
+		return err
+	}
+	audit, err := tools.OpenAuditLog(filepath.Join(s.stateDir, "audit.jsonl"), nil)
+	if err != nil {
+		return err
+	}
+	reg := tools.NewBuiltinRegistry()
+	gate := &tools.Gate{Policy: tools.DefaultPolicy(), Interactive: true, Asker: s, Audit: audit}
+	s.mu.Lock()
+	s.registry, s.gate = reg, gate
+	s.mgr = agent.NewManager(agent.Config{StateDir: s.stateDir}, agent.Deps{
+		WS: s.ws, Registry: reg, Gate: gate, Checkpoints: cps, Diagnostics: s.diags,
+	})
+	s.mu.Unlock()
+	return nil
+}
+
+// applySettings validates settings, reports problems to the user, and
+// reconfigures the run manager. The server keeps serving whatever the
+// settings: a missing provider only fails the runs that need it.
+func (s *Server) applySettings(settings Settings, warnings []string) {
+	settings, envWarnings := settings.withEnv(s.opts.Getenv)
+	warnings = append(warnings, envWarnings...)
+	provider, err := s.newProvider(settings)
+	if err != nil {
+		warnings = append(warnings, err.Error())
+	}
+	s.mu.Lock()
+	s.settings = settings
+	mgr, gate := s.mgr, s.gate
+	s.mu.Unlock()
+	if gate != nil {
+		gate.Interactive = settings.Approval.Mode != "policy"
+	}
+	if mgr != nil {
+		cfg := mgr.Config()
+		cfg.Provider = provider
+		cfg.ModelName = settings.Model.Name
+		cfg.ContextWindow = settings.Model.ContextWindow
+		cfg.MaxOutputTokens = settings.Model.MaxOutputTokens
+		cfg.MaxSteps = settings.Agent.MaxSteps
+		mgr.SetConfig(cfg)
+	}
+	for _, w := range warnings {
+		s.logToClient(slog.LevelWarn, "configuration: "+w)
+		s.showMessage(lsp.MessageTypeWarning, "Cairn configuration: "+w)
+	}
+}
+
+func (s *Server) Initialized(ctx context.Context, params *lsp.InitializedParams) error { return nil }
+
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.shutdown = true
+	mgr := s.mgr
+	s.mu.Unlock()
+	if mgr != nil {
+		mgr.CancelAll(errors.New("the editor is shutting down"))
+	}
+	return nil
+}
+
+func (s *Server) Exit(ctx context.Context) error {
+	select {
+	case <-s.exited:
+	default:
+		close(s.exited)
+	}
+	return nil
+}
+
+func (s *Server) DidChangeConfiguration(ctx context.Context, params *lsp.DidChangeConfigurationParams) error {
+	settings, warnings := parseSettings(params.Settings)
+	s.applySettings(settings, warnings)
+	return nil
+}
+
+// ready returns the manager, or an error saying initialize has not happened.
+func (s *Server) ready() (*agent.Manager, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.initialized || s.mgr == nil {
+		return nil, jsonrpc2.Errorf(jsonrpc2.Code(-32002), "the server is not initialized")
+	}
+	if s.shutdown {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidRequest, "the server is shutting down")
+	}
+	return s.mgr, nil
+}
+
+// uriToPath converts a file:// URI to a path; other strings pass through.
+func uriToPath(u string) string {
+	p, err := url.Parse(u)
+	if err != nil || p.Scheme != "file" {
+		return u
+	}
+	return filepath.FromSlash(p.Path)
+}
+
+// pathFromURI resolves a document URI to an absolute path inside the workspace.
+func (s *Server) pathFromURI(u string) (string, error) {
+	if u == "" {
+		return "", fmt.Errorf("no uri given")
+	}
+	p, err := url.Parse(u)
+	if err != nil {
+		return "", fmt.Errorf("invalid uri %q: %w", u, err)
+	}
+	if p.Scheme != "file" {
+		return "", fmt.Errorf("uri %q is not a file:// uri", u)
+	}
+	return s.ws.Resolve(filepath.FromSlash(p.Path))
+}

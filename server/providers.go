@@ -1,0 +1,30 @@
+package server
+
+import (
+	"fmt"
+
+	"github.com/cairn-dev/cairn/model"
+)
+
+// newProvider builds the configured model provider. An unusable
+// configuration is an error that names the setting to fix.
+func (s *Server) newProvider(st Settings) (model.Provider, error) {
+	if s.opts.Provider != nil {
+		return s.opts.Provider, nil
+	}
+	switch st.Model.Provider {
+	case "":
+		return nil, fmt.Errorf("no model provider is set: set model.provider (or CAIRN_PROVIDER) to openai, anthropic or scripted")
+	case "scripted":
+		if st.Scripted.Path == "" {
+			return nil, fmt.Errorf("model.provider is scripted but scripted.path (or CAIRN_SCRIPT) is not set")
+		}
+		script, err := model.LoadScript(st.Scripted.Path)
+		if err != nil {
+			return nil, fmt.Errorf("scripted.path: %w", err)
+		}
+		return model.NewScripted(script), nil
+	default:
+		return newNetworkProvider(st, s.opts.Getenv)
+	}
+}

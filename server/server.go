@@ -1,0 +1,209 @@
+// Package server is Cairn's language server: LSP lifecycle, text sync,
+// commands, code actions and the callbacks to the client. One file per
+// method group (lifecycle.go, text.go, commands.go, codeaction.go,
+// diagnostics.go, client.go).
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+
+	"go.lsp.dev/jsonrpc2"
+	lsp "go.lsp.dev/protocol"
+
+	"github.com/cairn-dev/cairn/agent"
+	"github.com/cairn-dev/cairn/model"
+	"github.com/cairn-dev/cairn/tools"
+	"github.com/cairn-dev/cairn/workspace"
+)
+
+// Version is the server's version, set by cmd/cairn.
+var Version = "dev"
+
+// Options configure a server. The zero value serves with the environment
+// of the process.
+type Options struct {
+	// Getenv reads the environment (os.Getenv when nil); tests inject their own.
+	Getenv func(string) string
+	// Provider, when set, overrides the configured provider (tests, evals).
+	Provider model.Provider
+}
+
+// Server is one LSP session.
+type Server struct {
+	lsp.UnimplementedServer
+
+	opts   Options
+	conn   jsonrpc2.Conn
+	stream *stream
+
+	// ctx lives as long as the connection: runs hang off it, so a client
+	// that disappears cancels them.
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+
+	mu          sync.Mutex
+	initialized bool
+	shutdown    bool
+	exited      chan struct{}
+	settings    Settings
+	stateDir    string
+	ws          *workspace.Workspace
+	mgr         *agent.Manager
+	registry    *tools.Registry
+	gate        *tools.Gate
+	caps        clientCaps
+	diags       *diagnosticsStore
+	askRequests askRequestMap
+}
+
+type clientCaps struct {
+	documentChanges bool
+	resourceOps     bool
+	progress        bool
+	showMessageReq  bool
+}
+
+// Serve runs a server on in/out until the client sends exit or goes away.
+// It returns nil after a clean shutdown+exit and an error otherwise.
+func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error {
+	if opts.Getenv == nil {
+		opts.Getenv = os.Getenv
+	}
+	var closer io.Closer
+	if c, ok := in.(io.Closer); ok {
+		closer = c
+	}
+	s := &Server{opts: opts, exited: make(chan struct{}), diags: newDiagnosticsStore()}
+	s.ctx, s.cancel = context.WithCancelCause(ctx)
+	defer s.cancel(errors.New("server stopped"))
+	s.stream = newStream(in, out, closer)
+	s.conn = jsonrpc2.NewConn(s.stream, jsonrpc2.WithCodec(codec{}))
+	s.conn.Go(lsp.WithClient(s.ctx, lsp.ClientDispatcher(s.conn)), s.handler())
+
+	select {
+	case <-s.exited:
+	case <-s.conn.Done():
+		slog.Info("client connection closed")
+	case <-ctx.Done():
+	}
+	s.cancel(errors.New("the client went away"))
+	if s.mgr != nil {
+		s.mgr.CancelAll(errors.New("the server is stopping"))
+	}
+	s.mu.Lock()
+	clean := s.shutdown
+	s.mu.Unlock()
+	select {
+	case <-s.exited:
+		if !clean {
+			return errors.New("exit without shutdown")
+		}
+		return nil
+	default:
+	}
+	if err := s.conn.Err(); err != nil {
+		return fmt.Errorf("connection failed: %w", err)
+	}
+	if !clean {
+		return errors.New("the client closed the connection without shutdown")
+	}
+	return nil
+}
+
+// handler keeps notifications in wire order (didOpen, didChange... must
+// apply in sequence) and releases calls to run concurrently, so a long
+// command or a callback to the client never blocks reading.
+func (s *Server) handler() jsonrpc2.Handler {
+	inner := lsp.ServerHandler(s, jsonrpc2.MethodNotFoundHandler)
+	ordered := func(ctx context.Context, req *jsonrpc2.Request) (res any, err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				slog.Error("handler panicked", "method", req.Method(), "panic", p)
+				err = jsonrpc2.Errorf(jsonrpc2.InternalError, "internal error handling %s: %v", req.Method(), p)
+			}
+		}()
+		if req.IsCall() {
+			ctx = context.WithValue(ctx, requestIDKey{}, req.ID())
+			jsonrpc2.Async(ctx)
+			return inner(ctx, req)
+		}
+
+		// A notification's error would end the connection: log it instead.
+		if _, err := inner(ctx, req); err != nil {
+			slog.Warn("notification failed", "method", req.Method(), "err", err)
+		}
+		return nil, nil
+	}
+	cancelling := lsp.CancelHandler(ordered)
+	return func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+		if req.IsCall() {
+			return cancelling(ctx, req)
+		}
+		if req.Method() == lsp.MethodCancelRequest {
+			s.cancelAskRun(req.Params())
+		}
+		if _, err := cancelling(ctx, req); err != nil {
+			slog.Warn("notification failed", "method", req.Method(), "err", err)
+		}
+		return nil, nil
+	}
+}
+
+// cancelAskRun cancels the run started by a cairn.ask request that the
+// client cancels with $/cancelRequest (the request itself was answered at
+// once, so only the run is left to stop).
+func (s *Server) cancelAskRun(params []byte) {
+	var p struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return
+	}
+	var id jsonrpc2.ID
+	var n int64
+	var str string
+	switch {
+	case json.Unmarshal(p.ID, &n) == nil:
+		id = jsonrpc2.NewNumberID(n)
+	case json.Unmarshal(p.ID, &str) == nil:
+		id = jsonrpc2.NewStringID(str)
+	default:
+		return
+	}
+	runID, ok := s.askRequests.Load(id)
+	if !ok || s.mgr == nil {
+		return
+	}
+	if run, ok := s.mgr.Run(runID.(string)); ok {
+		run.Cancel()
+	}
+}
+
+// logToClient sends a log line to the client's log as well as stderr.
+func (s *Server) logToClient(level slog.Level, msg string, args ...any) {
+	slog.Log(context.Background(), level, msg, args...)
+	t := lsp.MessageTypeInfo
+	switch {
+	case level >= slog.LevelError:
+		t = lsp.MessageTypeError
+	case level >= slog.LevelWarn:
+		t = lsp.MessageTypeWarning
+	}
+	text := msg
+	for i := 0; i+1 < len(args); i += 2 {
+		text += fmt.Sprintf(" %v=%v", args[i], args[i+1])
+	}
+	_ = s.conn.Notify(s.ctx, "window/logMessage", &lsp.LogMessageParams{Type: t, Message: text})
+}
+
+// showMessage shows a message in the editor.
+func (s *Server) showMessage(t lsp.MessageType, msg string) {
+	_ = s.conn.Notify(s.ctx, "window/showMessage", &lsp.ShowMessageParams{Type: t, Message: msg})
+}

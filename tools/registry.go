@@ -1,0 +1,260 @@
+// Package tools is the registry of what the model can do: each tool declares
+// its JSON Schema, risk, timeout, output policy and side effects, and every
+// call passes the same pipeline (schema ▶ risk ▶ policy/approval ▶ audit ▶
+// run with timeout ▶ output policy). Invalid model input is returned to the
+// model as an error result; only infrastructure failures are Go errors.
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/cairn-dev/cairn/model"
+	"github.com/cairn-dev/cairn/workspace"
+)
+
+// Risk is how dangerous a call is. Ordered: read < write < network < install < destructive.
+type Risk string
+
+const (
+	RiskRead        Risk = "read"
+	RiskWrite       Risk = "write"
+	RiskNetwork     Risk = "network"
+	RiskInstall     Risk = "install"
+	RiskDestructive Risk = "destructive"
+)
+
+var riskOrder = map[Risk]int{RiskRead: 0, RiskWrite: 1, RiskNetwork: 2, RiskInstall: 3, RiskDestructive: 4}
+
+// Rank orders risks; unknown risks rank as destructive.
+func (r Risk) Rank() int {
+	if n, ok := riskOrder[r]; ok {
+		return n
+	}
+	return 4
+}
+
+// Tool is one registered capability.
+type Tool struct {
+	Name        string
+	Description string          // model-facing, kept beside the code
+	Schema      json.RawMessage // JSON Schema of the input object
+	Risk        Risk            // static risk; Classify may refine it per input
+	// Classify, when set, decides the risk of one input and describes it for
+	// the approval prompt (e.g. the exact command, the packages installed).
+	Classify func(input json.RawMessage) (Risk, string)
+	Timeout  time.Duration
+	// MaxOutputBytes caps what goes back to the model (head and tail kept).
+	MaxOutputBytes int
+	// SideEffects marks tools whose effects outlive the run (commands,
+	// network, MCP calls): on resume, such a call with no recorded result is
+	// never replayed.
+	SideEffects bool
+	Idempotent  bool
+	Run         func(ctx context.Context, env *Env, input json.RawMessage) (Result, error)
+
+	resolved *jsonschema.Resolved
+}
+
+// Result is what a call produced.
+type Result struct {
+	// Content goes back to the model.
+	Content string
+	// IsError marks a failure the model should see and react to.
+	IsError bool
+	// Summary is a one-line description for the editor (toolResult event).
+	Summary string
+	// Change is the file change a write tool proposes.
+	Change *FileChange
+	// Truncated says the output policy cut the content.
+	Truncated bool
+}
+
+// FileChange is a proposed change of one file (never written by the tool).
+type FileChange struct {
+	Abs        string
+	Rel        string
+	Before     string
+	BeforeOK   bool // the file existed before
+	After      string
+	Delete     bool
+	Created    bool
+	Diagnostic string
+}
+
+// Diagnostic is an editor diagnostic, reduced to what tools and prompts use.
+type Diagnostic struct {
+	Path      string `json:"path"`
+	StartLine int    `json:"line"` // 1-based
+	EndLine   int    `json:"endLine"`
+	Severity  string `json:"severity"`
+	Source    string `json:"source,omitempty"`
+	Code      string `json:"code,omitempty"`
+	Message   string `json:"message"`
+}
+
+// DiagnosticsSource serves the diagnostics the editor forwarded.
+type DiagnosticsSource interface {
+	// Diagnostics returns diagnostics for abs, or for every file when abs is "".
+	Diagnostics(abs string) []Diagnostic
+}
+
+// Searcher serves search_code.
+type Searcher interface {
+	SearchText(ctx context.Context, query string, limit int) (string, error)
+}
+
+// MapRenderer serves repo_map.
+type MapRenderer interface {
+	RenderMap(ctx context.Context, focus []string, tokens int) (string, error)
+}
+
+// Env is what a tool call may touch.
+type Env struct {
+	WS          *workspace.Workspace
+	Drafts      *workspace.Drafts
+	Diagnostics DiagnosticsSource
+	Search      Searcher
+	Map         MapRenderer
+	RunID       string
+}
+
+// Registry holds the tools offered to the model.
+type Registry struct {
+	mu    sync.RWMutex
+	tools map[string]*Tool
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry { return &Registry{tools: map[string]*Tool{}} }
+
+// Register adds a tool after compiling its schema.
+func (r *Registry) Register(t *Tool) error {
+	var s jsonschema.Schema
+	if err := json.Unmarshal(t.Schema, &s); err != nil {
+		return fmt.Errorf("registering tool %s: parsing schema: %w", t.Name, err)
+	}
+	res, err := s.Resolve(nil)
+	if err != nil {
+		return fmt.Errorf("registering tool %s: resolving schema: %w", t.Name, err)
+	}
+	t.resolved = res
+	if t.Timeout == 0 {
+		t.Timeout = 30 * time.Second
+	}
+	if t.MaxOutputBytes == 0 {
+		t.MaxOutputBytes = 32 << 10
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.tools[t.Name] = t
+	return nil
+}
+
+// Unregister removes a tool (an MCP server that died).
+func (r *Registry) Unregister(name string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.tools, name)
+}
+
+// Get returns a tool by name.
+func (r *Registry) Get(name string) (*Tool, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	t, ok := r.tools[name]
+	return t, ok
+}
+
+// Names lists the registered tool names, sorted.
+func (r *Registry) Names() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]string, 0, len(r.tools))
+	for n := range r.tools {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Specs returns the model-facing specs, sorted by name.
+func (r *Registry) Specs() []model.ToolSpec {
+	var out []model.ToolSpec
+	for _, n := range r.Names() {
+		t, _ := r.Get(n)
+		out = append(out, model.ToolSpec{Name: t.Name, Description: t.Description, Schema: t.Schema})
+	}
+	return out
+}
+
+// Validate checks raw model arguments against the tool's schema. The error
+// text is written for the model: it says what to fix.
+func (t *Tool) Validate(raw string) (json.RawMessage, error) {
+	raw = strings.TrimSpace(raw)
+	if raw == "" {
+		raw = "{}"
+	}
+	var inst any
+	if err := json.Unmarshal([]byte(raw), &inst); err != nil {
+		return nil, fmt.Errorf("the arguments of %s are not valid JSON (%v); send a JSON object matching the tool's schema", t.Name, err)
+	}
+	if _, ok := inst.(map[string]any); !ok {
+		return nil, fmt.Errorf("the arguments of %s must be a JSON object", t.Name)
+	}
+	if err := t.resolved.Validate(inst); err != nil {
+		return nil, fmt.Errorf("the arguments of %s do not match its schema: %v", t.Name, err)
+	}
+	return json.RawMessage(raw), nil
+}
+
+// RiskOf returns the risk of one validated input, with a description for
+// the approval prompt.
+func (t *Tool) RiskOf(input json.RawMessage) (Risk, string) {
+	if t.Classify != nil {
+		return t.Classify(input)
+	}
+	return t.Risk, ""
+}
+
+// Invoke runs a validated input under the tool's timeout and output policy.
+func (t *Tool) Invoke(ctx context.Context, env *Env, input json.RawMessage) (Result, error) {
+	ctx, cancel := context.WithTimeout(ctx, t.Timeout)
+	defer cancel()
+	res, err := t.Run(ctx, env, input)
+	if err != nil {
+		if ctx.Err() == context.DeadlineExceeded {
+			return Result{Content: fmt.Sprintf("%s timed out after %s", t.Name, t.Timeout), IsError: true, Summary: "timed out"}, nil
+		}
+		return res, err
+	}
+	res.Content, res.Truncated = CapOutput(res.Content, t.MaxOutputBytes)
+	return res, nil
+}
+
+// CapOutput keeps the head and tail of s within max bytes, with a note in the
+// middle saying how much was cut.
+func CapOutput(s string, max int) (string, bool) {
+	if max <= 0 || len(s) <= max {
+		return s, false
+	}
+	head := max * 2 / 3
+	tail := max - head
+	// avoid splitting UTF-8 sequences
+	for head > 0 && head < len(s) && s[head]&0xC0 == 0x80 {
+		head--
+	}
+	start := len(s) - tail
+	for start < len(s) && s[start]&0xC0 == 0x80 {
+		start++
+	}
+	cut := start - head
+	return s[:head] + fmt.Sprintf("\n[... %d bytes cut by the output policy ...]\n", cut) + s[start:], true
+}

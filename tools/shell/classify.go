@@ -1,0 +1,422 @@
+package shell
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// Options tell the classifier where the command will run.
+type Options struct {
+	// Workspace is the absolute workspace root; the command runs there.
+	// Paths below it are "inside". Empty means no path is inside.
+	Workspace string
+	// Exists reports whether a path exists (absolute, cleaned). Nil means
+	// os.Lstat is consulted.
+	Exists func(path string) bool
+	// IsDir reports whether a path is an existing directory. Nil means
+	// os.Stat is consulted. Used to judge `cp x /some/dir`.
+	IsDir func(path string) bool
+}
+
+// Part is the verdict on one simple command (or on one redirection of a
+// compound command).
+type Part struct {
+	Command string `json:"command"`
+	Risk    Risk   `json:"risk"`
+	Reason  string `json:"reason"`
+}
+
+// Classification is the verdict on a whole command line.
+type Classification struct {
+	// Risk is the most dangerous class among Parts (Destructive when the
+	// command does not parse, Read for an empty command).
+	Risk  Risk   `json:"risk"`
+	Parts []Part `json:"parts,omitempty"`
+	// Packages lists what installs would fetch, as written
+	// ("left-pad@1.3.0", "requests==2.31", "-r requirements.txt").
+	Packages   []string `json:"packages,omitempty"`
+	ParseError string   `json:"parseError,omitempty"`
+}
+
+// Reason returns the reason of the first part carrying the overall class.
+func (c Classification) Reason() string {
+	if c.ParseError != "" {
+		return "does not parse: " + c.ParseError
+	}
+	for _, p := range c.Parts {
+		if p.Risk == c.Risk {
+			return p.Reason
+		}
+	}
+	return ""
+}
+
+const maxDepth = 8
+
+// Classify parses command with a Bash parser and classifies every simple
+// command and redirection in it. See the package documentation for the
+// rules.
+func Classify(command string, opts Options) Classification {
+	if opts.Workspace != "" {
+		opts.Workspace = filepath.Clean(opts.Workspace)
+	}
+	c := &classifier{opts: opts, cwd: opts.Workspace}
+	r, perr := c.script(command, 0)
+	out := Classification{Risk: r, Parts: c.parts, Packages: c.pkgs}
+	if perr != "" {
+		out.ParseError = perr
+		out.Risk = Destructive
+	}
+	return out
+}
+
+type classifier struct {
+	opts  Options
+	cwd   string // "" when unknown (after cd to a dynamic place)
+	parts []Part
+	pkgs  []string
+}
+
+type verdict struct {
+	risk   Risk
+	reason string
+}
+
+func v(r Risk, reason string) verdict { return verdict{r, reason} }
+
+// max keeps the more dangerous verdict (the first on ties).
+func (a verdict) max(b verdict) verdict {
+	if b.risk.Rank() > a.risk.Rank() {
+		return b
+	}
+	return a
+}
+
+func parse(src string) (*syntax.File, error) {
+	p := syntax.NewParser(syntax.Variant(syntax.LangBash))
+	return p.Parse(strings.NewReader(src), "")
+}
+
+// script classifies a whole script, appending parts, and returns its class
+// and, if it does not parse, the parse error.
+func (c *classifier) script(src string, depth int) (Risk, string) {
+	if depth > maxDepth {
+		c.add(src, v(Destructive, "shell nesting too deep to analyse"))
+		return Destructive, "nesting too deep"
+	}
+	f, err := parse(src)
+	if err != nil {
+		c.add(src, v(Destructive, "does not parse: "+err.Error()))
+		return Destructive, err.Error()
+	}
+	start := len(c.parts)
+	syntax.Walk(f, func(n syntax.Node) bool {
+		st, ok := n.(*syntax.Stmt)
+		if !ok {
+			return true
+		}
+		c.stmt(src, st, depth)
+		return true
+	})
+	r := Read
+	for _, p := range c.parts[start:] {
+		r = Max(r, p.Risk)
+	}
+	return r, ""
+}
+
+func slice(src string, n syntax.Node) string {
+	s, e := n.Pos().Offset(), n.End().Offset()
+	if s > e || e > uint(len(src)) {
+		return ""
+	}
+	return src[s:e]
+}
+
+func (c *classifier) add(text string, vd verdict) {
+	c.parts = append(c.parts, Part{Command: strings.TrimSpace(text), Risk: vd.risk, Reason: vd.reason})
+}
+
+func (c *classifier) stmt(src string, st *syntax.Stmt, depth int) {
+	switch cmd := st.Cmd.(type) {
+	case *syntax.CallExpr:
+		vd := c.call(cmd, depth)
+		null := len(cmd.Args) == 0
+		if len(cmd.Args) == 1 {
+			if a := c.word(cmd.Args[0]); !a.dyn && (a.s == ":" || a.s == "true") {
+				null = true
+			}
+		}
+		for _, r := range st.Redirs {
+			vd = vd.max(c.redirect(r, null))
+		}
+		c.add(slice(src, st), vd)
+	case nil:
+		vd := v(Read, "redirection only")
+		for _, r := range st.Redirs {
+			vd = vd.max(c.redirect(r, true))
+		}
+		c.add(slice(src, st), vd)
+	default:
+		if dc, ok := cmd.(*syntax.DeclClause); ok {
+			c.add(slice(src, st), c.decl(dc))
+		}
+		for _, r := range st.Redirs {
+			c.add(slice(src, r), c.redirect(r, false))
+		}
+	}
+}
+
+func (c *classifier) decl(dc *syntax.DeclClause) verdict {
+	vd := v(Read, "shell variable declaration")
+	for _, a := range dc.Args {
+		if a.Name != nil {
+			vd = vd.max(assignRisk(a.Name.Value))
+		}
+	}
+	return vd
+}
+
+func assignRisk(name string) verdict {
+	switch name {
+	case "LD_PRELOAD", "LD_AUDIT", "LD_LIBRARY_PATH", "DYLD_INSERT_LIBRARIES", "BASH_ENV", "ENV", "PROMPT_COMMAND":
+		return v(Destructive, "sets "+name+", which changes what runs")
+	case "PATH":
+		return v(Write, "changes PATH, so command names no longer identify programs")
+	}
+	return v(Read, "variable assignment")
+}
+
+func (c *classifier) call(ce *syntax.CallExpr, depth int) verdict {
+	vd := v(Read, "variable assignment")
+	if len(ce.Args) > 0 {
+		args := make([]arg, len(ce.Args))
+		for i, w := range ce.Args {
+			args[i] = c.word(w)
+		}
+		vd = c.command(args, depth)
+	}
+	for _, a := range ce.Assigns {
+		if a.Name != nil {
+			vd = vd.max(assignRisk(a.Name.Value))
+		}
+	}
+	return vd
+}
+
+// arg is a word after quote removal. dyn marks words whose value is not
+// known statically (parameter expansion, command substitution, $'..').
+// tilde marks an unquoted leading ~.
+type arg struct {
+	s     string
+	dyn   bool
+	tilde bool
+	glob  bool
+	raw   string // source text, for reasons, when dyn
+}
+
+// text is how an argument is shown in reasons.
+func (a arg) text() string {
+	if a.dyn && a.raw != "" {
+		return a.raw
+	}
+	return a.s
+}
+
+func (c *classifier) word(w *syntax.Word) arg {
+	var b strings.Builder
+	var a arg
+	for i, p := range w.Parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			if i == 0 && strings.HasPrefix(p.Value, "~") {
+				a.tilde = true
+			}
+			if strings.ContainsAny(p.Value, "*?[") {
+				a.glob = true
+			}
+			b.WriteString(unescape(p.Value, false))
+		case *syntax.SglQuoted:
+			if p.Dollar {
+				a.dyn = true
+			}
+			b.WriteString(p.Value)
+		case *syntax.DblQuoted:
+			if p.Dollar {
+				a.dyn = true
+			}
+			for _, q := range p.Parts {
+				if l, ok := q.(*syntax.Lit); ok {
+					b.WriteString(unescape(l.Value, true))
+				} else {
+					a.dyn = true
+				}
+			}
+		default:
+			a.dyn = true
+		}
+	}
+	a.s = b.String()
+	if a.dyn {
+		var sb strings.Builder
+		if err := syntax.NewPrinter().Print(&sb, w); err == nil {
+			a.raw = sb.String()
+		}
+	}
+	return a
+}
+
+// unescape removes shell backslash quoting from a literal.
+func unescape(s string, dquoted bool) string {
+	if !strings.Contains(s, "\\") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		if ch != '\\' || i+1 == len(s) {
+			b.WriteByte(ch)
+			continue
+		}
+		next := s[i+1]
+		if dquoted && !strings.ContainsRune("$`\"\\\n", rune(next)) {
+			b.WriteByte(ch)
+			continue
+		}
+		i++
+		if next != '\n' {
+			b.WriteByte(next)
+		}
+	}
+	return b.String()
+}
+
+// resolve returns the absolute cleaned path an argument names, if known.
+func (c *classifier) resolve(a arg) (string, bool) {
+	if a.dyn || a.tilde {
+		return "", false
+	}
+	p := a.s
+	if p == "" {
+		return "", false
+	}
+	if !filepath.IsAbs(p) {
+		if c.cwd == "" {
+			return "", false
+		}
+		p = filepath.Join(c.cwd, p)
+	}
+	return filepath.Clean(p), true
+}
+
+func (c *classifier) inside(abs string) bool {
+	ws := c.opts.Workspace
+	if ws == "" {
+		return false
+	}
+	return abs == ws || strings.HasPrefix(abs, ws+string(filepath.Separator)) || ws == "/"
+}
+
+func (c *classifier) exists(abs string) bool {
+	if c.opts.Exists != nil {
+		return c.opts.Exists(abs)
+	}
+	_, err := os.Lstat(abs)
+	return err == nil
+}
+
+func (c *classifier) isDir(abs string) bool {
+	if c.opts.IsDir != nil {
+		return c.opts.IsDir(abs)
+	}
+	fi, err := os.Stat(abs)
+	return err == nil && fi.IsDir()
+}
+
+// harmlessDevice reports paths that accept or give data without effect.
+func harmlessDevice(p string) bool {
+	switch p {
+	case "/dev/null", "/dev/zero", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty", "/dev/random", "/dev/urandom":
+		return true
+	}
+	return strings.HasPrefix(p, "/dev/fd/") || strings.HasPrefix(p, "/proc/self/fd/")
+}
+
+// target judges writing to (modifying) the file an argument names.
+// truncate: the write replaces existing content. pure: the command's only
+// effect is to truncate/empty it (`: > f`, `truncate`).
+func (c *classifier) target(a arg, what string, truncate, pure bool) verdict {
+	abs, ok := c.resolve(a)
+	if !ok {
+		if c.cwd == "" && !a.dyn && !a.tilde {
+			return v(Destructive, what+" "+a.s+" after cd to a directory not known statically")
+		}
+		if a.tilde {
+			return v(Destructive, what+" in the home directory: "+a.s)
+		}
+		return v(Destructive, what+" a path not known statically: "+a.text())
+	}
+	if harmlessDevice(abs) {
+		return v(Read, what+" "+abs)
+	}
+	if strings.HasPrefix(abs, "/dev/") || strings.HasPrefix(abs, "/proc/") || strings.HasPrefix(abs, "/sys/") {
+		return v(Destructive, what+" device or kernel file "+abs)
+	}
+	if c.inside(abs) {
+		if pure && c.exists(abs) {
+			return v(Destructive, "truncates existing file "+a.s)
+		}
+		return v(Write, what+" "+a.s+" inside the workspace")
+	}
+	if c.exists(abs) {
+		if truncate {
+			return v(Destructive, "truncates existing file outside the workspace: "+abs)
+		}
+		return v(Destructive, "modifies existing path outside the workspace: "+abs)
+	}
+	return v(Write, what+" new file outside the workspace: "+abs)
+}
+
+func (c *classifier) redirect(r *syntax.Redirect, null bool) verdict {
+	switch r.Op {
+	case syntax.RdrIn, syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc, syntax.DplIn:
+		return v(Read, "input redirection")
+	}
+	if r.Word == nil {
+		return v(Destructive, "unexpected redirection")
+	}
+	a := c.word(r.Word)
+	if r.Op == syntax.DplOut {
+		if !a.dyn && (a.s == "-" || isDigits(a.s)) {
+			return v(Read, "file descriptor duplication")
+		}
+		if a.dyn {
+			return v(Destructive, "redirection to a target not known statically")
+		}
+	}
+	truncate := true
+	switch r.Op {
+	case syntax.AppOut, syntax.AppAll, syntax.AppClob, syntax.AppAllClob, syntax.RdrInOut:
+		truncate = false
+	}
+	what := "writes"
+	if !truncate {
+		what = "appends to"
+	}
+	return c.target(a, what, truncate, truncate && null)
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,892 @@
+package shell
+
+import (
+	"path/filepath"
+	"strings"
+)
+
+var readCmds = set(
+	"ls", "ll", "la", "dir", "vdir", "cat", "tac", "head", "tail", "less", "more", "wc",
+	"rg", "grep", "egrep", "fgrep", "zgrep", "ag", "ack", "nl", "od", "hexdump", "strings",
+	"file", "stat", "du", "df", "tree", "pwd", "which", "whereis", "type", "echo", "printf",
+	"true", "false", ":", "test", "[", "basename", "dirname", "realpath", "readlink", "cut",
+	"tr", "diff", "cmp", "comm", "column", "paste", "join", "fold", "fmt", "expand",
+	"unexpand", "rev", "seq", "yes", "sleep", "date", "cal", "uptime", "whoami", "id",
+	"groups", "uname", "ps", "pgrep", "pstree", "top", "free", "vmstat", "lsof", "lsblk",
+	"lscpu", "printenv", "locale", "man", "info", "help", "history", "jobs", "wait",
+	"md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum",
+	"cksum", "sum", "base64", "base32", "zcat", "bzcat", "xzcat", "zless", "jq", "gron",
+	"tokei", "cloc", "scc", "ldd", "nm", "objdump", "readelf", "getconf", "nproc", "tput",
+	"clear", "cd", "pushd", "popd", "dirs", "set", "unset", "shift", "read", "export",
+	"alias", "unalias", "hash", "ulimit", "umask", "shopt", "declare", "local", "readonly",
+	"typeset", "getopts", "return", "exit", "break", "continue", "bc", "expr", "dc", "numfmt",
+	"look", "xmllint", "diffstat", "lsattr", "iconv", "envsubst", "shellcheck", "mapfile",
+	"readarray", "let", "logname", "tty", "arch", "hostid", "stty", "apt-cache", "dpkg-query",
+	"go-version", "ip", "ifconfig", "netstat", "ss", "getent", "lsns", "mount-info",
+)
+
+var writeCmds = set(
+	"patch", "gunzip", "gzip", "bzip2", "bunzip2", "xz", "unxz", "zip", "7z",
+	"make", "gmake", "cmake", "ninja", "bazel", "meson", "mvn", "gradle", "gradlew", "ant",
+	"prettier", "eslint", "black", "ruff", "isort", "rustfmt", "clang-format", "tsc",
+	"pytest", "jest", "vitest", "mocha", "dotnet", "javac", "java", "gcc", "g++", "clang",
+	"clang++", "cc", "c++", "rustc", "ld", "protoc", "sqlite3", "mktemp", "split", "csplit",
+	"ssh-keygen", "gpg", "vim", "vi", "nano", "emacs", "code", "renice", "mkfifo", "go-build",
+	"golangci-lint", "staticcheck", "mypy", "tox", "nox", "rake", "swift", "zig", "deno",
+)
+
+var networkCmds = set(
+	"curl", "wget", "ssh", "scp", "sftp", "ftp", "lftp", "tftp", "nc", "ncat", "netcat",
+	"socat", "telnet", "ping", "ping6", "dig", "nslookup", "host", "whois", "traceroute",
+	"tracepath", "mtr", "aria2c", "http", "https", "xh", "httpie", "nmap", "ngrok", "wscat",
+	"grpcurl", "gh", "hub", "aws", "gcloud", "gsutil", "az", "rclone", "ssh-keyscan",
+	"ssh-copy-id", "git-lfs", "kubectl-remote", "helm", "terraform", "doctl", "flyctl",
+	"heroku", "vercel", "netlify", "s3cmd", "websocat", "arp", "arping",
+)
+
+var destructiveCmds = set(
+	"dd", "shred", "wipefs", "mkswap", "fdisk", "sfdisk", "gdisk", "cfdisk", "parted",
+	"blkdiscard", "hdparm", "shutdown", "reboot", "halt", "poweroff", "init", "telinit",
+	"swapoff", "swapon", "mount", "umount", "losetup", "insmod", "rmmod", "modprobe",
+	"iptables", "ip6tables", "nft", "ufw", "passwd", "chpasswd", "useradd", "userdel",
+	"usermod", "groupadd", "groupdel", "visudo", "chroot", "pkill", "killall", "truncate",
+	"sudo", "doas", "su", "pkexec", "runuser", "run0", "eval", "srm", "wipe", "mkfs",
+	"kexec", "setenforce", "chattr", "cryptsetup", "lvremove", "vgremove", "pvremove",
+	"zpool", "zfs", "debugfs", "firewall-cmd", "launchctl", "diskutil", "format",
+)
+
+var shells = set("sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "busybox-sh", "fish", "csh", "tcsh")
+
+var interpreters = set("python", "python2", "python3", "node", "nodejs", "perl", "ruby", "php", "lua", "luajit", "Rscript", "R", "julia", "tclsh", "irb", "pypy", "pypy3", "osascript")
+
+// command classifies one simple command given as words (already stripped of
+// assignments). depth bounds recursion through wrappers and sh -c.
+func (c *classifier) command(args []arg, depth int) verdict {
+	if len(args) == 0 {
+		return v(Read, "no command")
+	}
+	if depth > maxDepth {
+		return v(Destructive, "command nesting too deep to analyse")
+	}
+	name, ok := cmdName(args[0])
+	if !ok {
+		return v(Destructive, "command name is not known statically: "+args[0].text())
+	}
+	rest := args[1:]
+	if strings.HasPrefix(name, "python") && len(name) > 6 && strings.Trim(name[6:], "0123456789.") == "" {
+		name = "python"
+	}
+	if strings.HasPrefix(name, "mkfs") || strings.HasPrefix(name, "mke2fs") {
+		return v(Destructive, name+" formats a file system")
+	}
+	if h, ok := handlers[name]; ok {
+		return h(c, name, rest, depth)
+	}
+	switch {
+	case readCmds[name]:
+		return v(Read, name+" only reads")
+	case writeCmds[name]:
+		return v(Write, name+" writes files or runs builds")
+	case networkCmds[name]:
+		return v(Network, name+" uses the network")
+	case destructiveCmds[name]:
+		return v(Destructive, name+" is destructive or escalates privileges")
+	case shells[name]:
+		return c.shell(name, rest, depth)
+	case interpreters[name]:
+		return c.interpreter(name, rest, depth)
+	}
+	return v(Write, "unknown command "+name+" (assumed to write)")
+}
+
+type handler func(c *classifier, name string, args []arg, depth int) verdict
+
+var handlers map[string]handler
+
+func init() {
+	handlers = map[string]handler{
+		"rm": (*classifier).rm, "rmdir": (*classifier).rmdir, "unlink": (*classifier).rmdir,
+		"git": (*classifier).git, "go": (*classifier).goCmd, "gofmt": (*classifier).gofmt,
+		"npm": (*classifier).npm, "pnpm": (*classifier).pnpm, "yarn": (*classifier).yarn,
+		"bun": (*classifier).bun, "npx": (*classifier).npx, "pnpx": (*classifier).npx,
+		"bunx": (*classifier).npx, "pip": (*classifier).pip, "pip3": (*classifier).pip,
+		"uv": (*classifier).uv, "uvx": (*classifier).npx, "pipx": (*classifier).pipx,
+		"poetry": (*classifier).poetry, "conda": (*classifier).conda, "mamba": (*classifier).conda,
+		"gem": (*classifier).gem, "bundle": (*classifier).bundle, "cargo": (*classifier).cargo,
+		"brew": (*classifier).brew, "composer": (*classifier).composer,
+		"apt": (*classifier).apt, "apt-get": (*classifier).apt, "aptitude": (*classifier).apt,
+		"yum": (*classifier).apt, "dnf": (*classifier).apt, "microdnf": (*classifier).apt,
+		"zypper": (*classifier).apt, "apk": (*classifier).apt, "snap": (*classifier).apt,
+		"flatpak": (*classifier).apt, "port": (*classifier).apt, "pacman": (*classifier).pacman,
+		"dpkg": (*classifier).dpkg, "rpm": (*classifier).rpm, "nix-env": (*classifier).apt,
+		"find": (*classifier).find, "fd": (*classifier).fd, "fdfind": (*classifier).fd,
+		"xargs": (*classifier).xargs, "parallel": (*classifier).parallel,
+		"env": (*classifier).env, "command": (*classifier).commandBuiltin,
+		"builtin": (*classifier).wrapper, "exec": (*classifier).wrapper, "nohup": (*classifier).wrapper,
+		"time": (*classifier).wrapper, "nice": (*classifier).wrapper, "ionice": (*classifier).wrapper,
+		"timeout": (*classifier).timeoutCmd, "stdbuf": (*classifier).wrapper, "setsid": (*classifier).wrapper,
+		"unbuffer": (*classifier).wrapper, "strace": (*classifier).wrapper, "ltrace": (*classifier).wrapper,
+		"chrt": (*classifier).wrapper, "taskset": (*classifier).wrapper, "caffeinate": (*classifier).wrapper,
+		"watch": (*classifier).watch, "flock": (*classifier).flock,
+		"source": (*classifier).source, ".": (*classifier).source, "trap": (*classifier).trap,
+		"sed": (*classifier).sed, "awk": (*classifier).awk, "gawk": (*classifier).awk,
+		"mawk": (*classifier).awk, "nawk": (*classifier).awk, "sort": (*classifier).sortCmd,
+		"uniq": (*classifier).uniq, "tee": (*classifier).tee, "touch": (*classifier).touch,
+		"mkdir": (*classifier).mkdir, "cp": (*classifier).cp, "mv": (*classifier).cp,
+		"ln": (*classifier).cp, "install": (*classifier).cp, "chmod": (*classifier).chmod,
+		"chown": (*classifier).chmod, "chgrp": (*classifier).chmod, "setfacl": (*classifier).chmod,
+		"kill": (*classifier).kill, "cd": (*classifier).cd, "pushd": (*classifier).cd,
+		"rsync": (*classifier).rsync, "tar": (*classifier).tar, "docker": (*classifier).docker,
+		"podman": (*classifier).docker, "kubectl": (*classifier).kubectl,
+		"systemctl": (*classifier).systemctl, "service": (*classifier).service,
+		"hostname": (*classifier).hostname, "crontab": (*classifier).crontab,
+		"yq": (*classifier).yq, "xxd": (*classifier).xxd, "openssl": (*classifier).openssl,
+		"sysctl": (*classifier).sysctl, "unzip": (*classifier).unzip, "busybox": (*classifier).busybox,
+	}
+}
+
+// --- removal ---
+
+func (c *classifier) rm(name string, args []arg, _ int) verdict {
+	o := parseOpts(args)
+	if o.has("rRf", "recursive", "force", "no-preserve-root") {
+		return v(Destructive, "rm with -r/-f")
+	}
+	if len(o.operands) == 0 {
+		return v(Read, "rm without operands does nothing")
+	}
+	return c.removes(name, o.operands)
+}
+
+func (c *classifier) rmdir(name string, args []arg, _ int) verdict {
+	o := parseOpts(args)
+	return c.removes(name, o.operands)
+}
+
+func (c *classifier) removes(name string, ops []arg) verdict {
+	vd := v(Write, name+" of files inside the workspace")
+	for _, a := range ops {
+		abs, ok := c.resolve(a)
+		switch {
+		case !ok:
+			return v(Destructive, name+" of a path not known statically: "+a.text())
+		case !c.inside(abs) || abs == c.opts.Workspace:
+			return v(Destructive, name+" outside the workspace (or of the workspace itself): "+abs)
+		}
+	}
+	return vd
+}
+
+// --- wrappers ---
+
+// wrapperValued lists flags taking a value, per wrapper.
+var wrapperValued = map[string][]string{
+	"exec":       {"-a"},
+	"time":       {"-o", "-f", "--output", "--format"},
+	"nice":       {"-n", "--adjustment"},
+	"ionice":     {"-c", "-n", "-p", "-P", "-u", "--class", "--classdata"},
+	"stdbuf":     {"-i", "-o", "-e"},
+	"strace":     {"-e", "-o", "-p", "-s", "-u", "-E", "-P", "-a", "-b", "-I", "-S", "-X"},
+	"ltrace":     {"-e", "-o", "-p", "-s", "-u", "-a", "-n"},
+	"chrt":       {"-p"},
+	"caffeinate": {"-t", "-w"},
+}
+
+// skipFlags drops leading flags (and values of valued flags) and returns
+// the remaining words.
+func skipFlags(args []arg, valued ...string) []arg {
+	takes := set(valued...)
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a.dyn {
+			return args[i:]
+		}
+		if a.s == "--" {
+			return args[i+1:]
+		}
+		if !strings.HasPrefix(a.s, "-") || a.s == "-" {
+			return args[i:]
+		}
+		if takes[a.s] {
+			i++
+		}
+	}
+	return nil
+}
+
+func (c *classifier) inner(via string, args []arg, depth int) verdict {
+	if len(args) == 0 {
+		return v(Read, via+" without a command")
+	}
+	vd := c.command(args, depth+1)
+	vd.reason = "via " + via + ": " + vd.reason
+	return vd
+}
+
+func (c *classifier) wrapper(name string, args []arg, depth int) verdict {
+	rest := skipFlags(args, wrapperValued[name]...)
+	switch name {
+	case "nice":
+		// nice -5 cmd (old syntax) is handled by skipFlags.
+	case "taskset":
+		if len(rest) > 0 {
+			rest = rest[1:] // the mask
+		}
+	case "chrt":
+		if len(rest) > 0 {
+			rest = rest[1:] // the priority
+		}
+	}
+	return c.inner(name, rest, depth)
+}
+
+func (c *classifier) commandBuiltin(name string, args []arg, depth int) verdict {
+	o := parseOpts(args)
+	if o.has("vV") {
+		return v(Read, "command -v looks a name up")
+	}
+	return c.inner(name, skipFlags(args), depth)
+}
+
+func (c *classifier) timeoutCmd(name string, args []arg, depth int) verdict {
+	rest := skipFlags(args, "-s", "-k", "--signal", "--kill-after")
+	if len(rest) > 0 {
+		rest = rest[1:] // the duration
+	}
+	return c.inner(name, rest, depth)
+}
+
+func (c *classifier) env(name string, args []arg, depth int) verdict {
+	vd := v(Read, "env prints the environment")
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a.dyn:
+			return v(Destructive, "env with an argument not known statically")
+		case a.s == "-S" || a.s == "--split-string" || strings.HasPrefix(a.s, "--split-string="):
+			s := strings.TrimPrefix(a.s, "--split-string=")
+			if s == a.s {
+				if i+1 >= len(args) || args[i+1].dyn {
+					return v(Destructive, "env -S with a dynamic string")
+				}
+				s = args[i+1].s
+			}
+			return vd.max(c.nested("env -S", s, depth))
+		case a.s == "-u" || a.s == "-C" || a.s == "--unset" || a.s == "--chdir":
+			i++
+		case a.s == "--":
+		case strings.HasPrefix(a.s, "-"):
+		case strings.Contains(a.s, "="):
+			vd = vd.max(assignRisk(a.s[:strings.Index(a.s, "=")]))
+		default:
+			return vd.max(c.inner(name, args[i:], depth))
+		}
+	}
+	return vd
+}
+
+func (c *classifier) xargs(name string, args []arg, depth int) verdict {
+	valued := []string{"-n", "-L", "-I", "-P", "-d", "-E", "-s", "-a", "--max-args", "--max-lines",
+		"--max-procs", "--delimiter", "--eof", "--arg-file", "--max-chars", "--replace"}
+	o := parseOpts(args, valued...)
+	rest := skipFlags(args, valued...)
+	repl := ""
+	if vs := o.values["-I"]; len(vs) > 0 {
+		repl = vs[0]
+	} else if vs := o.values["--replace"]; len(vs) > 0 {
+		repl = vs[0]
+	} else if o.has("i") {
+		repl = "{}"
+	}
+	if len(rest) == 0 {
+		return v(Read, "xargs echo")
+	}
+	in := make([]arg, 0, len(rest)+1)
+	for _, a := range rest {
+		if repl != "" && strings.Contains(a.s, repl) {
+			a.dyn = true
+		}
+		in = append(in, a)
+	}
+	if repl == "" {
+		in = append(in, arg{s: "<stdin>", dyn: true})
+	}
+	return c.inner(name, in, depth)
+}
+
+func (c *classifier) parallel(name string, args []arg, depth int) verdict {
+	rest := skipFlags(args, "-j", "-S", "--jobs", "--sshlogin")
+	var in []arg
+	for _, a := range rest {
+		if a.s == ":::" || a.s == "::::" {
+			break
+		}
+		if strings.Contains(a.s, "{") {
+			a.dyn = true
+		}
+		in = append(in, a)
+	}
+	if len(in) == 1 && !in[0].dyn {
+		return c.nested(name, in[0].s, depth)
+	}
+	in = append(in, arg{s: "<input>", dyn: true})
+	return c.inner(name, in, depth)
+}
+
+func (c *classifier) watch(name string, args []arg, depth int) verdict {
+	rest := skipFlags(args, "-n", "-d", "--interval", "--differences")
+	if len(rest) == 1 {
+		if rest[0].dyn {
+			return v(Destructive, "watch of a dynamic command string")
+		}
+		return c.nested(name, rest[0].s, depth)
+	}
+	return c.inner(name, rest, depth)
+}
+
+func (c *classifier) flock(name string, args []arg, depth int) verdict {
+	o := parseOpts(args, "-c", "--command", "-w", "--timeout", "-E")
+	if cs := append(o.values["-c"], o.values["--command"]...); len(cs) > 0 {
+		return c.nested(name, cs[0], depth)
+	}
+	rest := skipFlags(args, "-w", "--timeout", "-E")
+	if len(rest) > 0 {
+		rest = rest[1:] // the lock file
+	}
+	return c.inner(name, rest, depth)
+}
+
+// nested classifies a literal shell string run by another command.
+func (c *classifier) nested(via, src string, depth int) verdict {
+	r, perr := c.script(src, depth+1)
+	if perr != "" {
+		return v(Destructive, via+" runs a string that does not parse")
+	}
+	return v(r, via+" runs: "+src)
+}
+
+func (c *classifier) shell(name string, args []arg, depth int) verdict {
+	for i, a := range args {
+		if a.dyn {
+			return v(Destructive, name+" with arguments not known statically")
+		}
+		if a.s == "--version" || a.s == "--help" {
+			return v(Read, name+" "+a.s)
+		}
+		if strings.HasPrefix(a.s, "-") && !strings.HasPrefix(a.s, "--") && strings.Contains(a.s, "c") {
+			if i+1 >= len(args) {
+				return v(Destructive, name+" -c without a string")
+			}
+			if args[i+1].dyn {
+				return v(Destructive, name+" -c of a string not known statically")
+			}
+			return c.nested(name+" -c", args[i+1].s, depth)
+		}
+		if strings.HasPrefix(a.s, "-") && !strings.HasPrefix(a.s, "--") && strings.Contains(a.s, "s") {
+			return v(Destructive, name+" -s executes code from standard input")
+		}
+		if a.s == "-o" || a.s == "+o" || a.s == "-O" || a.s == "+O" || a.s == "--rcfile" || a.s == "--init-file" {
+			continue
+		}
+		if strings.HasPrefix(a.s, "-") || strings.HasPrefix(a.s, "+") {
+			continue
+		}
+		return v(Write, name+" runs script "+a.s+" (not analysed)")
+	}
+	return v(Destructive, name+" executes code from standard input")
+}
+
+func (c *classifier) interpreter(name string, args []arg, depth int) verdict {
+	if len(args) == 0 {
+		return v(Destructive, name+" executes code from standard input")
+	}
+	for i, a := range args {
+		if a.dyn {
+			return v(Write, name+" with dynamic arguments (not analysed)")
+		}
+		switch a.s {
+		case "--version", "-V", "--help", "-h", "-v":
+			if len(args) == 1 {
+				return v(Read, name+" "+a.s)
+			}
+		case "-":
+			return v(Destructive, name+" executes code from standard input")
+		case "-m":
+			if name == "python" && i+1 < len(args) {
+				switch args[i+1].s {
+				case "pip":
+					return c.pip("pip", args[i+2:], depth)
+				case "http.server", "smtpd", "ftplib":
+					return v(Network, "python -m "+args[i+1].s+" uses the network")
+				case "json.tool", "tokenize", "pydoc":
+					return v(Read, "python -m "+args[i+1].s)
+				}
+			}
+			return v(Write, name+" runs module code (not analysed)")
+		case "-c", "-e", "-E", "-p", "-r", "--eval", "--print":
+			return v(Write, name+" runs inline code (not analysed)")
+		}
+		if !strings.HasPrefix(a.s, "-") {
+			return v(Write, name+" runs "+a.s+" (not analysed)")
+		}
+	}
+	return v(Destructive, name+" executes code from standard input")
+}
+
+func (c *classifier) source(name string, args []arg, _ int) verdict {
+	if len(args) == 0 {
+		return v(Read, name+" without a file")
+	}
+	return v(Write, name+" runs the shell file "+args[0].s+" (not analysed)")
+}
+
+func (c *classifier) trap(name string, args []arg, depth int) verdict {
+	if len(args) == 0 || strings.HasPrefix(args[0].s, "-") && !args[0].dyn {
+		return v(Read, "trap listing or reset")
+	}
+	if args[0].dyn {
+		return v(Destructive, "trap of a string not known statically")
+	}
+	if args[0].s == "" {
+		return v(Read, "trap ignoring signals")
+	}
+	return c.nested("trap", args[0].s, depth)
+}
+
+func (c *classifier) busybox(name string, args []arg, depth int) verdict {
+	if len(args) == 0 {
+		return v(Read, "busybox lists applets")
+	}
+	return c.inner(name, args, depth)
+}
+
+// --- file tools ---
+
+func (c *classifier) find(name string, args []arg, depth int) verdict {
+	vd := v(Read, "find only lists")
+	var roots []arg
+	i := 0
+	for ; i < len(args); i++ {
+		s := args[i].s
+		if s == "-H" || s == "-L" || s == "-P" || strings.HasPrefix(s, "-D") || strings.HasPrefix(s, "-O") {
+			continue
+		}
+		if strings.HasPrefix(s, "-") || s == "(" || s == "!" {
+			break
+		}
+		roots = append(roots, args[i])
+	}
+	placeholder := arg{s: "{}", dyn: true}
+	if len(roots) == 0 {
+		roots = []arg{{s: "."}}
+	}
+	if abs, ok := c.resolve(roots[0]); ok && len(roots) == 1 {
+		placeholder = arg{s: filepath.Join(abs, "found")}
+	}
+	for ; i < len(args); i++ {
+		s := args[i].s
+		switch s {
+		case "-delete":
+			return v(Destructive, "find -delete")
+		case "-fprint", "-fprint0", "-fprintf", "-fls":
+			if i+1 < len(args) {
+				vd = vd.max(c.target(args[i+1], "writes", true, false))
+			}
+		case "-exec", "-execdir", "-ok", "-okdir":
+			var in []arg
+			for i++; i < len(args); i++ {
+				if args[i].s == ";" || args[i].s == "+" {
+					break
+				}
+				a := args[i]
+				if a.s == "{}" {
+					a = placeholder
+				} else if strings.Contains(a.s, "{}") {
+					a.dyn = true
+				}
+				in = append(in, a)
+			}
+			if len(in) > 0 {
+				if n, ok := cmdName(in[0]); ok && (n == "rm" || n == "shred" || n == "unlink" || n == "rmdir") {
+					return v(Destructive, "find "+s+" "+n)
+				}
+			}
+			vd = vd.max(c.inner("find "+s, in, depth))
+		}
+	}
+	return vd
+}
+
+func (c *classifier) fd(name string, args []arg, depth int) verdict {
+	for i, a := range args {
+		if a.s == "-x" || a.s == "--exec" || a.s == "-X" || a.s == "--exec-batch" {
+			in := append([]arg{}, args[i+1:]...)
+			if len(in) > 0 {
+				if n, ok := cmdName(in[0]); ok && (n == "rm" || n == "shred" || n == "unlink") {
+					return v(Destructive, name+" "+a.s+" "+n)
+				}
+			}
+			for j := range in {
+				if strings.Contains(in[j].s, "{") {
+					in[j].dyn = true
+				}
+			}
+			in = append(in, arg{s: "{}", dyn: true})
+			return c.inner(name+" "+a.s, in, depth)
+		}
+	}
+	return v(Read, name+" only lists")
+}
+
+func (c *classifier) sed(name string, args []arg, _ int) verdict {
+	o := parseOpts(args, "-e", "-f", "--expression", "--file", "-l", "--line-length")
+	inPlace := o.has("i", "in-place")
+	for l := range o.long {
+		if strings.HasPrefix(l, "in-place") {
+			inPlace = true
+		}
+	}
+	if !inPlace {
+		return v(Read, "sed without -i only prints")
+	}
+	files := o.operands
+	if len(o.values["-e"]) == 0 && len(o.values["--expression"]) == 0 && len(o.values["-f"]) == 0 && len(o.values["--file"]) == 0 && len(files) > 0 {
+		files = files[1:] // the script
+	}
+	vd := v(Write, "sed -i edits files")
+	for _, f := range files {
+		vd = vd.max(c.target(f, "edits", false, false))
+	}
+	return vd
+}
+
+func (c *classifier) awk(name string, args []arg, _ int) verdict {
+	o := parseOpts(args, "-f", "-v", "-F", "--file", "--assign", "--field-separator")
+	if len(o.values["-f"]) > 0 || len(o.values["--file"]) > 0 {
+		return v(Write, name+" runs a program file (not analysed)")
+	}
+	if o.has("i", "in-place") {
+		return v(Write, name+" -i edits files")
+	}
+	if len(o.operands) == 0 {
+		return v(Read, name)
+	}
+	p := o.operands[0]
+	if p.dyn {
+		return v(Destructive, name+" program not known statically")
+	}
+	if strings.Contains(p.s, "system") || strings.Contains(p.s, "|") {
+		return v(Destructive, name+" program runs shell commands")
+	}
+	if strings.Contains(p.s, ">") {
+		return v(Write, name+" program may write files")
+	}
+	return v(Read, name+" only reads")
+}
+
+func (c *classifier) sortCmd(name string, args []arg, _ int) verdict {
+	o := parseOpts(args, "-o", "--output", "-k", "-t", "-S", "-T", "--key", "--field-separator", "--buffer-size", "--temporary-directory")
+	vd := v(Read, "sort prints")
+	for _, out := range append(o.values["-o"], o.values["--output"]...) {
+		vd = vd.max(c.target(arg{s: out}, "writes", true, false))
+	}
+	return vd
+}
+
+func (c *classifier) uniq(name string, args []arg, _ int) verdict {
+	o := parseOpts(args, "-f", "-s", "-w")
+	if len(o.operands) >= 2 {
+		return c.target(o.operands[1], "writes", true, false)
+	}
+	return v(Read, "uniq prints")
+}
+
+func (c *classifier) tee(name string, args []arg, _ int) verdict {
+	o := parseOpts(args)
+	vd := v(Read, "tee to standard output")
+	for _, f := range o.operands {
+		vd = vd.max(c.target(f, "tee writes", !o.has("a", "append"), false))
+	}
+	return vd
+}
+
+func (c *classifier) touch(name string, args []arg, _ int) verdict {
+	o := parseOpts(args, "-d", "-r", "-t", "--date", "--reference")
+	vd := v(Write, "touch")
+	for _, f := range o.operands {
+		vd = vd.max(c.target(f, "touches", false, false))
+	}
+	return vd
+}
+
+func (c *classifier) mkdir(name string, args []arg, _ int) verdict {
+	o := parseOpts(args, "-m", "--mode")
+	for _, f := range o.operands {
+		if _, ok := c.resolve(f); !ok {
+			return v(Destructive, "mkdir of a path not known statically: "+f.text())
+		}
+	}
+	return v(Write, "mkdir creates directories")
+}
+
+func (c *classifier) cp(name string, args []arg, _ int) verdict {
+	o := parseOpts(args, "-t", "--target-directory", "-S", "--suffix")
+	ops := o.operands
+	var dest arg
+	var destDir bool
+	if ts := append(o.values["-t"], o.values["--target-directory"]...); len(ts) > 0 {
+		dest, destDir = arg{s: ts[0]}, true
+	} else if len(ops) >= 2 || (name == "ln" && len(ops) == 1) {
+		if len(ops) == 1 {
+			dest, destDir = arg{s: "."}, true
+		} else {
+			dest = ops[len(ops)-1]
+			ops = ops[:len(ops)-1]
+		}
+	} else {
+		return v(Write, name+" with a single operand")
+	}
+	vd := v(Write, name+" inside the workspace")
+	if name == "mv" {
+		for _, s := range ops {
+			abs, ok := c.resolve(s)
+			if !ok {
+				return v(Destructive, "mv of a path not known statically: "+s.s)
+			}
+			if !c.inside(abs) {
+				return v(Destructive, "mv removes a path outside the workspace: "+abs)
+			}
+		}
+	}
+	dabs, ok := c.resolve(dest)
+	if !ok {
+		return v(Destructive, name+" to a path not known statically: "+dest.s)
+	}
+	if c.inside(dabs) {
+		return vd
+	}
+	if destDir || c.isDir(dabs) {
+		for _, s := range ops {
+			p := filepath.Join(dabs, filepath.Base(s.s))
+			if s.dyn || s.glob || c.exists(p) {
+				return v(Destructive, name+" overwrites paths outside the workspace in "+dabs)
+			}
+		}
+		return v(Write, name+" to new paths outside the workspace in "+dabs)
+	}
+	return c.target(dest, name+" writes", true, false)
+}
+
+func (c *classifier) chmod(name string, args []arg, _ int) verdict {
+	o := parseOpts(args, "--reference")
+	if o.has("R", "recursive") {
+		return v(Destructive, name+" -R")
+	}
+	ops := o.operands
+	if name != "setfacl" && len(ops) > 0 {
+		ops = ops[1:] // mode or owner
+	}
+	vd := v(Write, name+" inside the workspace")
+	for _, f := range ops {
+		abs, ok := c.resolve(f)
+		if !ok || !c.inside(abs) {
+			return v(Destructive, name+" outside the workspace or of a dynamic path: "+f.s)
+		}
+	}
+	return vd
+}
+
+func (c *classifier) kill(name string, args []arg, _ int) verdict {
+	o := parseOpts(args, "-s", "-n")
+	if o.has("lL", "list", "table") {
+		return v(Read, "kill -l lists signals")
+	}
+	if n := len(args); n >= 2 && !args[n-1].dyn && args[n-1].s == "-1" {
+		return v(Destructive, "kill -1 targets every process")
+	}
+	for _, a := range o.operands {
+		if a.dyn {
+			return v(Destructive, "kill of a process not known statically")
+		}
+		if a.s == "0" || a.s == "1" || strings.HasPrefix(a.s, "-") {
+			return v(Destructive, "kill of init, all processes or a process group")
+		}
+	}
+	return v(Write, "kill of specific processes")
+}
+
+func (c *classifier) cd(name string, args []arg, _ int) verdict {
+	ops := parseOpts(args).operands
+	if len(ops) == 0 {
+		c.cwd = ""
+		return v(Read, name+" home")
+	}
+	if ops[0].s == "-" {
+		c.cwd = ""
+		return v(Read, name+" -")
+	}
+	abs, ok := c.resolve(ops[0])
+	if !ok {
+		c.cwd = ""
+	} else {
+		c.cwd = abs
+	}
+	return v(Read, name+" changes directory")
+}
+
+func (c *classifier) rsync(name string, args []arg, _ int) verdict {
+	o := parseOpts(args, "-e", "--rsh", "--exclude", "--include", "--filter", "-f")
+	for l := range o.long {
+		if strings.HasPrefix(l, "delete") || l == "remove-source-files" {
+			return v(Destructive, "rsync --"+l)
+		}
+	}
+	for _, a := range o.operands {
+		if before, _, ok := strings.Cut(a.s, ":"); (ok && !strings.Contains(before, "/")) || strings.HasPrefix(a.s, "rsync://") {
+			return v(Network, "rsync to or from a remote host")
+		}
+	}
+	if len(o.operands) >= 2 {
+		return c.cp("rsync", o.operands, 0)
+	}
+	return v(Write, "rsync")
+}
+
+func (c *classifier) tar(name string, args []arg, _ int) verdict {
+	if len(args) == 0 {
+		return v(Read, "tar")
+	}
+	first := strings.TrimPrefix(args[0].s, "-")
+	o := parseOpts(args, "-f", "-C", "--file", "--directory")
+	if o.has("t", "list") || (!strings.HasPrefix(args[0].s, "-") && strings.Contains(first, "t")) {
+		return v(Read, "tar lists an archive")
+	}
+	for _, d := range append(o.values["-C"], o.values["--directory"]...) {
+		if abs, ok := c.resolve(arg{s: d}); !ok || !c.inside(abs) {
+			return v(Destructive, "tar extracts or writes outside the workspace: "+d)
+		}
+	}
+	return v(Write, "tar writes files")
+}
+
+func (c *classifier) docker(name string, args []arg, _ int) verdict {
+	s, rest, ok := sub(args, "-H", "--host", "--context", "-c", "--config", "-l", "--log-level")
+	if !ok {
+		return v(Destructive, name+" subcommand not known statically")
+	}
+	switch s {
+	case "", "ps", "images", "inspect", "logs", "version", "info", "history", "top", "stats", "port", "diff", "events", "search-local":
+		return v(Read, name+" "+s+" only reads")
+	case "pull", "push", "login", "logout", "search", "build", "buildx":
+		return v(Network, name+" "+s+" uses the network")
+	case "rm", "rmi", "kill", "prune", "system", "volume", "network", "image", "container":
+		return v(Destructive, name+" "+s+" deletes containers, images or data")
+	case "run", "exec", "create", "compose":
+		for i, a := range rest {
+			if a.s == "--privileged" || strings.HasPrefix(a.s, "--pid=host") || a.s == "--pid" || strings.HasPrefix(a.s, "--cap-add") {
+				return v(Destructive, name+" "+s+" with host privileges")
+			}
+			if (a.s == "-v" || a.s == "--volume" || a.s == "--mount") && i+1 < len(rest) {
+				src, _, _ := strings.Cut(rest[i+1].s, ":")
+				if abs, ok := c.resolve(arg{s: src, dyn: rest[i+1].dyn}); !ok || !c.inside(abs) {
+					return v(Destructive, name+" "+s+" mounts a host path outside the workspace")
+				}
+			}
+		}
+		return v(Write, name+" "+s+" runs a container")
+	}
+	return v(Write, name+" "+s)
+}
+
+func (c *classifier) kubectl(name string, args []arg, _ int) verdict {
+	s, _, _ := sub(args, "-n", "--namespace", "--context", "--kubeconfig")
+	switch s {
+	case "delete", "drain", "cordon", "replace":
+		return v(Destructive, name+" "+s+" changes a cluster destructively")
+	case "version", "config", "explain", "completion", "":
+		return v(Read, name+" "+s)
+	}
+	return v(Network, name+" "+s+" talks to a cluster")
+}
+
+func (c *classifier) systemctl(name string, args []arg, _ int) verdict {
+	s, _, _ := sub(args)
+	switch {
+	case s == "" || s == "status" || s == "show" || s == "cat" || strings.HasPrefix(s, "list-") || strings.HasPrefix(s, "is-"):
+		return v(Read, name+" "+s)
+	}
+	return v(Destructive, name+" "+s+" changes system services")
+}
+
+func (c *classifier) service(name string, args []arg, _ int) verdict {
+	if len(args) >= 2 && args[1].s == "status" || len(args) == 1 && args[0].s == "--status-all" {
+		return v(Read, "service status")
+	}
+	return v(Destructive, "service changes system services")
+}
+
+func (c *classifier) hostname(name string, args []arg, _ int) verdict {
+	if len(parseOpts(args, "-F", "--file").operands) > 0 || parseOpts(args, "-F", "--file").has("F", "file") {
+		return v(Destructive, "hostname sets the host name")
+	}
+	return v(Read, "hostname prints")
+}
+
+func (c *classifier) crontab(name string, args []arg, _ int) verdict {
+	if parseOpts(args).has("l") {
+		return v(Read, "crontab -l lists")
+	}
+	return v(Destructive, "crontab replaces or removes scheduled jobs")
+}
+
+func (c *classifier) yq(name string, args []arg, _ int) verdict {
+	if parseOpts(args).has("i", "inplace", "in-place") {
+		return v(Write, "yq -i edits files")
+	}
+	return v(Read, "yq prints")
+}
+
+func (c *classifier) xxd(name string, args []arg, _ int) verdict {
+	o := parseOpts(args, "-c", "-g", "-l", "-s", "-o", "-n")
+	if len(o.operands) >= 2 {
+		return c.target(o.operands[1], "writes", true, false)
+	}
+	return v(Read, "xxd prints")
+}
+
+func (c *classifier) openssl(name string, args []arg, _ int) verdict {
+	s, _, _ := sub(args)
+	switch s {
+	case "s_client", "s_server", "ocsp", "s_time":
+		return v(Network, "openssl "+s+" uses the network")
+	case "version", "help", "x509", "dgst", "list", "ciphers", "asn1parse", "":
+		return v(Read, "openssl "+s)
+	}
+	return v(Write, "openssl "+s+" may write files")
+}
+
+func (c *classifier) sysctl(name string, args []arg, _ int) verdict {
+	o := parseOpts(args)
+	if o.has("wp", "write", "load", "system") {
+		return v(Destructive, "sysctl changes kernel parameters")
+	}
+	for _, a := range o.operands {
+		if strings.Contains(a.s, "=") {
+			return v(Destructive, "sysctl changes kernel parameters")
+		}
+	}
+	return v(Read, "sysctl reads kernel parameters")
+}
+
+func (c *classifier) unzip(name string, args []arg, _ int) verdict {
+	o := parseOpts(args, "-d", "-x", "-P")
+	if o.has("lvZ") {
+		return v(Read, "unzip lists an archive")
+	}
+	for _, d := range o.values["-d"] {
+		if abs, ok := c.resolve(arg{s: d}); !ok || !c.inside(abs) {
+			return v(Destructive, "unzip extracts outside the workspace: "+d)
+		}
+	}
+	return v(Write, "unzip extracts files")
+}

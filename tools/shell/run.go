@@ -1,0 +1,258 @@
+package shell
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// RunOptions describe one command execution.
+type RunOptions struct {
+	// Dir is the working directory (the workspace root). Required.
+	Dir string
+	// Command is the shell command line, run with `bash -c` (or `/bin/sh
+	// -c` when bash is missing).
+	Command string
+	// Timeout bounds the run; 0 means no limit beyond ctx.
+	Timeout time.Duration
+	// MaxOutputBytes caps the captured combined output; 0 means
+	// DefaultMaxOutputBytes. When exceeded, the head and the tail are kept
+	// (half each) with a note saying how many bytes were cut.
+	MaxOutputBytes int
+	// Env is the complete environment of the command. Nil means
+	// StripSecrets(os.Environ()). The caller should pass it through
+	// StripSecrets itself when building its own.
+	Env []string
+	// KillGrace is how long the process group gets between SIGTERM and
+	// SIGKILL; 0 means DefaultKillGrace.
+	KillGrace time.Duration
+}
+
+// RunResult is the outcome of Run.
+type RunResult struct {
+	// Output is the combined stdout and stderr, capped (see Truncated).
+	Output string `json:"output"`
+	// ExitCode is the shell's exit status; -1 when it was killed by a signal.
+	ExitCode int `json:"exitCode"`
+	// Signal names the signal that ended the shell, if any.
+	Signal   string        `json:"signal,omitempty"`
+	Duration time.Duration `json:"duration"`
+	TimedOut bool          `json:"timedOut,omitempty"`
+	// Cancelled is set when ctx was done before the command finished.
+	Cancelled bool `json:"cancelled,omitempty"`
+	// Truncated is set when output was cut; TotalBytes is what the
+	// command wrote in all.
+	Truncated  bool  `json:"truncated,omitempty"`
+	TotalBytes int64 `json:"totalBytes"`
+}
+
+const (
+	// DefaultMaxOutputBytes is the output cap when RunOptions leave it 0.
+	DefaultMaxOutputBytes = 64 << 10
+	// DefaultKillGrace is the SIGTERM→SIGKILL delay.
+	DefaultKillGrace = 2 * time.Second
+	// drainWait bounds how long Run waits for the output pipe to close
+	// after the process group is gone (a daemon that escaped the group may
+	// hold it).
+	drainWait = 2 * time.Second
+)
+
+// Shell returns the shell Run uses.
+func Shell() string {
+	if _, err := os.Stat("/bin/bash"); err == nil {
+		return "/bin/bash"
+	}
+	return "/bin/sh"
+}
+
+// Run executes opts.Command in opts.Dir in a new process group. On timeout
+// or ctx cancellation the whole group gets SIGTERM, then SIGKILL after
+// KillGrace. When the shell exits, processes it left behind in its group
+// (background jobs) are killed too. A non-zero exit is not an error; the
+// error is for commands that could not be started.
+func Run(ctx context.Context, opts RunOptions) (RunResult, error) {
+	var res RunResult
+	if opts.Dir == "" {
+		return res, errors.New("shell.Run: Dir is required")
+	}
+	if fi, err := os.Stat(opts.Dir); err != nil || !fi.IsDir() {
+		return res, fmt.Errorf("shell.Run: working directory %q is not a directory", opts.Dir)
+	}
+	if err := ctx.Err(); err != nil {
+		res.Cancelled = true
+		res.ExitCode = -1
+		return res, nil
+	}
+	max := opts.MaxOutputBytes
+	if max <= 0 {
+		max = DefaultMaxOutputBytes
+	}
+	grace := opts.KillGrace
+	if grace <= 0 {
+		grace = DefaultKillGrace
+	}
+	env := opts.Env
+	if env == nil {
+		env = StripSecrets(os.Environ())
+	}
+
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return res, err
+	}
+	cmd := exec.Command(Shell(), "-c", opts.Command)
+	cmd.Dir = opts.Dir
+	cmd.Env = env
+	cmd.Stdin = nil // /dev/null
+	cmd.Stdout = pw
+	cmd.Stderr = pw
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+
+	out := newCapBuffer(max)
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		pr.Close()
+		pw.Close()
+		return res, err
+	}
+	pw.Close() // the children hold the only write ends now
+	pgid := cmd.Process.Pid
+
+	copied := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(out, pr)
+		close(copied)
+	}()
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+
+	var timeout <-chan time.Time
+	if opts.Timeout > 0 {
+		t := time.NewTimer(opts.Timeout)
+		defer t.Stop()
+		timeout = t.C
+	}
+	var werr error
+	select {
+	case werr = <-waited:
+	case <-timeout:
+		res.TimedOut = true
+		werr = terminate(pgid, grace, waited)
+	case <-ctx.Done():
+		res.Cancelled = true
+		werr = terminate(pgid, grace, waited)
+	}
+	res.Duration = time.Since(start)
+	// Kill leftovers (background jobs) still in the group.
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+
+	select {
+	case <-copied:
+	case <-time.After(drainWait):
+		pr.Close() // unblocks io.Copy
+		<-copied
+	}
+	pr.Close()
+
+	res.Output, res.TotalBytes, res.Truncated = out.result()
+	res.ExitCode = -1
+	if ps := cmd.ProcessState; ps != nil {
+		res.ExitCode = ps.ExitCode()
+		if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			res.Signal = ws.Signal().String()
+		}
+	} else if werr != nil {
+		return res, werr
+	}
+	return res, nil
+}
+
+// terminate sends SIGTERM to the group, then SIGKILL after grace, and
+// returns the shell's wait result.
+func terminate(pgid int, grace time.Duration, waited <-chan error) error {
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case err := <-waited:
+		return err
+	case <-t.C:
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		return <-waited
+	}
+}
+
+// capBuffer keeps the first and last max/2 bytes written.
+type capBuffer struct {
+	mu    sync.Mutex
+	max   int
+	head  []byte
+	tail  []byte // ring buffer of size max-len(head) once head is full
+	tpos  int    // next write position in tail when full
+	tfull bool
+	total int64
+}
+
+func newCapBuffer(max int) *capBuffer {
+	return &capBuffer{max: max}
+}
+
+func (b *capBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := len(p)
+	b.total += int64(n)
+	headCap := b.max / 2
+	if len(b.head) < headCap {
+		k := min(headCap-len(b.head), len(p))
+		b.head = append(b.head, p[:k]...)
+		p = p[k:]
+	}
+	tailCap := b.max - headCap
+	if tailCap <= 0 {
+		return n, nil
+	}
+	if len(p) >= tailCap {
+		b.tail = append(b.tail[:0], p[len(p)-tailCap:]...)
+		b.tpos, b.tfull = 0, true
+		return n, nil
+	}
+	for len(p) > 0 {
+		if !b.tfull {
+			k := min(tailCap-len(b.tail), len(p))
+			b.tail = append(b.tail, p[:k]...)
+			p = p[k:]
+			if len(b.tail) == tailCap {
+				b.tfull, b.tpos = true, 0
+			}
+			continue
+		}
+		k := copy(b.tail[b.tpos:], p)
+		p = p[k:]
+		b.tpos = (b.tpos + k) % tailCap
+	}
+	return n, nil
+}
+
+// result returns the kept output, the total size and whether bytes were cut.
+func (b *capBuffer) result() (string, int64, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	tail := b.tail
+	if b.tfull && b.tpos > 0 {
+		tail = append(append([]byte{}, b.tail[b.tpos:]...), b.tail[:b.tpos]...)
+	}
+	kept := int64(len(b.head) + len(tail))
+	if kept == b.total {
+		return string(b.head) + string(tail), b.total, false
+	}
+	cut := b.total - kept
+	note := fmt.Sprintf("\n[... %d bytes omitted (output was %d bytes; kept the first %d and the last %d) ...]\n", cut, b.total, len(b.head), len(tail))
+	return string(b.head) + note + string(tail), b.total, true
+}
