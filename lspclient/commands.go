@@ -5,22 +5,32 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"go.lsp.dev/jsonrpc2"
+
 	"github.com/cairn-dev/cairn/protocol"
 )
 
 // Execute runs workspace/executeCommand with one argument and decodes the result.
 func (e *Editor) Execute(ctx context.Context, command string, arg any, result any) error {
+	_, err := e.ExecuteID(ctx, command, arg, result)
+	return err
+}
+
+// ExecuteID is Execute that also returns the request's JSON-RPC id (for
+// tests that cancel it with $/cancelRequest).
+func (e *Editor) ExecuteID(ctx context.Context, command string, arg any, result any) (jsonrpc2.ID, error) {
 	params := map[string]any{"command": command, "arguments": []any{arg}}
 	var raw json.RawMessage
-	if _, err := e.conn.Call(ctx, "workspace/executeCommand", params, &raw); err != nil {
-		return err
+	id, err := e.conn.Call(ctx, "workspace/executeCommand", params, &raw)
+	if err != nil {
+		return id, err
 	}
 	if result != nil {
 		if err := json.Unmarshal(raw, result); err != nil {
-			return fmt.Errorf("decoding the result of %s: %w", command, err)
+			return id, fmt.Errorf("decoding the result of %s: %w", command, err)
 		}
 	}
-	return nil
+	return id, nil
 }
 
 // Ask runs cairn.ask on 1-based inclusive lines of a file (0,0 for no selection).

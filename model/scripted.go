@@ -59,7 +59,7 @@ type Scripted struct {
 	mu     sync.Mutex
 	script Script
 	next   int
-	// Requests records every request received, for tests and evals.
+	// Requests records every request received; read it with Received.
 	Requests []Request
 }
 
@@ -92,6 +92,13 @@ func ParseScript(b []byte) (*Script, error) {
 func NewScripted(s *Script) *Scripted { return &Scripted{script: *s} }
 
 func (p *Scripted) Name() string { return "scripted" }
+
+// Received returns a copy of the requests served so far.
+func (p *Scripted) Received() []Request {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]Request(nil), p.Requests...)
+}
 
 // Remaining is the number of turns not yet served.
 func (p *Scripted) Remaining() int {

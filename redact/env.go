@@ -20,12 +20,26 @@ var secretNameParts = []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "
 // IsSecretEnvName reports whether an environment variable name looks like it
 // holds a secret: it contains KEY, TOKEN, SECRET, PASSWORD, PASSWD,
 // CREDENTIAL, AUTH or PRIVATE, case-insensitively (OPENAI_API_KEY,
-// GITHUB_TOKEN, PGPASSWORD, AWS_SECRET_ACCESS_KEY, npm_config__authToken).
+// GITHUB_TOKEN, PGPASSWORD, AWS_SECRET_ACCESS_KEY, npm_config__authToken,
+// SSH_AUTH_SOCK), except that AUTHOR (GIT_AUTHOR_NAME, XAUTHORITY) does not
+// count as AUTH. It errs on the side of hiding: KEYBOARD_LAYOUT matches.
 // It is shared with the run_command environment stripper.
 func IsSecretEnvName(name string) bool {
 	u := strings.ToUpper(name)
 	for _, p := range secretNameParts {
-		if strings.Contains(u, p) {
+		for off := 0; ; {
+			i := strings.Index(u[off:], p)
+			if i < 0 {
+				break
+			}
+			i += off
+			// AUTHOR (GIT_AUTHOR_NAME, XAUTHORITY) is not AUTH;
+			// AUTHORIZATION is.
+			rest := u[i+len(p):]
+			if p == "AUTH" && strings.HasPrefix(rest, "OR") && !strings.HasPrefix(rest, "ORIZ") {
+				off = i + len(p)
+				continue
+			}
 			return true
 		}
 	}

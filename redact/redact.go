@@ -2,8 +2,8 @@ package redact
 
 import (
 	"os"
-	"strconv"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 )

@@ -241,6 +241,8 @@ func TestIsSecretEnvName(t *testing.T) {
 		"PGPASSWORD": true, "MYSQL_PWD": false, "DB_PASSWD": true, "GOOGLE_APPLICATION_CREDENTIALS": true,
 		"npm_config__authToken": true, "SSH_PRIVATE_KEY": true, "HOME": false, "PATH": false,
 		"GOFLAGS": false, "EDITOR": false, "KEYBOARD": true, // KEY inside a word still counts: err on hiding
+		"GIT_AUTHOR_NAME": false, "XAUTHORITY": false, "PROXY_AUTHORIZATION": true, "SSH_AUTH_SOCK": true,
+		"GIT_AUTHOR_TOKEN": true, "AUTHOR_AUTH": true,
 	} {
 		if got := IsSecretEnvName(name); got != want {
 			t.Errorf("IsSecretEnvName(%q) = %v", name, got)

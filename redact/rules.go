@@ -189,9 +189,9 @@ func cairnRules() []*rule {
 			// mysql, mongodb+srv, redis://:p@h, amqp, https://u:p@h.
 			// gitleaks only has vendor-specific variants (sidekiq).
 			// Only the password is masked; scheme, user and host stay.
-			id:          "url-password",
 			// Unbounded repetitions keep the compiled program small (Go's
 			// regexp cost is input length times program size).
+			id:          "url-password",
 			re:          regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.-]*://[^\s:/?#@'"\x60<>]*:([^\s/?#@'"\x60<>]+)@[\w\[\]%.-]`),
 			secretGroup: 1,
 			keywords:    []string{"://"},

@@ -16,6 +16,7 @@ import (
 	"io/fs"
 	"os"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -90,6 +91,7 @@ type Map struct {
 	graph      *graph
 	rankCache  []*ranking
 	tokenCache map[string]int
+	defIndex   map[string][]string // definition name → files defining it (sorted)
 
 	// readFile reads a file for parsing; tests replace it to inject errors.
 	readFile func(abs string) ([]byte, error)
@@ -113,6 +115,7 @@ func New(ws *workspace.Workspace, opts Options) *Map {
 		walkSkips:  map[SkipReason]int{},
 		transient:  map[SkipReason]int{},
 		tokenCache: map[string]int{},
+		defIndex:   map[string][]string{},
 	}
 	m.readFile = m.readOverlay
 	return m
@@ -214,8 +217,25 @@ feed:
 		}
 	}
 
+	index := map[string][]string{}
+	rels := make([]string, 0, len(next))
+	for rel, e := range next {
+		if e.Tags != nil {
+			rels = append(rels, rel)
+		}
+	}
+	sort.Strings(rels)
+	for _, rel := range rels {
+		for _, d := range next[rel].Tags.Defs {
+			if l := index[d.Name]; len(l) == 0 || l[len(l)-1] != rel {
+				index[d.Name] = append(l, rel)
+			}
+		}
+	}
+
 	m.mu.Lock()
 	m.files = next
+	m.defIndex = index
 	m.walkSkips = walkSkips
 	m.transient = transient
 	m.gen++
@@ -368,18 +388,48 @@ func (m *Map) Update(rel string, content []byte) error {
 		}
 	}
 	m.mu.Lock()
-	m.files[rel] = e
-	m.changedLocked()
+	m.setLocked(rel, e)
 	m.mu.Unlock()
 	return nil
+}
+
+// setLocked replaces (e != nil) or removes the entry of rel, keeping the
+// definition index current.
+func (m *Map) setLocked(rel string, e *entry) {
+	if old := m.files[rel]; old != nil && old.Tags != nil {
+		for _, d := range old.Tags.Defs {
+			l := m.defIndex[d.Name]
+			if i, ok := slices.BinarySearch(l, rel); ok {
+				l = slices.Delete(l, i, i+1)
+				if len(l) == 0 {
+					delete(m.defIndex, d.Name)
+				} else {
+					m.defIndex[d.Name] = l
+				}
+			}
+		}
+	}
+	if e == nil {
+		delete(m.files, rel)
+	} else {
+		m.files[rel] = e
+		if e.Tags != nil {
+			for _, d := range e.Tags.Defs {
+				l := m.defIndex[d.Name]
+				if i, ok := slices.BinarySearch(l, rel); !ok {
+					m.defIndex[d.Name] = slices.Insert(slices.Clip(l), i, rel)
+				}
+			}
+		}
+	}
+	m.changedLocked()
 }
 
 // Remove drops a file from the map.
 func (m *Map) Remove(rel string) {
 	m.mu.Lock()
 	if _, ok := m.files[rel]; ok {
-		delete(m.files, rel)
-		m.changedLocked()
+		m.setLocked(rel, nil)
 	}
 	m.mu.Unlock()
 }

@@ -2,6 +2,7 @@ package repomap
 
 import (
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -57,7 +58,7 @@ import (
 const (
 	damping        = 0.85
 	maxIterations  = 100
-	tolerance      = 1e-9
+	tolerance      = 1e-7
 	focusBoost     = 10.0
 	specificBoost  = 3.0
 	shortPenalty   = 0.3
@@ -94,12 +95,14 @@ type graph struct {
 	idents   []string
 	identIdx map[string]int32
 	definers [][]int32 // ident → files defining it
-	defFiles map[string][]int32 // name → files defining it, local definitions included
 	// CSR edges: refs of file f are edgeIdent/edgeW[edgeStart[f]:edgeStart[f+1]].
 	edgeStart []int32
 	edgeIdent []int32
 	edgeW     []float64          // static weight (no focus factor)
-	lowerName map[string][]int32 // lower-cased ident → idents
+	// Per file, per definition: its ident (-1 for local definitions) and
+	// how many definitions of the same name the file has.
+	defIdent [][]int32
+	defSame  [][]int32
 }
 
 func (m *Map) currentGraph() *graph {
@@ -121,7 +124,7 @@ func (m *Map) currentGraph() *graph {
 }
 
 func buildGraph(files map[string]*entry, gen uint64) *graph {
-	g := &graph{gen: gen, fileIdx: map[string]int32{}, identIdx: map[string]int32{}, defFiles: map[string][]int32{}, lowerName: map[string][]int32{}}
+	g := &graph{gen: gen, fileIdx: map[string]int32{}, identIdx: map[string]int32{}}
 	for rel, e := range files {
 		if e.Tags != nil {
 			g.files = append(g.files, rel)
@@ -135,9 +138,6 @@ func buildGraph(files map[string]*entry, gen uint64) *graph {
 	}
 	for fi, t := range g.tags {
 		for _, d := range t.Defs {
-			if l := g.defFiles[d.Name]; len(l) == 0 || l[len(l)-1] != int32(fi) {
-				g.defFiles[d.Name] = append(l, int32(fi))
-			}
 			if d.Local {
 				continue // local helpers are not edges of the map
 			}
@@ -153,9 +153,37 @@ func buildGraph(files map[string]*entry, gen uint64) *graph {
 			}
 		}
 	}
-	for id, name := range g.idents {
-		l := strings.ToLower(name)
-		g.lowerName[l] = append(g.lowerName[l], int32(id))
+	g.defIdent = make([][]int32, len(g.tags))
+	g.defSame = make([][]int32, len(g.tags))
+	for fi, t := range g.tags {
+		ids := make([]int32, len(t.Defs))
+		same := make([]int32, len(t.Defs))
+		for di, d := range t.Defs {
+			ids[di] = -1
+			if !d.Local {
+				ids[di] = g.identIdx[d.Name]
+			}
+		}
+		for di := range ids {
+			for dj := range ids {
+				if ids[di] >= 0 && ids[dj] == ids[di] {
+					same[di]++
+				}
+			}
+			if len(ids) > 64 { // quadratic only for small files
+				break
+			}
+		}
+		if len(ids) > 64 {
+			cnt := map[int32]int32{}
+			for _, id := range ids {
+				cnt[id]++
+			}
+			for di, id := range ids {
+				same[di] = cnt[id]
+			}
+		}
+		g.defIdent[fi], g.defSame[fi] = ids, same
 	}
 	static := make([]float64, len(g.idents))
 	for id, name := range g.idents {
@@ -277,8 +305,15 @@ func (g *graph) rank(focus Focus) *ranking {
 			continue
 		}
 		words = append(words, w)
-		for _, id := range g.lowerName[w] {
-			mark(id)
+	}
+	if len(words) > 0 {
+		for id, name := range g.idents {
+			for _, w := range words {
+				if len(name) == len(w) && strings.EqualFold(name, w) {
+					mark(int32(id))
+					break
+				}
+			}
 		}
 	}
 	sort.Slice(focusIDs, func(i, j int) bool { return focusIDs[i] < focusIDs[j] })
@@ -402,31 +437,28 @@ func (g *graph) rank(focus Focus) *ranking {
 			continue
 		}
 		base := pr[fi] * baselineShare / float64(len(t.Defs))
-		sameName := map[string]int{}
-		for _, d := range t.Defs {
-			sameName[d.Name]++
-		}
-		for di, d := range t.Defs {
-			if d.Local {
-				continue
+		ids, same := g.defIdent[fi], g.defSame[fi]
+		for di, id := range ids {
+			if id < 0 {
+				continue // local
 			}
-			id := g.identIdx[d.Name]
-			s := base + mass[id]/float64(len(g.definers[id]))/float64(sameName[d.Name])
+			s := base + mass[id]/float64(len(g.definers[id]))/float64(same[di])
 			if focusIdent[id] {
 				s *= defFocusBoost
 			}
 			out.defs = append(out.defs, rankedDef{file: int32(fi), def: int32(di), score: s})
 		}
 	}
-	sort.Slice(out.defs, func(i, j int) bool {
-		a, b := out.defs[i], out.defs[j]
-		if a.score != b.score {
-			return a.score > b.score
+	slices.SortFunc(out.defs, func(a, b rankedDef) int {
+		switch {
+		case a.score > b.score:
+			return -1
+		case a.score < b.score:
+			return 1
+		case a.file != b.file:
+			return int(a.file - b.file)
 		}
-		if a.file != b.file {
-			return a.file < b.file
-		}
-		return a.def < b.def
+		return int(a.def - b.def)
 	})
 	return out
 }

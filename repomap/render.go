@@ -47,50 +47,51 @@ func (m *Map) Render(focus Focus, tokens int) (string, RenderStats) {
 	rd := &renderer{m: m, g: g, r: r}
 
 	// Estimate how many of the ranked definitions fit by summing per-line
-	// token counts, then settle on the exact count of the rendered text.
-	est := rd.estimate(tokens)
-	nfiles := 0
-	fits := func(k int) (string, int, bool) {
-		s, f := rd.render(k)
-		nfiles = f
-		n := tokencount.Count(s)
-		return s, n, n <= tokens
-	}
+	// token counts (cached), check with one exact count of the rendered
+	// text, and correct the estimate's budget by the measured error. The
+	// sum of line counts is within a few tokens of the exact count, so this
+	// settles in one or two exact counts; a binary search is the fallback.
 	var best string
 	bestN, bestK, bestF := 0, 0, 0
-	lo, hi := 0, len(r.defs)+1 // lo fits, hi does not (len+1: sentinel)
-	if est > 0 {
-		if s, n, ok := fits(est); ok {
-			best, bestN, bestK, bestF, lo = s, n, est, nfiles, est
-			// Gallop up: the estimate may be pessimistic.
-			step := est/16 + 1
-			for lo+1 < hi {
-				k := lo + step
-				if k >= hi {
-					k = hi - 1
-				}
-				if k <= lo {
-					break
-				}
-				s, n, ok := fits(k)
-				if !ok {
-					hi = k
-					break
-				}
-				best, bestN, bestK, bestF, lo = s, n, k, nfiles, k
-				step *= 2
+	tried := map[int]bool{}
+	try := func(k int) (int, bool) {
+		tried[k] = true
+		s, f := rd.render(k)
+		n := tokencount.Count(s)
+		if n <= tokens && k >= bestK {
+			best, bestN, bestK, bestF = s, n, k, f
+		}
+		return n, n <= tokens
+	}
+	adj := tokens
+	lo, hi := 0, len(r.defs)+1 // lo fits, hi does not
+	for i := 0; i < 6; i++ {
+		k := rd.estimate(adj)
+		if k <= lo || k >= hi || tried[k] {
+			break
+		}
+		n, ok := try(k)
+		if ok {
+			lo = k
+			if k == len(r.defs) || float64(n) >= 0.95*float64(tokens) {
+				break
 			}
 		} else {
-			hi = est
+			hi = k
+		}
+		adj += tokens - n
+		if adj <= 0 {
+			break
 		}
 	}
-	for lo+1 < hi {
-		mid := (lo + hi) / 2
-		s, n, ok := fits(mid)
-		if ok {
-			best, bestN, bestK, bestF, lo = s, n, mid, nfiles, mid
-		} else {
-			hi = mid
+	if lo < len(r.defs) && float64(bestN) < 0.9*float64(tokens) {
+		for lo+1 < hi {
+			mid := (lo + hi) / 2
+			if _, ok := try(mid); ok {
+				lo = mid
+			} else {
+				hi = mid
+			}
 		}
 	}
 	st.Tokens = bestN

@@ -2,6 +2,7 @@ package repomap
 
 import (
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -26,39 +27,31 @@ func (m *Map) DefinitionsOf(names []string) []Symbol {
 	if len(want) == 0 {
 		return nil
 	}
-	g := m.currentGraph()
+	m.mu.RLock()
+	defer m.mu.RUnlock()
 	var out []Symbol
-	seen := map[[2]int]bool{}
-	add := func(fi int32, di int) {
-		k := [2]int{int(fi), di}
-		if seen[k] {
-			return
+	seen := map[string]bool{}
+	scan := func(name, scope string, plain bool) {
+		for _, rel := range m.defIndex[name] {
+			t := m.files[rel].Tags
+			for _, d := range t.Defs {
+				if d.Name != name || (!plain && d.Scope != scope) {
+					continue
+				}
+				k := rel + "\x00" + strconv.Itoa(d.NameLine) + "\x00" + d.Name
+				if !seen[k] {
+					seen[k] = true
+					out = append(out, Symbol{Path: t.Path, Language: t.Language, Def: d})
+				}
+			}
 		}
-		seen[k] = true
-		t := g.tags[fi]
-		out = append(out, Symbol{Path: t.Path, Language: t.Language, Def: t.Defs[di]})
 	}
 	for n := range want {
-		name, scope := n, ""
 		if i := strings.LastIndexByte(n, '.'); i > 0 && i < len(n)-1 {
-			scope, name = n[:i], n[i+1:]
+			scan(n[i+1:], n[:i], false)
 		}
-		for _, fi := range g.defFiles[name] {
-			for di, d := range g.tags[fi].Defs {
-				if d.Name == name && (scope == "" || d.Scope == scope) {
-					add(fi, di)
-				}
-			}
-		}
-		if scope != "" { // a dotted name may also be a plain name (C# namespaces, Ruby)
-			for _, fi := range g.defFiles[n] {
-				for di, d := range g.tags[fi].Defs {
-					if d.Name == n {
-						add(fi, di)
-					}
-				}
-			}
-		}
+		// A dotted name may also be a plain name (C# namespaces, Ruby).
+		scan(n, "", true)
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Path != out[j].Path {

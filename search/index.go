@@ -688,6 +688,9 @@ func (ix *Index) reconcile(ctx context.Context) (st ReconcileStats, err error) {
 	var cwg sync.WaitGroup
 	var done, chunks, added, changed, touched atomic.Int64
 	committers := 2
+	if c, _ := strconv.Atoi(os.Getenv("CAIRN_COMMITTERS")); c > 0 {
+		committers = c
+	}
 	for c := 0; c < committers; c++ {
 		cwg.Add(1)
 		go func() {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"strconv"
 	"testing"
 	"time"
 
@@ -41,7 +42,8 @@ func TestProbeCorpus(t *testing.T) {
 		}()
 	}
 	t0 := time.Now()
-	ix, err := Open(ws, Options{StateDir: state})
+	bd, _ := strconv.Atoi(os.Getenv("CAIRN_BD"))
+	ix, err := Open(ws, Options{StateDir: state, BatchDocs: bd})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -200,4 +200,3 @@ func IsBinaryFile(abs string) bool {
 	n, _ := f.Read(*bp)
 	return IsBinary((*bp)[:n])
 }
-

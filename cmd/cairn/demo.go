@@ -16,7 +16,7 @@ import (
 	"github.com/cairn-dev/cairn/protocol"
 )
 
-//go:embed sample
+//go:embed all:_sample
 var sampleFS embed.FS
 
 // runDemo copies the bundled sample workspace to a temporary folder, starts
@@ -37,11 +37,11 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		defer os.RemoveAll(tmp)
 	}
 	ws := filepath.Join(tmp, "greeter")
-	if err := copyEmbedded(sampleFS, "sample/ws", ws); err != nil {
+	if err := copyEmbedded(sampleFS, "_sample/ws", ws); err != nil {
 		return fmt.Errorf("copying the sample workspace: %w", err)
 	}
 	script := filepath.Join(tmp, "script.yaml")
-	b, _ := sampleFS.ReadFile("sample/script.yaml")
+	b, _ := sampleFS.ReadFile("_sample/script.yaml")
 	if err := os.WriteFile(script, b, 0o644); err != nil {
 		return err
 	}

@@ -19,6 +19,10 @@ type Options struct {
 	// IsDir reports whether a path is an existing directory. Nil means
 	// os.Stat is consulted. Used to judge `cp x /some/dir`.
 	IsDir func(path string) bool
+	// Realpath resolves symbolic links in an absolute path (a path that
+	// does not exist yet resolves through its longest existing ancestor).
+	// Nil means the real file system is consulted.
+	Realpath func(path string) string
 }
 
 // Part is the verdict on one simple command (or on one redirection of a
@@ -60,10 +64,13 @@ const maxDepth = 8
 // command and redirection in it. See the package documentation for the
 // rules.
 func Classify(command string, opts Options) Classification {
-	if opts.Workspace != "" {
-		opts.Workspace = filepath.Clean(opts.Workspace)
+	if opts.Realpath == nil {
+		opts.Realpath = realpath
 	}
-	c := &classifier{opts: opts, cwd: opts.Workspace}
+	if opts.Workspace != "" {
+		opts.Workspace = opts.Realpath(filepath.Clean(opts.Workspace))
+	}
+	c := &classifier{opts: opts, cwd: opts.Workspace, links: map[string]bool{}}
 	r, perr := c.script(command, 0)
 	out := Classification{Risk: r, Parts: c.parts, Packages: c.pkgs}
 	if perr != "" {
@@ -75,7 +82,8 @@ func Classify(command string, opts Options) Classification {
 
 type classifier struct {
 	opts  Options
-	cwd   string // "" when unknown (after cd to a dynamic place)
+	cwd   string          // "" when unknown (after cd to a dynamic place)
+	links map[string]bool // symlinks created by this command
 	parts []Part
 	pkgs  []string
 }
@@ -162,7 +170,7 @@ func (c *classifier) stmt(src string, st *syntax.Stmt, depth int) {
 		c.add(slice(src, st), vd)
 	default:
 		if dc, ok := cmd.(*syntax.DeclClause); ok {
-			c.add(slice(src, st), c.decl(dc))
+			c.add(slice(src, st), c.decl(dc, depth))
 		}
 		for _, r := range st.Redirs {
 			c.add(slice(src, r), c.redirect(r, false))
@@ -170,22 +178,66 @@ func (c *classifier) stmt(src string, st *syntax.Stmt, depth int) {
 	}
 }
 
-func (c *classifier) decl(dc *syntax.DeclClause) verdict {
+func (c *classifier) decl(dc *syntax.DeclClause, depth int) verdict {
 	vd := v(Read, "shell variable declaration")
 	for _, a := range dc.Args {
-		if a.Name != nil {
-			vd = vd.max(assignRisk(a.Name.Value))
-		}
+		vd = vd.max(c.assignNode(a, depth))
 	}
 	return vd
 }
 
-func assignRisk(name string) verdict {
-	switch name {
-	case "LD_PRELOAD", "LD_AUDIT", "LD_LIBRARY_PATH", "DYLD_INSERT_LIBRARIES", "BASH_ENV", "ENV", "PROMPT_COMMAND":
-		return v(Destructive, "sets "+name+", which changes what runs")
-	case "PATH":
+func (c *classifier) assignNode(a *syntax.Assign, depth int) verdict {
+	if a.Name == nil {
+		return v(Read, "variable assignment")
+	}
+	val := arg{}
+	if a.Value != nil {
+		val = c.word(a.Value)
+	}
+	return c.assign(a.Name.Value, val, depth)
+}
+
+// cmdVars hold command lines that some program will run.
+var cmdVars = set("GIT_SSH_COMMAND", "GIT_SSH", "GIT_PAGER", "PAGER", "MANPAGER", "EDITOR", "VISUAL",
+	"GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_EXTERNAL_DIFF", "SSH_ASKPASS", "GIT_ASKPASS", "SUDO_ASKPASS",
+	"LESSOPEN", "LESSCLOSE", "PS1", "PS2", "PS3", "PS4", "PROMPT_COMMAND", "GIT_PROXY_COMMAND", "RSYNC_RSH",
+	"BROWSER", "FCEDIT", "TERMINAL", "SHELL", "CC", "CXX", "LD")
+
+// loadVars change what code programs load.
+var loadVars = set("NODE_OPTIONS", "PERL5OPT", "PERL5LIB", "RUBYOPT", "RUBYLIB", "PYTHONPATH", "PYTHONSTARTUP",
+	"GOFLAGS", "NODE_PATH", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "CLASSPATH", "GIT_CONFIG_PARAMETERS",
+	"GIT_CONFIG_GLOBAL", "GIT_DIR", "GIT_WORK_TREE", "GIT_EXEC_PATH", "GIT_TEMPLATE_DIR", "NPM_CONFIG_USERCONFIG")
+
+// assign classifies NAME=value. Values are usually harmless; names that
+// hold command lines are classified by their value, names that inject
+// code are destructive, and a literal value containing command
+// substitution syntax is parsed, since bash may evaluate it later
+// (arithmetic on array subscripts, prompt expansion).
+func (c *classifier) assign(name string, val arg, depth int) verdict {
+	if name == "CDPATH" {
+		c.cwd = ""
+	}
+	switch {
+	case strings.HasPrefix(name, "LD_") || strings.HasPrefix(name, "DYLD_") || name == "BASH_ENV" || name == "ENV" || strings.HasPrefix(name, "BASH_FUNC_"):
+		return v(Destructive, "sets "+name+", which injects code into programs")
+	case name == "GOFLAGS" && !val.dyn && !strings.Contains(val.s, "exec") && !strings.Contains(val.s, "vettool") && !strings.Contains(val.s, "overlay"):
+		return v(Read, "sets GOFLAGS")
+	case name == "PATH":
 		return v(Write, "changes PATH, so command names no longer identify programs")
+	case loadVars[name] || strings.HasPrefix(name, "GIT_CONFIG_"):
+		return v(Write, "sets "+name+", which changes what code programs load")
+	case cmdVars[name]:
+		if val.s == "" && !val.dyn {
+			return v(Read, "clears "+name)
+		}
+		if val.dyn {
+			return v(Destructive, "sets "+name+" to a command not known statically")
+		}
+		vd := c.nested(name, val.s+` /dev/null`, depth)
+		return vd.max(v(Write, "sets "+name+", a command some program will run"))
+	case !val.dyn && (strings.Contains(val.s, "$(") || strings.Contains(val.s, "`")):
+		vd := c.nested(name, val.s, depth)
+		return vd.max(v(Write, "assigns a string with command substitution syntax, which bash may evaluate"))
 	}
 	return v(Read, "variable assignment")
 }
@@ -200,9 +252,7 @@ func (c *classifier) call(ce *syntax.CallExpr, depth int) verdict {
 		vd = c.command(args, depth)
 	}
 	for _, a := range ce.Assigns {
-		if a.Name != nil {
-			vd = vd.max(assignRisk(a.Name.Value))
-		}
+		vd = vd.max(c.assignNode(a, depth))
 	}
 	return vd
 }
@@ -309,7 +359,36 @@ func (c *classifier) resolve(a arg) (string, bool) {
 		}
 		p = filepath.Join(c.cwd, p)
 	}
-	return filepath.Clean(p), true
+	return c.opts.Realpath(filepath.Clean(p)), true
+}
+
+// realpath resolves symlinks through the longest existing ancestor.
+func realpath(p string) string {
+	rest := ""
+	for cur := p; ; {
+		if r, err := filepath.EvalSymlinks(cur); err == nil {
+			return filepath.Join(r, rest)
+		}
+		parent := filepath.Dir(cur)
+		if parent == cur {
+			return p
+		}
+		rest = filepath.Join(filepath.Base(cur), rest)
+		cur = parent
+	}
+}
+
+// viaLink reports whether abs is, or is below, a symlink this command
+// creates.
+func (c *classifier) viaLink(abs string) bool {
+	for p := abs; ; p = filepath.Dir(p) {
+		if c.links[p] {
+			return true
+		}
+		if p == filepath.Dir(p) {
+			return false
+		}
+	}
 }
 
 func (c *classifier) inside(abs string) bool {
@@ -362,6 +441,12 @@ func (c *classifier) target(a arg, what string, truncate, pure bool) verdict {
 	if harmlessDevice(abs) {
 		return v(Read, what+" "+abs)
 	}
+	if strings.HasPrefix(abs, "/dev/tcp/") || strings.HasPrefix(abs, "/dev/udp/") {
+		return v(Network, what+" a network connection "+abs)
+	}
+	if c.viaLink(abs) {
+		return v(Destructive, what+" through a symlink created by this command: "+a.s)
+	}
 	if strings.HasPrefix(abs, "/dev/") || strings.HasPrefix(abs, "/proc/") || strings.HasPrefix(abs, "/sys/") {
 		return v(Destructive, what+" device or kernel file "+abs)
 	}
@@ -382,7 +467,19 @@ func (c *classifier) target(a arg, what string, truncate, pure bool) verdict {
 
 func (c *classifier) redirect(r *syntax.Redirect, null bool) verdict {
 	switch r.Op {
-	case syntax.RdrIn, syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc, syntax.DplIn:
+	case syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
+		return v(Read, "here-document")
+	case syntax.RdrIn, syntax.DplIn:
+		if r.Word == nil {
+			return v(Read, "input redirection")
+		}
+		a := c.word(r.Word)
+		if strings.HasPrefix(a.s, "/dev/tcp/") || strings.HasPrefix(a.s, "/dev/udp/") {
+			return v(Network, "reads from a network connection "+a.text())
+		}
+		if a.dyn && !(r.Op == syntax.DplIn && isDigits(a.s)) && !strings.HasPrefix(a.s, "/") {
+			return v(Write, "input from a path not known statically (could be a network connection): "+a.text())
+		}
 		return v(Read, "input redirection")
 	}
 	if r.Word == nil {

@@ -21,6 +21,7 @@ func testOpts() Options {
 		Workspace: "/ws",
 		Exists:    func(p string) bool { return testExisting[p] },
 		IsDir:     func(p string) bool { return testDirs[p] },
+		Realpath:  func(p string) string { return p },
 	}
 }
 

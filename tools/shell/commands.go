@@ -36,9 +36,9 @@ var writeCmds = set(
 )
 
 var networkCmds = set(
-	"curl", "wget", "ssh", "scp", "sftp", "ftp", "lftp", "tftp", "nc", "ncat", "netcat",
+	"curl", "wget", "ftp", "lftp", "tftp", "nc", "ncat", "netcat",
 	"socat", "telnet", "ping", "ping6", "dig", "nslookup", "host", "whois", "traceroute",
-	"tracepath", "mtr", "aria2c", "http", "https", "xh", "httpie", "nmap", "ngrok", "wscat",
+	"tracepath", "mtr", "aria2c", "http", "https", "xh", "httpie", "nmap", "ngrok", "wscat", "ssh-agent-forward",
 	"grpcurl", "gh", "hub", "aws", "gcloud", "gsutil", "az", "rclone", "ssh-keyscan",
 	"ssh-copy-id", "git-lfs", "kubectl-remote", "helm", "terraform", "doctl", "flyctl",
 	"heroku", "vercel", "netlify", "s3cmd", "websocat", "arp", "arping",
@@ -53,7 +53,22 @@ var destructiveCmds = set(
 	"sudo", "doas", "su", "pkexec", "runuser", "run0", "eval", "srm", "wipe", "mkfs",
 	"kexec", "setenforce", "chattr", "cryptsetup", "lvremove", "vgremove", "pvremove",
 	"zpool", "zfs", "debugfs", "firewall-cmd", "launchctl", "diskutil", "format",
+	"at", "batch", "systemd-run", "nsenter", "unshare", "tmux", "screen", "byobu", "enable", "expect",
 )
+
+// dynSensitive: commands whose options can make them write files or run
+// programs. With an argument not known statically they are classified at
+// least this high.
+var dynSensitive = map[string]Risk{
+	"find": Destructive, "fd": Destructive, "fdfind": Destructive, "sed": Destructive, "sort": Destructive,
+	"uniq": Destructive, "xxd": Destructive, "yq": Destructive, "tar": Destructive, "unzip": Destructive,
+	"awk": Destructive, "gawk": Destructive, "mawk": Destructive, "nawk": Destructive, "gofmt": Destructive,
+	"rg": Destructive, "git": Write, "go": Write, "hash": Destructive, "mapfile": Destructive,
+	"readarray": Destructive, "tee": Destructive, "touch": Destructive, "alias": Destructive,
+	"gzip": Destructive, "gunzip": Destructive, "bzip2": Destructive, "bunzip2": Destructive, "xz": Destructive,
+	"unxz": Destructive, "zstd": Destructive, "ssh": Destructive, "scp": Destructive, "sftp": Destructive,
+	"rsync": Destructive, "script": Destructive, "ln": Destructive,
+}
 
 var shells = set("sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "busybox-sh", "fish", "csh", "tcsh")
 
@@ -80,7 +95,11 @@ func (c *classifier) command(args []arg, depth int) verdict {
 		return v(Destructive, name+" formats a file system")
 	}
 	if h, ok := handlers[name]; ok {
-		return h(c, name, rest, depth)
+		vd := h(c, name, rest, depth)
+		if r, ok := dynSensitive[name]; ok && vd.risk.Rank() < r.Rank() && anyDyn(rest) {
+			return v(r, name+" with arguments not known statically (they could select a "+string(r)+" mode)")
+		}
+		return vd
 	}
 	switch {
 	case readCmds[name]:
@@ -141,7 +160,13 @@ func init() {
 		"systemctl": (*classifier).systemctl, "service": (*classifier).service,
 		"hostname": (*classifier).hostname, "crontab": (*classifier).crontab,
 		"yq": (*classifier).yq, "xxd": (*classifier).xxd, "openssl": (*classifier).openssl,
-		"sysctl": (*classifier).sysctl, "unzip": (*classifier).unzip, "busybox": (*classifier).busybox,
+		"sysctl": (*classifier).sysctl, "unzip": (*classifier).unzip,
+		"hash": (*classifier).hash, "mapfile": (*classifier).mapfile, "readarray": (*classifier).mapfile,
+		"script": (*classifier).scriptCmd, "rg": (*classifier).rg, "ssh": (*classifier).ssh,
+		"scp": (*classifier).ssh, "sftp": (*classifier).ssh, "alias": (*classifier).alias,
+		"popd": (*classifier).popd, "gzip": (*classifier).compress, "gunzip": (*classifier).compress,
+		"bzip2": (*classifier).compress, "bunzip2": (*classifier).compress, "xz": (*classifier).compress,
+		"unxz": (*classifier).compress, "zstd": (*classifier).compress, "busybox": (*classifier).busybox,
 	}
 }
 
@@ -277,7 +302,8 @@ func (c *classifier) env(name string, args []arg, depth int) verdict {
 		case a.s == "--":
 		case strings.HasPrefix(a.s, "-"):
 		case strings.Contains(a.s, "="):
-			vd = vd.max(assignRisk(a.s[:strings.Index(a.s, "=")]))
+			n, val, _ := strings.Cut(a.s, "=")
+			vd = vd.max(c.assign(n, arg{s: val}, depth))
 		default:
 			return vd.max(c.inner(name, args[i:], depth))
 		}
@@ -402,7 +428,7 @@ func (c *classifier) interpreter(name string, args []arg, depth int) verdict {
 	}
 	for i, a := range args {
 		if a.dyn {
-			return v(Write, name+" with dynamic arguments (not analysed)")
+			return v(Destructive, name+" runs code not known statically: "+a.text())
 		}
 		switch a.s {
 		case "--version", "-V", "--help", "-h", "-v":
@@ -427,6 +453,9 @@ func (c *classifier) interpreter(name string, args []arg, depth int) verdict {
 			return v(Write, name+" runs inline code (not analysed)")
 		}
 		if !strings.HasPrefix(a.s, "-") {
+			if strings.HasPrefix(a.s, "/dev/") || strings.HasPrefix(a.s, "/proc/") {
+				return v(Destructive, name+" runs code from "+a.s)
+			}
 			return v(Write, name+" runs "+a.s+" (not analysed)")
 		}
 	}
@@ -436,6 +465,9 @@ func (c *classifier) interpreter(name string, args []arg, depth int) verdict {
 func (c *classifier) source(name string, args []arg, _ int) verdict {
 	if len(args) == 0 {
 		return v(Read, name+" without a file")
+	}
+	if args[0].dyn || strings.HasPrefix(args[0].s, "/dev/") || strings.HasPrefix(args[0].s, "/proc/") {
+		return v(Destructive, name+" runs code not known statically: "+args[0].text())
 	}
 	return v(Write, name+" runs the shell file "+args[0].s+" (not analysed)")
 }
@@ -546,8 +578,25 @@ func (c *classifier) sed(name string, args []arg, _ int) verdict {
 			inPlace = true
 		}
 	}
+	scripts := append(o.values["-e"], o.values["--expression"]...)
+	if len(scripts) == 0 && len(o.values["-f"]) == 0 && len(o.values["--file"]) == 0 && len(o.operands) > 0 {
+		if o.operands[0].dyn {
+			return v(Destructive, "sed script not known statically")
+		}
+		scripts = []string{o.operands[0].s}
+	}
+	if len(o.values["-f"])+len(o.values["--file"]) > 0 {
+		return v(Write, "sed runs a script file (not analysed)")
+	}
+	svd := v(Read, "sed without -i only prints")
+	for _, s := range scripts {
+		svd = svd.max(c.sedScript(s))
+	}
+	if svd.risk == Destructive {
+		return svd
+	}
 	if !inPlace {
-		return v(Read, "sed without -i only prints")
+		return svd
 	}
 	files := o.operands
 	if len(o.values["-e"]) == 0 && len(o.values["--expression"]) == 0 && len(o.values["-f"]) == 0 && len(o.values["--file"]) == 0 && len(files) > 0 {
@@ -555,6 +604,9 @@ func (c *classifier) sed(name string, args []arg, _ int) verdict {
 	}
 	vd := v(Write, "sed -i edits files")
 	for _, f := range files {
+		if f.dyn {
+			return v(Destructive, "sed -i of a path not known statically: "+f.text())
+		}
 		vd = vd.max(c.target(f, "edits", false, false))
 	}
 	return vd
@@ -660,7 +712,21 @@ func (c *classifier) cp(name string, args []arg, _ int) verdict {
 	}
 	dabs, ok := c.resolve(dest)
 	if !ok {
-		return v(Destructive, name+" to a path not known statically: "+dest.s)
+		return v(Destructive, name+" to a path not known statically: "+dest.text())
+	}
+	if name == "ln" && o.has("s", "symbolic") {
+		if destDir || c.isDir(dabs) {
+			for _, s := range ops {
+				c.links[filepath.Join(dabs, filepath.Base(s.s))] = true
+			}
+		} else {
+			c.links[dabs] = true
+		}
+		for _, s := range ops {
+			if sabs, ok := c.resolve(s); !ok || !c.inside(sabs) {
+				vd = v(Write, "ln -s to a path outside the workspace: "+s.text())
+			}
+		}
 	}
 	if c.inside(dabs) {
 		return vd
@@ -756,8 +822,34 @@ func (c *classifier) tar(name string, args []arg, _ int) verdict {
 	if len(args) == 0 {
 		return v(Read, "tar")
 	}
+	for _, a := range args {
+		for _, bad := range []string{"--to-command", "--use-compress-program", "--checkpoint-action", "--info-script",
+			"--new-volume-script", "--rsh-command", "--rmt-command"} {
+			if strings.HasPrefix(a.s, bad) {
+				return v(Destructive, "tar "+bad+" runs a command")
+			}
+		}
+		if a.s == "-I" || a.s == "-F" || (strings.HasPrefix(a.s, "-") && !strings.HasPrefix(a.s, "--") && strings.ContainsAny(a.s, "IF")) {
+			return v(Destructive, "tar option that runs a command")
+		}
+	}
 	first := strings.TrimPrefix(args[0].s, "-")
 	o := parseOpts(args, "-f", "-C", "--file", "--directory")
+	oldStyle := !strings.HasPrefix(args[0].s, "-")
+	create := strings.ContainsAny(first, "cru") || o.has("cru", "create", "append", "update")
+	if create && !o.has("x", "extract", "get") {
+		files := append(o.values["-f"], o.values["--file"]...)
+		if oldStyle && strings.Contains(first, "f") && len(args) > 1 {
+			files = append(files, args[1].s)
+		}
+		vd := v(Write, "tar creates an archive")
+		for _, f := range files {
+			if f != "-" {
+				vd = vd.max(c.target(arg{s: f}, "tar writes", true, false))
+			}
+		}
+		return vd
+	}
 	if o.has("t", "list") || (!strings.HasPrefix(args[0].s, "-") && strings.Contains(first, "t")) {
 		return v(Read, "tar lists an archive")
 	}
@@ -889,4 +981,185 @@ func (c *classifier) unzip(name string, args []arg, _ int) verdict {
 		}
 	}
 	return v(Write, "unzip extracts files")
+}
+
+func (c *classifier) hash(name string, args []arg, _ int) verdict {
+	if parseOpts(args, "-p").has("p") {
+		return v(Destructive, "hash -p rebinds a command name to another program")
+	}
+	return v(Read, "hash")
+}
+
+func (c *classifier) mapfile(name string, args []arg, _ int) verdict {
+	if parseOpts(args, "-C", "-c", "-d", "-n", "-O", "-s", "-u").has("C") {
+		return v(Destructive, name+" -C evaluates a callback string")
+	}
+	return v(Read, name+" reads lines")
+}
+
+func (c *classifier) scriptCmd(name string, args []arg, depth int) verdict {
+	o := parseOpts(args, "-c", "--command", "-t", "--timing", "-I", "-O", "-B", "-T", "-E", "-m")
+	if cs := append(o.values["-c"], o.values["--command"]...); len(cs) > 0 {
+		return c.nested("script -c", cs[0], depth).max(v(Write, "script writes a typescript file"))
+	}
+	return v(Destructive, "script starts an interactive shell")
+}
+
+func (c *classifier) rg(name string, args []arg, depth int) verdict {
+	o := parseOpts(args, "--pre", "-e", "--regexp", "-f", "--file", "-g", "--glob", "-t", "--type", "-T", "--type-not",
+		"-m", "--max-count", "-A", "-B", "-C", "--context", "-r", "--replace", "-M", "--max-columns", "--pre-glob",
+		"--type-add", "-j", "--threads", "--sort", "--sortr", "--color", "--colors", "-E", "--encoding", "--ignore-file")
+	for _, p := range o.values["--pre"] {
+		return c.nested("rg --pre", p+` /dev/null`, depth)
+	}
+	return v(Read, "rg only reads")
+}
+
+func (c *classifier) ssh(name string, args []arg, depth int) verdict {
+	for i, a := range args {
+		s := strings.ToLower(a.s)
+		if strings.Contains(s, "proxycommand") || strings.Contains(s, "localcommand") || strings.Contains(s, "knownhostscommand") || strings.Contains(s, "proxyuseFdpass") {
+			return v(Destructive, name+" option that runs a local command: "+a.s)
+		}
+		if (a.s == "-S" || a.s == "-F") && name != "ssh" && i+1 < len(args) {
+			return v(Destructive, name+" "+a.s+" runs another program or configuration")
+		}
+		if a.s == "-F" && i+1 < len(args) && args[i+1].s != "/dev/null" {
+			return v(Destructive, name+" -F reads a configuration that can run commands")
+		}
+	}
+	return v(Network, name+" uses the network")
+}
+
+func (c *classifier) alias(name string, args []arg, depth int) verdict {
+	vd := v(Read, "alias lists")
+	for _, a := range args {
+		n, val, ok := strings.Cut(a.s, "=")
+		if !ok || strings.HasPrefix(a.s, "-") {
+			continue
+		}
+		vd = vd.max(c.nested("alias "+n, val+` /dev/null`, depth)).max(v(Write, "alias defines a command (runs when aliases are expanded)"))
+	}
+	return vd
+}
+
+func (c *classifier) popd(name string, args []arg, _ int) verdict {
+	c.cwd = ""
+	return v(Read, "popd changes directory")
+}
+
+func (c *classifier) compress(name string, args []arg, _ int) verdict {
+	o := parseOpts(args, "-S", "--suffix", "-o", "--output", "-T", "--threads", "-b", "-L", "--memlimit")
+	if o.has("cltV", "stdout", "to-stdout", "list", "test", "version", "help") || len(o.operands) == 0 {
+		return v(Read, name+" to standard output")
+	}
+	vd := v(Write, name+" replaces files inside the workspace")
+	for _, f := range o.operands {
+		vd = vd.max(c.target(f, name+" replaces", false, false))
+	}
+	return vd
+}
+
+// sedScript looks for the GNU sed commands that run programs (e, and the
+// e flag of s) or write files (w, W, and the w flag of s). It is a
+// conservative approximation of sed syntax.
+func (c *classifier) sedScript(script string) verdict {
+	vd := v(Read, "sed prints")
+	for _, cmd := range splitSed(script) {
+		cmd = strings.TrimLeft(cmd, " \t")
+		// Strip an address: numbers, $, /re/, \cREc, ranges, ! and spaces.
+		for len(cmd) > 0 {
+			ch := cmd[0]
+			switch {
+			case ch >= '0' && ch <= '9' || ch == '$' || ch == ',' || ch == '!' || ch == ' ' || ch == '~' || ch == '+':
+				cmd = cmd[1:]
+				continue
+			case ch == '/' || ch == '\\':
+				d := byte('/')
+				start := 1
+				if ch == '\\' && len(cmd) > 1 {
+					d, start = cmd[1], 2
+				}
+				end := indexUnescaped(cmd[start:], d)
+				if end < 0 {
+					return v(Write, "sed script not understood")
+				}
+				cmd = cmd[start+end+1:]
+				cmd = strings.TrimLeft(cmd, "IM")
+				continue
+			}
+			break
+		}
+		if cmd == "" {
+			continue
+		}
+		switch cmd[0] {
+		case 'e':
+			return v(Destructive, "sed e command runs a shell command")
+		case 'w', 'W':
+			vd = vd.max(c.target(arg{s: strings.TrimSpace(cmd[1:])}, "sed writes", true, false))
+		case 's', 'y':
+			if len(cmd) < 2 {
+				continue
+			}
+			d := cmd[1]
+			rest := cmd[2:]
+			for i := 0; i < 2; i++ {
+				end := indexUnescaped(rest, d)
+				if end < 0 {
+					return v(Write, "sed script not understood")
+				}
+				rest = rest[end+1:]
+			}
+			if cmd[0] == 'y' {
+				continue
+			}
+			for i := 0; i < len(rest); i++ {
+				switch rest[i] {
+				case 'e':
+					return v(Destructive, "sed s///e runs the pattern space as a command")
+				case 'w':
+					vd = vd.max(c.target(arg{s: strings.TrimSpace(rest[i+1:])}, "sed writes", true, false))
+					i = len(rest)
+				}
+			}
+		}
+	}
+	return vd
+}
+
+// splitSed splits a sed script on newlines, ';' and braces outside
+// regular expressions (roughly).
+func splitSed(s string) []string {
+	var out []string
+	cur := strings.Builder{}
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		if ch == '\\' && i+1 < len(s) {
+			cur.WriteByte(ch)
+			cur.WriteByte(s[i+1])
+			i++
+			continue
+		}
+		if ch == ';' || ch == '\n' || ch == '{' || ch == '}' {
+			out = append(out, cur.String())
+			cur.Reset()
+			continue
+		}
+		cur.WriteByte(ch)
+	}
+	return append(out, cur.String())
+}
+
+func indexUnescaped(s string, d byte) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' {
+			i++
+			continue
+		}
+		if s[i] == d {
+			return i
+		}
+	}
+	return -1
 }

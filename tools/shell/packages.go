@@ -77,9 +77,32 @@ found:
 	if gitDynRisky[s] && anyDyn(rest) {
 		return v(Destructive, "git "+s+" with an argument not known statically")
 	}
-	o := parseOpts(rest, "-m", "-F", "-C", "-c", "--contains", "--no-contains", "--merged", "--no-merged",
+	for _, a := range rest {
+		for _, bad := range []string{"--upload-pack", "--receive-pack", "--exec=", "--open-files-in-pager"} {
+			if strings.HasPrefix(a.s, bad) {
+				return v(Destructive, "git "+s+" "+bad+" runs a command")
+			}
+		}
+		if s == "grep" && strings.HasPrefix(a.s, "-O") {
+			return v(Destructive, "git grep -O runs a pager command")
+		}
+		if (a.s == "-u" || a.s == "--exec") && (s == "clone" || s == "fetch" || s == "ls-remote" || s == "pull" || s == "archive" || s == "push") {
+			return v(Destructive, "git "+s+" "+a.s+" runs a command")
+		}
+		if strings.HasPrefix(a.s, "ext::") || strings.HasPrefix(a.s, "fd::") {
+			return v(Destructive, "git "+s+" with a transport that runs a command: "+a.s)
+		}
+	}
+	o := parseOpts(rest, "-m", "-F", "-C", "-c", "--config", "--contains", "--no-contains", "--merged", "--no-merged",
 		"--points-at", "--sort", "--format", "-u", "--set-upstream-to", "-b", "-B", "--orphan", "-s", "--source",
 		"-o", "--push-option", "--repo", "--author", "--date", "-n", "--depth", "--branch")
+	for _, kv := range append(o.values["-c"], o.values["--config"]...) {
+		if s == "clone" || s == "submodule" {
+			if vd := gitConfigRisk(kv); vd.risk == Destructive {
+				return vd
+			}
+		}
+	}
 	gs := "git " + s
 	switch {
 	case gitRead[s]:
@@ -257,10 +280,26 @@ func gitConfigRisk(kv string) verdict {
 
 // --- go ---
 
-func (c *classifier) goCmd(name string, args []arg, _ int) verdict {
+func (c *classifier) goCmd(name string, args []arg, depth int) verdict {
 	s, rest, ok := sub(args, "-C")
 	if !ok {
 		return v(Destructive, "go subcommand not known statically")
+	}
+	for i, a := range rest {
+		n, val, hasEq := strings.Cut(strings.TrimLeft(a.s, "-"), "=")
+		if !strings.HasPrefix(a.s, "-") || (n != "exec" && n != "toolexec" && n != "vettool") {
+			continue
+		}
+		if !hasEq {
+			if i+1 >= len(rest) {
+				break
+			}
+			val = rest[i+1].s
+			if rest[i+1].dyn {
+				return v(Destructive, "go -"+n+" of a program not known statically")
+			}
+		}
+		return c.nested("go -"+n, val+` /dev/null`, depth).max(v(Write, "go "+s+" -"+n+" runs another program"))
 	}
 	o := parseOpts(rest, "-o", "-C", "-run", "-bench", "-tags", "-ldflags", "-gcflags", "-mod", "-p", "-timeout", "-count", "-coverprofile", "-f", "-json-out", "-modfile", "-exec", "-toolexec", "-overlay", "-pgo")
 	switch s {

@@ -104,7 +104,8 @@
   (let* ((beg (progn (goto-char (point-min)) (forward-line 4) (point)))
          (end (progn (forward-line 3) (point)))
          (actions (eglot-code-actions beg end))
-         (explain (cl-find-if (lambda (a) (equal (plist-get a :title) "Explain this code"))
+         (explain (cl-find-if (lambda (a) (string-match-p "Explain this code"
+                                                            (or (plist-get a :title) "")))
                               actions)))
     (unless explain
       (error "No \"Explain this code\" action among %S"

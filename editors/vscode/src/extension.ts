@@ -464,6 +464,16 @@ async function cancelRun(arg?: unknown): Promise<void> {
 async function resumeRun(arg?: unknown): Promise<void> {
   let runId = typeof arg === 'string' ? arg : await pickRun(runs.interrupted(), 'Resume which run?');
   if (!runId) {
+    // Runs interrupted before this session (e.g. the server was restarted).
+    try {
+      const list = await exec<{ runId: string; question?: string; state?: string }[]>('cairn.listRuns', {});
+      const interrupted = (list ?? []).filter((r) => r.state === 'interrupted');
+      runId = await pickRun(interrupted, 'Resume which run?');
+    } catch {
+      /* older server: ask for the id */
+    }
+  }
+  if (!runId) {
     runId = await vscode.window.showInputBox({ title: 'Resume run', prompt: 'Run id of the interrupted run (see `cairn trace list`)' });
   }
   if (!runId) return;

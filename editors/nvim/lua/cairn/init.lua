@@ -600,7 +600,29 @@ function M.resume(run_id)
   local list = runs_with('interrupted')
   run_id = (run_id and run_id ~= '') and run_id or list[#list]
   if not run_id then
-    notify('no interrupted run; pass a run id: :CairnResume {runId}')
+    -- Runs interrupted before this session (the server was restarted).
+    M.exec('cairn.listRuns', vim.empty_dict(), function(err, res)
+      local found = {}
+      for _, r in ipairs((not err and type(res) == 'table') and res or {}) do
+        if r.state == 'interrupted' then
+          table.insert(found, r)
+        end
+      end
+      if #found == 0 then
+        notify('no interrupted run; pass a run id: :CairnResume {runId}')
+        return
+      end
+      vim.ui.select(found, {
+        prompt = 'Resume which run?',
+        format_item = function(r)
+          return r.runId .. ': ' .. (r.question or '')
+        end,
+      }, function(r)
+        if r then
+          M.resume(r.runId)
+        end
+      end)
+    end)
     return
   end
   M.exec('cairn.resume', { runId = run_id }, function(err, res)

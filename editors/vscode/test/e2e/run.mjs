@@ -34,6 +34,14 @@ const SCRIPT = `turns:
       - name: edit_file
         arguments: {path: "hello.go", oldText: "Hello", newText: "Hello, world"}
   - text: "I changed the greeting to \\"Hello, world\\"; accept the edit to apply it."
+  # second run: a proposal that is rejected through a CodeLens
+  - toolCalls:
+      - name: edit_file
+        arguments: {path: "hello.go", oldText: "Hello", newText: "Hi"}
+  - text: "Proposed \\"Hi\\"."
+  # third run: a slow answer, cancelled from the status bar
+  - text: "${Array.from({ length: 60 }, (_, i) => `word${i}`).join(' ')}"
+    delayMs: 250
 `;
 
 const t0 = Date.now();
@@ -260,6 +268,35 @@ try {
   await page.keyboard.press('Control+S');
   await waitFor('hello.go on disk restored', async () => fs.readFileSync(file, 'utf8') === ORIGINAL, 15000);
   log('undone: file restored on disk');
+
+  // Second run: reject through the CodeLens on the file.
+  await page.locator('.editor-instance .monaco-editor .view-lines').first().click();
+  await page.keyboard.press('Control+Home');
+  await palette('Cairn: Ask about Selection');
+  await waitFor('the question input box', async () => (await box.getAttribute('placeholder') ?? '').includes('e.g.'), 10000);
+  await box.fill('Shorter greeting?');
+  await page.keyboard.press('Enter');
+  await page.locator('.tab.active', { hasText: 'Cairn proposed' }).waitFor({ timeout: STEP_TIMEOUT });
+  await page.locator('.tab', { hasText: /^hello\.go$/ }).first().click();
+  const lens = page.locator('.editor-instance .monaco-editor .codelens-decoration a', { hasText: 'Reject' }).first();
+  await lens.waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
+  await lens.click();
+  await waitFor('the diff editor to close after reject', async () => (await page.locator('.tab', { hasText: 'Cairn proposed' }).count()) === 0);
+  await waitFor('"rejected edit" in the answer view', async () => (await panelText()).includes('rejected edit'));
+  if (fs.readFileSync(file, 'utf8') !== ORIGINAL || (await editorText()).includes('Hi"')) throw new Error('a rejected edit changed hello.go');
+  log('rejected through the CodeLens: file unchanged');
+
+  // Third run: cancel from the status bar while the answer streams.
+  await page.locator('.editor-instance .monaco-editor .view-lines').first().click();
+  await palette('Cairn: Explain Selection');
+  const running = page.locator('.statusbar-item', { hasText: 'Cairn: running' }).first();
+  await running.waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
+  await waitFor('the answer to start streaming', async () => (await panelText()).includes('word2'));
+  await running.click();
+  await waitFor('"cancelled" in the answer view', async () => (await panelText()).includes('■ cancelled'));
+  await page.locator('.statusbar-item', { hasText: 'Cairn: scripted' }).first().waitFor({ timeout: 10000 });
+  if ((await panelText()).includes('word59')) throw new Error('the run streamed to its end despite the cancel');
+  log('cancelled from the status bar');
 } catch (err) {
   failed = true;
   console.error('E2E FAILED:', err && err.stack ? err.stack : err);

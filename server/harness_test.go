@@ -1,0 +1,206 @@
+package server_test
+
+import (
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/tools/txtar"
+
+	"github.com/cairn-dev/cairn/lspclient"
+	"github.com/cairn-dev/cairn/model"
+	"github.com/cairn-dev/cairn/protocol"
+	"github.com/cairn-dev/cairn/server"
+)
+
+// env is one test session: a workspace on disk from a txtar archive, the
+// real server on one end of an in-memory pipe, and the lspclient editor on
+// the other (gopls' integration-test shape).
+type env struct {
+	t        *testing.T
+	ctx      context.Context
+	root     string
+	state    string
+	ed       *lspclient.Editor
+	provider *model.Scripted
+	done     chan error
+}
+
+type envOption func(*envConfig)
+
+type envConfig struct {
+	script   string
+	settings map[string]any
+	editor   lspclient.Options
+	getenv   map[string]string
+	noProv   bool
+}
+
+func withScript(s string) envOption           { return func(c *envConfig) { c.script = s } }
+func withSettings(s map[string]any) envOption { return func(c *envConfig) { c.settings = s } }
+func withEditor(o lspclient.Options) envOption {
+	return func(c *envConfig) { c.editor = o }
+}
+func withEnv(kv map[string]string) envOption { return func(c *envConfig) { c.getenv = kv } }
+func withoutProvider() envOption             { return func(c *envConfig) { c.noProv = true } }
+
+// newEnv writes the archive to a temp workspace and connects an editor.
+func newEnv(t *testing.T, archive string, opts ...envOption) *env {
+	t.Helper()
+	cfg := envConfig{}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	root := t.TempDir()
+	ar := txtar.Parse([]byte(archive))
+	for _, f := range ar.Files {
+		p := filepath.Join(root, filepath.FromSlash(f.Name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, f.Data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	state := t.TempDir()
+	vars := map[string]string{"CAIRN_STATE_DIR": state}
+	for k, v := range cfg.getenv {
+		vars[k] = v
+	}
+	sopts := server.Options{Getenv: func(k string) string { return vars[k] }}
+	e := &env{t: t, root: root, state: state, done: make(chan error, 1)}
+	if !cfg.noProv && cfg.settings == nil {
+		s, err := model.ParseScript([]byte(cfg.script))
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.provider = model.NewScripted(s)
+		sopts.Provider = e.provider
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	e.ctx = ctx
+	serverEnd, clientEnd := net.Pipe()
+	go func() { e.done <- server.Serve(context.Background(), serverEnd, serverEnd, sopts) }()
+	edOpts := cfg.editor
+	if cfg.settings != nil {
+		edOpts.Settings = cfg.settings
+	}
+	ed, err := lspclient.Connect(ctx, clientEnd, root, edOpts)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	e.ed = ed
+	t.Cleanup(func() {
+		cctx, ccancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer ccancel()
+		_ = ed.Close(cctx)
+		select {
+		case <-e.done:
+		case <-time.After(10 * time.Second):
+			t.Errorf("server did not stop after shutdown/exit")
+		}
+	})
+	return e
+}
+
+func (e *env) open(rel string) {
+	e.t.Helper()
+	if err := e.ed.Open(e.ctx, rel); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func (e *env) ask(rel string, from, to int, q string) string {
+	e.t.Helper()
+	id, err := e.ed.Ask(e.ctx, rel, from, to, q)
+	if err != nil {
+		e.t.Fatalf("ask: %v", err)
+	}
+	return id
+}
+
+func (e *env) waitRun(runID string) []protocol.RunEvent {
+	e.t.Helper()
+	evs, err := e.ed.WaitRun(e.ctx, runID)
+	if err != nil {
+		e.t.Fatalf("%v; events so far: %s", err, kinds(evs))
+	}
+	return evs
+}
+
+func (e *env) read(rel string) string {
+	e.t.Helper()
+	b, err := os.ReadFile(filepath.Join(e.root, rel))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return string(b)
+}
+
+func kinds(evs []protocol.RunEvent) string {
+	var ks []string
+	for _, ev := range evs {
+		ks = append(ks, ev.Kind)
+	}
+	return strings.Join(ks, ",")
+}
+
+func last(evs []protocol.RunEvent) protocol.RunEvent {
+	if len(evs) == 0 {
+		return protocol.RunEvent{}
+	}
+	return evs[len(evs)-1]
+}
+
+func ofKind(evs []protocol.RunEvent, kind string) []protocol.RunEvent {
+	var out []protocol.RunEvent
+	for _, ev := range evs {
+		if ev.Kind == kind {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// toolMessages returns the tool-result messages the model received in its
+// n-th request (1-based).
+func (e *env) toolMessages(n int) []model.Message {
+	e.t.Helper()
+	reqs := e.provider.Received()
+	if len(reqs) < n {
+		e.t.Fatalf("the model got %d requests, want at least %d", len(reqs), n)
+	}
+	var out []model.Message
+	for _, m := range reqs[n-1].Messages {
+		if m.Role == model.RoleTool {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func checkSeq(t *testing.T, evs []protocol.RunEvent) {
+	t.Helper()
+	for i, ev := range evs {
+		if ev.Seq != i+1 {
+			t.Fatalf("event %d has seq %d; events: %s", i, ev.Seq, kinds(evs))
+		}
+	}
+	if len(evs) == 0 || evs[0].Kind != protocol.EventStarted {
+		t.Fatalf("first event is not started: %s", kinds(evs))
+	}
+	terminal := 0
+	for _, ev := range evs {
+		if lspclient.IsTerminal(ev.Kind) {
+			terminal++
+		}
+	}
+	if terminal != 1 || !lspclient.IsTerminal(last(evs).Kind) {
+		t.Fatalf("want exactly one terminal event, last: %s", kinds(evs))
+	}
+}
