@@ -355,9 +355,16 @@ func isGenerated(rel string, content []byte) bool {
 }
 
 // Update re-parses one file from the given content (an editor overlay or a
-// watcher event) and marks the ranking stale. Unsupported paths are ignored.
+// watcher event) and marks the ranking stale. Unsupported and ignored paths
+// are not added; content that should be skipped (binary, generated, ...)
+// replaces the file's tags with a skip record. It returns an error only when
+// tree-sitter fails to parse (the file is then removed from the map).
 func (m *Map) Update(rel string, content []byte) error {
 	if LanguageOf(rel) == "" {
+		return nil
+	}
+	if m.ws.Ignored(rel) {
+		m.Remove(rel)
 		return nil
 	}
 	e := &entry{Rel: rel, Size: int64(len(content))}
@@ -372,8 +379,13 @@ func (m *Map) Update(rel string, content []byte) error {
 		m.mu.RUnlock()
 		hash := workspace.Hash(string(content))
 		if old != nil && old.Tags != nil && old.Hash == hash {
+			// Same content: keep the tags, record the new size and mtime
+			// in a fresh entry (SaveCache may be encoding the old one).
+			e.Hash, e.Tags = hash, old.Tags
 			m.mu.Lock()
-			old.Size, old.Mod = e.Size, e.Mod
+			if m.files[rel] == old {
+				m.files[rel] = e
+			}
 			m.mu.Unlock()
 			return nil
 		}

@@ -98,7 +98,7 @@ type graph struct {
 	// CSR edges: refs of file f are edgeIdent/edgeW[edgeStart[f]:edgeStart[f+1]].
 	edgeStart []int32
 	edgeIdent []int32
-	edgeW     []float64          // static weight (no focus factor)
+	edgeW     []float64 // static weight (no focus factor)
 	// Per file, per definition: its ident (-1 for local definitions) and
 	// how many definitions of the same name the file has.
 	defIdent [][]int32

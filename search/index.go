@@ -118,6 +118,7 @@ type fileState struct {
 // manifest is persisted next to the bleve index.
 type manifest struct {
 	Version int
+	Docs    uint64 // documents in the index when saved: a cross-check at open
 	Files   map[string]fileState
 }
 
@@ -218,8 +219,17 @@ func (ix *Index) openOrRecover() error {
 		idx, why := ix.tryOpen(dir)
 		if idx != nil {
 			ix.idx = idx
-			ix.loadManifest()
-			return nil
+			docs, ok := ix.loadManifest()
+			n, _ := idx.DocCount()
+			if !ok || n == docs {
+				return nil
+			}
+			// Scorch skips snapshots it cannot load and carries on with
+			// an older one (or none): the count gives it away.
+			why = fmt.Sprintf("index holds %d documents but %d were recorded (a segment or snapshot failed to load)", n, docs)
+			idx.Close()
+			ix.idx = nil
+			ix.files = map[string]fileState{}
 		}
 		ix.recovery = why
 		aside := fmt.Sprintf("%s.broken-%d", dir, time.Now().UnixNano())
@@ -391,30 +401,37 @@ func symKeys(sym string) []string {
 
 // loadManifest reads the manifest; a missing or unreadable one leaves the
 // map empty, so the next reconcile re-checks every file.
-func (ix *Index) loadManifest() {
+func (ix *Index) loadManifest() (docs uint64, ok bool) {
 	f, err := os.Open(ix.manifestPath())
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			ix.log.Warn("search manifest unreadable; every file will be re-checked", "err", err)
 		}
-		return
+		return 0, false
 	}
 	defer f.Close()
 	var m manifest
 	if err := gob.NewDecoder(f).Decode(&m); err != nil || m.Version != FormatVersion {
 		ix.log.Warn("search manifest invalid; every file will be re-checked", "err", err, "version", m.Version)
-		return
+		return 0, false
 	}
 	ix.files = m.Files
 	if ix.files == nil {
 		ix.files = map[string]fileState{}
 	}
+	return m.Docs, true
 }
 
 // saveManifest writes the manifest atomically.
 func (ix *Index) saveManifest() error {
+	ix.writeMu.Lock() // no batch in flight: the doc count matches the files
+	defer ix.writeMu.Unlock()
+	docs, err := ix.idx.DocCount()
+	if err != nil {
+		return fmt.Errorf("search: saving manifest: %w", err)
+	}
 	ix.mu.Lock()
-	m := manifest{Version: FormatVersion, Files: make(map[string]fileState, len(ix.files))}
+	m := manifest{Version: FormatVersion, Docs: docs, Files: make(map[string]fileState, len(ix.files))}
 	for k, v := range ix.files {
 		m.Files[k] = v
 	}
@@ -637,7 +654,9 @@ func (ix *Index) reconcile(ctx context.Context) (st ReconcileStats, err error) {
 				if err != nil || e == nil {
 					break
 				}
-				if !onDisk[e.Term] && !known[e.Term] {
+				if !onDisk[e.Term] && !known[e.Term] && ix.hasDocs(e.Term) {
+					// (the dictionary keeps deleted documents' terms
+					// until a merge, hence the check)
 					gone = append(gone, e.Term)
 				}
 			}
@@ -853,6 +872,16 @@ func (ix *Index) commit(items []prepared, fresh bool) (int, error) {
 	}
 	ix.mu.Unlock()
 	return n, nil
+}
+
+// hasDocs reports whether live documents of rel exist.
+func (ix *Index) hasDocs(rel string) bool {
+	q := bleve.NewTermQuery(rel)
+	q.SetField(fPath)
+	req := bleve.NewSearchRequestOptions(q, 0, 0, false)
+	req.Score = "none"
+	res, err := ix.idx.Search(req)
+	return err == nil && res.Total > 0
 }
 
 // deleteDocsOf adds to b the deletion of every document of rel.

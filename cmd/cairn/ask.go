@@ -4,15 +4,141 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
+	"strings"
 
+	"github.com/cairn-dev/cairn/contextengine"
+	"github.com/cairn-dev/cairn/lspclient"
+	"github.com/cairn-dev/cairn/protocol"
 	"github.com/cairn-dev/cairn/server"
+	"github.com/cairn-dev/cairn/workspace"
 )
 
+// runAsk runs one question non-interactively: the real server in process,
+// approval mode policy (nothing is asked; risky calls are decided by policy),
+// the model from the environment. It prints the answer and the proposed
+// edits as a unified diff; --apply accepts them (with checkpoints).
 func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return fmt.Errorf("not built yet")
+	fs, root := newFlags("ask", stderr)
+	file := fs.String("file", "", "workspace-relative file the question is about (required)")
+	rng := fs.String("range", "", "selected lines, 1-based inclusive: L1-L2")
+	apply := fs.Bool("apply", false, "write the proposed edits (each with a checkpoint for undo)")
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	question := strings.Join(fs.Args(), " ")
+	if *file == "" || strings.TrimSpace(question) == "" {
+		return fmt.Errorf("%w: cairn ask [--root DIR] --file PATH [--range L1-L2] [--apply] QUESTION", errUsage)
+	}
+	from, to, err := parseRange(*rng)
+	if err != nil {
+		return err
+	}
+	serverEnd, clientEnd := net.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- server.Serve(ctx, serverEnd, serverEnd, server.Options{}) }()
+	ed, err := lspclient.Connect(ctx, clientEnd, *root, lspclient.Options{Settings: map[string]any{"approval": map[string]any{"mode": "policy"}}})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = ed.Close(context.WithoutCancel(ctx)); <-done }()
+	if err := ed.Open(ctx, *file); err != nil {
+		return fmt.Errorf("opening %s: %w", *file, err)
+	}
+	runID, err := ed.Ask(ctx, *file, from, to, question)
+	if err != nil {
+		return err
+	}
+	shown := 0
+	var evs []protocol.RunEvent
+	for {
+		evs, err = ed.WaitFor(ctx, runID, func(evs []protocol.RunEvent) bool { return len(evs) > shown })
+		if err != nil {
+			_ = ed.Cancel(context.WithoutCancel(ctx), runID)
+			return err
+		}
+		for _, ev := range evs[shown:] {
+			switch ev.Kind {
+			case protocol.EventToolCall:
+				fmt.Fprintf(stderr, "· %s %s\n", ev.Tool, compact(string(ev.Input), 100))
+			case protocol.EventApproval:
+				fmt.Fprintf(stderr, "· approval: %s\n", ev.Decision)
+			}
+		}
+		shown = len(evs)
+		if lspclient.IsTerminal(evs[len(evs)-1].Kind) {
+			break
+		}
+	}
+	end := evs[len(evs)-1]
+	if end.Kind != protocol.EventFinished {
+		return fmt.Errorf("the run %s: %s (%s)", end.Kind, end.Error, end.Class)
+	}
+	fmt.Fprintln(stdout, strings.TrimSpace(end.Answer))
+	for _, ev := range evs {
+		if ev.Kind != protocol.EventEditProposed {
+			continue
+		}
+		view, err := ed.GetEdit(ctx, ev.EditID)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "\n%s", view.Diff)
+		if *apply {
+			res, err := ed.Accept(ctx, ev.EditID)
+			if err != nil {
+				return fmt.Errorf("applying %s: %w", ev.EditID, err)
+			}
+			if !res.Applied {
+				return fmt.Errorf("applying %s: %s", ev.EditID, res.Reason)
+			}
+			fmt.Fprintf(stderr, "· applied %s (checkpoint %s)\n", ev.EditID, res.CheckpointID)
+		}
+	}
+	return nil
 }
 
+// runContext prints the context report for a question without calling a model.
 func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	_ = server.Version
-	return fmt.Errorf("not built yet")
+	fs, root := newFlags("context", stderr)
+	file := fs.String("file", "", "workspace-relative file the question is about (required)")
+	rng := fs.String("range", "", "selected lines, 1-based inclusive: L1-L2")
+	tokens := fs.Int("tokens", 32000, "context window to budget against")
+	maxOut := fs.Int("max-output", 4096, "tokens reserved for the answer")
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	question := strings.Join(fs.Args(), " ")
+	if *file == "" {
+		return fmt.Errorf("%w: cairn context [--root DIR] --file PATH [--range L1-L2] [--tokens N] QUESTION", errUsage)
+	}
+	from, to, err := parseRange(*rng)
+	if err != nil {
+		return err
+	}
+	ws, err := workspace.Open(*root)
+	if err != nil {
+		return err
+	}
+	abs, err := ws.Resolve(*file)
+	if err != nil {
+		return err
+	}
+	text, ok, err := ws.ReadFile(abs)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("%s does not exist", *file)
+	}
+	req := contextengine.Request{Question: question, File: ws.Rel(abs), FileText: text, WS: ws, ContextWindow: *tokens, MaxOutput: *maxOut}
+	if from > 0 {
+		req.Selection = &contextengine.Selection{StartLine: from, EndLine: to}
+	}
+	b, err := contextengine.Build(req)
+	if err != nil {
+		return err
+	}
+	fmt.Fprint(stdout, b.Report.Markdown())
+	return nil
 }

@@ -129,3 +129,13 @@ func set(words ...string) map[string]bool {
 	}
 	return m
 }
+
+// anyOptDyn is anyDyn ignoring holes (file names filled in by xargs/find).
+func anyOptDyn(args []arg) bool {
+	for _, a := range args {
+		if a.dyn && !a.hole {
+			return true
+		}
+	}
+	return false
+}

@@ -122,11 +122,12 @@ func (c *classifier) script(src string, depth int) (Risk, string) {
 	}
 	start := len(c.parts)
 	syntax.Walk(f, func(n syntax.Node) bool {
-		st, ok := n.(*syntax.Stmt)
-		if !ok {
-			return true
+		switch n := n.(type) {
+		case *syntax.Stmt:
+			c.stmt(src, n, depth)
+		case *syntax.TestClause, *syntax.ArithmCmd, *syntax.ArithmExp, *syntax.LetClause:
+			c.arithStrings(src, n, depth)
 		}
-		c.stmt(src, st, depth)
 		return true
 	})
 	r := Read
@@ -176,6 +177,24 @@ func (c *classifier) stmt(src string, st *syntax.Stmt, depth int) {
 			c.add(slice(src, r), c.redirect(r, false))
 		}
 	}
+}
+
+// arithStrings handles quoted strings inside arithmetic and test
+// contexts: bash evaluates array subscripts in them, so a literal like
+// 'a[$(cmd)]' runs cmd. Such strings are parsed and classified.
+func (c *classifier) arithStrings(src string, n syntax.Node, depth int) {
+	syntax.Walk(n, func(m syntax.Node) bool {
+		w, ok := m.(*syntax.Word)
+		if !ok {
+			return true
+		}
+		a := c.word(w)
+		if !a.dyn && (strings.Contains(a.s, "$(") || strings.Contains(a.s, "`")) {
+			vd := c.nested("arithmetic evaluation", a.s, depth)
+			c.add(slice(src, w), vd.max(v(Write, "string with command substitution syntax evaluated as arithmetic")))
+		}
+		return false
+	})
 }
 
 func (c *classifier) decl(dc *syntax.DeclClause, depth int) verdict {
@@ -266,6 +285,9 @@ type arg struct {
 	tilde bool
 	glob  bool
 	raw   string // source text, for reasons, when dyn
+	// hole marks the operands xargs, find -exec and fd -x fill in: not
+	// known statically, but file names rather than options.
+	hole bool
 }
 
 // text is how an argument is shown in reasons.

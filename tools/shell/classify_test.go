@@ -185,3 +185,37 @@ func FuzzClassify(f *testing.F) {
 		}
 	})
 }
+
+// TestRealFS uses the default Exists/IsDir/Realpath against a real
+// directory with a symlink leaving the workspace.
+func TestRealFS(t *testing.T) {
+	ws := t.TempDir()
+	outside := t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "victim"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "mine.txt"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(ws, "link")); err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{Workspace: ws}
+	for cmd, want := range map[string]Risk{
+		"echo x > mine.txt":                            Write,
+		"echo x > new.txt":                             Write,
+		": > mine.txt":                                 Destructive,
+		"echo x > link/victim":                         Destructive,
+		"echo x > link/newfile":                        Write,
+		"rm link/victim":                               Destructive,
+		"rm mine.txt":                                  Write,
+		"echo x > " + filepath.Join(outside, "v2"):     Write,
+		"echo x > " + filepath.Join(outside, "victim"): Destructive,
+		"cp mine.txt " + outside:                       Write,
+		"cp mine.txt " + outside + "/victim":           Destructive,
+	} {
+		if got := Classify(cmd, opts); got.Risk != want {
+			t.Errorf("%q: got %s (%s), want %s", cmd, got.Risk, got.Reason(), want)
+		}
+	}
+}

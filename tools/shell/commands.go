@@ -96,7 +96,7 @@ func (c *classifier) command(args []arg, depth int) verdict {
 	}
 	if h, ok := handlers[name]; ok {
 		vd := h(c, name, rest, depth)
-		if r, ok := dynSensitive[name]; ok && vd.risk.Rank() < r.Rank() && anyDyn(rest) {
+		if r, ok := dynSensitive[name]; ok && vd.risk.Rank() < r.Rank() && anyOptDyn(rest) {
 			return v(r, name+" with arguments not known statically (they could select a "+string(r)+" mode)")
 		}
 		return vd
@@ -330,12 +330,12 @@ func (c *classifier) xargs(name string, args []arg, depth int) verdict {
 	in := make([]arg, 0, len(rest)+1)
 	for _, a := range rest {
 		if repl != "" && strings.Contains(a.s, repl) {
-			a.dyn = true
+			a.dyn, a.hole = true, a.s == repl
 		}
 		in = append(in, a)
 	}
 	if repl == "" {
-		in = append(in, arg{s: "<stdin>", dyn: true})
+		in = append(in, arg{s: "<stdin>", dyn: true, hole: true})
 	}
 	return c.inner(name, in, depth)
 }
@@ -355,7 +355,7 @@ func (c *classifier) parallel(name string, args []arg, depth int) verdict {
 	if len(in) == 1 && !in[0].dyn {
 		return c.nested(name, in[0].s, depth)
 	}
-	in = append(in, arg{s: "<input>", dyn: true})
+	in = append(in, arg{s: "<input>", dyn: true, hole: true})
 	return c.inner(name, in, depth)
 }
 
@@ -508,7 +508,7 @@ func (c *classifier) find(name string, args []arg, depth int) verdict {
 		}
 		roots = append(roots, args[i])
 	}
-	placeholder := arg{s: "{}", dyn: true}
+	placeholder := arg{s: "{}", dyn: true, hole: true}
 	if len(roots) == 0 {
 		roots = []arg{{s: "."}}
 	}
@@ -563,7 +563,7 @@ func (c *classifier) fd(name string, args []arg, depth int) verdict {
 					in[j].dyn = true
 				}
 			}
-			in = append(in, arg{s: "{}", dyn: true})
+			in = append(in, arg{s: "{}", dyn: true, hole: true})
 			return c.inner(name+" "+a.s, in, depth)
 		}
 	}

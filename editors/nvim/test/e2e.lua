@@ -145,7 +145,68 @@ step(':CairnContext shows the context report', function()
   vim.cmd('tabclose')
 end)
 
+step('gr in the proposed buffer rejects: hello.go unchanged', function()
+  vim.api.nvim_set_current_buf(src_buf)
+  vim.cmd('CairnAsk Shorter greeting?')
+  T.wait('a cairn://proposed window', function()
+    return proposed_win() ~= nil
+  end)
+  vim.api.nvim_set_current_win(proposed_win())
+  vim.api.nvim_feedkeys('gr', 'mx', false)
+  T.wait('the diff tab to close', function()
+    return proposed_win() == nil
+  end, 10000)
+  T.wait('"rejected edit" in the answers', function()
+    return lines(cairn.answer_buf()):find('rejected edit', 1, true) ~= nil
+  end, 5000)
+  T.eq(lines(src_buf) .. '\n', ORIGINAL, 'buffer')
+  T.eq(read(file), ORIGINAL, 'file on disk')
+  T.eq(#cairn.pending_edits(), 0, 'pending edits')
+end)
+
+step(':CairnCancel stops a streaming run', function()
+  vim.api.nvim_set_current_buf(src_buf)
+  vim.cmd('CairnExplain')
+  local b = cairn.answer_buf()
+  T.wait('the answer to start streaming', function()
+    return lines(b):find('w2', 1, true) ~= nil
+  end)
+  T.eq(cairn.status(), 'Cairn: running')
+  vim.cmd('CairnCancel')
+  T.wait('"-- cancelled" in the answers', function()
+    return lines(b):find('-- cancelled', 1, true) ~= nil
+  end, 10000)
+  T.truthy(not lines(b):find('end-of-answer', 1, true), 'the run streamed to its end despite the cancel')
+  T.eq(#cairn.runs_with('running'), 0, 'running runs')
+end)
+
 flow = true
+T.test('vim.diagnostic is forwarded: the server offers "Fix these diagnostics"', function()
+  local ns = vim.api.nvim_create_namespace('fake-linter')
+  vim.diagnostic.set(ns, src_buf, {
+    { lnum = 5, col = 1, end_lnum = 5, end_col = 12, severity = vim.diagnostic.severity.ERROR, message = 'fake: greeting too short', source = 'fakelint' },
+  })
+  local c = cairn.client()
+  local titles, question
+  T.wait('a "Fix these diagnostics" code action', function()
+    local req = vim.fn.has('nvim-0.11') == 1 and function(...) return c:request_sync(...) end or c.request_sync
+    local resp = req('textDocument/codeAction', {
+      textDocument = { uri = vim.uri_from_bufnr(src_buf) },
+      range = { start = { line = 4, character = 0 }, ['end'] = { line = 6, character = 1 } },
+      context = { diagnostics = {} },
+    }, 5000, src_buf)
+    titles, question = {}, nil
+    for _, a in ipairs(resp and resp.result or {}) do
+      table.insert(titles, a.title)
+      if a.title:find('Fix these diagnostics', 1, true) then
+        question = a.command.arguments[1].question
+      end
+    end
+    return question ~= nil
+  end, 10000)
+  T.truthy(question:find('fake: greeting too short', 1, true), 'question: ' .. tostring(question))
+end)
+
 T.test(':checkhealth cairn reports no errors', function()
   vim.cmd('checkhealth cairn')
   local text = lines(0)

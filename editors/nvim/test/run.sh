@@ -44,6 +44,14 @@ turns:
       - name: edit_file
         arguments: {path: "hello.go", oldText: "Hello", newText: "Hello, world"}
   - text: "I changed the greeting."
+  # second run: a proposal that is rejected with gr
+  - toolCalls:
+      - name: edit_file
+        arguments: {path: "hello.go", oldText: "Hello", newText: "Hi"}
+  - text: "Proposed Hi."
+  # third run: a slow answer, cancelled with :CairnCancel
+  - text: "w0 w1 w2 w3 w4 w5 w6 w7 w8 w9 w10 w11 w12 w13 w14 w15 w16 w17 w18 w19 w20 w21 w22 w23 w24 w25 w26 w27 w28 w29 w30 w31 w32 w33 w34 w35 w36 w37 w38 w39 end-of-answer"
+    delayMs: 250
 YAML
 
 run_nvim() {

@@ -38,9 +38,11 @@ esac
 
 # --- the extension -------------------------------------------------------------
 cd "$here"
-if [ ! -f node_modules/.package-lock.json ] || ! cmp -s <(sed 1,3d package-lock.json) <(sed 1,3d node_modules/.package-lock.json 2>/dev/null); then
+want=$(sha256sum package-lock.json | cut -d' ' -f1)
+if [ "$(cat node_modules/.cairn-installed 2>/dev/null)" != "$want" ]; then
   t=$(date +%s)
   npm ci --no-audit --no-fund
+  echo "$want" > node_modules/.cairn-installed
   log "npm ci (extension) took $(since "$t")"
 fi
 npm test

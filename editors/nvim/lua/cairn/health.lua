@@ -11,7 +11,7 @@ local info = h.info or h.report_info
 
 --- Starts cmd, sends initialize, waits for the reply. Returns result or nil, error.
 function M.handshake(cmd, settings, timeout_ms)
-  local uv = vim.loop
+  local uv = vim.uv or vim.loop
   local stdin, stdout, stderr = uv.new_pipe(false), uv.new_pipe(false), uv.new_pipe(false)
   local args = {}
   for i = 2, #cmd do

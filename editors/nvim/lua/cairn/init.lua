@@ -686,7 +686,7 @@ local function schedule_diagnostics(bufnr)
   if t then
     t:stop()
   else
-    t = vim.loop.new_timer()
+    t = (vim.uv or vim.loop).new_timer()
     state.diag_timers[bufnr] = t
   end
   t:start(M.config.diagnostics_debounce_ms, 0, vim.schedule_wrap(function()

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestMain lets the test binary act as the cairn binary for child processes
+// (cairn demo starts `cairn serve` from os.Executable()).
+func TestMain(m *testing.M) {
+	if os.Getenv("CAIRN_TEST_AS_MAIN") == "1" {
+		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Setenv("CAIRN_TEST_AS_MAIN", "1")
+	os.Exit(m.Run())
+}
+
+func runCLI(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(args, &out, &errb)
+	return out.String(), errb.String(), code
+}
+
+func TestVersionAndHelp(t *testing.T) {
+	out, _, code := runCLI(t, "--version")
+	if code != 0 || !strings.HasPrefix(out, "cairn ") || strings.Count(out, "\n") != 1 {
+		t.Errorf("--version: %q (exit %d)", out, code)
+	}
+	out, _, code = runCLI(t, "help")
+	for _, c := range []string{"serve", "demo", "ask", "context"} {
+		if !strings.Contains(out, c) {
+			t.Errorf("help does not list %s", c)
+		}
+	}
+	if code != 0 {
+		t.Errorf("help exit %d", code)
+	}
+	if _, errOut, code := runCLI(t, "frobnicate"); code != 2 || !strings.Contains(errOut, "unknown command") {
+		t.Errorf("unknown command: exit %d, %q", code, errOut)
+	}
+}
+
+func TestDemoRunsEndToEnd(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	out, errOut, code := runCLI(t, "demo")
+	if code != 0 {
+		t.Fatalf("demo failed (exit %d): %s\n%s", code, errOut, out)
+	}
+	for _, want := range []string{"tool call read_file", "edit proposed", "+\t\tname = \"world\"", "applied=true", "identical to the original: true"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("transcript lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestAskApplyWithScriptedModel(t *testing.T) {
+	dir := t.TempDir()
+	if err := copyEmbedded(sampleFS, "_sample/ws", dir); err != nil {
+		t.Fatal(err)
+	}
+	script, _ := sampleFS.ReadFile("_sample/script.yaml")
+	sp := filepath.Join(t.TempDir(), "s.yaml")
+	os.WriteFile(sp, script, 0o644)
+	t.Setenv("CAIRN_PROVIDER", "scripted")
+	t.Setenv("CAIRN_SCRIPT", sp)
+	t.Setenv("CAIRN_STATE_DIR", t.TempDir())
+	out, errOut, code := runCLI(t, "ask", "--root", dir, "--file", "greet/greet.go", "--range", "6-9", "--apply", "Handle an empty name")
+	if code != 0 {
+		t.Fatalf("ask failed: %s\n%s", errOut, out)
+	}
+	if !strings.Contains(out, "Greet now trims") || !strings.Contains(out, "+\tif name == \"\" {") {
+		t.Errorf("ask output:\n%s", out)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "greet/greet.go"))
+	if !strings.Contains(string(b), `name = "world"`) {
+		t.Errorf("--apply did not write the edit:\n%s", b)
+	}
+	if _, errOut, code := runCLI(t, "ask", "--range", "x-y", "--file", "a", "q"); code != 2 || !strings.Contains(errOut, "--range") {
+		t.Errorf("bad range: exit %d %q", code, errOut)
+	}
+}

@@ -1,0 +1,71 @@
+package cairn_test
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// allowed lists, for each package, the Cairn packages it may import. Imports
+// point one way (see the README's layout): engines never import the server,
+// and leaf packages import nothing of ours.
+var allowed = map[string][]string{
+	"protocol":      {},
+	"tokencount":    {},
+	"workspace":     {},
+	"redact":        {},
+	"model":         {"tokencount"},
+	"trace":         {"redact"},
+	"checkpoint":    {"workspace"},
+	"repomap":       {"workspace", "tokencount"},
+	"search":        {"workspace", "tokencount"},
+	"contextengine": {"repomap", "search", "workspace", "redact", "model", "tokencount"},
+	"tools":         {"workspace", "search", "repomap", "checkpoint", "redact", "model", "tokencount", "tools/shell"},
+	"tools/shell":   {"redact"},
+	"agent":         {"model", "tools", "tools/shell", "contextengine", "checkpoint", "trace", "protocol", "workspace", "tokencount", "redact"},
+	"lspclient":     {"protocol", "workspace"},
+	"server":        {"protocol", "agent", "model", "tools", "tools/shell", "contextengine", "checkpoint", "trace", "workspace", "repomap", "search", "redact", "tokencount"},
+	"evals":         {"server", "lspclient", "protocol", "agent", "model", "tools", "tools/shell", "contextengine", "checkpoint", "trace", "workspace", "repomap", "search", "redact", "tokencount"},
+}
+
+const module = "github.com/cairn-dev/cairn/"
+
+func TestImportsPointDown(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		pkg := strings.TrimPrefix(fields[0], module)
+		if !strings.HasPrefix(fields[0], module) || strings.HasPrefix(pkg, "cmd/") {
+			continue // the root and commands may import anything
+		}
+		ok, known := allowed[pkg]
+		if !known {
+			// Subpackages inherit their parent's rules.
+			parent := pkg[:max(0, strings.LastIndex(pkg, "/"))]
+			ok, known = allowed[parent]
+			if !known {
+				t.Errorf("package %s has no import rule: add it to allowed", pkg)
+				continue
+			}
+			ok = append(append([]string(nil), ok...), parent)
+		}
+		for _, imp := range fields[1:] {
+			if !strings.HasPrefix(imp, module) {
+				continue
+			}
+			dep := strings.TrimPrefix(imp, module)
+			permitted := false
+			for _, a := range ok {
+				if dep == a || strings.HasPrefix(dep, a+"/") {
+					permitted = true
+				}
+			}
+			if !permitted {
+				t.Errorf("%s imports %s, which the layout does not allow", pkg, dep)
+			}
+		}
+	}
+}

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Repo map benchmarks on a copy of $(go env GOROOT)/src, side by side with
+# `ctags -R` on the same copy. Prints benchstat-friendly lines (save them and
+# run benchstat on them), then wall time and peak RSS from /usr/bin/time -v
+# for one cold build, one warm load and ctags, each in its own process.
+#
+#   repomap/bench.sh [count]        # count: benchmark repetitions (default 5)
+#
+# Needs: universal-ctags (apt-get install -y universal-ctags), GNU time
+# (/usr/bin/time), optionally benchstat
+# (go install golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da).
+set -euo pipefail
+count=${1:-5}
+cd "$(dirname "$0")"
+work=${CAIRN_BENCH_WORKDIR:-$(mktemp -d /tmp/cairn-repomap-bench.XXXXXX)}
+export CAIRN_BENCH_WORKDIR=$work CAIRN_BENCH_CORPUS=${CAIRN_BENCH_CORPUS:-goroot}
+out=$work/bench.txt
+command -v ctags >/dev/null || { echo "ctags missing: apt-get install -y universal-ctags" >&2; exit 1; }
+
+go test -c -o "$work/repomap.test" .
+bin=$work/repomap.test
+
+# Prepare the corpus copy and the warm cache outside the timed runs.
+"$bin" -test.run '^$' -test.bench 'WarmLoad$' -test.benchtime 1x >/dev/null
+
+measure() { # label, command...
+	local label=$1; shift
+	/usr/bin/time -v "$@" >/dev/null 2>"$work/time.txt" || { cat "$work/time.txt" >&2; return 1; }
+	local wall rss user sys
+	wall=$(awk -F': ' '/Elapsed \(wall clock\)/{print $2}' "$work/time.txt")
+	rss=$(awk -F': ' '/Maximum resident set size/{printf "%.0f MB", $2/1024}' "$work/time.txt")
+	user=$(awk -F': ' '/User time/{print $2}' "$work/time.txt")
+	sys=$(awk -F': ' '/System time/{print $2}' "$work/time.txt")
+	printf '%-28s wall %-9s cpu %ss user + %ss sys  peak RSS %s\n' "$label" "$wall" "$user" "$sys" "$rss"
+}
+
+echo "# corpus: $(find "$work/src" -type f | wc -l) files, $(find "$work/src" -name '*.go' | wc -l) Go files, $(du -sh "$work/src" | cut -f1)"
+echo "# machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# one process each (includes process start; cold build also writes the cache):"
+for i in 1 2 3; do
+	measure "ctags -R" ctags -R -f "$work/tags" "$work/src"
+done
+for i in 1 2; do
+	measure "repomap cold build" "$bin" -test.run '^$' -test.bench 'ColdBuild$' -test.benchtime 1x
+done
+for i in 1 2 3; do
+	measure "repomap warm load" "$bin" -test.run '^$' -test.bench 'WarmLoad$' -test.benchtime 1x
+done
+
+echo "# benchmarks (benchstat $out):"
+"$bin" -test.run '^$' -test.bench 'ColdBuild$' -test.benchtime 1x -test.count 2 -test.benchmem | tee "$out" | grep '^Benchmark'
+"$bin" -test.run '^$' -test.bench 'WarmLoad$|UpdateOneFile|Render|GraphRebuild' -test.count "$count" -test.benchmem | tee -a "$out" | grep '^Benchmark'
+# ctags in the same format, so benchstat shows it beside the cold build.
+for i in $(seq "$count"); do
+	s=$(date +%s%N); ctags -R -f "$work/tags" "$work/src"; e=$(date +%s%N)
+	echo "BenchmarkCtagsR 1 $((e - s)) ns/op" | tee -a "$out"
+done
+if command -v benchstat >/dev/null || [ -x "$(go env GOPATH)/bin/benchstat" ]; then
+	PATH=$PATH:$(go env GOPATH)/bin benchstat "$out"
+fi
+echo "# work dir: $work (remove it when done)"

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Runs every test Cairn has: formatting, vet, the Go tests under the race
+# detector, the demo, the black-box LSP test with a real client library,
+# and the editor suites. It installs what the tests need when it is missing
+# (npm packages, Debian packages), so it works on a fresh machine.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export GOFLAGS="${GOFLAGS:--buildvcs=false}"
+export CGO_ENABLED=1
+
+step() { printf '\n==> %s\n' "$*"; }
+
+step "go mod download"
+go mod download
+
+step "gofmt"
+unformatted=$(gofmt -l $(git ls-files '*.go'))
+if [ -n "$unformatted" ]; then
+  echo "gofmt would change:"; echo "$unformatted"; exit 1
+fi
+
+step "go vet"
+go vet ./...
+
+step "go test -race ./..."
+go test -race -count=1 -timeout 20m ./...
+
+step "build"
+mkdir -p bin
+go build -o bin/cairn ./cmd/cairn
+export CAIRN_BIN="$PWD/bin/cairn"
+
+step "cairn demo"
+bin/cairn demo > /tmp/cairn-demo.out || { cat /tmp/cairn-demo.out; exit 1; }
+grep -q "identical to the original: true" /tmp/cairn-demo.out
+
+step "black-box LSP test (vscode-languageserver-protocol + OpenAI SSE endpoint)"
+(cd test/blackbox && npm ci --no-audit --no-fund --loglevel=error && npm test)
+
+for suite in editors/nvim/test/run.sh editors/emacs/test/run.sh editors/vscode/test/unit.sh editors/vscode/test/e2e.sh; do
+  if [ -f "$suite" ]; then
+    step "$suite"
+    bash "$suite"
+  fi
+done
+
+printf '\nAll test suites passed.\n'

@@ -1,0 +1,143 @@
+package workspace
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestResolveRefusesEscapes(t *testing.T) {
+	root := t.TempDir()
+	outside := t.TempDir()
+	os.MkdirAll(filepath.Join(root, "a/b"), 0o755)
+	os.WriteFile(filepath.Join(root, "a/b/f.txt"), []byte("x"), 0o644)
+	os.Symlink(outside, filepath.Join(root, "out"))
+	os.Symlink(filepath.Join(root, "a"), filepath.Join(root, "in"))
+	ws, err := Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok := []string{"a/b/f.txt", "./a/../a/b/f.txt", "a/new/file.go", "in/b/f.txt", filepath.Join(ws.Root(), "a/b/f.txt"), ""}
+	for _, p := range ok {
+		if _, err := ws.Resolve(p); err != nil {
+			t.Errorf("Resolve(%q): %v", p, err)
+		}
+	}
+	bad := []string{"../x", "a/../../x", "/etc/passwd", "~/x", "~", "out/f", "out", "a/\x00b", outside}
+	for _, p := range bad {
+		if _, err := ws.Resolve(p); !errors.Is(err, ErrOutside) {
+			t.Errorf("Resolve(%q) = %v, want ErrOutside", p, err)
+		}
+	}
+	ws.SetStateDir(filepath.Join(ws.Root(), ".state"))
+	for _, p := range []string{".git/config", ".git", ".state/x"} {
+		if _, err := ws.ResolveWritable(p); !errors.Is(err, ErrOutside) {
+			t.Errorf("ResolveWritable(%q) = %v", p, err)
+		}
+	}
+}
+
+func TestMapperUTF16(t *testing.T) {
+	text := "a🙂b\nnaïve\r\nlast"
+	m := NewMapper(text)
+	cases := []struct {
+		pos Position
+		off int
+	}{
+		{Position{0, 0}, 0}, {Position{0, 1}, 1}, {Position{0, 3}, 5}, {Position{0, 4}, 6},
+		{Position{0, 99}, 6}, // clamps to the line end
+		{Position{1, 3}, 11}, {Position{1, 5}, 13}, {Position{2, 4}, len(text)},
+	}
+	for _, c := range cases {
+		got, err := m.Offset(c.pos)
+		if err != nil || got != c.off {
+			t.Errorf("Offset(%v) = %d, %v; want %d", c.pos, got, err, c.off)
+		}
+	}
+	if _, err := m.Offset(Position{9, 0}); err == nil {
+		t.Error("a line past the end should be an error")
+	}
+	for _, off := range []int{0, 1, 5, 6, 7, 9, 11, 13, len(text)} {
+		p := m.Position(off)
+		back, _ := m.Offset(p)
+		if back != off {
+			t.Errorf("Position(%d) = %v, which maps back to %d", off, p, back)
+		}
+	}
+}
+
+func TestDocumentsIncrementalChanges(t *testing.T) {
+	d := NewDocuments()
+	d.Open("/f", "go", 1, "hello 🙂 world\n")
+	_, after, err := d.Change("/f", 2, []TextChange{
+		{Range: &Range{Position{0, 6}, Position{0, 8}}, Text: "big"},
+		{Range: &Range{Position{0, 0}, Position{0, 0}}, Text: "> "},
+	})
+	if err != nil || after != "> hello big world\n" {
+		t.Fatalf("after = %q, %v", after, err)
+	}
+	if _, _, err := d.Change("/f", 3, []TextChange{{Range: &Range{Position{5, 0}, Position{5, 1}}}}); err == nil {
+		t.Error("a change past the end should fail")
+	}
+	if doc, _ := d.Get("/f"); doc.Text != after || doc.Version != 2 {
+		t.Errorf("a failed change must not alter the document: %+v", doc)
+	}
+	if _, _, err := d.Change("/nope", 1, nil); err == nil {
+		t.Error("changing an unopened document should fail")
+	}
+}
+
+func TestWalkHonorsIgnoreFiles(t *testing.T) {
+	root := t.TempDir()
+	files := map[string]string{
+		".gitignore":          "*.log\nbuild/\n",
+		"sub/.cairnignore":    "secret.txt\n",
+		"main.go":             "package main",
+		"debug.log":           "x",
+		"build/out.go":        "x",
+		"sub/secret.txt":      "x",
+		"sub/ok.txt":          "x",
+		"vendor/x/y.go":       "x",
+		"node_modules/m/i.js": "x",
+		".git/HEAD":           "x",
+		"big.bin":             strings.Repeat("a", 2<<20),
+	}
+	for p, c := range files {
+		os.MkdirAll(filepath.Dir(filepath.Join(root, p)), 0o755)
+		os.WriteFile(filepath.Join(root, p), []byte(c), 0o644)
+	}
+	os.Symlink(root, filepath.Join(root, "loop"))
+	ws, _ := Open(root)
+	got, stats := ws.Walk(WalkOptions{})
+	var rels []string
+	for _, f := range got {
+		rels = append(rels, f.Rel)
+	}
+	if strings.Join(rels, " ") != ".gitignore main.go sub/.cairnignore sub/ok.txt" {
+		t.Errorf("walk = %v", rels)
+	}
+	if stats.Skipped[SkipOversized] != 1 || stats.Skipped[SkipVendored] != 1 || stats.Skipped[SkipIgnored] < 3 {
+		t.Errorf("stats = %+v", stats)
+	}
+	if !ws.Ignored("sub/secret.txt") || !ws.Ignored("x/y.log") || ws.Ignored("sub/ok.txt") {
+		t.Error("Ignored disagrees with Walk")
+	}
+}
+
+func TestTextEditsRoundTrip(t *testing.T) {
+	before := "a\nnaïve 🙂 line\nc\n"
+	after := "a\nnaïve 🙃 line!\nc\nd\n"
+	edits := TextEdits(before, after)
+	m := NewMapper(before)
+	text := before
+	for i := len(edits) - 1; i >= 0; i-- {
+		s, _ := m.Offset(edits[i].Range.Start)
+		e, _ := m.Offset(edits[i].Range.End)
+		text = text[:s] + edits[i].NewText + text[e:]
+	}
+	if text != after {
+		t.Fatalf("applying TextEdits gave %q", text)
+	}
+}
