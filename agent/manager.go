@@ -22,10 +22,12 @@ type Config struct {
 	ModelName       string
 	ContextWindow   int
 	MaxOutputTokens int
-	MaxSteps        int // default 25
-	MaxRetries      int // transient model failures retried per call; default 3
-	MaxInvalidTurns int // consecutive turns of only invalid tool calls before failing; default 2
-	MaxRepeats      int // identical calls allowed before loop detection; default 3
+	MaxSteps        int           // default 25
+	MaxRetries      int           // transient model failures retried per call; default 3
+	MaxInvalidTurns int           // consecutive turns of only invalid tool calls before failing; default 2
+	MaxRepeats      int           // identical calls allowed before loop detection; default 3
+	MaxDuration     time.Duration // wall-clock limit of a run; 0 = none
+	MaxTotalTokens  int           // input+output tokens a run may use; 0 = none
 	StateDir        string
 }
 

@@ -26,10 +26,12 @@ import (
 
 // Failure classes of the failed event beyond the model's error classes.
 const (
-	ClassStepLimit  = "step_limit"
-	ClassLoop       = "loop_detected"
-	ClassInternal   = "internal"
-	ClassBadRequest = "bad_request"
+	ClassStepLimit   = "step_limit"
+	ClassTimeLimit   = "time_limit"
+	ClassTokenBudget = "token_budget"
+	ClassLoop        = "loop_detected"
+	ClassInternal    = "internal"
+	ClassBadRequest  = "bad_request"
 )
 
 // State of a run.
@@ -128,7 +130,10 @@ func (r *Run) finish(st State, ev protocol.RunEvent) {
 	r.state = st
 	r.mu.Unlock()
 	if r.journal != nil {
-		_, _ = r.journal.Append(checkpoint.RecFinished, 0, map[string]any{"state": st, "error": ev.Error, "class": ev.Class})
+		r.mu.Lock()
+		seq := r.seq
+		r.mu.Unlock()
+		_, _ = r.journal.Append(checkpoint.RecFinished, 0, seq+1, map[string]any{"state": st, "error": ev.Error, "class": ev.Class})
 		_ = r.journal.Close()
 	}
 	r.send(ev)
@@ -148,9 +153,6 @@ func (r *Run) loop() {
 		}
 	}()
 	r.send(protocol.RunEvent{Kind: protocol.EventStarted})
-	cfg := r.cfg
-	env := &tools.Env{WS: r.m.ws, Drafts: r.drafts, Diagnostics: r.m.diags, Search: r.m.search, Map: r.m.repoMap, RunID: r.ID}
-
 	built, err := r.buildContext(0)
 	if err != nil {
 		r.finish(StateFailed, protocol.RunEvent{Kind: protocol.EventFailed, Error: err.Error(), Class: ClassBadRequest})
@@ -159,36 +161,60 @@ func (r *Run) loop() {
 	r.mu.Lock()
 	r.messages = []model.Message{{Role: model.RoleSystem, Content: built.System}, {Role: model.RoleUser, Content: built.User}}
 	r.mu.Unlock()
+	r.jrnl(checkpoint.RecContext, 0, contextRecord{System: r.blob(built.System), User: r.blob(built.User)})
+	r.steps(&loopState{seenCalls: map[string]int{}})
+}
 
-	invalidTurns := 0
-	seenCalls := map[string]int{}
-	shrunk := false
-	for step := 1; ; step++ {
+// loopState is what the step loop carries from step to step; resume
+// rebuilds it from the journal.
+type loopState struct {
+	step         int // the last step started
+	invalidTurns int
+	seenCalls    map[string]int
+	shrunk       bool
+}
+
+// steps runs the step loop from st until the run ends.
+func (r *Run) steps(st *loopState) {
+	cfg := r.cfg
+	env := &tools.Env{WS: r.m.ws, Drafts: r.drafts, Diagnostics: r.m.diags, Search: r.m.search, Map: r.m.repoMap, RunID: r.ID}
+	for {
+		st.step++
+		step := st.step
 		if step > cfg.MaxSteps {
 			r.finish(StateFailed, protocol.RunEvent{Kind: protocol.EventFailed, Class: ClassStepLimit,
 				Error: fmt.Sprintf("stopped after %d steps without a final answer (step limit)", cfg.MaxSteps)})
+			return
+		}
+		if ev, stop := r.budgetExceeded(); stop {
+			r.finish(StateFailed, ev)
 			return
 		}
 		if r.ctx.Err() != nil {
 			r.endCancelled()
 			return
 		}
-		r.jrnl(checkpoint.RecStepStarted, step, map[string]any{"messages": len(r.messages)})
+		r.mu.Lock()
+		nmsg := len(r.messages)
+		r.mu.Unlock()
+		r.jrnl(checkpoint.RecStepStarted, step, map[string]any{"messages": nmsg})
+		crashPoint("before_model_call")
 		resp, err := r.callModel(step)
 		if err != nil {
 			if r.ctx.Err() != nil {
 				r.endCancelled()
 				return
 			}
-			if model.ClassOf(err) == model.ClassContextLength && !shrunk {
+			if model.ClassOf(err) == model.ClassContextLength && !st.shrunk {
 				// Rebuild with a smaller budget and retry once.
-				shrunk = true
+				st.shrunk = true
 				r.logf(slog.LevelWarn, "context too long; rebuilding smaller", "err", err)
 				if b, berr := r.buildContext(1); berr == nil {
 					r.mu.Lock()
 					r.messages[1].Content = b.User
 					r.mu.Unlock()
-					step--
+					r.jrnl(checkpoint.RecContext, step, contextRecord{System: r.blob(b.System), User: r.blob(b.User)})
+					st.step--
 					continue
 				}
 			}
@@ -215,32 +241,47 @@ func (r *Run) loop() {
 				return
 			}
 			key := call.Name + "\x00" + strings.TrimSpace(call.Arguments)
-			seenCalls[key]++
-			if seenCalls[key] > cfg.MaxRepeats {
+			st.seenCalls[key]++
+			if st.seenCalls[key] > cfg.MaxRepeats {
 				r.finish(StateFailed, protocol.RunEvent{Kind: protocol.EventFailed, Class: ClassLoop,
-					Error: fmt.Sprintf("the model called %s with the same input %d times (loop detected)", call.Name, seenCalls[key])})
+					Error: fmt.Sprintf("the model called %s with the same input %d times (loop detected)", call.Name, st.seenCalls[key])})
 				return
 			}
-			content, ok, wasInvalid := r.execTool(step, env, call)
+			content, wasInvalid := r.execTool(step, env, call)
 			if wasInvalid {
 				invalid++
 			}
-			_ = ok
 			r.mu.Lock()
 			r.messages = append(r.messages, model.Message{Role: model.RoleTool, ToolCallID: call.ID, ToolName: call.Name, Content: content})
 			r.mu.Unlock()
 		}
 		if invalid == len(resp.ToolCalls) {
-			invalidTurns++
-			if invalidTurns >= cfg.MaxInvalidTurns {
+			st.invalidTurns++
+			if st.invalidTurns >= cfg.MaxInvalidTurns {
 				r.finish(StateFailed, protocol.RunEvent{Kind: protocol.EventFailed, Class: string(model.ClassInvalidTool),
-					Error: fmt.Sprintf("the model made invalid tool calls %d turns in a row", invalidTurns)})
+					Error: fmt.Sprintf("the model made invalid tool calls %d turns in a row", st.invalidTurns)})
 				return
 			}
 		} else {
-			invalidTurns = 0
+			st.invalidTurns = 0
 		}
 	}
+}
+
+// budgetExceeded checks the run-level stop conditions other than steps:
+// wall-clock time and total tokens.
+func (r *Run) budgetExceeded() (protocol.RunEvent, bool) {
+	cfg := r.cfg
+	if cfg.MaxDuration > 0 && time.Since(r.Started) > cfg.MaxDuration {
+		return protocol.RunEvent{Kind: protocol.EventFailed, Class: ClassTimeLimit,
+			Error: fmt.Sprintf("stopped after %s (wall-clock limit %s)", time.Since(r.Started).Round(time.Second), cfg.MaxDuration)}, true
+	}
+	u := r.usageSnapshot()
+	if cfg.MaxTotalTokens > 0 && u.InputTokens+u.OutputTokens > cfg.MaxTotalTokens {
+		return protocol.RunEvent{Kind: protocol.EventFailed, Class: ClassTokenBudget,
+			Error: fmt.Sprintf("stopped after using %d tokens (token budget %d)", u.InputTokens+u.OutputTokens, cfg.MaxTotalTokens)}, true
+	}
+	return protocol.RunEvent{}, false
 }
 
 func (r *Run) endCancelled() {
@@ -262,7 +303,10 @@ func (r *Run) jrnl(typ string, step int, data any) {
 	if r.journal == nil {
 		return
 	}
-	if _, err := r.journal.Append(typ, step, data); err != nil {
+	r.mu.Lock()
+	seq := r.seq
+	r.mu.Unlock()
+	if _, err := r.journal.Append(typ, step, seq, data); err != nil {
 		r.logf(slog.LevelError, "journal append failed", "type", typ, "err", err)
 	}
 }
@@ -350,72 +394,70 @@ func (r *Run) callModel(step int) (*model.Response, error) {
 }
 
 // execTool runs one call through the pipeline and returns the content for
-// the model, whether it succeeded, and whether the call itself was invalid
-// (unknown tool, bad JSON, schema failure).
-func (r *Run) execTool(step int, env *tools.Env, call model.ToolCall) (content string, ok bool, invalid bool) {
+// the model and whether the call itself was invalid (unknown tool, bad JSON,
+// schema failure). The intent is journaled and synced before the tool runs
+// and the result after, so a resume knows which side effects happened.
+func (r *Run) execTool(step int, env *tools.Env, call model.ToolCall) (content string, invalid bool) {
 	input := json.RawMessage(call.Arguments)
 	if !json.Valid(input) {
 		input, _ = json.Marshal(call.Arguments) // show the raw text as a JSON string
 	}
 	r.send(protocol.RunEvent{Kind: protocol.EventToolCall, CallID: call.ID, Tool: call.Name, Input: input})
-	result := func(ok bool, summary, content string) {
+	finish := func(ok bool, summary, content string) string {
 		okv := ok
 		r.send(protocol.RunEvent{Kind: protocol.EventToolResult, CallID: call.ID, Tool: call.Name, OK: &okv, Summary: summary})
+		if !ok {
+			content = "error: " + content
+		}
+		r.jrnl(checkpoint.RecToolResult, step, toolResultRecord{CallID: call.ID, OK: ok, Summary: summary, Content: r.blob(content)})
+		return content
 	}
 	tool, found := r.m.registry.Get(call.Name)
 	if !found {
 		msg := fmt.Sprintf("unknown tool %q; available tools: %s", call.Name, strings.Join(r.m.registry.Names(), ", "))
-		result(false, "unknown tool", msg)
-		return "error: " + msg, false, true
+		return finish(false, "unknown tool", msg), true
 	}
 	valid, err := tool.Validate(call.Arguments)
 	if err != nil {
-		result(false, "invalid input", err.Error())
-		return "error: " + err.Error(), false, true
+		return finish(false, "invalid input", err.Error()), true
 	}
 	risk, detail := tool.RiskOf(valid)
 	decision, err := r.m.gate.Decide(r.ctx, tools.ApprovalRequest{RunID: r.ID, CallID: call.ID, Tool: call.Name, Risk: risk, Detail: detail},
 		step, summarizeInput(valid))
 	if err != nil && r.ctx.Err() != nil {
-		result(false, "cancelled", "cancelled")
-		return "error: cancelled", false, false
+		return finish(false, "cancelled", "cancelled before it ran"), false
 	}
-	r.jrnl(checkpoint.RecApproval, step, map[string]any{"callId": call.ID, "tool": call.Name, "risk": risk, "decision": decision})
+	r.jrnl(checkpoint.RecApproval, step, approvalRecord{CallID: call.ID, Tool: call.Name, Risk: string(risk), Decision: string(decision)})
 	if risk != tools.RiskRead || !decision.Allowed() {
 		r.send(protocol.RunEvent{Kind: protocol.EventApproval, CallID: call.ID, Decision: string(decision)})
 	}
 	if !decision.Allowed() {
 		msg := fmt.Sprintf("the call to %s was denied (%s risk, decision %s); do not retry it, find another way or explain what you need", call.Name, risk, decision)
-		result(false, "denied", msg)
-		return "error: " + msg, false, false
+		return finish(false, "denied", msg), false
 	}
-	r.jrnl(checkpoint.RecToolIntent, step, map[string]any{"callId": call.ID, "tool": call.Name, "input": valid, "sideEffects": tool.SideEffects})
+	r.jrnl(checkpoint.RecToolIntent, step, toolIntentRecord{CallID: call.ID, Tool: call.Name, Input: valid, SideEffects: tool.SideEffects && risk != tools.RiskRead, Decision: string(decision)})
+	crashPoint("after_tool_intent")
 	start := time.Now()
 	res, err := tool.Invoke(r.ctx, env, valid)
 	if err != nil {
 		if r.ctx.Err() != nil {
-			result(false, "cancelled", "cancelled")
-			return "error: cancelled", false, false
+			return finish(false, "cancelled", "cancelled while running; it may have partly happened"), false
 		}
 		r.logf(slog.LevelError, "tool failed", "tool", call.Name, "err", err)
 		res = tools.Result{Content: fmt.Sprintf("%s failed: %v", call.Name, err), IsError: true, Summary: "failed"}
 	}
+	_ = start
 	if r.m.redact != nil {
 		res.Content = r.m.redact(res.Content)
 	}
-	r.jrnl(checkpoint.RecToolResult, step, map[string]any{"callId": call.ID, "ok": !res.IsError, "summary": res.Summary,
-		"bytes": len(res.Content), "ms": time.Since(start).Milliseconds()})
 	if res.Change != nil {
 		e := r.m.proposeEdit(r, step, []tools.FileChange{*res.Change})
-		r.jrnl(checkpoint.RecEdit, step, map[string]any{"editId": e.ID, "files": []string{res.Change.Rel}})
+		r.jrnl(checkpoint.RecEdit, step, r.editRecord(e))
 		res.Content += fmt.Sprintf(" (edit id %s)", e.ID)
 	}
-	result(!res.IsError, res.Summary, res.Content)
-	content = res.Content
-	if res.IsError {
-		content = "error: " + content
-	}
-	return content, !res.IsError, false
+	content = finish(!res.IsError, res.Summary, res.Content)
+	crashPoint("after_tool_result")
+	return content, false
 }
 
 func summarizeInput(input json.RawMessage) string {

@@ -13,17 +13,21 @@ import (
 
 // Record is one journal entry. Type says which fields matter.
 type Record struct {
-	Seq  int             `json:"seq"`
-	Time time.Time       `json:"time"`
-	Type string          `json:"type"`
-	Step int             `json:"step,omitempty"`
-	Data json.RawMessage `json:"data,omitempty"`
+	Seq  int       `json:"seq"`
+	Time time.Time `json:"time"`
+	Type string    `json:"type"`
+	Step int       `json:"step,omitempty"`
+	// EventSeq is the run's last event seq when the record was written, so a
+	// resumed run continues numbering after it.
+	EventSeq int             `json:"eventSeq,omitempty"`
+	Data     json.RawMessage `json:"data,omitempty"`
 }
 
 // Journal record types.
 const (
 	RecRunStarted  = "run_started"
-	RecStepStarted = "step_started" // pre-checkpoint of a step
+	RecContext     = "context_built" // the system prompt and first user message (blob hashes)
+	RecStepStarted = "step_started"  // pre-checkpoint of a step
 	RecModelResult = "model_result"
 	RecToolIntent  = "tool_intent" // written and synced before the tool runs
 	RecToolResult  = "tool_result" // after
@@ -72,7 +76,7 @@ func OpenJournal(path string) (*Journal, error) {
 }
 
 // Append writes a record and syncs it to disk before returning.
-func (j *Journal) Append(typ string, step int, data any) (Record, error) {
+func (j *Journal) Append(typ string, step, eventSeq int, data any) (Record, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	var raw json.RawMessage
@@ -84,7 +88,7 @@ func (j *Journal) Append(typ string, step int, data any) (Record, error) {
 		raw = b
 	}
 	j.seq++
-	r := Record{Seq: j.seq, Time: time.Now().UTC(), Type: typ, Step: step, Data: raw}
+	r := Record{Seq: j.seq, Time: time.Now().UTC(), Type: typ, Step: step, EventSeq: eventSeq, Data: raw}
 	b, err := json.Marshal(r)
 	if err != nil {
 		return Record{}, err

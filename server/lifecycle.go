@@ -102,7 +102,7 @@ func (s *Server) setupEngines() error {
 	if err != nil {
 		return err
 	}
-	reg := tools.NewBuiltinRegistry()
+	reg := tools.NewBuiltinRegistry(s.ws.Root())
 	gate := &tools.Gate{Policy: tools.DefaultPolicy(), Interactive: true, Asker: s, Audit: audit}
 	s.mu.Lock()
 	s.registry, s.gate = reg, gate

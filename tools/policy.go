@@ -35,9 +35,9 @@ func (d Decision) Allowed() bool {
 }
 
 // Policy maps risks (and, more specifically, tool names or command
-// prefixes) to actions. Defaults: read allow; write allow (edits are only
-// proposals, reviewed in the diff view); network and install ask;
-// destructive deny.
+// prefixes) to actions. Defaults: read allow; write ask, except edit_file,
+// whose edits are only proposals the user reviews in the diff view; network
+// and install ask; destructive deny.
 type Policy struct {
 	Risk map[Risk]Action `json:"risk"`
 	// Tools overrides by tool name (e.g. "mcp__fs__write_file": "ask").
@@ -48,9 +48,12 @@ type Policy struct {
 
 // DefaultPolicy is the policy when nothing is configured.
 func DefaultPolicy() Policy {
-	return Policy{Risk: map[Risk]Action{
-		RiskRead: Allow, RiskWrite: Allow, RiskNetwork: Ask, RiskInstall: Ask, RiskDestructive: Deny,
-	}}
+	return Policy{
+		Risk: map[Risk]Action{
+			RiskRead: Allow, RiskWrite: Ask, RiskNetwork: Ask, RiskInstall: Ask, RiskDestructive: Deny,
+		},
+		Tools: map[string]Action{"edit_file": Allow},
+	}
 }
 
 // Action decides for one call. Destructive stays denied unless a rule

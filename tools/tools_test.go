@@ -27,7 +27,7 @@ func testEnv(t *testing.T, files map[string]string) *Env {
 
 func call(t *testing.T, env *Env, tool *Tool, args string) Result {
 	t.Helper()
-	r := NewBuiltinRegistry()
+	r := NewBuiltinRegistry(env.WS.Root())
 	tl, _ := r.Get(tool.Name)
 	in, err := tl.Validate(args)
 	if err != nil {
@@ -41,7 +41,7 @@ func call(t *testing.T, env *Env, tool *Tool, args string) Result {
 }
 
 func TestSchemasRejectBadInput(t *testing.T) {
-	r := NewBuiltinRegistry()
+	r := NewBuiltinRegistry(t.TempDir())
 	cases := map[string][]string{
 		"read_file":  {`{}`, `{"path":1}`, `{"path":"a","extra":true}`, `{"path":"a","startLine":0}`, `[1]`, `nope`},
 		"edit_file":  {`{"path":"a","oldText":"x"}`, `{"path":"a","oldText":"x","newText":3}`},

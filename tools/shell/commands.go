@@ -21,26 +21,25 @@ var readCmds = set(
 	"alias", "unalias", "hash", "ulimit", "umask", "shopt", "declare", "local", "readonly",
 	"typeset", "getopts", "return", "exit", "break", "continue", "bc", "expr", "dc", "numfmt",
 	"look", "xmllint", "diffstat", "lsattr", "iconv", "envsubst", "shellcheck", "mapfile",
-	"readarray", "let", "logname", "tty", "arch", "hostid", "stty", "apt-cache", "dpkg-query",
-	"go-version", "ip", "ifconfig", "netstat", "ss", "getent", "lsns", "mount-info",
+	"readarray", "let", "logname", "tty", "arch", "hostid", "stty", "apt-cache", "dpkg-query", "netstat", "ss", "getent", "lsns",
 )
 
 var writeCmds = set(
-	"patch", "gunzip", "gzip", "bzip2", "bunzip2", "xz", "unxz", "zip", "7z",
+	"patch", "zip", "7z",
 	"make", "gmake", "cmake", "ninja", "bazel", "meson", "mvn", "gradle", "gradlew", "ant",
 	"prettier", "eslint", "black", "ruff", "isort", "rustfmt", "clang-format", "tsc",
 	"pytest", "jest", "vitest", "mocha", "dotnet", "javac", "java", "gcc", "g++", "clang",
 	"clang++", "cc", "c++", "rustc", "ld", "protoc", "sqlite3", "mktemp", "split", "csplit",
-	"ssh-keygen", "gpg", "vim", "vi", "nano", "emacs", "code", "renice", "mkfifo", "go-build",
+	"ssh-keygen", "gpg", "vim", "vi", "nano", "emacs", "code", "renice", "mkfifo",
 	"golangci-lint", "staticcheck", "mypy", "tox", "nox", "rake", "swift", "zig", "deno",
 )
 
 var networkCmds = set(
 	"curl", "wget", "ftp", "lftp", "tftp", "nc", "ncat", "netcat",
 	"socat", "telnet", "ping", "ping6", "dig", "nslookup", "host", "whois", "traceroute",
-	"tracepath", "mtr", "aria2c", "http", "https", "xh", "httpie", "nmap", "ngrok", "wscat", "ssh-agent-forward",
+	"tracepath", "mtr", "aria2c", "http", "https", "xh", "httpie", "nmap", "ngrok", "wscat",
 	"grpcurl", "gh", "hub", "aws", "gcloud", "gsutil", "az", "rclone", "ssh-keyscan",
-	"ssh-copy-id", "git-lfs", "kubectl-remote", "helm", "terraform", "doctl", "flyctl",
+	"ssh-copy-id", "git-lfs", "helm", "terraform", "doctl", "flyctl",
 	"heroku", "vercel", "netlify", "s3cmd", "websocat", "arp", "arping",
 )
 
@@ -88,6 +87,9 @@ func (c *classifier) command(args []arg, depth int) verdict {
 		return v(Destructive, "command name is not known statically: "+args[0].text())
 	}
 	rest := args[1:]
+	if strings.HasPrefix(name, "pip") && len(name) > 3 && strings.Trim(name[3:], "0123456789.") == "" {
+		name = "pip"
+	}
 	if strings.HasPrefix(name, "python") && len(name) > 6 && strings.Trim(name[6:], "0123456789.") == "" {
 		name = "python"
 	}
@@ -164,7 +166,8 @@ func init() {
 		"hash": (*classifier).hash, "mapfile": (*classifier).mapfile, "readarray": (*classifier).mapfile,
 		"script": (*classifier).scriptCmd, "rg": (*classifier).rg, "ssh": (*classifier).ssh,
 		"scp": (*classifier).ssh, "sftp": (*classifier).ssh, "alias": (*classifier).alias,
-		"popd": (*classifier).popd, "gzip": (*classifier).compress, "gunzip": (*classifier).compress,
+		"popd": (*classifier).popd, "ip": (*classifier).netcfg, "ifconfig": (*classifier).netcfg,
+		"route": (*classifier).netcfg, "gzip": (*classifier).compress, "gunzip": (*classifier).compress,
 		"bzip2": (*classifier).compress, "bunzip2": (*classifier).compress, "xz": (*classifier).compress,
 		"unxz": (*classifier).compress, "zstd": (*classifier).compress, "busybox": (*classifier).busybox,
 	}
@@ -347,13 +350,19 @@ func (c *classifier) parallel(name string, args []arg, depth int) verdict {
 		if a.s == ":::" || a.s == "::::" {
 			break
 		}
-		if strings.Contains(a.s, "{") {
-			a.dyn = true
-		}
 		in = append(in, a)
 	}
-	if len(in) == 1 && !in[0].dyn {
-		return c.nested(name, in[0].s, depth)
+	if len(in) == 1 && !in[0].dyn && strings.ContainsAny(in[0].s, " \t;|&") {
+		s := in[0].s
+		if !strings.Contains(s, "{") {
+			s += " {}"
+		}
+		return c.nested(name, strings.ReplaceAll(s, "{}", `"$PARALLEL_ARG"`), depth)
+	}
+	for i := range in {
+		if strings.Contains(in[i].s, "{") {
+			in[i].dyn, in[i].hole = true, in[i].s == "{}"
+		}
 	}
 	in = append(in, arg{s: "<input>", dyn: true, hole: true})
 	return c.inner(name, in, depth)
@@ -392,32 +401,56 @@ func (c *classifier) nested(via, src string, depth int) verdict {
 }
 
 func (c *classifier) shell(name string, args []arg, depth int) verdict {
-	for i, a := range args {
+	cflag := false
+	for i := 0; i < len(args); i++ {
+		a := args[i]
 		if a.dyn {
 			return v(Destructive, name+" with arguments not known statically")
 		}
-		if a.s == "--version" || a.s == "--help" {
+		switch {
+		case a.s == "--version" || a.s == "--help":
 			return v(Read, name+" "+a.s)
-		}
-		if strings.HasPrefix(a.s, "-") && !strings.HasPrefix(a.s, "--") && strings.Contains(a.s, "c") {
-			if i+1 >= len(args) {
-				return v(Destructive, name+" -c without a string")
+		case a.s == "--rcfile" || a.s == "--init-file":
+			i++
+		case a.s == "--":
+			i++
+			if i < len(args) {
+				a = args[i]
 			}
-			if args[i+1].dyn {
-				return v(Destructive, name+" -c of a string not known statically")
+			goto operand
+		case strings.HasPrefix(a.s, "--"):
+		case len(a.s) > 1 && (a.s[0] == '-' || a.s[0] == '+'):
+			letters := a.s[1:]
+			if strings.ContainsAny(letters, "oO") {
+				i++ // the option name
 			}
-			return c.nested(name+" -c", args[i+1].s, depth)
+			if strings.Contains(letters, "c") {
+				cflag = true
+			}
+			if strings.Contains(letters, "s") && a.s[0] == '-' {
+				return v(Destructive, name+" -s executes code from standard input")
+			}
+		default:
+			goto operand
 		}
-		if strings.HasPrefix(a.s, "-") && !strings.HasPrefix(a.s, "--") && strings.Contains(a.s, "s") {
-			return v(Destructive, name+" -s executes code from standard input")
+		continue
+	operand:
+		if i >= len(args) {
+			break
 		}
-		if a.s == "-o" || a.s == "+o" || a.s == "-O" || a.s == "+O" || a.s == "--rcfile" || a.s == "--init-file" {
-			continue
+		if a.dyn {
+			return v(Destructive, name+" with arguments not known statically")
 		}
-		if strings.HasPrefix(a.s, "-") || strings.HasPrefix(a.s, "+") {
-			continue
+		if cflag {
+			return c.nested(name+" -c", a.s, depth)
+		}
+		if a.s == "-" || strings.HasPrefix(a.s, "/dev/") || strings.HasPrefix(a.s, "/proc/") {
+			return v(Destructive, name+" runs code from "+a.s)
 		}
 		return v(Write, name+" runs script "+a.s+" (not analysed)")
+	}
+	if cflag {
+		return v(Destructive, name+" -c without a string")
 	}
 	return v(Destructive, name+" executes code from standard input")
 }
@@ -682,7 +715,7 @@ func (c *classifier) mkdir(name string, args []arg, _ int) verdict {
 }
 
 func (c *classifier) cp(name string, args []arg, _ int) verdict {
-	o := parseOpts(args, "-t", "--target-directory", "-S", "--suffix")
+	o := parseOpts(args, "-t", "--target-directory", "-S", "--suffix", "-m", "-o", "-g", "--mode", "--owner", "--group")
 	ops := o.operands
 	var dest arg
 	var destDir bool
@@ -867,7 +900,7 @@ func (c *classifier) docker(name string, args []arg, _ int) verdict {
 		return v(Destructive, name+" subcommand not known statically")
 	}
 	switch s {
-	case "", "ps", "images", "inspect", "logs", "version", "info", "history", "top", "stats", "port", "diff", "events", "search-local":
+	case "", "ps", "images", "inspect", "logs", "version", "info", "history", "top", "stats", "port", "diff", "events":
 		return v(Read, name+" "+s+" only reads")
 	case "pull", "push", "login", "logout", "search", "build", "buildx":
 		return v(Network, name+" "+s+" uses the network")
@@ -1018,14 +1051,14 @@ func (c *classifier) rg(name string, args []arg, depth int) verdict {
 func (c *classifier) ssh(name string, args []arg, depth int) verdict {
 	for i, a := range args {
 		s := strings.ToLower(a.s)
-		if strings.Contains(s, "proxycommand") || strings.Contains(s, "localcommand") || strings.Contains(s, "knownhostscommand") || strings.Contains(s, "proxyuseFdpass") {
+		if strings.Contains(s, "proxycommand") || strings.Contains(s, "localcommand") || strings.Contains(s, "knownhostscommand") {
 			return v(Destructive, name+" option that runs a local command: "+a.s)
 		}
-		if (a.s == "-S" || a.s == "-F") && name != "ssh" && i+1 < len(args) {
-			return v(Destructive, name+" "+a.s+" runs another program or configuration")
+		if a.s == "-S" && name != "ssh" {
+			return v(Destructive, name+" -S runs another program as ssh")
 		}
 		if a.s == "-F" && i+1 < len(args) && args[i+1].s != "/dev/null" {
-			return v(Destructive, name+" -F reads a configuration that can run commands")
+			return v(Destructive, name+" -F reads a configuration that can run local commands")
 		}
 	}
 	return v(Network, name+" uses the network")
@@ -1162,4 +1195,18 @@ func indexUnescaped(s string, d byte) int {
 		}
 	}
 	return -1
+}
+
+func (c *classifier) netcfg(name string, args []arg, _ int) verdict {
+	ops := parseOpts(args).operands
+	for _, a := range ops {
+		switch a.s {
+		case "add", "del", "delete", "set", "flush", "change", "replace", "append", "up", "down", "prepend":
+			return v(Destructive, name+" changes network configuration")
+		}
+	}
+	if name == "ifconfig" && len(ops) > 1 {
+		return v(Destructive, "ifconfig changes an interface")
+	}
+	return v(Read, name+" shows network configuration")
 }

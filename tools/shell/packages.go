@@ -29,17 +29,15 @@ var gitRead = set("status", "diff", "log", "show", "rev-parse", "ls-files", "bla
 	"shortlog", "describe", "grep", "cat-file", "ls-tree", "merge-base", "name-rev", "rev-list",
 	"whatchanged", "count-objects", "check-ignore", "check-attr", "check-ref-format",
 	"for-each-ref", "show-ref", "var", "help", "version", "show-branch", "cherry", "range-diff",
-	"diff-tree", "diff-files", "diff-index", "fsck", "verify-commit", "verify-tag", "verify-pack",
-	"ls-remote-local", "get-tar-commit-id", "column", "hash-object-stdin", "difftool-list")
+	"diff-tree", "diff-files", "diff-index", "fsck", "verify-commit", "verify-tag", "verify-pack", "get-tar-commit-id", "column")
 
 var gitWrite = set("add", "commit", "merge", "rebase", "cherry-pick", "revert", "mv", "init", "apply",
 	"am", "format-patch", "notes", "switch", "gc", "repack", "pack-refs", "maintenance", "bisect",
 	"mergetool", "commit-tree", "update-index", "rerere", "sparse-checkout", "hash-object",
 	"mktree", "mktag", "replace", "symbolic-ref", "write-tree", "read-tree", "checkout-index",
-	"difftool", "stage", "citool", "gui", "bundle", "unpack-objects", "fast-import", "worktree-add")
+	"difftool", "stage", "citool", "gui", "bundle", "unpack-objects", "fast-import")
 
-var gitNetwork = set("fetch", "pull", "clone", "ls-remote", "send-email", "request-pull", "svn", "p4",
-	"archive-remote", "fetch-pack", "send-pack", "http-fetch", "http-push", "upload-pack",
+var gitNetwork = set("fetch", "pull", "clone", "ls-remote", "send-email", "request-pull", "svn", "p4", "fetch-pack", "send-pack", "http-fetch", "http-push", "upload-pack",
 	"receive-pack", "daemon", "instaweb", "cvsimport", "credential")
 
 // gitDynRisky lists subcommands with destructive variants: with an
@@ -59,11 +57,13 @@ func (c *classifier) git(name string, args []arg, depth int) verdict {
 		switch {
 		case a.s == "-c":
 			if i+1 < len(args) {
-				if vd := gitConfigRisk(args[i+1].s); vd.risk == Destructive {
+				if vd := c.gitConfig(args[i+1].s, depth); vd.risk == Destructive {
 					return vd
 				}
 			}
 			i++
+		case strings.HasPrefix(a.s, "--exec-path="):
+			return v(Destructive, "git --exec-path runs git programs from another directory")
 		case a.s == "-C" || a.s == "--git-dir" || a.s == "--work-tree" || a.s == "--namespace" || a.s == "--config-env":
 			i++
 		case strings.HasPrefix(a.s, "-"):
@@ -98,7 +98,7 @@ found:
 		"-o", "--push-option", "--repo", "--author", "--date", "-n", "--depth", "--branch")
 	for _, kv := range append(o.values["-c"], o.values["--config"]...) {
 		if s == "clone" || s == "submodule" {
-			if vd := gitConfigRisk(kv); vd.risk == Destructive {
+			if vd := c.gitConfig(kv, depth); vd.risk == Destructive {
 				return vd
 			}
 		}
@@ -206,7 +206,7 @@ found:
 			return v(Read, "git config reads")
 		}
 		if len(o.operands) >= 2 {
-			if vd := gitConfigRisk(o.operands[0].s + "=" + o.operands[1].s); vd.risk == Destructive {
+			if vd := c.gitConfig(o.operands[0].s+"="+o.operands[1].s, depth); vd.risk == Destructive {
 				return vd
 			}
 		}
@@ -266,14 +266,31 @@ found:
 	return v(Write, "unknown git subcommand "+s+" (assumed to write; may be an alias)")
 }
 
-// gitConfigRisk flags configuration that makes git run commands.
-func gitConfigRisk(kv string) verdict {
-	k, _, _ := strings.Cut(strings.ToLower(kv), "=")
-	if strings.HasPrefix(k, "alias.") || strings.HasSuffix(k, "sshcommand") || strings.HasSuffix(k, "pager") ||
-		strings.HasSuffix(k, "editor") || strings.HasSuffix(k, "hookspath") || strings.HasSuffix(k, "fsmonitor") ||
-		strings.Contains(k, ".textconv") || strings.HasPrefix(k, "filter.") || strings.HasSuffix(k, ".helper") ||
-		strings.HasSuffix(k, "askpass") || strings.HasPrefix(k, "diff.external") || strings.HasSuffix(k, ".command") {
-		return v(Destructive, "git configuration that runs commands: "+k)
+// gitConfig classifies a key=value git setting. Settings that hold
+// commands (aliases starting with '!', sshCommand, pager, editor, helpers,
+// filters, textconv, fsmonitor, askpass, diff.external) are classified by
+// the command, and are at least write.
+func (c *classifier) gitConfig(kv string, depth int) verdict {
+	k, val, _ := strings.Cut(kv, "=")
+	k = strings.ToLower(k)
+	holdsCmd := strings.HasPrefix(k, "alias.") || strings.HasSuffix(k, "sshcommand") || strings.HasSuffix(k, "pager") ||
+		strings.HasSuffix(k, "editor") || strings.HasSuffix(k, "fsmonitor") || strings.HasSuffix(k, ".textconv") ||
+		strings.HasPrefix(k, "filter.") || strings.HasSuffix(k, ".helper") || strings.HasSuffix(k, "askpass") ||
+		strings.HasPrefix(k, "diff.external") || strings.HasSuffix(k, ".command") || strings.HasSuffix(k, ".cmd") ||
+		strings.HasSuffix(k, "proxy") && strings.HasPrefix(k, "core.gitproxy")
+	switch {
+	case strings.HasPrefix(k, "alias."):
+		if strings.HasPrefix(val, "!") {
+			return c.nested("git alias", val[1:], depth).max(v(Write, "git alias"))
+		}
+		return v(Write, "git alias of a git command")
+	case k == "core.hookspath":
+		return v(Write, "git hooks path (hooks run scripts)")
+	case holdsCmd:
+		if val == "" || val == "true" || val == "false" {
+			return v(Write, "git configuration "+k)
+		}
+		return c.nested("git "+k, val+" /dev/null", depth).max(v(Write, "git configuration that runs a command: "+k))
 	}
 	return v(Write, "git configuration")
 }

@@ -1,0 +1,134 @@
+package agent
+
+import (
+	"encoding/json"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/cairn-dev/cairn/checkpoint"
+)
+
+// Journal payloads. Large texts (the built context, tool output, file
+// contents) are stored once as content-addressed blobs and referenced by
+// hash, so a journal line stays small.
+
+type contextRecord struct {
+	System string `json:"system"` // blob hashes
+	User   string `json:"user"`
+}
+
+type toolIntentRecord struct {
+	CallID      string          `json:"callId"`
+	Tool        string          `json:"tool"`
+	Input       json.RawMessage `json:"input"`
+	SideEffects bool            `json:"sideEffects"`
+	Decision    string          `json:"decision"`
+}
+
+type toolResultRecord struct {
+	CallID  string `json:"callId"`
+	OK      bool   `json:"ok"`
+	Summary string `json:"summary"`
+	Content string `json:"content"` // blob hash
+}
+
+type approvalRecord struct {
+	CallID   string `json:"callId"`
+	Tool     string `json:"tool"`
+	Risk     string `json:"risk"`
+	Decision string `json:"decision"`
+}
+
+type editFileRecord struct {
+	Abs          string `json:"abs"`
+	Rel          string `json:"rel"`
+	Before       string `json:"before"` // blob hash
+	BeforeExists bool   `json:"beforeExists"`
+	After        string `json:"after"` // blob hash
+	Created      bool   `json:"created"`
+}
+
+type editRecord struct {
+	EditID string           `json:"editId"`
+	Files  []editFileRecord `json:"files"`
+}
+
+type runStartedRecord struct {
+	Question  string `json:"question"`
+	File      string `json:"file"`
+	Selection *struct {
+		StartLine int `json:"StartLine"`
+		EndLine   int `json:"EndLine"`
+	} `json:"selection"`
+}
+
+// blob stores text and returns its hash ("" when there is no store).
+func (r *Run) blob(text string) string {
+	if r.m.cps == nil {
+		return ""
+	}
+	h, err := r.m.cps.Blobs.Put(text)
+	if err != nil {
+		r.logf(slog.LevelError, "storing a journal blob", "err", err)
+		return ""
+	}
+	return h
+}
+
+func (r *Run) editRecord(e *Edit) editRecord {
+	rec := editRecord{EditID: e.ID}
+	for _, f := range e.Files {
+		rec.Files = append(rec.Files, editFileRecord{Abs: f.Abs, Rel: f.Rel, Before: r.blob(f.Before), BeforeExists: f.BeforeOK,
+			After: r.blob(f.After), Created: f.Created})
+	}
+	return rec
+}
+
+// crashPoint kills the process when CAIRN_CRASH_AT names this point: the
+// fault-injection hook of the crash-matrix tests. The value is a
+// comma-separated list of points, each optionally with ":N" to crash on the
+// N-th time the point is reached. It is harmless when unset.
+func crashPoint(point string) {
+	spec := os.Getenv("CAIRN_CRASH_AT")
+	if spec == "" {
+		return
+	}
+	for _, p := range strings.Split(spec, ",") {
+		name, nth, _ := strings.Cut(p, ":")
+		if name != point {
+			continue
+		}
+		crashMu.Lock()
+		crashCount[point]++
+		n := crashCount[point]
+		crashMu.Unlock()
+		want := 1
+		if nth != "" {
+			if v, err := parseInt(nth); err == nil {
+				want = v
+			}
+		}
+		if n == want {
+			slog.Error("fault injection: crashing", "point", point)
+			os.Exit(CrashExitCode)
+		}
+	}
+}
+
+// CrashExitCode is the exit status of an injected crash.
+const CrashExitCode = 86
+
+// journalRecords is a helper for resume: the records of a run's journal.
+func journalRecords(path string) ([]checkpoint.Record, bool, error) {
+	return checkpoint.ReadJournal(path)
+}
+
+var (
+	crashMu    = new(sync.Mutex)
+	crashCount = map[string]int{}
+)
+
+func parseInt(s string) (int, error) { return strconv.Atoi(s) }

@@ -1,0 +1,116 @@
+package server_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/lspclient"
+	"github.com/cairn-dev/cairn/protocol"
+)
+
+const cmdScript = `
+turns:
+  - toolCalls:
+      - name: run_command
+        arguments: {command: "ls greet"}
+      - name: run_command
+        arguments: {command: "echo run >> counter.txt"}
+      - name: run_command
+        arguments: {command: "rm -rf greet"}
+      - name: run_command
+        arguments: {command: "curl -s http://127.0.0.1:1/"}
+  - toolCalls:
+      - name: run_command
+        arguments: {command: "echo again >> counter.txt"}
+  - text: done
+`
+
+func TestRunCommandApprovals(t *testing.T) {
+	var asked []string
+	e := newEnv(t, greetWS, withScript(cmdScript), withEditor(lspclient.Options{Approve: func(msg string, actions []string) string {
+		asked = append(asked, msg)
+		switch {
+		case strings.Contains(msg, "counter.txt"):
+			return protocol.ActionAllowSession
+		default:
+			return protocol.ActionDeny
+		}
+	}}))
+	evs := e.waitRun(e.ask("greet/greet.go", 0, 0, "run things"))
+	checkSeq(t, evs)
+	if last(evs).Kind != protocol.EventFinished {
+		t.Fatalf("%+v", last(evs))
+	}
+	tm := e.toolMessages(3)
+	if !strings.Contains(tm[0].Content, "greet.go") || !strings.Contains(tm[0].Content, "exit status 0") {
+		t.Errorf("ls: %q", tm[0].Content)
+	}
+	if strings.HasPrefix(tm[1].Content, "error") {
+		t.Errorf("allowed write failed: %q", tm[1].Content)
+	}
+	if !strings.Contains(tm[2].Content, "denied") || !strings.Contains(tm[2].Content, "policy_deny") {
+		t.Errorf("rm -rf should be denied by policy without asking: %q", tm[2].Content)
+	}
+	if !strings.Contains(tm[3].Content, "denied") {
+		t.Errorf("curl should be denied by the user: %q", tm[3].Content)
+	}
+	if _, err := os.Stat(filepath.Join(e.root, "greet/greet.go")); err != nil {
+		t.Fatal("rm -rf ran")
+	}
+	b, _ := os.ReadFile(filepath.Join(e.root, "counter.txt"))
+	if string(b) != "run\nagain\n" {
+		t.Errorf("counter.txt = %q", b)
+	}
+	// Asked: the first write (Allow for session), curl (Deny). The second
+	// write is a different command, so it is asked again; rm -rf never is.
+	if len(asked) != 3 {
+		t.Errorf("asked %d times: %q", len(asked), asked)
+	}
+	for _, a := range asked {
+		if strings.Contains(a, "rm -rf") {
+			t.Error("a destructive command reached the user instead of being denied by policy")
+		}
+	}
+	decisions := map[string]string{}
+	for _, ev := range ofKind(evs, protocol.EventApproval) {
+		decisions[ev.CallID] = ev.Decision
+	}
+	if len(decisions) != 4 {
+		t.Errorf("approval events: %v", decisions)
+	}
+}
+
+func TestPolicyModeNeverAsks(t *testing.T) {
+	asked := 0
+	e := newEnv(t, greetWS, withScript(cmdScript), withEnv(map[string]string{"CAIRN_APPROVAL": "policy"}),
+		withEditor(lspclient.Options{Approve: func(string, []string) string { asked++; return protocol.ActionAllowOnce }}))
+	evs := e.waitRun(e.ask("greet/greet.go", 0, 0, "run things"))
+	if last(evs).Kind != protocol.EventFinished || asked != 0 {
+		t.Fatalf("policy mode asked %d times; %s", asked, kinds(evs))
+	}
+	tm := e.toolMessages(2)
+	if !strings.Contains(tm[0].Content, "exit status 0") {
+		t.Errorf("read command should run: %q", tm[0].Content)
+	}
+	for i := 2; i < 4; i++ {
+		if !strings.Contains(tm[i].Content, "denied") {
+			t.Errorf("call %d should be denied in policy mode: %q", i, tm[i].Content)
+		}
+	}
+}
+
+func TestRunCommandEnvHasNoSecrets(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "sk-should-not-leak-123456")
+	script := `
+turns:
+  - toolCalls: [{name: run_command, arguments: {command: "env"}}]
+  - text: ok
+`
+	e := newEnv(t, greetWS, withScript(script))
+	e.waitRun(e.ask("greet/greet.go", 0, 0, "env"))
+	if out := e.toolMessages(2)[0].Content; strings.Contains(out, "sk-should-not-leak") || !strings.Contains(out, "PATH=") {
+		t.Fatalf("command environment: %q", out)
+	}
+}
