@@ -11,6 +11,7 @@ import (
 	"github.com/cairn-dev/cairn/checkpoint"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/protocol"
+	"github.com/cairn-dev/cairn/redact"
 	"github.com/cairn-dev/cairn/tokencount"
 	"github.com/cairn-dev/cairn/tools"
 	"github.com/cairn-dev/cairn/workspace"
@@ -61,8 +62,9 @@ type Deps struct {
 	Diagnostics tools.DiagnosticsSource
 	Search      tools.Searcher
 	Map         tools.MapRenderer
-	// Redact masks secrets in everything bound for the model.
-	Redact func(string) string
+	// Redactor masks secrets in everything bound for the model; nil uses
+	// redact.Default().
+	Redactor *redact.Redactor
 }
 
 // Manager owns the runs and proposed edits of one workspace.
@@ -76,7 +78,7 @@ type Manager struct {
 	diags    tools.DiagnosticsSource
 	search   tools.Searcher
 	repoMap  tools.MapRenderer
-	redact   func(string) string
+	redactor *redact.Redactor
 	runs     map[string]*Run
 	edits    map[string]*Edit
 	order    []string // edit ids in proposal order
@@ -85,11 +87,14 @@ type Manager struct {
 // NewManager returns a manager.
 func NewManager(cfg Config, d Deps) *Manager {
 	cfg.defaults()
+	if d.Redactor == nil {
+		d.Redactor = redact.Default()
+	}
 	if d.Gate == nil {
 		d.Gate = &tools.Gate{Policy: tools.DefaultPolicy()}
 	}
 	return &Manager{cfg: cfg, ws: d.WS, registry: d.Registry, gate: d.Gate, cps: d.Checkpoints, diags: d.Diagnostics,
-		search: d.Search, repoMap: d.Map, redact: d.Redact, runs: map[string]*Run{}, edits: map[string]*Edit{}}
+		search: d.Search, repoMap: d.Map, redactor: d.Redactor, runs: map[string]*Run{}, edits: map[string]*Edit{}}
 }
 
 // SetConfig replaces the run configuration (a settings change); running runs keep theirs.

@@ -168,10 +168,16 @@ func (r *Run) loop() {
 // loopState is what the step loop carries from step to step; resume
 // rebuilds it from the journal.
 type loopState struct {
-	step         int // the last step started
+	rerun        []rerunCall // calls to run again when a resumed run starts
+	step         int         // the last step started
 	invalidTurns int
 	seenCalls    map[string]int
 	shrunk       bool
+}
+
+type rerunCall struct {
+	call  model.ToolCall
+	index int // of its tool message
 }
 
 // steps runs the step loop from st until the run ends.
@@ -299,6 +305,23 @@ func (r *Run) usageSnapshot() model.Usage {
 	return r.usage
 }
 
+// streamProgressEvery is how many text deltas may be streamed between two
+// journal records; a resumed run skips that many seq numbers so they are
+// never reused.
+const streamProgressEvery = 32
+
+// jrnlNoSync records streaming progress without waiting for the disk: it
+// only has to survive a process crash, and it is written often.
+func (r *Run) jrnlNoSync(typ string, step int) {
+	if r.journal == nil {
+		return
+	}
+	r.mu.Lock()
+	seq := r.seq
+	r.mu.Unlock()
+	_ = r.journal.AppendNoSync(typ, step, seq)
+}
+
 func (r *Run) jrnl(typ string, step int, data any) {
 	if r.journal == nil {
 		return
@@ -342,12 +365,10 @@ func (r *Run) buildContext(shrink int) (*contextengine.Built, error) {
 				Severity: d.Severity, Source: d.Source, Message: d.Message})
 		}
 	}
+	req.Redactor = r.m.redactor
 	b, err := contextengine.Build(req)
 	if err != nil {
 		return nil, err
-	}
-	if r.m.redact != nil {
-		b.User = r.m.redact(b.User)
 	}
 	r.mu.Lock()
 	r.report = b.Report
@@ -374,10 +395,16 @@ func (r *Run) callModel(step int) (*model.Response, error) {
 		r.logf(slog.LevelWarn, "model call failed; retrying", "class", model.ClassOf(err), "attempt", attempt, "wait", wait, "err", err)
 	}
 	resp, err := model.Retry(r.ctx, policy, func() (*model.Response, error) {
+		deltas := 0
 		return cfg.Provider.Stream(r.ctx, req, func(delta string) {
-			if delta != "" {
-				r.send(protocol.RunEvent{Kind: protocol.EventText, Delta: delta})
+			if delta == "" {
+				return
 			}
+			r.send(protocol.RunEvent{Kind: protocol.EventText, Delta: delta})
+			if deltas++; deltas%streamProgressEvery == 0 {
+				r.jrnlNoSync(checkpoint.RecStreamProgress, step)
+			}
+			crashPoint("mid_stream")
 		})
 	})
 	if err != nil {
@@ -437,8 +464,8 @@ func (r *Run) execTool(step int, env *tools.Env, call model.ToolCall) (content s
 	}
 	r.jrnl(checkpoint.RecToolIntent, step, toolIntentRecord{CallID: call.ID, Tool: call.Name, Input: valid, SideEffects: tool.SideEffects && risk != tools.RiskRead, Decision: string(decision)})
 	crashPoint("after_tool_intent")
-	start := time.Now()
 	res, err := tool.Invoke(r.ctx, env, valid)
+	crashPoint("before_tool_result")
 	if err != nil {
 		if r.ctx.Err() != nil {
 			return finish(false, "cancelled", "cancelled while running; it may have partly happened"), false
@@ -446,9 +473,18 @@ func (r *Run) execTool(step int, env *tools.Env, call model.ToolCall) (content s
 		r.logf(slog.LevelError, "tool failed", "tool", call.Name, "err", err)
 		res = tools.Result{Content: fmt.Sprintf("%s failed: %v", call.Name, err), IsError: true, Summary: "failed"}
 	}
-	_ = start
-	if r.m.redact != nil {
-		res.Content = r.m.redact(res.Content)
+	if red, findings := r.m.redactor.Redact(res.Content); len(findings) > 0 {
+		res.Content = red
+		r.mu.Lock()
+		if r.report != nil {
+			if r.report.Redactions == nil {
+				r.report.Redactions = map[string]int{}
+			}
+			for _, f := range findings {
+				r.report.Redactions[f.Kind]++
+			}
+		}
+		r.mu.Unlock()
 	}
 	if res.Change != nil {
 		e := r.m.proposeEdit(r, step, []tools.FileChange{*res.Change})

@@ -14,7 +14,7 @@ func TestJournalIgnoresTornTail(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 1; i <= 3; i++ {
-		if _, err := j.Append(RecToolIntent, i, map[string]int{"n": i}); err != nil {
+		if _, err := j.Append(RecToolIntent, i, i, map[string]int{"n": i}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -32,7 +32,7 @@ func TestJournalIgnoresTornTail(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := j.Append(RecToolResult, 3, nil)
+	r, err := j.Append(RecToolResult, 3, 3, nil)
 	j.Close()
 	if err != nil || r.Seq != 4 {
 		t.Fatalf("append after reopen: %+v %v", r, err)

@@ -25,16 +25,18 @@ type Record struct {
 
 // Journal record types.
 const (
-	RecRunStarted  = "run_started"
-	RecContext     = "context_built" // the system prompt and first user message (blob hashes)
-	RecStepStarted = "step_started"  // pre-checkpoint of a step
-	RecModelResult = "model_result"
-	RecToolIntent  = "tool_intent" // written and synced before the tool runs
-	RecToolResult  = "tool_result" // after
-	RecApproval    = "approval"
-	RecEdit        = "edit_proposed"
-	RecEditState   = "edit_state" // accepted / rejected
-	RecFinished    = "run_finished"
+	RecRunStarted     = "run_started"
+	RecContext        = "context_built" // the system prompt and first user message (blob hashes)
+	RecStepStarted    = "step_started"  // pre-checkpoint of a step
+	RecModelResult    = "model_result"
+	RecToolIntent     = "tool_intent" // written and synced before the tool runs
+	RecToolResult     = "tool_result" // after
+	RecApproval       = "approval"
+	RecEdit           = "edit_proposed"
+	RecEditState      = "edit_state" // accepted / rejected
+	RecFinished       = "run_finished"
+	RecResumed        = "run_resumed"
+	RecStreamProgress = "stream_progress" // the event seq reached while streaming (not synced)
 )
 
 // Journal is a run's durable, append-only log: one JSON object per line,
@@ -100,6 +102,20 @@ func (j *Journal) Append(typ string, step, eventSeq int, data any) (Record, erro
 		return Record{}, fmt.Errorf("syncing the journal: %w", err)
 	}
 	return r, nil
+}
+
+// AppendNoSync writes a data-less record without syncing: it survives a
+// process crash (the OS has it), not a power loss.
+func (j *Journal) AppendNoSync(typ string, step, eventSeq int) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.seq++
+	b, err := json.Marshal(Record{Seq: j.seq, Time: time.Now().UTC(), Type: typ, Step: step, EventSeq: eventSeq})
+	if err != nil {
+		return err
+	}
+	_, err = j.f.Write(append(b, '\n'))
+	return err
 }
 
 // Close closes the journal file.

@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
+	"github.com/cairn-dev/cairn/redact"
 	"github.com/cairn-dev/cairn/tokencount"
 	"github.com/cairn-dev/cairn/workspace"
 )
@@ -49,6 +51,10 @@ type Request struct {
 	ContextWindow int
 	MaxOutput     int
 	ToolSchemas   int // tokens of the tool schemas sent with the request
+
+	// Redactor masks secrets in every item before it is counted or sent;
+	// nil uses redact.Default().
+	Redactor *redact.Redactor
 }
 
 // Built is the result of a build: the system prompt and the first user
@@ -164,7 +170,29 @@ func Build(req Request) (*Built, error) {
 		}
 	}
 
+	red := req.Redactor
+	if red == nil {
+		red = redact.Default()
+	}
 	for _, it := range items {
+		text, findings := red.Redact(it.Text)
+		if len(findings) > 0 {
+			it.Text = text
+			kinds := map[string]int{}
+			for _, f := range findings {
+				kinds[f.Kind]++
+			}
+			var parts []string
+			for k, n := range kinds {
+				parts = append(parts, fmt.Sprintf("%d %s", n, k))
+				if report.Redactions == nil {
+					report.Redactions = map[string]int{}
+				}
+				report.Redactions[k] += n
+			}
+			sort.Strings(parts)
+			it.Reason = "redacted " + strings.Join(parts, ", ") + "; "
+		}
 		it.Tokens = tokencount.Count(it.Text)
 	}
 	used := Allocate(items, avail, report)

@@ -83,6 +83,8 @@ type Report struct {
 	Notes    []string
 	// Degraded is true when anything was dropped or shortened to fit.
 	Degraded bool
+	// Redactions counts the secrets masked, by kind.
+	Redactions map[string]int
 }
 
 // Markdown renders the report for cairn.contextReport and `cairn context`.
@@ -117,6 +119,17 @@ func (r *Report) Markdown() string {
 	b.WriteString("\n## Totals per source\n\n| source | included tokens | dropped tokens |\n|---|---:|---:|\n")
 	for _, s := range order {
 		fmt.Fprintf(&b, "| %s | %d | %d |\n", s, totals[s][0], totals[s][1])
+	}
+	if len(r.Redactions) > 0 {
+		var kinds []string
+		for k := range r.Redactions {
+			kinds = append(kinds, k)
+		}
+		sort.Strings(kinds)
+		b.WriteString("\n## Redactions\n\n| kind | count |\n|---|---:|\n")
+		for _, k := range kinds {
+			fmt.Fprintf(&b, "| %s | %d |\n", k, r.Redactions[k])
+		}
 	}
 	if len(r.Notes) > 0 {
 		b.WriteString("\n## Notes\n\n")
@@ -161,9 +174,7 @@ func Allocate(items []*Item, avail int, report *Report) int {
 		switch {
 		case used+it.Tokens <= avail:
 			it.Included = true
-			if it.Reason == "" {
-				it.Reason = "fits"
-			}
+			it.Reason += "fits"
 			used += it.Tokens
 		case it.Required:
 			// Never drop the question or the selection: shorten instead.
@@ -175,12 +186,12 @@ func Allocate(items []*Item, avail int, report *Report) int {
 			it.Text = cut + "\n[... cut to fit the context budget ...]\n"
 			it.Tokens = tokencount.Count(it.Text)
 			it.Included = true
-			it.Reason = "required; shortened to fit the budget"
+			it.Reason += "required; shortened to fit the budget"
 			used += it.Tokens
 			report.Degraded = true
 		default:
 			it.Included = false
-			it.Reason = "budget exhausted"
+			it.Reason += "budget exhausted"
 			report.Degraded = true
 		}
 	}

@@ -38,8 +38,10 @@ type Redactor struct {
 	wholeText bool
 
 	mu     sync.RWMutex
-	values map[string]string // value -> kind
-	sorted []string          // values, longest first; rebuilt lazily
+	values map[string]string // value -> kind, written by AddValues
+	sorted []string          // snapshot of values, longest first; rebuilt lazily
+	kinds  map[string]string // snapshot of values; never written after publication
+	vkinds map[string]bool   // snapshot of the kinds of values
 	dirty  bool
 
 	cmu    sync.Mutex
@@ -52,6 +54,7 @@ var (
 	compiledGlobal []allowlist
 	compiledKW     *keywordIndex
 	compiledErr    error
+	ruleIDs        = map[string]bool{} // written once, in compiled
 )
 
 // compiled rules are immutable and shared by every Redactor.
@@ -65,12 +68,16 @@ func compiled() ([]*rule, []allowlist, *keywordIndex, error) {
 		rules = append(rules, cairnRules()...)
 		compiledRules, compiledGlobal = rules, global
 		compiledKW = newKeywordIndex(rules)
+		for _, ru := range rules {
+			ruleIDs[ru.id] = true
+		}
 	})
 	return compiledRules, compiledGlobal, compiledKW, compiledErr
 }
 
 // New returns a Redactor with gitleaks' default rules, Cairn's
-// supplementary rules and the values in opts.
+// supplementary rules and the values in opts. The rules are compiled once
+// per process (~20 ms) and shared, so a Redactor per run is cheap.
 func New(opts Options) (*Redactor, error) {
 	r := &Redactor{values: map[string]string{}, counts: map[string]int{}}
 	if !opts.NoRules {
@@ -136,20 +143,24 @@ func (r *Redactor) AddValues(kind string, values ...string) {
 	}
 }
 
-func (r *Redactor) valueList() ([]string, map[string]string) {
+func (r *Redactor) valueList() ([]string, map[string]string, map[string]bool) {
 	r.mu.RLock()
 	if !r.dirty {
-		s, m := r.sorted, r.values
+		s, m, k := r.sorted, r.kinds, r.vkinds
 		r.mu.RUnlock()
-		return s, m
+		return s, m, k
 	}
 	r.mu.RUnlock()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.dirty {
 		s := make([]string, 0, len(r.values))
-		for v := range r.values {
+		m := make(map[string]string, len(r.values))
+		ks := map[string]bool{}
+		for v, k := range r.values {
 			s = append(s, v)
+			m[v] = k
+			ks[k] = true
 		}
 		sort.Slice(s, func(i, j int) bool {
 			if len(s[i]) != len(s[j]) {
@@ -157,13 +168,9 @@ func (r *Redactor) valueList() ([]string, map[string]string) {
 			}
 			return s[i] < s[j]
 		})
-		m := make(map[string]string, len(r.values))
-		for k, v := range r.values {
-			m[k] = v
-		}
-		r.sorted, r.values, r.dirty = s, m, false
+		r.sorted, r.kinds, r.vkinds, r.dirty = s, m, ks, false
 	}
-	return r.sorted, r.values
+	return r.sorted, r.kinds, r.vkinds
 }
 
 // Counts returns how many spans of each kind this Redactor has masked.
@@ -213,7 +220,7 @@ func (r *Redactor) Redact(s string) (string, []Finding) {
 	if len(spans) == 0 {
 		return s, nil
 	}
-	spans = merge(spans, markers(s))
+	spans = merge(spans, r.markers(s))
 	if len(spans) == 0 {
 		return s, nil
 	}
@@ -247,7 +254,7 @@ func (r *Redactor) Contains(s string) bool {
 	if r == nil || len(s) == 0 {
 		return false
 	}
-	return len(merge(r.find(s), markers(s))) > 0
+	return len(merge(r.find(s), r.markers(s))) > 0
 }
 
 // find collects candidate spans from rules and exact values.
@@ -271,7 +278,7 @@ func (r *Redactor) find(s string) []span {
 			}
 		}
 	}
-	vals, kinds := r.valueList()
+	vals, kinds, _ := r.valueList()
 	for _, v := range vals {
 		for off := 0; off < len(s); {
 			j := strings.Index(s[off:], v)
@@ -408,8 +415,16 @@ func lineAround(s string, start, end int) string {
 	return s[ls:le]
 }
 
+// isKind reports whether kind is one this Redactor produces: a rule id or
+// the kind of a registered value. Only such markers are left alone, so text
+// cannot shield a secret by wrapping it as "[REDACTED:<secret>]".
+func (r *Redactor) isKind(kind string, vkinds map[string]bool) bool {
+	return ruleIDs[kind] || vkinds[kind]
+}
+
 // markers returns the spans of existing [REDACTED:kind] markers in s.
-func markers(s string) []span {
+func (r *Redactor) markers(s string) []span {
+	_, _, vkinds := r.valueList()
 	var out []span
 	for off := 0; ; {
 		i := strings.Index(s[off:], markerPrefix)
@@ -423,7 +438,7 @@ func markers(s string) []span {
 		}
 		en := st + len(markerPrefix) + j + 1
 		kind := s[st+len(markerPrefix) : en-1]
-		if strings.ContainsAny(kind, " \n[") {
+		if !r.isKind(kind, vkinds) {
 			off = st + len(markerPrefix)
 			continue
 		}

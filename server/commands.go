@@ -159,11 +159,11 @@ func (s *Server) cmdResume(mgr *agent.Manager, arg []byte) (any, error) {
 	if err := decodeArg(arg, &p, "runId"); err != nil {
 		return nil, err
 	}
-	run, ok := mgr.Run(p.RunID)
-	if !ok {
-		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "no interrupted run %q in this workspace", p.RunID)
+	run, err := mgr.Resume(s.ctx, p.RunID, s.notifyRunEvent)
+	if err != nil {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidRequest, "cannot resume %s: %v", p.RunID, err)
 	}
-	return nil, jsonrpc2.Errorf(jsonrpc2.InvalidRequest, "run %s is %s, not interrupted; nothing to resume", p.RunID, run.State())
+	return protocol.RunRef{RunID: run.ID}, nil
 }
 
 func (s *Server) cmdContextReport(mgr *agent.Manager, arg []byte) (any, error) {

@@ -56,16 +56,7 @@ func newEnv(t *testing.T, archive string, opts ...envOption) *env {
 		o(&cfg)
 	}
 	root := t.TempDir()
-	ar := txtar.Parse([]byte(archive))
-	for _, f := range ar.Files {
-		p := filepath.Join(root, filepath.FromSlash(f.Name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, f.Data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeTxtar(t, root, archive)
 	state := t.TempDir()
 	vars := map[string]string{"CAIRN_STATE_DIR": state}
 	for k, v := range cfg.getenv {
@@ -106,6 +97,20 @@ func newEnv(t *testing.T, archive string, opts ...envOption) *env {
 		}
 	})
 	return e
+}
+
+// writeTxtar writes the files of a txtar archive under root.
+func writeTxtar(t *testing.T, root, archive string) {
+	t.Helper()
+	for _, f := range txtar.Parse([]byte(archive)).Files {
+		p := filepath.Join(root, filepath.FromSlash(f.Name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, f.Data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 func (e *env) open(rel string) {

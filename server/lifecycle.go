@@ -16,6 +16,7 @@ import (
 	"github.com/cairn-dev/cairn/agent"
 	"github.com/cairn-dev/cairn/checkpoint"
 	"github.com/cairn-dev/cairn/protocol"
+	"github.com/cairn-dev/cairn/redact"
 	"github.com/cairn-dev/cairn/tools"
 	"github.com/cairn-dev/cairn/workspace"
 )
@@ -98,7 +99,18 @@ func (s *Server) setupEngines() error {
 	if err != nil {
 		return err
 	}
-	audit, err := tools.OpenAuditLog(filepath.Join(s.stateDir, "audit.jsonl"), nil)
+	// Secrets: the standard rules, the values of secret-looking environment
+	// variables, and the values in the workspace's .env files.
+	red, err := redact.New(redact.Options{Environ: os.Environ()})
+	if err != nil {
+		return fmt.Errorf("loading the secret-detection rules: %w", err)
+	}
+	if n, err := red.LoadDotEnv(s.ws.Root()); err != nil {
+		slog.Warn("reading .env files for redaction", "err", err)
+	} else if n > 0 {
+		slog.Info("secrets from .env files will be redacted", "values", n)
+	}
+	audit, err := tools.OpenAuditLog(filepath.Join(s.stateDir, "audit.jsonl"), red.String)
 	if err != nil {
 		return err
 	}
@@ -107,7 +119,7 @@ func (s *Server) setupEngines() error {
 	s.mu.Lock()
 	s.registry, s.gate = reg, gate
 	s.mgr = agent.NewManager(agent.Config{StateDir: s.stateDir}, agent.Deps{
-		WS: s.ws, Registry: reg, Gate: gate, Checkpoints: cps, Diagnostics: s.diags,
+		WS: s.ws, Registry: reg, Gate: gate, Checkpoints: cps, Diagnostics: s.diags, Redactor: red,
 	})
 	s.mu.Unlock()
 	return nil
@@ -145,7 +157,37 @@ func (s *Server) applySettings(settings Settings, warnings []string) {
 	}
 }
 
-func (s *Server) Initialized(ctx context.Context, params *lsp.InitializedParams) error { return nil }
+// Initialized settles what a previous server left behind: checkpoints of an
+// accept that was cut short, and runs that were interrupted. Each
+// interrupted run is announced with a cairn/runEvent of kind interrupted and
+// one window/showMessage; cairn.resume continues it.
+func (s *Server) Initialized(ctx context.Context, params *lsp.InitializedParams) error {
+	mgr, err := s.ready()
+	if err != nil {
+		return nil
+	}
+	for _, note := range mgr.RecoverCheckpoints() {
+		s.logToClient(slog.LevelWarn, note)
+	}
+	runs, err := mgr.FindInterrupted()
+	if err != nil {
+		s.logToClient(slog.LevelWarn, "looking for interrupted runs", "err", err)
+		return nil
+	}
+	const announce = 10 // older ones stay resumable, just not announced
+	if len(runs) > announce {
+		runs = runs[:announce]
+	}
+	for _, ir := range runs {
+		s.notifyRunEvent(mgr.MarkInterrupted(ir))
+	}
+	if len(runs) > 0 {
+		msg := fmt.Sprintf("Cairn: %d run(s) were interrupted when the server stopped, the latest: %q. Resume with cairn.resume {runId: %q}.",
+			len(runs), truncate(runs[0].Question, 80), runs[0].ID)
+		s.showMessage(lsp.MessageTypeInfo, msg)
+	}
+	return nil
+}
 
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()

@@ -104,3 +104,15 @@ func TextEdits(before, after string) []TextEdit {
 func UnifiedDiff(rel, before, after string) string {
 	return udiff.Unified("a/"+rel, "b/"+rel, before, after)
 }
+
+// Restore puts back a draft recorded earlier (resuming a run): the base is
+// the recorded one, not the file's current text.
+func (d *Drafts) Restore(dr Draft) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if dr.Rel == "" {
+		dr.Rel = d.ws.Rel(dr.Abs)
+	}
+	c := dr
+	d.files[dr.Abs] = &c
+}

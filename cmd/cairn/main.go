@@ -17,6 +17,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/cairn-dev/cairn/redact"
 	"github.com/cairn-dev/cairn/server"
 )
 
@@ -54,7 +55,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		level = slog.LevelDebug
 	}
 	// Logs go to stderr only: stdout carries protocol frames in serve mode.
-	slog.SetDefault(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})))
+	// Every log line passes the redactor: no secret reaches a log.
+	slog.SetDefault(slog.New(redact.NewHandler(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}), redact.Default())))
 	server.Version = version
 	if len(args) == 0 {
 		usage(stderr)

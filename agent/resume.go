@@ -1,0 +1,428 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/cairn-dev/cairn/checkpoint"
+	"github.com/cairn-dev/cairn/contextengine"
+	"github.com/cairn-dev/cairn/model"
+	"github.com/cairn-dev/cairn/protocol"
+	"github.com/cairn-dev/cairn/tools"
+	"github.com/cairn-dev/cairn/workspace"
+)
+
+// InterruptedRun is a run whose journal has no end: the server stopped
+// (crash, kill, power loss) while it ran.
+type InterruptedRun struct {
+	ID       string
+	Question string
+	Started  time.Time
+	LastSeq  int // the last event seq journaled
+	Steps    int
+}
+
+// FindInterrupted lists the interrupted runs of this workspace, newest first.
+func (m *Manager) FindInterrupted() ([]InterruptedRun, error) {
+	if m.cfg.StateDir == "" {
+		return nil, nil
+	}
+	dir := filepath.Join(m.cfg.StateDir, "runs")
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing runs: %w", err)
+	}
+	var out []InterruptedRun
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		if _, running := m.Run(e.Name()); running {
+			continue
+		}
+		recs, _, err := checkpoint.ReadJournal(journalPath(m.cfg.StateDir, e.Name()))
+		if err != nil || len(recs) == 0 {
+			continue
+		}
+		ir := InterruptedRun{ID: e.Name(), Started: recs[0].Time}
+		finished := false
+		for _, r := range recs {
+			switch r.Type {
+			case checkpoint.RecFinished:
+				finished = true
+			case checkpoint.RecRunStarted:
+				var rs runStartedRecord
+				_ = json.Unmarshal(r.Data, &rs)
+				ir.Question = rs.Question
+			case checkpoint.RecStepStarted:
+				ir.Steps = r.Step
+			}
+			ir.LastSeq = max(ir.LastSeq, r.EventSeq)
+		}
+		if !finished {
+			out = append(out, ir)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Started.After(out[j].Started) })
+	return out, nil
+}
+
+// MarkInterrupted journals that an interrupted run was announced, and
+// returns the event to send (its seq follows the journaled ones).
+func (m *Manager) MarkInterrupted(ir InterruptedRun) protocol.RunEvent {
+	return protocol.RunEvent{RunID: ir.ID, Seq: ir.LastSeq + streamProgressEvery + 1, Kind: protocol.EventInterrupted,
+		Error: fmt.Sprintf("the server stopped during this run (after step %d); cairn.resume continues it", ir.Steps)}
+}
+
+// Resume continues an interrupted run from its journal, following the
+// conservative path: the last complete step is restored; a tool call with
+// side effects whose result was never recorded is not replayed (the model
+// is told it may or may not have happened); denied calls stay denied;
+// one-time approvals are not reused (calls that never ran are asked again);
+// the workspace is checked against the recorded file hashes; a resume note
+// goes into the prompt; then the loop goes on.
+func (m *Manager) Resume(parent context.Context, runID string, emit func(protocol.RunEvent)) (*Run, error) {
+	if strings.ContainsAny(runID, `/\`) || runID == "" {
+		return nil, fmt.Errorf("invalid run id %q", runID)
+	}
+	if r, ok := m.Run(runID); ok {
+		return nil, fmt.Errorf("run %s is %s in this session, not interrupted", runID, r.State())
+	}
+	m.mu.Lock()
+	cfg := m.cfg
+	m.mu.Unlock()
+	if cfg.Provider == nil {
+		return nil, fmt.Errorf("no model provider is configured: set model.provider (or CAIRN_PROVIDER)")
+	}
+	path := journalPath(cfg.StateDir, runID)
+	recs, torn, err := checkpoint.ReadJournal(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("no run %q in this workspace", runID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the journal of %s: %w", runID, err)
+	}
+	for _, rec := range recs {
+		if rec.Type == checkpoint.RecFinished {
+			return nil, fmt.Errorf("run %s already ended; nothing to resume", runID)
+		}
+	}
+	ctx, cancel := context.WithCancelCause(parent)
+	r := &Run{ID: runID, m: m, cfg: cfg, ctx: ctx, cancel: cancel, drafts: workspace.NewDrafts(m.ws), emit: emit,
+		state: StateRunning, done: make(chan struct{}), Started: time.Now()}
+	st, notes, err := r.restore(recs)
+	if err != nil {
+		cancel(err)
+		return nil, err
+	}
+	if torn {
+		notes = append(notes, "The last journal record was incomplete (written during the crash) and was ignored.")
+	}
+	j, err := checkpoint.OpenJournal(path)
+	if err != nil {
+		cancel(err)
+		return nil, err
+	}
+	r.journal = j
+	m.mu.Lock()
+	m.runs[r.ID] = r
+	m.mu.Unlock()
+	note := fmt.Sprintf("[Cairn] This run was interrupted (the server stopped) after step %d and has now been resumed.", st.step)
+	if len(notes) > 0 {
+		note += "\n- " + strings.Join(notes, "\n- ")
+	}
+	note += "\nContinue the task from where it stopped."
+	go func() {
+		defer close(r.done)
+		defer cancel(nil)
+		r.send(protocol.RunEvent{Kind: protocol.EventStarted})
+		r.jrnl(checkpoint.RecResumed, st.step, map[string]any{"note": note})
+		env := &tools.Env{WS: m.ws, Drafts: r.drafts, Diagnostics: m.diags, Search: m.search, Map: m.repoMap, RunID: r.ID}
+		for _, rc := range st.rerun {
+			content, _ := r.execTool(st.step, env, rc.call)
+			r.mu.Lock()
+			r.messages[rc.index].Content = content
+			r.mu.Unlock()
+		}
+		st.rerun = nil
+		r.mu.Lock()
+		r.messages = append(r.messages, model.Message{Role: model.RoleUser, Content: note})
+		r.mu.Unlock()
+		r.steps(st)
+	}()
+	return r, nil
+}
+
+// restore rebuilds the conversation, drafts, edits, usage and loop state
+// from journal records, and returns notes for the model about what is
+// uncertain.
+func (r *Run) restore(recs []checkpoint.Record) (*loopState, []string, error) {
+	m := r.m
+	st := &loopState{seenCalls: map[string]int{}}
+	var notes []string
+	blob := func(h string) string {
+		if h == "" {
+			return ""
+		}
+		t, err := m.cps.Blobs.Get(h)
+		if err != nil {
+			notes = append(notes, fmt.Sprintf("Some recorded content could not be read back (%v).", err))
+		}
+		return t
+	}
+	type pendingCall struct {
+		call     model.ToolCall
+		intent   *toolIntentRecord
+		result   *toolResultRecord
+		approval *approvalRecord
+	}
+	var (
+		msgs     []model.Message
+		lastResp *model.Response
+		calls    []*pendingCall
+		byID     = map[string]*pendingCall{}
+		lastSeq  int
+	)
+	flush := func() {
+		// Close the previous model turn: every call gets a tool message.
+		for _, pc := range calls {
+			switch {
+			case pc.result != nil:
+				msgs = append(msgs, model.Message{Role: model.RoleTool, ToolCallID: pc.call.ID, ToolName: pc.call.Name, Content: blob(pc.result.Content)})
+			case pc.intent != nil && pc.intent.SideEffects:
+				msg := fmt.Sprintf("error: this %s call was interrupted after it started (input %s); it may or may not have taken effect. It was not run again. Check its effects before repeating it.",
+					pc.call.Name, summarizeInput(pc.intent.Input))
+				msgs = append(msgs, model.Message{Role: model.RoleTool, ToolCallID: pc.call.ID, ToolName: pc.call.Name, Content: msg})
+				notes = append(notes, fmt.Sprintf("Call %s (%s) had side effects and no recorded result: it was not replayed; it may or may not have happened.", pc.call.ID, pc.call.Name))
+			default:
+				// Never ran (or had no side effects): it runs again once the
+				// run is back, through the full pipeline; an earlier "Allow
+				// once" is not reused.
+				st.rerun = append(st.rerun, rerunCall{call: pc.call, index: len(msgs)})
+				msgs = append(msgs, model.Message{Role: model.RoleTool, ToolCallID: pc.call.ID, ToolName: pc.call.Name})
+			}
+		}
+		calls = nil
+	}
+	var rs runStartedRecord
+	for _, rec := range recs {
+		lastSeq = max(lastSeq, rec.EventSeq)
+		switch rec.Type {
+		case checkpoint.RecRunStarted:
+			if err := json.Unmarshal(rec.Data, &rs); err != nil {
+				return nil, nil, fmt.Errorf("the journal's run record is unreadable: %w", err)
+			}
+			r.Question = rs.Question
+			r.req.Question = rs.Question
+			if rs.File != "" {
+				r.req.Abs = m.ws.Abs(rs.File)
+			}
+			if rs.Selection != nil {
+				r.req.Selection = &contextengine.Selection{StartLine: rs.Selection.StartLine, EndLine: rs.Selection.EndLine}
+			}
+		case checkpoint.RecContext:
+			var c contextRecord
+			_ = json.Unmarshal(rec.Data, &c)
+			if len(msgs) >= 2 {
+				msgs[0].Content, msgs[1].Content = blob(c.System), blob(c.User)
+			} else {
+				msgs = []model.Message{{Role: model.RoleSystem, Content: blob(c.System)}, {Role: model.RoleUser, Content: blob(c.User)}}
+			}
+		case checkpoint.RecStepStarted:
+			r.seq = lastSeq
+			flush()
+			st.step = rec.Step - 1 // the step is complete only with its model result
+		case checkpoint.RecModelResult:
+			var resp model.Response
+			if err := json.Unmarshal(rec.Data, &resp); err != nil {
+				return nil, nil, fmt.Errorf("a model result in the journal is unreadable: %w", err)
+			}
+			lastResp = &resp
+			st.step = rec.Step
+			r.usage.Add(resp.Usage)
+			msgs = append(msgs, model.Message{Role: model.RoleAssistant, Content: resp.Text, ToolCalls: resp.ToolCalls})
+			for _, c := range resp.ToolCalls {
+				pc := &pendingCall{call: c}
+				calls = append(calls, pc)
+				byID[c.ID] = pc
+				st.seenCalls[c.Name+"\x00"+strings.TrimSpace(c.Arguments)]++
+			}
+		case checkpoint.RecApproval:
+			var a approvalRecord
+			if json.Unmarshal(rec.Data, &a) == nil && byID[a.CallID] != nil {
+				byID[a.CallID].approval = &a
+			}
+		case checkpoint.RecToolIntent:
+			var ti toolIntentRecord
+			if json.Unmarshal(rec.Data, &ti) == nil && byID[ti.CallID] != nil {
+				byID[ti.CallID].intent = &ti
+			}
+		case checkpoint.RecToolResult:
+			var tr toolResultRecord
+			if json.Unmarshal(rec.Data, &tr) == nil && byID[tr.CallID] != nil {
+				byID[tr.CallID].result = &tr
+			}
+		case checkpoint.RecEdit:
+			var er editRecord
+			if err := json.Unmarshal(rec.Data, &er); err != nil {
+				continue
+			}
+			e := &Edit{ID: er.EditID, RunID: r.ID, Step: rec.Step, State: EditPending}
+			for _, f := range er.Files {
+				fc := tools.FileChange{Abs: f.Abs, Rel: f.Rel, Before: blob(f.Before), BeforeOK: f.BeforeExists, After: blob(f.After), Created: f.Created}
+				e.Files = append(e.Files, fc)
+				r.drafts.Restore(workspace.Draft{Abs: f.Abs, Rel: f.Rel, Base: fc.Before, BaseExists: fc.BeforeOK, Text: fc.After})
+			}
+			m.mu.Lock()
+			m.edits[e.ID] = e
+			m.order = append(m.order, e.ID)
+			m.mu.Unlock()
+		case checkpoint.RecEditState:
+			var es struct {
+				EditID       string    `json:"editId"`
+				State        EditState `json:"state"`
+				CheckpointID string    `json:"checkpointId"`
+			}
+			if json.Unmarshal(rec.Data, &es) == nil {
+				m.mu.Lock()
+				if e, ok := m.edits[es.EditID]; ok {
+					e.State, e.CheckpointID = es.State, es.CheckpointID
+				}
+				m.mu.Unlock()
+				if es.State == EditRejected {
+					if e, ok := m.EditByID(es.EditID); ok {
+						for _, f := range e.Files {
+							r.drafts.Forget(f.Abs)
+						}
+					}
+				}
+			}
+		}
+	}
+	if rs.Question == "" {
+		return nil, nil, errors.New("the journal has no run record; it cannot be resumed")
+	}
+	if len(msgs) < 2 {
+		// The crash came before the context was built: build it now.
+		b, err := r.buildContext(0)
+		if err != nil {
+			return nil, nil, err
+		}
+		msgs = []model.Message{{Role: model.RoleSystem, Content: b.System}, {Role: model.RoleUser, Content: b.User}}
+	}
+	// The next event follows every seq that may have been used: the
+	// journaled ones, the deltas streamed since the last journal record
+	// (bounded by streamProgressEvery), and the interrupted announcement.
+	r.seq = lastSeq + streamProgressEvery + 1
+	_ = lastResp
+	flush()
+	r.mu.Lock()
+	r.messages = msgs
+	r.mu.Unlock()
+	// Check the workspace against what the run recorded.
+	for _, d := range r.drafts.All() {
+		cur, exists, err := m.ws.ReadFile(d.Abs)
+		if err != nil {
+			continue
+		}
+		if exists != d.BaseExists || (exists && cur != d.Base) {
+			notes = append(notes, fmt.Sprintf("%s changed since your proposed edit to it was made; read it again before editing it.", d.Rel))
+		}
+	}
+	for _, e := range m.editsOf(r.ID) {
+		if e.State != EditAccepted || e.CheckpointID == "" {
+			continue
+		}
+		cp, err := m.cps.Get(e.CheckpointID)
+		if err != nil {
+			continue
+		}
+		for _, f := range cp.Files {
+			cur, exists, _ := m.ws.ReadFile(m.ws.Abs(f.Rel))
+			if exists != f.AfterExists || (exists && workspace.Hash(cur) != f.AfterHash) {
+				notes = append(notes, fmt.Sprintf("%s no longer matches the accepted edit %s (it changed since).", f.Rel, e.ID))
+			}
+		}
+	}
+	if st.step == 0 && lastResp == nil {
+		slog.Info("resuming a run that had not reached the model", "run", r.ID)
+	}
+	return st, notes, nil
+}
+
+// editsOf returns copies of a run's edits in proposal order.
+func (m *Manager) editsOf(runID string) []Edit {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []Edit
+	for _, id := range m.order {
+		if e := m.edits[id]; e.RunID == runID {
+			out = append(out, *e)
+		}
+	}
+	return out
+}
+
+// RecoverCheckpoints settles checkpoints left pending by a crash during
+// accept: applied when the files show the edit, failed when they show the
+// base. Others stay pending and are reported.
+func (m *Manager) RecoverCheckpoints() []string {
+	cps, err := m.cps.List()
+	if err != nil {
+		return []string{fmt.Sprintf("listing checkpoints: %v", err)}
+	}
+	var notes []string
+	for _, cp := range cps {
+		if cp.Status != checkpoint.StatusPending && cp.Status != checkpoint.StatusApplied {
+			continue
+		}
+		allAfter, allBefore := true, true
+		for _, f := range cp.Files {
+			cur, exists, err := m.ws.ReadFile(m.ws.Abs(f.Rel))
+			if err != nil {
+				allAfter, allBefore = false, false
+				break
+			}
+			h := ""
+			if exists {
+				h = workspace.Hash(cur)
+			}
+			if exists != f.AfterExists || h != f.AfterHash {
+				allAfter = false
+			}
+			if exists != f.BeforeExists || h != f.BeforeHash {
+				allBefore = false
+			}
+		}
+		if cp.Status == checkpoint.StatusApplied {
+			// An undo that was cut short after the editor restored the files.
+			if allBefore && !allAfter {
+				_ = m.cps.SetStatus(cp.ID, checkpoint.StatusUndone)
+				notes = append(notes, fmt.Sprintf("checkpoint %s was undone before the server stopped", cp.ID))
+			}
+			continue
+		}
+		switch {
+		case allAfter:
+			_ = m.cps.SetStatus(cp.ID, checkpoint.StatusApplied)
+			notes = append(notes, fmt.Sprintf("checkpoint %s (edit %s) was applied before the server stopped; it can be undone", cp.ID, cp.EditID))
+		case allBefore:
+			_ = m.cps.SetStatus(cp.ID, checkpoint.StatusFailed)
+			notes = append(notes, fmt.Sprintf("edit %s was not applied before the server stopped", cp.EditID))
+		default:
+			notes = append(notes, fmt.Sprintf("checkpoint %s (edit %s) was interrupted and its files match neither side; check them", cp.ID, cp.EditID))
+		}
+	}
+	return notes
+}
