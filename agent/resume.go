@@ -55,6 +55,7 @@ func (m *Manager) FindInterrupted() ([]InterruptedRun, error) {
 		if err != nil || len(recs) == 0 {
 			continue
 		}
+		recs = effectiveRecords(recs)
 		ir := InterruptedRun{ID: e.Name(), Started: recs[0].Time}
 		finished := false
 		for _, r := range recs {
@@ -113,6 +114,11 @@ func (m *Manager) Resume(parent context.Context, runID string, emit func(protoco
 	if err != nil {
 		return nil, fmt.Errorf("reading the journal of %s: %w", runID, err)
 	}
+	rewound := false
+	for _, rec := range recs {
+		rewound = rec.Type == checkpoint.RecRewound || (rewound && rec.Type == checkpoint.RecEditState)
+	}
+	recs = effectiveRecords(recs)
 	for _, rec := range recs {
 		if rec.Type == checkpoint.RecFinished {
 			return nil, fmt.Errorf("run %s already ended; nothing to resume", runID)
@@ -139,6 +145,9 @@ func (m *Manager) Resume(parent context.Context, runID string, emit func(protoco
 	m.runs[r.ID] = r
 	m.mu.Unlock()
 	note := fmt.Sprintf("[Cairn] This run was interrupted (the server stopped) after step %d and has now been resumed.", st.step)
+	if rewound {
+		note = fmt.Sprintf("[Cairn] The user rewound this run to step %d: what came after it is forgotten (files the user chose to restore are back as they were).", st.step)
+	}
 	if len(notes) > 0 {
 		note += "\n- " + strings.Join(notes, "\n- ")
 	}

@@ -36,6 +36,7 @@ const (
 	RecEditState      = "edit_state" // accepted / rejected
 	RecFinished       = "run_finished"
 	RecResumed        = "run_resumed"
+	RecRewound        = "run_rewound"     // later steps are forgotten (cairn.rewind)
 	RecStreamProgress = "stream_progress" // the event seq reached while streaming (not synced)
 )
 

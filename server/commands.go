@@ -55,7 +55,10 @@ func (s *Server) ExecuteCommand(ctx context.Context, params *lsp.ExecuteCommandP
 			result, err = mgr.Undo(ctx, p.CheckpointID, p.Force, s)
 		}
 	case protocol.CommandRewind:
-		err = jsonrpc2.Errorf(jsonrpc2.InternalError, "cairn.rewind is not available in this version")
+		var p protocol.RewindParams
+		if err = decodeArg(arg, &p, "runId", "step"); err == nil {
+			result, err = mgr.Rewind(ctx, p.RunID, p.Step, p.RestoreFiles, s)
+		}
 	case protocol.CommandContextReport:
 		result, err = s.cmdContextReport(mgr, arg)
 	case protocol.CommandGetEdit:

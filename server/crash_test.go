@@ -128,7 +128,7 @@ func TestCrashMatrix(t *testing.T) {
 	}{
 		{"before_model_call", 1, "ran\n", false},
 		{"mid_stream", 1, "ran\n", false},
-		{"after_tool_intent", 2, "", true},      // intent journaled, command never started
+		{"after_tool_intent", 2, "", true},       // intent journaled, command never started
 		{"before_tool_result", 2, "ran\n", true}, // command ran, result lost: not replayed
 		{"after_tool_result", 2, "ran\n", false},
 	}
