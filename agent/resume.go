@@ -435,3 +435,30 @@ func (m *Manager) RecoverCheckpoints() []string {
 	}
 	return notes
 }
+
+// RecordedResponses returns the model responses journaled for a run, in
+// order: what the replay provider re-serves.
+func RecordedResponses(stateDir, runID string) ([]model.Response, error) {
+	if strings.ContainsAny(runID, `/\`) || runID == "" {
+		return nil, fmt.Errorf("invalid run id %q", runID)
+	}
+	recs, _, err := checkpoint.ReadJournal(journalPath(stateDir, runID))
+	if err != nil {
+		return nil, fmt.Errorf("reading the journal of run %s: %w", runID, err)
+	}
+	var out []model.Response
+	for _, r := range effectiveRecords(recs) {
+		if r.Type != checkpoint.RecModelResult {
+			continue
+		}
+		var resp model.Response
+		if err := json.Unmarshal(r.Data, &resp); err != nil {
+			return nil, fmt.Errorf("a model result of run %s is unreadable: %w", runID, err)
+		}
+		out = append(out, resp)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("run %s recorded no model responses", runID)
+	}
+	return out, nil
+}

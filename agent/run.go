@@ -76,6 +76,8 @@ type Run struct {
 	messages []model.Message
 	usage    model.Usage
 	done     chan struct{}
+	// simplifiedSchemas is set once a provider rejected a schema feature.
+	simplifiedSchemas bool
 }
 
 // ErrCancelledByUser is the cause recorded when cairn.cancel stops a run.
@@ -395,6 +397,9 @@ func (r *Run) callModel(step int) (*model.Response, error) {
 		r.logf(slog.LevelWarn, "model call failed; retrying", "class", model.ClassOf(err), "attempt", attempt, "wait", wait, "err", err)
 	}
 	resp, err := model.Retry(r.ctx, policy, func() (*model.Response, error) {
+		if r.simplifiedSchemas {
+			req.Tools = simplifiedSpecs(req.Tools)
+		}
 		deltas := 0
 		return cfg.Provider.Stream(r.ctx, req, func(delta string) {
 			if delta == "" {
@@ -407,6 +412,13 @@ func (r *Run) callModel(step int) (*model.Response, error) {
 			crashPoint("mid_stream")
 		})
 	})
+	if err != nil && model.ClassOf(err) == model.ClassSchema && !r.simplifiedSchemas && r.ctx.Err() == nil {
+		// The provider rejects a schema feature: retry once with simplified
+		// schemas (Cairn still validates inputs against the full ones).
+		r.logf(slog.LevelWarn, "the provider rejected a tool schema; retrying with simplified schemas", "err", err)
+		r.simplifiedSchemas = true
+		return r.callModel(step)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -494,6 +506,15 @@ func (r *Run) execTool(step int, env *tools.Env, call model.ToolCall) (content s
 	content = finish(!res.IsError, res.Summary, res.Content)
 	crashPoint("after_tool_result")
 	return content, false
+}
+
+func simplifiedSpecs(specs []model.ToolSpec) []model.ToolSpec {
+	out := make([]model.ToolSpec, len(specs))
+	for i, s := range specs {
+		s.Schema = model.SimplifySchema(s.Schema)
+		out[i] = s
+	}
+	return out
 }
 
 func summarizeInput(input json.RawMessage) string {

@@ -148,3 +148,46 @@ func ClassOf(err error) ErrorClass {
 func (c ErrorClass) Retryable() bool {
 	return c == ClassNetwork || c == ClassRateLimit || c == ClassBadResponse
 }
+
+// SimplifySchema strips a JSON Schema down to what every provider accepts:
+// type, properties, required, items, enum and descriptions. It is used once
+// when a provider rejects a schema feature (ClassSchema); validation still
+// uses the full schema on Cairn's side, so nothing is lost but the hint.
+func SimplifySchema(schema json.RawMessage) json.RawMessage {
+	var v any
+	if err := json.Unmarshal(schema, &v); err != nil {
+		return schema
+	}
+	b, err := json.Marshal(simplify(v))
+	if err != nil {
+		return schema
+	}
+	return b
+}
+
+func simplify(v any) any {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return v
+	}
+	out := map[string]any{}
+	for _, k := range []string{"type", "required", "enum", "description"} {
+		if x, ok := m[k]; ok {
+			out[k] = x
+		}
+	}
+	if props, ok := m["properties"].(map[string]any); ok {
+		np := map[string]any{}
+		for name, p := range props {
+			np[name] = simplify(p)
+		}
+		out["properties"] = np
+	}
+	if items, ok := m["items"]; ok {
+		out["items"] = simplify(items)
+	}
+	if t, ok := out["type"].([]any); ok && len(t) > 0 {
+		out["type"] = t[0] // some providers reject type unions
+	}
+	return out
+}

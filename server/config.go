@@ -31,6 +31,9 @@ type Settings struct {
 	Trace      struct {
 		OTLPEndpoint string `json:"otlpEndpoint"`
 	} `json:"trace"`
+	Replay struct {
+		Run string `json:"run"`
+	} `json:"replay"`
 	Agent struct {
 		MaxSteps int `json:"maxSteps"`
 	} `json:"agent"`
@@ -110,6 +113,7 @@ func parseSettings(raw []byte) (Settings, []string) {
 	decode("mcpServers", &s.MCPServers)
 	decode("trace", &s.Trace)
 	decode("agent", &s.Agent)
+	decode("replay", &s.Replay)
 	return s, warnings
 }
 
@@ -146,6 +150,9 @@ func (s Settings) withEnv(getenv func(string) string) (Settings, []string) {
 	if s.Approval.Mode == "" {
 		s.Approval.Mode = getenv("CAIRN_APPROVAL")
 	}
+	if s.Replay.Run == "" {
+		s.Replay.Run = getenv("CAIRN_REPLAY_RUN")
+	}
 	if s.Trace.OTLPEndpoint == "" {
 		s.Trace.OTLPEndpoint = getenv("OTEL_EXPORTER_OTLP_ENDPOINT")
 	}
@@ -158,7 +165,7 @@ func (s Settings) withEnv(getenv func(string) string) (Settings, []string) {
 		s.Approval.Mode = "ask"
 	}
 	switch s.Model.Provider {
-	case "", "openai", "anthropic", "scripted":
+	case "", "openai", "anthropic", "scripted", "replay":
 	default:
 		warnings = append(warnings, fmt.Sprintf("model.provider %q is not one of openai, anthropic, scripted", s.Model.Provider))
 	}

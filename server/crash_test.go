@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,6 +28,10 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 		os.Exit(0)
+	}
+	if os.Getenv("CAIRN_TEST_LOG") == "" {
+		// Keep test and benchmark output readable; CAIRN_TEST_LOG=1 shows logs.
+		slog.SetDefault(slog.New(slog.DiscardHandler))
 	}
 	os.Exit(m.Run())
 }

@@ -21,7 +21,7 @@ import (
 // real server on one end of an in-memory pipe, and the lspclient editor on
 // the other (gopls' integration-test shape).
 type env struct {
-	t        *testing.T
+	t        testing.TB
 	ctx      context.Context
 	root     string
 	state    string
@@ -38,6 +38,7 @@ type envConfig struct {
 	editor   lspclient.Options
 	getenv   map[string]string
 	noProv   bool
+	state    string
 }
 
 func withScript(s string) envOption           { return func(c *envConfig) { c.script = s } }
@@ -47,9 +48,10 @@ func withEditor(o lspclient.Options) envOption {
 }
 func withEnv(kv map[string]string) envOption { return func(c *envConfig) { c.getenv = kv } }
 func withoutProvider() envOption             { return func(c *envConfig) { c.noProv = true } }
+func withState(dir string) envOption         { return func(c *envConfig) { c.state = dir } }
 
 // newEnv writes the archive to a temp workspace and connects an editor.
-func newEnv(t *testing.T, archive string, opts ...envOption) *env {
+func newEnv(t testing.TB, archive string, opts ...envOption) *env {
 	t.Helper()
 	cfg := envConfig{}
 	for _, o := range opts {
@@ -57,14 +59,17 @@ func newEnv(t *testing.T, archive string, opts ...envOption) *env {
 	}
 	root := t.TempDir()
 	writeTxtar(t, root, archive)
-	state := t.TempDir()
+	state := cfg.state
+	if state == "" {
+		state = t.TempDir()
+	}
 	vars := map[string]string{"CAIRN_STATE_DIR": state}
 	for k, v := range cfg.getenv {
 		vars[k] = v
 	}
 	sopts := server.Options{Getenv: func(k string) string { return vars[k] }}
 	e := &env{t: t, root: root, state: state, done: make(chan error, 1)}
-	if !cfg.noProv && cfg.settings == nil {
+	if !cfg.noProv && (cfg.settings == nil || cfg.script != "") {
 		s, err := model.ParseScript([]byte(cfg.script))
 		if err != nil {
 			t.Fatal(err)
@@ -100,7 +105,7 @@ func newEnv(t *testing.T, archive string, opts ...envOption) *env {
 }
 
 // writeTxtar writes the files of a txtar archive under root.
-func writeTxtar(t *testing.T, root, archive string) {
+func writeTxtar(t testing.TB, root, archive string) {
 	t.Helper()
 	for _, f := range txtar.Parse([]byte(archive)).Files {
 		p := filepath.Join(root, filepath.FromSlash(f.Name))

@@ -3,6 +3,8 @@ package server
 import (
 	"fmt"
 
+	"github.com/cairn-dev/cairn/agent"
+
 	"github.com/cairn-dev/cairn/model"
 )
 
@@ -24,6 +26,15 @@ func (s *Server) newProvider(st Settings) (model.Provider, error) {
 			return nil, fmt.Errorf("scripted.path: %w", err)
 		}
 		return model.NewScripted(script), nil
+	case "replay":
+		if st.Replay.Run == "" {
+			return nil, fmt.Errorf("model.provider is replay but replay.run (or CAIRN_REPLAY_RUN) names no run")
+		}
+		resps, err := agent.RecordedResponses(s.stateDir, st.Replay.Run)
+		if err != nil {
+			return nil, fmt.Errorf("replay.run: %w", err)
+		}
+		return model.NewReplay(resps), nil
 	default:
 		return newNetworkProvider(st, s.opts.Getenv)
 	}
