@@ -65,7 +65,10 @@ type Run struct {
 	ctx     context.Context
 	cancel  context.CancelCauseFunc
 	drafts  *workspace.Drafts
-	journal *checkpoint.Journal
+
+	jmu         sync.Mutex // guards journal and journalPath
+	journal     *checkpoint.Journal
+	journalPath string // set when the journal is closed at the end of the run
 	emit    func(protocol.RunEvent)
 
 	mu       sync.Mutex
@@ -131,13 +134,14 @@ func (r *Run) finish(st State, ev protocol.RunEvent) {
 	}
 	r.state = st
 	r.mu.Unlock()
+	r.jrnl(checkpoint.RecFinished, 0, map[string]any{"state": st, "error": ev.Error, "class": ev.Class})
+	r.jmu.Lock()
 	if r.journal != nil {
-		r.mu.Lock()
-		seq := r.seq
-		r.mu.Unlock()
-		_, _ = r.journal.Append(checkpoint.RecFinished, 0, seq+1, map[string]any{"state": st, "error": ev.Error, "class": ev.Class})
+		r.journalPath = r.journal.Path
 		_ = r.journal.Close()
+		r.journal = nil
 	}
+	r.jmu.Unlock()
 	r.send(ev)
 }
 
@@ -315,23 +319,38 @@ const streamProgressEvery = 32
 // jrnlNoSync records streaming progress without waiting for the disk: it
 // only has to survive a process crash, and it is written often.
 func (r *Run) jrnlNoSync(typ string, step int) {
-	if r.journal == nil {
-		return
-	}
 	r.mu.Lock()
 	seq := r.seq
 	r.mu.Unlock()
-	_ = r.journal.AppendNoSync(typ, step, seq)
+	r.jmu.Lock()
+	defer r.jmu.Unlock()
+	if r.journal != nil {
+		_ = r.journal.AppendNoSync(typ, step, seq)
+	}
 }
 
+// jrnl appends a record to the run's journal. After the run ended (the
+// journal is closed), records such as an edit accepted later reopen it for
+// the one append.
 func (r *Run) jrnl(typ string, step int, data any) {
-	if r.journal == nil {
-		return
-	}
 	r.mu.Lock()
 	seq := r.seq
 	r.mu.Unlock()
-	if _, err := r.journal.Append(typ, step, seq, data); err != nil {
+	r.jmu.Lock()
+	defer r.jmu.Unlock()
+	j := r.journal
+	if j == nil {
+		if r.journalPath == "" {
+			return
+		}
+		var err error
+		if j, err = checkpoint.OpenJournal(r.journalPath); err != nil {
+			r.logf(slog.LevelError, "reopening the journal failed", "type", typ, "err", err)
+			return
+		}
+		defer j.Close()
+	}
+	if _, err := j.Append(typ, step, seq, data); err != nil {
 		r.logf(slog.LevelError, "journal append failed", "type", typ, "err", err)
 	}
 }

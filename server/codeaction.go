@@ -12,8 +12,10 @@ import (
 	"github.com/cairn-dev/cairn/protocol"
 )
 
-// Fixed questions of the code actions.
+// The code actions' titles (fixed by the contract) and questions.
 const (
+	TitleExplain    = "Explain this code"
+	TitleFix        = "Fix these diagnostics"
 	QuestionExplain = "Explain what the selected code does, how it fits into the surrounding code, and anything surprising about it."
 	QuestionFix     = "Fix these diagnostics in the selected code with minimal edits:\n%s"
 )
@@ -37,10 +39,13 @@ func (s *Server) CodeAction(ctx context.Context, params *lsp.CodeActionParams) (
 	}
 	ask := func(title, question string, kind lsp.CodeActionKind) *lsp.CodeAction {
 		arg, _ := json.Marshal(protocol.AskParams{URI: uri, Range: &r, Question: question})
-		k := kind
+		var k *lsp.CodeActionKind
+		if kind != lsp.CodeActionKindEmpty {
+			k = &kind
+		}
 		return &lsp.CodeAction{
 			Title: title,
-			Kind:  &k,
+			Kind:  k,
 			Command: lsp.Command{
 				Title:     title,
 				Command:   protocol.CommandAsk,
@@ -48,7 +53,7 @@ func (s *Server) CodeAction(ctx context.Context, params *lsp.CodeActionParams) (
 			},
 		}
 	}
-	actions := []lsp.CommandOrCodeAction{ask("Cairn: Explain this code", QuestionExplain, lsp.CodeActionKindEmpty)}
+	actions := []lsp.CommandOrCodeAction{ask(TitleExplain, QuestionExplain, lsp.CodeActionKindEmpty)}
 
 	var lines []string
 	seen := map[string]bool{}
@@ -67,7 +72,7 @@ func (s *Server) CodeAction(ctx context.Context, params *lsp.CodeActionParams) (
 		}
 	}
 	if len(lines) > 0 {
-		actions = append(actions, ask("Cairn: Fix these diagnostics", fmt.Sprintf(QuestionFix, strings.Join(lines, "\n")), lsp.CodeActionKindQuickFix))
+		actions = append(actions, ask(TitleFix, fmt.Sprintf(QuestionFix, strings.Join(lines, "\n")), lsp.CodeActionKindQuickFix))
 	}
 	return actions, nil
 }

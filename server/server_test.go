@@ -280,12 +280,14 @@ func TestCancelRequestCancelsAskRun(t *testing.T) {
 func TestConcurrentRunsAreIndependent(t *testing.T) {
 	script := `
 turns:
-  - stall: true
+  - text: "thinking"
+    stall: true
   - text: "second run answers"
 `
 	e := newEnv(t, greetWS, withScript(script))
 	first := e.ask("greet/greet.go", 0, 0, "one")
-	if _, err := e.ed.WaitKind(e.ctx, first, protocol.EventStarted); err != nil {
+	// Wait until the first run holds the stalling turn.
+	if _, err := e.ed.WaitKind(e.ctx, first, protocol.EventText); err != nil {
 		t.Fatal(err)
 	}
 	second := e.ask("greet/greet.go", 0, 0, "two")

@@ -49,6 +49,10 @@ func runFake(mode string) {
 			fmt.Println("oops {not json")
 		}()
 		_ = s.Run(context.Background(), &sdk.StdioTransport{})
+	case "die":
+		// Fails at once, as `npx -y` does for a package that does not exist.
+		fmt.Fprintln(os.Stderr, "npm error 404 Not Found - GET https://registry.npmjs.org/@nope%2fserver")
+		os.Exit(1)
 	case "hang":
 		// Reads everything, answers nothing, ignores SIGTERM.
 		signal.Ignore(syscall.SIGTERM)
@@ -62,6 +66,18 @@ func runFake(mode string) {
 			fmt.Fprintln(os.Stderr, "fake: giving up")
 			os.Exit(3)
 		}()
+		_ = s.Run(context.Background(), &sdk.StdioTransport{})
+	case "hang-list":
+		// Completes the handshake, then never answers tools/list.
+		s := dynamicServer()
+		s.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
+			return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+				if method == "tools/list" {
+					time.Sleep(time.Hour)
+				}
+				return next(ctx, method, req)
+			}
+		})
 		_ = s.Run(context.Background(), &sdk.StdioTransport{})
 	case "dynamic":
 		_ = dynamicServer().Run(context.Background(), &sdk.StdioTransport{})

@@ -19,6 +19,16 @@
 // through Options.OnEvent and its tools are withdrawn from the registry; the
 // other servers keep working. A call to a tool of a server that is gone
 // returns an error result at once; a call never outlives the tool timeout.
+//
+// Use:
+//
+//	m := mcp.NewManager(mcp.Options{Registry: reg, Dir: root, OnEvent: notify, Logf: logf})
+//	cfgs, err := mcp.ParseServers(settings.MCPServers) // the mcpServers object
+//	go m.Update(ctx, cfgs)                            // again on didChangeConfiguration
+//	defer m.Close()                                   // on shutdown/exit
+//
+// A server's environment is Cairn's own minus secret-looking variables
+// (tools/shell.StripSecrets), plus the env configured for it.
 package mcp
 
 import (

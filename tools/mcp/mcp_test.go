@@ -291,6 +291,23 @@ func TestCommandNotFound(t *testing.T) {
 	}
 }
 
+func TestServerDiesAtOnce(t *testing.T) {
+	m, reg, rec := newTestManager(t, 5*time.Second)
+	m.Update(context.Background(), []ServerConfig{fakeServer("dead", "die")})
+	e, ok := rec.event("dead", "handshake failed")
+	if !ok {
+		t.Fatalf("not reported:\n%s", rec.dump())
+	}
+	for _, want := range []string{"exit status 1", "npm error 404"} {
+		if !strings.Contains(e, want) {
+			t.Errorf("event lacks %q: %s", want, e)
+		}
+	}
+	if len(mcpTools(reg, "dead")) != 0 {
+		t.Errorf("tools registered")
+	}
+}
+
 func TestGarbageOnStdout(t *testing.T) {
 	m, reg, rec := newTestManager(t, 5*time.Second)
 	start := time.Now()
@@ -338,6 +355,21 @@ func TestHangingHandshakeTimesOut(t *testing.T) {
 	}
 	if res := call(t, reg, "mcp__ok__echo", `{"text":"fine"}`); res.Content != "echo: fine" {
 		t.Errorf("echo = %+v", res)
+	}
+}
+
+func TestHangingToolsList(t *testing.T) {
+	m, reg, rec := newTestManager(t, 1500*time.Millisecond)
+	start := time.Now()
+	m.Update(context.Background(), []ServerConfig{fakeServer("slow", "hang-list")})
+	if d := time.Since(start); d > 8*time.Second {
+		t.Errorf("Update took %s", d)
+	}
+	if e, ok := rec.event("slow", "no answer to tools/list within 1.5s"); !ok || strings.Contains(e, "withdrawn") {
+		t.Errorf("hanging tools/list not reported:\n%s", rec.dump())
+	}
+	if len(mcpTools(reg, "slow")) != 0 || m.Servers()[0].State != StateFailed {
+		t.Errorf("tools %v, status %+v", reg.Names(), m.Servers())
 	}
 }
 

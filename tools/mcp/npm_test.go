@@ -197,6 +197,9 @@ func TestEverythingServer(t *testing.T) {
 		_, ok := reg.Get("mcp__everything__get-roots-list")
 		return ok && rec.log("everything", "tool list changed")
 	})
+	if _, ok := rec.event("everything", ""); ok {
+		t.Errorf("unexpected events:\n%s", rec.dump())
+	}
 }
 
 func quote(s string) string {

@@ -196,9 +196,13 @@ func (s *server) start(ctx context.Context) {
 		case ctx.Err() != nil:
 			s.abandon()
 		case hctx.Err() == context.DeadlineExceeded:
-			s.fail(fmt.Sprintf("no answer to the MCP handshake within %s; the server may be waiting for something else or may not speak MCP over stdio", timeout) + s.stderrNote())
+			s.fail(fmt.Sprintf("no answer to the MCP handshake within %s; the server may be waiting for something else or may not speak MCP over stdio", timeout))
 		default:
-			s.fail(fmt.Sprintf("the MCP handshake failed: %v", s.explain(r.err)) + s.stderrNote())
+			msg := "the MCP handshake failed: " + s.explain(r.err)
+			if !isGarbage(r.err) && waitFor(done, 200*time.Millisecond) {
+				msg += "; " + s.exitNote()
+			}
+			s.fail(msg)
 		}
 		return
 	}
@@ -217,13 +221,18 @@ func (s *server) start(ctx context.Context) {
 
 	lctx, lcancel := context.WithTimeout(ctx, timeout)
 	list, err := listTools(lctx, r.cs)
+	timedOut := lctx.Err() == context.DeadlineExceeded
 	lcancel()
-	if err != nil {
-		if ctx.Err() != nil {
-			s.abandon()
-		} else {
-			s.fail(fmt.Sprintf("listing its tools failed: %v", s.explain(err)) + s.stderrNote())
-		}
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		s.abandon()
+		return
+	case timedOut:
+		s.fail(fmt.Sprintf("no answer to tools/list within %s", timeout))
+		return
+	default:
+		s.fail(fmt.Sprintf("listing its tools failed: %v", s.explain(err)))
 		return
 	}
 	s.mu.Lock()
@@ -253,11 +262,17 @@ func listTools(ctx context.Context, cs *sdk.ClientSession) ([]*sdk.Tool, error) 
 
 // explain turns SDK errors into something a user can act on.
 func (s *server) explain(err error) string {
-	msg := err.Error()
-	if strings.Contains(msg, "invalid character") || strings.Contains(msg, "trailing data") || strings.Contains(msg, "cannot unmarshal") {
-		return msg + " (the server wrote something that is not MCP JSON-RPC to stdout)"
+	if isGarbage(err) {
+		return err.Error() + " (the server wrote something that is not MCP JSON-RPC to stdout)"
 	}
-	return msg
+	return err.Error()
+}
+
+// isGarbage reports whether err comes from undecodable server output.
+func isGarbage(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "invalid character") || strings.Contains(msg, "trailing data") ||
+		strings.Contains(msg, "cannot unmarshal") || strings.Contains(msg, "unexpected end of JSON")
 }
 
 // watch reports the server's death or a broken connection.
@@ -284,7 +299,7 @@ func (s *server) watch(cs *sdk.ClientSession, done <-chan struct{}) {
 			msg = "the connection broke: " + s.explain(err)
 		}
 	}
-	s.fail(msg + s.stderrNote())
+	s.fail(msg)
 }
 
 func (s *server) exitNote() string {
@@ -330,11 +345,15 @@ func (s *server) fail(msg string) {
 	s.state = StateFailed
 	s.err = msg
 	withdrawn := s.withdrawLocked()
+	started := s.cmd != nil
 	s.mu.Unlock()
-	s.shutdown()
 	if withdrawn > 0 {
-		msg += fmt.Sprintf(" — its %d tools are withdrawn", withdrawn)
+		msg += fmt.Sprintf("; its %d tools are withdrawn", withdrawn)
 	}
+	if started {
+		msg += s.stderrNote()
+	}
+	s.shutdown()
 	s.m.event(s.cfg.Name, "MCP server "+s.cfg.Name+": "+msg)
 }
 

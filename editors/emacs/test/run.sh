@@ -52,5 +52,5 @@ if [ "$status" -ne 0 ]; then
   echo "[emacs-test] FAILED (exit $status); scratch files kept in $work"
   exit 1
 fi
-rm -rf "$work"
+[ "${KEEP_WORK:-}" = 1 ] || rm -rf "$work"
 echo "[emacs-test] passed"

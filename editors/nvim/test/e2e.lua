@@ -20,10 +20,11 @@ if vim.env.CAIRN_TEST_DEBUG then
   vim.lsp.set_log_level('debug')
 end
 local selects = {}
+local choose = 'Allow once'
 vim.ui.select = function(items, opts, on_choice)
   table.insert(selects, opts.prompt)
   for _, it in ipairs(items) do
-    if it.title == 'Allow once' then
+    if it.title == choose then
       return on_choice(it)
     end
   end
@@ -145,14 +146,14 @@ step(':CairnContext shows the context report', function()
   vim.cmd('tabclose')
 end)
 
-step('gr in the proposed buffer rejects: hello.go unchanged', function()
+step('gx in the proposed buffer rejects: hello.go unchanged', function()
   vim.api.nvim_set_current_buf(src_buf)
   vim.cmd('CairnAsk Shorter greeting?')
   T.wait('a cairn://proposed window', function()
     return proposed_win() ~= nil
   end)
   vim.api.nvim_set_current_win(proposed_win())
-  vim.api.nvim_feedkeys('gr', 'mx', false)
+  vim.api.nvim_feedkeys('gx', 'mx', false)
   T.wait('the diff tab to close', function()
     return proposed_win() == nil
   end, 10000)
@@ -178,6 +179,67 @@ step(':CairnCancel stops a streaming run', function()
   end, 10000)
   T.truthy(not lines(b):find('end-of-answer', 1, true), 'the run streamed to its end despite the cancel')
   T.eq(#cairn.runs_with('running'), 0, 'running runs')
+end)
+
+local function run_and_wait(question, marker)
+  vim.api.nvim_set_current_buf(src_buf)
+  local before = #lines(cairn.answer_buf())
+  vim.cmd('CairnAsk ' .. question)
+  T.wait('the run to finish', function()
+    local text = lines(cairn.answer_buf())
+    return #text > before and text:sub(before + 1):find(marker, 1, true) ~= nil
+  end, 20000)
+  return lines(cairn.answer_buf()):sub(before + 1)
+end
+
+step('approval: "Allow once" through vim.ui.select runs the command', function()
+  selects, choose = {}, 'Allow once'
+  local out = run_and_wait('Create a marker file.', '-- finished')
+  T.eq(#selects, 1, 'vim.ui.select calls')
+  T.truthy(selects[1]:find('touch approved.txt', 1, true), 'the prompt shows the command: ' .. selects[1])
+  T.truthy(vim.fn.filereadable(ws .. '/approved.txt') == 1, 'approved.txt created')
+  T.truthy(out:find('allowed once', 1, true), out)
+end)
+
+step('approval: "Deny" keeps the command from running', function()
+  selects, choose = {}, 'Deny'
+  local out = run_and_wait('Create another marker file.', '-- finished')
+  T.eq(#selects, 1, 'vim.ui.select calls')
+  T.truthy(vim.fn.filereadable(ws .. '/denied.txt') == 0, 'denied.txt must not exist')
+  T.truthy(out:find('denied', 1, true), out)
+end)
+
+step(':CairnUndo refuses, naming the file, after the user changed it', function()
+  run_and_wait('Greet differently.', '-- finished')
+  T.wait('a cairn://proposed window', function()
+    return proposed_win() ~= nil
+  end)
+  local before = #lines(cairn.answer_buf())
+  vim.cmd('CairnAccept')
+  T.wait('hello.go buffer to have the edit', function()
+    return lines(src_buf):find('"Hey"', 1, true) ~= nil
+  end)
+  T.wait('the accept to be answered', function()
+    return lines(cairn.answer_buf()):sub(before + 1):find('accepted edit', 1, true) ~= nil
+  end, 5000)
+  local n = vim.api.nvim_buf_line_count(src_buf)
+  vim.api.nvim_buf_set_lines(src_buf, n, n, false, { '// a change of mine' })
+  notes = {}
+  vim.cmd('CairnUndo')
+  T.wait('an error naming hello.go', function()
+    for _, m in ipairs(notes) do
+      if m:find('undo refused', 1, true) and m:find('hello.go', 1, true) then
+        return true
+      end
+    end
+  end, 10000)
+  T.truthy(lines(src_buf):find('"Hey"', 1, true), 'the buffer must be left alone')
+  -- Without the change the checkpoint restores.
+  vim.api.nvim_buf_set_lines(src_buf, n, n + 1, false, {})
+  vim.cmd('CairnUndo')
+  T.wait('hello.go buffer restored', function()
+    return lines(src_buf) .. '\n' == ORIGINAL
+  end)
 end)
 
 flow = true

@@ -52,6 +52,21 @@ turns:
   # third run: a slow answer, cancelled with :CairnCancel
   - text: "w0 w1 w2 w3 w4 w5 w6 w7 w8 w9 w10 w11 w12 w13 w14 w15 w16 w17 w18 w19 w20 w21 w22 w23 w24 w25 w26 w27 w28 w29 w30 w31 w32 w33 w34 w35 w36 w37 w38 w39 end-of-answer"
     delayMs: 250
+  # fourth run: a write command, allowed once through vim.ui.select
+  - toolCalls:
+      - name: run_command
+        arguments: {command: "touch approved.txt"}
+  - text: "Created approved.txt."
+  # fifth run: a write command, denied
+  - toolCalls:
+      - name: run_command
+        arguments: {command: "touch denied.txt"}
+  - text: "I was not allowed to."
+  # sixth run: an edit accepted, then changed by the user: undo refuses
+  - toolCalls:
+      - name: edit_file
+        arguments: {path: "hello.go", oldText: "Hello", newText: "Hey"}
+  - text: "Proposed Hey."
 YAML
 
 run_nvim() {
@@ -69,5 +84,5 @@ if [ "$status" -ne 0 ]; then
   echo "[nvim-test] FAILED; scratch files kept in $work"
   exit 1
 fi
-rm -rf "$work"
+[ "${KEEP_WORK:-}" = 1 ] || rm -rf "$work"
 echo "[nvim-test] passed"

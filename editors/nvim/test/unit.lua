@@ -76,7 +76,7 @@ T.test('transcript renders a run', function()
     '> read_file {"path": "a.go"}',
     'ok read_file: 7 lines',
     'approval: read_file denied',
-    'edit proposed: e1 (review in the diff tab: ga accept, gr reject)',
+    'edit proposed: e1 (review in the diff tab: ga accept, gx reject)',
     '-- finished - 5 in / 2 out tokens',
     '',
   })
@@ -96,6 +96,38 @@ T.test('root is the nearest directory with a marker', function()
   vim.fn.writefile({ 'module x' }, dir .. '/go.mod')
   vim.cmd('edit ' .. dir .. '/sub/a.go')
   T.eq(require('cairn')._find_root(0), vim.fn.resolve(dir))
+end)
+
+T.test('approvals go through vim.ui.select, sync or async, showing the command', function()
+  local cairn = require('cairn')
+  local h = cairn._handlers['window/showMessageRequest']
+  local params = {
+    type = 2,
+    message = 'Cairn wants to run run_command (network risk):\ncurl -s http://127.0.0.1:9/x',
+    actions = { { title = 'Allow once' }, { title = 'Allow for session' }, { title = 'Deny' } },
+  }
+  local orig = vim.ui.select
+  local prompt
+  vim.ui.select = function(items, opts, cb)
+    prompt = opts.prompt
+    T.eq(opts.format_item(items[2]), 'Allow for session')
+    cb(items[2])
+  end
+  T.eq(h(nil, params), { title = 'Allow for session' })
+  T.truthy(prompt:find('curl -s http://127.0.0.1:9/x', 1, true), prompt)
+  -- An asynchronous picker answers later; the handler waits for it.
+  vim.ui.select = function(items, _, cb)
+    vim.defer_fn(function()
+      cb(items[1])
+    end, 100)
+  end
+  T.eq(h(nil, params), { title = 'Allow once' })
+  -- Dismissed: null (the server denies).
+  vim.ui.select = function(_, _, cb)
+    cb(nil)
+  end
+  T.eq(h(nil, params), vim.NIL)
+  vim.ui.select = orig
 end)
 
 T.finish()

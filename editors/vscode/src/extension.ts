@@ -15,6 +15,7 @@ import {
   State,
   TransportKind,
 } from 'vscode-languageclient/node';
+import { approvalPrompt, isApproval } from './logic/approval';
 import { KeyedDebouncer } from './logic/debounce';
 import { forwardable, PlainDiagnostic } from './logic/diagnostics';
 import {
@@ -31,7 +32,6 @@ import { RunEvent, RunTracker, TERMINAL, Transcript } from './logic/runs';
 import { resolveServerPath } from './logic/serverPath';
 import { buildSettings, modelLabel } from './logic/settings';
 
-const APPROVAL_ACTIONS = new Set(['Allow once', 'Allow for session', 'Deny']);
 
 let client: LanguageClient | undefined;
 let answers: vscode.OutputChannel;
@@ -42,6 +42,9 @@ const edits = new EditStore();
 const checkpoints: { checkpointId: string; editId: string; files: string[] }[] = [];
 let diagDebouncer: KeyedDebouncer<string>;
 const proposedChanged = new vscode.EventEmitter<vscode.Uri>();
+const REPORT_SCHEME = 'cairn-report';
+const reports = new Map<string, string>();
+const reportChanged = new vscode.EventEmitter<vscode.Uri>();
 const lensesChanged = new vscode.EventEmitter<void>();
 
 function settings(): Record<string, unknown> {
@@ -53,7 +56,7 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
   answers = vscode.window.createOutputChannel('Cairn Answers');
   status = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 50);
   status.name = 'Cairn';
-  ctx.subscriptions.push(answers, status, proposedChanged, lensesChanged);
+  ctx.subscriptions.push(answers, status, proposedChanged, lensesChanged, reportChanged);
 
   const delay = () => vscode.workspace.getConfiguration('cairn').get<number>('diagnostics.debounceMs', 300);
   diagDebouncer = new KeyedDebouncer<string>(delay(), (uri) => sendDiagnostics(uri));
@@ -69,6 +72,10 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
         if (!f) return '';
         return ref.side === 'current' ? f.current : f.proposed;
       },
+    }),
+    vscode.workspace.registerTextDocumentContentProvider(REPORT_SCHEME, {
+      onDidChange: reportChanged.event,
+      provideTextDocumentContent: (uri) => reports.get(uri.path) ?? '',
     }),
     vscode.languages.registerCodeLensProvider([{ scheme: PROPOSED_SCHEME }, { scheme: 'file' }], {
       onDidChangeCodeLenses: lensesChanged.event,
@@ -489,11 +496,14 @@ async function showContextReport(arg?: unknown): Promise<void> {
     return;
   }
   const res = await exec<{ markdown: string }>('cairn.contextReport', { runId });
-  const doc = await vscode.workspace.openTextDocument({ language: 'markdown', content: res.markdown ?? '' });
+  // A read-only virtual document: nothing to save when the preview closes.
+  const uri = vscode.Uri.from({ scheme: REPORT_SCHEME, path: `/context-report-${runId}.md` });
+  reports.set(uri.path, res.markdown ?? '');
+  reportChanged.fire(uri);
   try {
-    await vscode.commands.executeCommand('markdown.showPreview', doc.uri);
+    await vscode.commands.executeCommand('markdown.showPreview', uri);
   } catch {
-    await vscode.window.showTextDocument(doc);
+    await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(uri));
   }
 }
 
@@ -501,11 +511,10 @@ async function showContextReport(arg?: unknown): Promise<void> {
 
 async function showMessageRequest(params: ShowMessageRequestParams): Promise<MessageActionItem | null> {
   const actions = params.actions ?? [];
-  const approval = actions.length > 0 && actions.every((a) => APPROVAL_ACTIONS.has(a.title));
-  if (approval) {
-    const [first, ...rest] = params.message.split('\n');
+  if (isApproval(actions)) {
+    const p = approvalPrompt(params.message);
     answers.appendLine(`⚖ approval asked: ${params.message.replace(/\s+/g, ' ')}`);
-    const choice = await vscode.window.showWarningMessage(first, { modal: true, detail: rest.join('\n') || undefined }, ...actions);
+    const choice = await vscode.window.showWarningMessage(p.message, { modal: true, detail: p.detail }, ...actions);
     return choice ?? null;
   }
   const show = params.type === 1 ? vscode.window.showErrorMessage : params.type === 2 ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;

@@ -45,8 +45,7 @@ if [ "$(cat node_modules/.cairn-installed 2>/dev/null)" != "$want" ]; then
   echo "$want" > node_modules/.cairn-installed
   log "npm ci (extension) took $(since "$t")"
 fi
-npm test
-npm run package
+npm run package   # unit tests: test/unit.sh
 vsix="$here/cairn.vsix"
 
 # --- code-server + playwright-core -------------------------------------------

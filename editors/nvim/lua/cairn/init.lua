@@ -17,7 +17,7 @@ local defaults = {
   filetypes = {},
   diagnostics_debounce_ms = 300,
   answer_height = 12,
-  keymaps = { accept = 'ga', reject = 'gr', close = 'q' },
+  keymaps = { accept = 'ga', reject = 'gx', close = 'q' },
   -- Seconds to wait for an approval answer from an asynchronous vim.ui.select.
   approval_timeout = 120,
 }
@@ -93,13 +93,15 @@ function M.exec(command, arg, cb)
     end
     return
   end
+  -- bufnr nil: Neovim first flushes the pending (debounced) didChange of every
+  -- buffer, so the server sees the text as it is now (0 would flush none).
   client_request(c, 'workspace/executeCommand', { command = command, arguments = { arg } }, function(err, result)
     if cb then
       cb(err, result)
     elseif err then
       notify(command .. ': ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
     end
-  end, 0)
+  end, nil)
 end
 
 local function find_root(bufnr)
@@ -127,6 +129,7 @@ end
 M._find_root = find_root
 
 local handlers = {}
+M._handlers = handlers
 
 local function client_config(bufnr)
   local root = find_root(bufnr)
@@ -411,6 +414,14 @@ local function open_file_diff(edit_id, f, idx)
   pcall(function()
     vim.wo.statusline = ('Cairn proposed: %s   %s accept  %s reject'):format(f.path, km.accept, km.reject)
   end)
+  -- The run's answer below the diff, so it can be read while reviewing.
+  local pw = vim.api.nvim_get_current_win()
+  vim.cmd(('botright %dsplit'):format(math.max(4, math.floor(M.config.answer_height / 2))))
+  local ab = answer_buf()
+  vim.api.nvim_win_set_buf(0, ab)
+  vim.wo.wrap = true
+  vim.api.nvim_win_set_cursor(0, { vim.api.nvim_buf_line_count(ab), 0 })
+  vim.api.nvim_set_current_win(pw)
   return tab, left_win
 end
 

@@ -203,7 +203,7 @@ function M.transcript()
       local name = (ev.callId and t.tools[ev.callId]) or 'tool call'
       return line(('approval: %s %s'):format(name, decisions[ev.decision or ''] or (ev.decision or '')))
     elseif k == 'editProposed' then
-      return line(('edit proposed: %s (review in the diff tab: ga accept, gr reject)'):format(ev.editId or '?'))
+      return line(('edit proposed: %s (review in the diff tab: ga accept, gx reject)'):format(ev.editId or '?'))
     elseif k == 'checkpoint' then
       return line(('checkpoint %s%s'):format(ev.checkpointId or '?', ev.step and (' (step ' .. ev.step .. ')') or ''))
     elseif k == 'finished' then

@@ -42,6 +42,11 @@ const SCRIPT = `turns:
   # third run: a slow answer, cancelled from the status bar
   - text: "${Array.from({ length: 60 }, (_, i) => `word${i}`).join(' ')}"
     delayMs: 250
+  # fourth run: a write command, approved in the modal
+  - toolCalls:
+      - name: run_command
+        arguments: {command: "touch approved.txt"}
+  - text: "Created approved.txt."
 `;
 
 const t0 = Date.now();
@@ -161,7 +166,7 @@ async function palette(title) {
     } catch {
       return false;
     }
-    await page.keyboard.press('Enter');
+    await row.click();
     return true;
   });
 }
@@ -177,6 +182,11 @@ async function panelText() {
 }
 
 let failed = false;
+let passed = 0;
+function ok(what) {
+  passed++;
+  log('ok -', what);
+}
 try {
   await waitFor('code-server /healthz', async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, 30000);
   browser = await chromium.launch({
@@ -191,7 +201,7 @@ try {
   page.on('pageerror', (e) => log('page error:', e.message));
   await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(dirs.ws)}`);
   await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
-  log('workbench loaded');
+  ok('workbench loaded');
 
   // Open hello.go through Quick Open.
   await waitFor('hello.go in an editor', async () => {
@@ -206,11 +216,11 @@ try {
     await page.locator('.tab.active', { hasText: 'hello.go' }).waitFor({ timeout: 5000 });
     return (await editorText()).includes('fmt.Println("Hello")');
   });
-  log('hello.go open');
+  ok('hello.go open');
 
   // Wait until the server runs: the status bar item shows the model.
   await page.locator('.statusbar-item', { hasText: 'Cairn: scripted' }).first().waitFor({ timeout: STEP_TIMEOUT });
-  log('Cairn server running (status bar)');
+  ok('Cairn server running (status bar)');
 
   // Select the body of main (lines 5-7).
   await page.locator('.editor-instance .monaco-editor .view-lines').first().click();
@@ -239,6 +249,7 @@ try {
     return out.includes('finished') && out.includes('hello.go:5-7') && out.includes('read_file') && out.includes('I changed the greeting');
   });
   await page.waitForTimeout(500);
+  ok('ask on a selection: the diff editor shows the proposed edit; the answer streamed');
   await shot('vscode-diff.png');
 
   // Accept with the title-bar button.
@@ -256,7 +267,7 @@ try {
   await page.locator('.editor-instance .monaco-editor .view-lines').first().click();
   await page.keyboard.press('Control+S');
   await waitFor('hello.go on disk to have the edit', async () => fs.readFileSync(file, 'utf8') === EDITED, 15000);
-  log('accepted: file changed on disk');
+  ok('accepted: file changed on disk');
 
   // Undo.
   await palette('Cairn: Undo Last Accepted Edit');
@@ -267,7 +278,7 @@ try {
   await page.locator('.editor-instance .monaco-editor .view-lines').first().click();
   await page.keyboard.press('Control+S');
   await waitFor('hello.go on disk restored', async () => fs.readFileSync(file, 'utf8') === ORIGINAL, 15000);
-  log('undone: file restored on disk');
+  ok('undone: file restored on disk');
 
   // Second run: reject through the CodeLens on the file.
   await page.locator('.editor-instance .monaco-editor .view-lines').first().click();
@@ -284,7 +295,7 @@ try {
   await waitFor('the diff editor to close after reject', async () => (await page.locator('.tab', { hasText: 'Cairn proposed' }).count()) === 0);
   await waitFor('"rejected edit" in the answer view', async () => (await panelText()).includes('rejected edit'));
   if (fs.readFileSync(file, 'utf8') !== ORIGINAL || (await editorText()).includes('Hi"')) throw new Error('a rejected edit changed hello.go');
-  log('rejected through the CodeLens: file unchanged');
+  ok('rejected through the CodeLens: file unchanged');
 
   // Third run: cancel from the status bar while the answer streams.
   await page.locator('.editor-instance .monaco-editor .view-lines').first().click();
@@ -296,7 +307,36 @@ try {
   await waitFor('"cancelled" in the answer view', async () => (await panelText()).includes('■ cancelled'));
   await page.locator('.statusbar-item', { hasText: 'Cairn: scripted' }).first().waitFor({ timeout: 10000 });
   if ((await panelText()).includes('word59')) throw new Error('the run streamed to its end despite the cancel');
-  log('cancelled from the status bar');
+  ok('cancelled from the status bar');
+
+  // The context report of a run opens as a Markdown preview.
+  await palette('Cairn: Show Context Report');
+  const pick = page.locator('.quick-input-list .monaco-list-row', { hasText: 'Make the greeting friendlier.' }).first();
+  await pick.waitFor({ state: 'visible', timeout: 10000 });
+  await pick.click();
+  await page.locator('.tab', { hasText: 'Preview' }).first().waitFor({ timeout: STEP_TIMEOUT });
+  await page.waitForTimeout(1000);
+  await page.screenshot({ path: path.join(WORK, 'context-report.png') });
+  ok('context report opens as a Markdown preview');
+
+  // Fourth run: the approval modal shows the command; "Allow once" runs it.
+  await page.locator('.tab', { hasText: /^hello\.go$/ }).first().click();
+  await palette('Cairn: Ask about Selection');
+  await waitFor('the question input box', async () => (await box.getAttribute('placeholder') ?? '').includes('e.g.'), 10000);
+  await box.fill('Create a marker file.');
+  await page.keyboard.press('Enter');
+  const dialog = page.locator('.monaco-dialog-box').first();
+  await dialog.waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
+  const dialogText = (await dialog.innerText()).replace(/\u00a0/g, ' ');
+  if (!dialogText.includes('touch approved.txt')) throw new Error(`the approval dialog does not show the command: ${dialogText}`);
+  for (const b of ['Allow once', 'Allow for session', 'Deny']) {
+    if ((await dialog.locator('.monaco-button', { hasText: b }).count()) === 0) throw new Error(`no "${b}" button in: ${dialogText}`);
+  }
+  await shot('vscode-approval.png');
+  await dialog.locator('.monaco-button', { hasText: 'Allow once' }).first().click();
+  await waitFor('approved.txt to be created', async () => fs.existsSync(path.join(dirs.ws, 'approved.txt')), 20000);
+  await waitFor('"allowed once" in the answer view', async () => (await panelText()).includes('allowed once'));
+  ok('approval modal shows the command; Allow once runs it');
 } catch (err) {
   failed = true;
   console.error('E2E FAILED:', err && err.stack ? err.stack : err);
@@ -310,8 +350,8 @@ try {
   await cleanup();
 }
 if (failed) {
-  console.log('vscode-e2e: 0 passed, 1 failed');
+  console.log(`vscode-e2e: ${passed} passed, 1 failed`);
   process.exit(1);
 }
-console.log('vscode-e2e: 1 passed, 0 failed');
+console.log(`vscode-e2e: ${passed} passed, 0 failed`);
 process.exit(0);

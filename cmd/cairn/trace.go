@@ -1,0 +1,167 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/cairn-dev/cairn/server"
+	"github.com/cairn-dev/cairn/trace"
+)
+
+func init() {
+	register(command{"trace", "the local traces of runs: list | show RUN [--json] | delete RUN...", runTrace})
+}
+
+const traceUsage = `usage: cairn trace list [--root DIR] [--json]
+       cairn trace show [--root DIR] [--json] RUN
+       cairn trace delete [--root DIR] RUN...
+RUN is a run id or an unambiguous prefix of one.`
+
+// runTrace lists, shows and deletes the traces in the workspace's state
+// directory (found as the server finds it).
+func runTrace(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return fmt.Errorf("%w: %s", errUsage, traceUsage)
+	}
+	sub := args[0]
+	switch sub {
+	case "-h", "--help", "help":
+		fmt.Fprintln(stdout, traceUsage)
+		return flag.ErrHelp
+	case "list", "show", "delete":
+	default:
+		return fmt.Errorf("%w: unknown trace command %q\n%s", errUsage, sub, traceUsage)
+	}
+	fs, root := newFlags("trace "+sub, stderr)
+	asJSON := new(bool)
+	if sub != "delete" {
+		asJSON = fs.Bool("json", false, "print one JSON document")
+	}
+	pos, err := traceParseArgs(fs, args[1:])
+	if err != nil {
+		return err
+	}
+	stateDir, err := traceStateDir(*root)
+	if err != nil {
+		return err
+	}
+	store, err := trace.OpenStore(stateDir)
+	if err != nil {
+		return err
+	}
+	switch sub {
+	case "list":
+		if len(pos) != 0 {
+			return fmt.Errorf("%w: %s", errUsage, traceUsage)
+		}
+		return traceList(store, *asJSON, stdout)
+	case "show":
+		if len(pos) != 1 {
+			return fmt.Errorf("%w: %s", errUsage, traceUsage)
+		}
+		return traceShow(store, pos[0], *asJSON, stdout)
+	default:
+		if len(pos) == 0 {
+			return fmt.Errorf("%w: %s", errUsage, traceUsage)
+		}
+		for _, id := range pos {
+			full, err := store.Resolve(id)
+			if err != nil {
+				return err
+			}
+			if err := store.Delete(full); err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "deleted %s\n", full)
+		}
+		return nil
+	}
+}
+
+// traceParseArgs parses flags that may come after positional arguments
+// (`cairn trace show RUN --json`).
+func traceParseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, fmt.Errorf("%w: %v", errUsage, err)
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		if args[0] == "--" {
+			return append(pos, args[1:]...), nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+// traceStateDir finds the state directory for root as the server does:
+// $CAIRN_STATE_DIR, else a per-workspace directory under the cache,
+// keyed by the absolute, symlink-resolved root.
+func traceStateDir(root string) (string, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return "", err
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", fmt.Errorf("--root: %w", err)
+	}
+	return server.StateDir(real, os.Getenv)
+}
+
+func traceList(store *trace.Store, asJSON bool, stdout io.Writer) error {
+	list, err := store.List()
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		if list == nil {
+			list = []trace.Summary{}
+		}
+		return traceWriteJSON(stdout, list)
+	}
+	if len(list) == 0 {
+		fmt.Fprintf(stdout, "no traces in %s\n", store.Dir())
+		return nil
+	}
+	return trace.WriteSummaries(stdout, list, nil)
+}
+
+func traceShow(store *trace.Store, id string, asJSON bool, stdout io.Writer) error {
+	full, err := store.Resolve(id)
+	if err != nil {
+		return err
+	}
+	t, err := store.Load(full)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return traceWriteJSON(stdout, t)
+	}
+	s := t.Summarize()
+	if err := trace.WriteSummaries(stdout, []trace.Summary{s}, nil); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "trace id %s\n\n", s.TraceID)
+	return trace.WriteTree(stdout, t)
+}
+
+func traceWriteJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
