@@ -14,6 +14,7 @@ import (
 	"github.com/cairn-dev/cairn/redact"
 	"github.com/cairn-dev/cairn/tokencount"
 	"github.com/cairn-dev/cairn/tools"
+	"github.com/cairn-dev/cairn/trace"
 	"github.com/cairn-dev/cairn/workspace"
 )
 
@@ -29,6 +30,7 @@ type Config struct {
 	MaxRepeats      int           // identical calls allowed before loop detection; default 3
 	MaxDuration     time.Duration // wall-clock limit of a run; 0 = none
 	MaxTotalTokens  int           // input+output tokens a run may use; 0 = none
+	MaxCostUSD      float64       // what a run may cost at the price table's rates; 0 = none
 	StateDir        string
 }
 
@@ -65,6 +67,9 @@ type Deps struct {
 	// Redactor masks secrets in everything bound for the model; nil uses
 	// redact.Default().
 	Redactor *redact.Redactor
+	// Tracer records a span per run, step, model call and tool call; nil
+	// records nothing.
+	Tracer *trace.Recorder
 }
 
 // Manager owns the runs and proposed edits of one workspace.
@@ -79,6 +84,7 @@ type Manager struct {
 	search   tools.Searcher
 	repoMap  tools.MapRenderer
 	redactor *redact.Redactor
+	tracer   *trace.Recorder
 	runs     map[string]*Run
 	edits    map[string]*Edit
 	order    []string // edit ids in proposal order
@@ -94,7 +100,7 @@ func NewManager(cfg Config, d Deps) *Manager {
 		d.Gate = &tools.Gate{Policy: tools.DefaultPolicy()}
 	}
 	return &Manager{cfg: cfg, ws: d.WS, registry: d.Registry, gate: d.Gate, cps: d.Checkpoints, diags: d.Diagnostics,
-		search: d.Search, repoMap: d.Map, redactor: d.Redactor, runs: map[string]*Run{}, edits: map[string]*Edit{}}
+		search: d.Search, repoMap: d.Map, redactor: d.Redactor, tracer: d.Tracer, runs: map[string]*Run{}, edits: map[string]*Edit{}}
 }
 
 // SetConfig replaces the run configuration (a settings change); running runs keep theirs.
@@ -153,6 +159,7 @@ func (m *Manager) Start(parent context.Context, req AskRequest, emit func(protoc
 			r.jrnl(checkpoint.RecRunStarted, 0, map[string]any{"question": req.Question, "file": rel, "selection": req.Selection})
 		}
 	}
+	r.tr = m.tracer.StartRun(trace.RunInfo{ID: r.ID, Question: req.Question, Provider: providerName(cfg.Provider), Model: cfg.ModelName})
 	m.mu.Lock()
 	m.runs[r.ID] = r
 	m.mu.Unlock()
@@ -162,6 +169,16 @@ func (m *Manager) Start(parent context.Context, req AskRequest, emit func(protoc
 	}()
 	return r, nil
 }
+
+func providerName(p model.Provider) string {
+	if p == nil {
+		return ""
+	}
+	return p.Name()
+}
+
+// Tracer returns the trace recorder (nil when tracing is off).
+func (m *Manager) Tracer() *trace.Recorder { return m.tracer }
 
 // Run returns a run by id.
 func (m *Manager) Run(id string) (*Run, bool) {

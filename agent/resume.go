@@ -17,6 +17,7 @@ import (
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/protocol"
 	"github.com/cairn-dev/cairn/tools"
+	"github.com/cairn-dev/cairn/trace"
 	"github.com/cairn-dev/cairn/workspace"
 )
 
@@ -141,6 +142,7 @@ func (m *Manager) Resume(parent context.Context, runID string, emit func(protoco
 		return nil, err
 	}
 	r.journal = j
+	r.tr = m.tracer.StartRun(trace.RunInfo{ID: r.ID, Question: r.Question, Provider: providerName(cfg.Provider), Model: cfg.ModelName})
 	m.mu.Lock()
 	m.runs[r.ID] = r
 	m.mu.Unlock()

@@ -21,6 +21,7 @@ import (
 	"github.com/cairn-dev/cairn/protocol"
 	"github.com/cairn-dev/cairn/tokencount"
 	"github.com/cairn-dev/cairn/tools"
+	"github.com/cairn-dev/cairn/trace"
 	"github.com/cairn-dev/cairn/workspace"
 )
 
@@ -29,6 +30,7 @@ const (
 	ClassStepLimit   = "step_limit"
 	ClassTimeLimit   = "time_limit"
 	ClassTokenBudget = "token_budget"
+	ClassCostBudget  = "cost_budget"
 	ClassLoop        = "loop_detected"
 	ClassInternal    = "internal"
 	ClassBadRequest  = "bad_request"
@@ -59,17 +61,20 @@ type Run struct {
 	Question string
 	Started  time.Time
 
-	m       *Manager
-	cfg     Config // snapshot at start: a settings change does not alter a running run
-	req     AskRequest
-	ctx     context.Context
-	cancel  context.CancelCauseFunc
-	drafts  *workspace.Drafts
+	m      *Manager
+	cfg    Config // snapshot at start: a settings change does not alter a running run
+	req    AskRequest
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	drafts *workspace.Drafts
+
+	tr      *trace.Run  // nil-safe
+	curStep *trace.Step // the step span of the loop goroutine
 
 	jmu         sync.Mutex // guards journal and journalPath
 	journal     *checkpoint.Journal
 	journalPath string // set when the journal is closed at the end of the run
-	emit    func(protocol.RunEvent)
+	emit        func(protocol.RunEvent)
 
 	mu       sync.Mutex
 	seq      int
@@ -135,6 +140,7 @@ func (r *Run) finish(st State, ev protocol.RunEvent) {
 	r.state = st
 	r.mu.Unlock()
 	r.jrnl(checkpoint.RecFinished, 0, map[string]any{"state": st, "error": ev.Error, "class": ev.Class})
+	r.tr.End(trace.RunResult{Status: string(st), Error: ev.Error, Class: ev.Class})
 	r.jmu.Lock()
 	if r.journal != nil {
 		r.journalPath = r.journal.Path
@@ -210,6 +216,7 @@ func (r *Run) steps(st *loopState) {
 		nmsg := len(r.messages)
 		r.mu.Unlock()
 		r.jrnl(checkpoint.RecStepStarted, step, map[string]any{"messages": nmsg})
+		r.curStep = r.tr.StartStep(step)
 		crashPoint("before_model_call")
 		resp, err := r.callModel(step)
 		if err != nil {
@@ -241,8 +248,9 @@ func (r *Run) steps(st *loopState) {
 
 		if len(resp.ToolCalls) == 0 {
 			u := r.usageSnapshot()
+			r.curStep.End(nil)
 			r.finish(StateFinished, protocol.RunEvent{Kind: protocol.EventFinished, Answer: resp.Text,
-				Usage: &protocol.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens}})
+				Usage: &protocol.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CostUSD: r.tr.Usage().CostUSD}})
 			return
 		}
 
@@ -267,6 +275,7 @@ func (r *Run) steps(st *loopState) {
 			r.messages = append(r.messages, model.Message{Role: model.RoleTool, ToolCallID: call.ID, ToolName: call.Name, Content: content})
 			r.mu.Unlock()
 		}
+		r.curStep.End(nil)
 		if invalid == len(resp.ToolCalls) {
 			st.invalidTurns++
 			if st.invalidTurns >= cfg.MaxInvalidTurns {
@@ -287,6 +296,10 @@ func (r *Run) budgetExceeded() (protocol.RunEvent, bool) {
 	if cfg.MaxDuration > 0 && time.Since(r.Started) > cfg.MaxDuration {
 		return protocol.RunEvent{Kind: protocol.EventFailed, Class: ClassTimeLimit,
 			Error: fmt.Sprintf("stopped after %s (wall-clock limit %s)", time.Since(r.Started).Round(time.Second), cfg.MaxDuration)}, true
+	}
+	if cost := r.tr.Usage().CostUSD; cfg.MaxCostUSD > 0 && cost > cfg.MaxCostUSD {
+		return protocol.RunEvent{Kind: protocol.EventFailed, Class: ClassCostBudget,
+			Error: fmt.Sprintf("stopped after spending $%.4f (cost budget $%.4f)", cost, cfg.MaxCostUSD)}, true
 	}
 	u := r.usageSnapshot()
 	if cfg.MaxTotalTokens > 0 && u.InputTokens+u.OutputTokens > cfg.MaxTotalTokens {
@@ -410,12 +423,17 @@ func (r *Run) callModel(step int) (*model.Response, error) {
 		msgs = contextengine.FitHistory(msgs, avail, report)
 	}
 	req := model.Request{Model: cfg.ModelName, Messages: msgs, Tools: r.m.registry.Specs(), MaxTokens: cfg.MaxOutputTokens}
+	degraded := report != nil && report.Degraded
+	mc := r.curStep.StartModelCall(trace.ModelRequest{Provider: providerName(cfg.Provider), Model: cfg.ModelName,
+		MaxTokens: cfg.MaxOutputTokens, ContextDegraded: degraded})
+	attempts := 0
 	policy := model.DefaultRetryPolicy()
 	policy.MaxAttempts = cfg.MaxRetries + 1
 	policy.OnRetry = func(attempt int, err error, wait time.Duration) {
 		r.logf(slog.LevelWarn, "model call failed; retrying", "class", model.ClassOf(err), "attempt", attempt, "wait", wait, "err", err)
 	}
 	resp, err := model.Retry(r.ctx, policy, func() (*model.Response, error) {
+		attempts++
 		if r.simplifiedSchemas {
 			req.Tools = simplifiedSpecs(req.Tools)
 		}
@@ -425,12 +443,18 @@ func (r *Run) callModel(step int) (*model.Response, error) {
 				return
 			}
 			r.send(protocol.RunEvent{Kind: protocol.EventText, Delta: delta})
+			if deltas == 0 {
+				mc.FirstToken()
+			}
 			if deltas++; deltas%streamProgressEvery == 0 {
 				r.jrnlNoSync(checkpoint.RecStreamProgress, step)
 			}
 			crashPoint("mid_stream")
 		})
 	})
+	if err != nil {
+		mc.End(trace.ModelResult{Attempts: attempts, ErrorClass: string(model.ClassOf(err))}, err)
+	}
 	if err != nil && model.ClassOf(err) == model.ClassSchema && !r.simplifiedSchemas && r.ctx.Err() == nil {
 		// The provider rejects a schema feature: retry once with simplified
 		// schemas (Cairn still validates inputs against the full ones).
@@ -448,6 +472,12 @@ func (r *Run) callModel(step int) (*model.Response, error) {
 		}
 		resp.Usage = model.Usage{InputTokens: in, OutputTokens: tokencount.Count(resp.Text), Estimated: true}
 	}
+	calls := make([]trace.RecordedToolCall, 0, len(resp.ToolCalls))
+	for _, c := range resp.ToolCalls {
+		calls = append(calls, trace.RecordedToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
+	}
+	mc.End(trace.ModelResult{ResponseID: resp.ID, Text: resp.Text, ToolCalls: calls, FinishReason: resp.FinishReason,
+		InputTokens: resp.Usage.InputTokens, OutputTokens: resp.Usage.OutputTokens, Estimated: resp.Usage.Estimated, Attempts: attempts}, nil)
 	return resp, nil
 }
 
@@ -461,22 +491,28 @@ func (r *Run) execTool(step int, env *tools.Env, call model.ToolCall) (content s
 		input, _ = json.Marshal(call.Arguments) // show the raw text as a JSON string
 	}
 	r.send(protocol.RunEvent{Kind: protocol.EventToolCall, CallID: call.ID, Tool: call.Name, Input: input})
+	tc := r.curStep.StartToolCall(trace.ToolRequest{CallID: call.ID, Name: call.Name, Arguments: call.Arguments, Extension: strings.HasPrefix(call.Name, "mcp__")})
+	var span trace.ToolResult
 	finish := func(ok bool, summary, content string) string {
 		okv := ok
 		r.send(protocol.RunEvent{Kind: protocol.EventToolResult, CallID: call.ID, Tool: call.Name, OK: &okv, Summary: summary})
 		if !ok {
 			content = "error: " + content
 		}
+		span.OK, span.Summary, span.OutputBytes = ok, summary, len(content)
+		tc.End(span, nil)
 		r.jrnl(checkpoint.RecToolResult, step, toolResultRecord{CallID: call.ID, OK: ok, Summary: summary, Content: r.blob(content)})
 		return content
 	}
 	tool, found := r.m.registry.Get(call.Name)
 	if !found {
 		msg := fmt.Sprintf("unknown tool %q; available tools: %s", call.Name, strings.Join(r.m.registry.Names(), ", "))
+		span.Invalid, span.ErrorClass = true, "unknown_tool"
 		return finish(false, "unknown tool", msg), true
 	}
 	valid, err := tool.Validate(call.Arguments)
 	if err != nil {
+		span.Invalid, span.ErrorClass = true, "invalid_input"
 		return finish(false, "invalid input", err.Error()), true
 	}
 	risk, detail := tool.RiskOf(valid)
@@ -486,11 +522,13 @@ func (r *Run) execTool(step int, env *tools.Env, call model.ToolCall) (content s
 		return finish(false, "cancelled", "cancelled before it ran"), false
 	}
 	r.jrnl(checkpoint.RecApproval, step, approvalRecord{CallID: call.ID, Tool: call.Name, Risk: string(risk), Decision: string(decision)})
+	tc.SetApproval(string(risk), string(decision), call.ID)
 	if risk != tools.RiskRead || !decision.Allowed() {
 		r.send(protocol.RunEvent{Kind: protocol.EventApproval, CallID: call.ID, Decision: string(decision)})
 	}
 	if !decision.Allowed() {
 		msg := fmt.Sprintf("the call to %s was denied (%s risk, decision %s); do not retry it, find another way or explain what you need", call.Name, risk, decision)
+		span.ErrorClass = "denied"
 		return finish(false, "denied", msg), false
 	}
 	r.jrnl(checkpoint.RecToolIntent, step, toolIntentRecord{CallID: call.ID, Tool: call.Name, Input: valid, SideEffects: tool.SideEffects && risk != tools.RiskRead, Decision: string(decision)})
@@ -506,6 +544,7 @@ func (r *Run) execTool(step int, env *tools.Env, call model.ToolCall) (content s
 	}
 	if red, findings := r.m.redactor.Redact(res.Content); len(findings) > 0 {
 		res.Content = red
+		span.Redactions = len(findings)
 		r.mu.Lock()
 		if r.report != nil {
 			if r.report.Redactions == nil {
@@ -520,6 +559,7 @@ func (r *Run) execTool(step int, env *tools.Env, call model.ToolCall) (content s
 	if res.Change != nil {
 		e := r.m.proposeEdit(r, step, []tools.FileChange{*res.Change})
 		r.jrnl(checkpoint.RecEdit, step, r.editRecord(e))
+		span.EditID = e.ID
 		res.Content += fmt.Sprintf(" (edit id %s)", e.ID)
 	}
 	content = finish(!res.IsError, res.Summary, res.Content)

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -18,6 +19,8 @@ import (
 	"github.com/cairn-dev/cairn/protocol"
 	"github.com/cairn-dev/cairn/redact"
 	"github.com/cairn-dev/cairn/tools"
+	"github.com/cairn-dev/cairn/tools/mcp"
+	"github.com/cairn-dev/cairn/trace"
 	"github.com/cairn-dev/cairn/workspace"
 )
 
@@ -70,7 +73,7 @@ func (s *Server) Initialize(ctx context.Context, params *lsp.InitializeParams) (
 	s.ws, s.stateDir, s.caps = ws, stateDir, caps
 	s.initialized = true
 	s.mu.Unlock()
-	if err := s.setupEngines(); err != nil {
+	if err := s.setupEngines(settings); err != nil {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InternalError, "initialize: %v", err)
 	}
 	s.applySettings(settings, warnings)
@@ -93,8 +96,9 @@ func (s *Server) Initialize(ctx context.Context, params *lsp.InitializeParams) (
 }
 
 // setupEngines creates the tool registry, the approval gate, the checkpoint
-// store and the run manager once the workspace is known.
-func (s *Server) setupEngines() error {
+// store, the trace recorder, the MCP bridge and the run manager once the
+// workspace is known.
+func (s *Server) setupEngines(initial Settings) error {
 	cps, err := checkpoint.Open(s.stateDir)
 	if err != nil {
 		return err
@@ -116,10 +120,28 @@ func (s *Server) setupEngines() error {
 	}
 	reg := tools.NewBuiltinRegistry(s.ws.Root())
 	gate := &tools.Gate{Policy: tools.DefaultPolicy(), Interactive: true, Asker: s, Audit: audit}
+	initial, _ = initial.withEnv(s.opts.Getenv)
+	rec, err := trace.NewRecorder(trace.Options{
+		StateDir: s.stateDir, Redact: red.String, Getenv: s.opts.Getenv, ServiceVersion: Version,
+		OTLPEndpoint: initial.Trace.OTLPEndpoint,
+		OnError:      func(err error) { slog.Warn("trace", "err", err) },
+	})
+	if err != nil {
+		s.logToClient(slog.LevelWarn, "traces are off", "err", err)
+		rec = nil
+	}
+	bridge := mcp.NewManager(mcp.Options{
+		Registry: reg, Dir: s.ws.Root(), ClientVersion: Version,
+		OnEvent: func(server, message string) {
+			s.logToClient(slog.LevelWarn, message)
+			s.showMessage(lsp.MessageTypeWarning, "Cairn: "+message)
+		},
+		Logf: func(format string, args ...any) { s.logToClient(slog.LevelInfo, fmt.Sprintf(format, args...)) },
+	})
 	s.mu.Lock()
-	s.registry, s.gate = reg, gate
+	s.registry, s.gate, s.tracer, s.mcp = reg, gate, rec, bridge
 	s.mgr = agent.NewManager(agent.Config{StateDir: s.stateDir}, agent.Deps{
-		WS: s.ws, Registry: reg, Gate: gate, Checkpoints: cps, Diagnostics: s.diags, Redactor: red,
+		WS: s.ws, Registry: reg, Gate: gate, Checkpoints: cps, Diagnostics: s.diags, Redactor: red, Tracer: rec,
 	})
 	s.mu.Unlock()
 	return nil
@@ -150,6 +172,17 @@ func (s *Server) applySettings(settings Settings, warnings []string) {
 		cfg.MaxOutputTokens = settings.Model.MaxOutputTokens
 		cfg.MaxSteps = settings.Agent.MaxSteps
 		mgr.SetConfig(cfg)
+	}
+	s.mu.Lock()
+	bridge := s.mcp
+	s.mu.Unlock()
+	if bridge != nil {
+		raw, _ := json.Marshal(settings.MCPServers)
+		if cfgs, err := mcp.ParseServers(raw); err != nil {
+			warnings = append(warnings, fmt.Sprintf("mcpServers: %v", err))
+		} else {
+			go bridge.Update(s.ctx, cfgs) // servers start in the background; problems are reported as they happen
+		}
 	}
 	for _, w := range warnings {
 		s.logToClient(slog.LevelWarn, "configuration: "+w)

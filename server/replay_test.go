@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/protocol"
+	"github.com/cairn-dev/cairn/trace"
 )
 
 // shape is what must be equal between a run and its replay: ids and
@@ -32,5 +33,33 @@ func TestReplayGivesTheSameEvents(t *testing.T) {
 	again := r.waitRun(r.ask("greet/greet.go", 4, 6, "Add an exclamation mark"))
 	if !reflect.DeepEqual(shape(first), shape(again)) {
 		t.Fatalf("replay differs:\n%q\n%q", shape(first), shape(again))
+	}
+}
+
+func TestRunIsTraced(t *testing.T) {
+	e := newEnv(t, greetWS, withScript(editScript))
+	run := e.ask("greet/greet.go", 4, 6, "Add an exclamation mark")
+	e.waitRun(run)
+	store, err := trace.OpenStore(e.state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := store.Load(run)
+	if err != nil {
+		t.Fatalf("no trace for the run: %v", err)
+	}
+	names := map[string]int{}
+	for _, sp := range tr.Spans {
+		names[sp.Name]++
+	}
+	if names["invoke_agent cairn"] != 1 || names["execute_tool read_file"] != 2 || names["execute_tool edit_file"] != 1 || names["step 4"] != 1 {
+		t.Fatalf("spans: %v", names)
+	}
+	resps, err := tr.Responses()
+	if err != nil || len(resps) != 4 {
+		t.Fatalf("recorded responses: %d %v", len(resps), err)
+	}
+	if u := tr.Summarize(); u.Status != "finished" {
+		t.Errorf("summary: %+v", u)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"time"
 
 	"go.lsp.dev/jsonrpc2"
 	lsp "go.lsp.dev/protocol"
@@ -20,6 +21,8 @@ import (
 	"github.com/cairn-dev/cairn/agent"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/tools"
+	"github.com/cairn-dev/cairn/tools/mcp"
+	"github.com/cairn-dev/cairn/trace"
 	"github.com/cairn-dev/cairn/workspace"
 )
 
@@ -61,6 +64,8 @@ type Server struct {
 	caps        clientCaps
 	diags       *diagnosticsStore
 	askRequests askRequestMap
+	tracer      *trace.Recorder
+	mcp         *mcp.Manager
 }
 
 type clientCaps struct {
@@ -94,8 +99,19 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 	case <-ctx.Done():
 	}
 	s.cancel(errors.New("the client went away"))
-	if s.mgr != nil {
-		s.mgr.CancelAll(errors.New("the server is stopping"))
+	s.mu.Lock()
+	mgr, bridge, rec := s.mgr, s.mcp, s.tracer
+	s.mu.Unlock()
+	if mgr != nil {
+		mgr.CancelAll(errors.New("the server is stopping"))
+	}
+	if bridge != nil {
+		_ = bridge.Close() // stops the MCP servers' process groups
+	}
+	if rec != nil {
+		cctx, ccancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = rec.Close(cctx) // flushes the OTLP exporter
+		ccancel()
 	}
 	s.mu.Lock()
 	clean := s.shutdown
