@@ -97,7 +97,7 @@ func NewManager(cfg Config, d Deps) *Manager {
 		d.Redactor = redact.Default()
 	}
 	if d.Gate == nil {
-		d.Gate = &tools.Gate{Policy: tools.DefaultPolicy()}
+		d.Gate = tools.NewGate(tools.DefaultPolicy(), false, nil, nil)
 	}
 	return &Manager{cfg: cfg, ws: d.WS, registry: d.Registry, gate: d.Gate, cps: d.Checkpoints, diags: d.Diagnostics,
 		search: d.Search, repoMap: d.Map, redactor: d.Redactor, tracer: d.Tracer, runs: map[string]*Run{}, edits: map[string]*Edit{}}

@@ -2,9 +2,11 @@ package server_test
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cairn-dev/cairn/lspclient"
 	"github.com/cairn-dev/cairn/protocol"
@@ -112,5 +114,33 @@ turns:
 	e.waitRun(e.ask("greet/greet.go", 0, 0, "env"))
 	if out := e.toolMessages(2)[0].Content; strings.Contains(out, "sk-should-not-leak") || !strings.Contains(out, "PATH=") {
 		t.Fatalf("command environment: %q", out)
+	}
+}
+
+func TestCancelKillsRunningCommand(t *testing.T) {
+	script := `
+turns:
+  - toolCalls: [{name: run_command, arguments: {command: "ls; sleep 37 & sleep 37; echo never > never.txt"}}]
+  - text: unreachable
+`
+	e := newEnv(t, greetWS, withScript(script))
+	run := e.ask("greet/greet.go", 0, 0, "sleep")
+	if _, err := e.ed.WaitKind(e.ctx, run, protocol.EventApproval); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond) // the command is running
+	start := time.Now()
+	if err := e.ed.Cancel(e.ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	if evs := e.waitRun(run); last(evs).Kind != protocol.EventCancelled {
+		t.Fatalf("want cancelled: %s", kinds(evs))
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("cancelling took %s", d)
+	}
+	out, _ := exec.Command("pgrep", "-f", "^sleep 37$").Output()
+	if strings.TrimSpace(string(out)) != "" {
+		t.Errorf("the command's process group survived the cancel: %s", out)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/cairn-dev/cairn/tools"
 )
 
 // Settings are the `cairn` configuration section (see CONTRACT.md). Fields
@@ -31,11 +33,16 @@ type Settings struct {
 	Trace      struct {
 		OTLPEndpoint string `json:"otlpEndpoint"`
 	} `json:"trace"`
+	// Policy adjusts the permission defaults (see docs/security.md).
+	Policy *tools.Policy `json:"policy"`
 	Replay struct {
 		Run string `json:"run"`
 	} `json:"replay"`
 	Agent struct {
-		MaxSteps int `json:"maxSteps"`
+		MaxSteps       int     `json:"maxSteps"`
+		MaxTokens      int     `json:"maxTokens"`      // input+output tokens per run
+		MaxCostUSD     float64 `json:"maxCostUSD"`     // per run, at trace.prices rates
+		MaxDurationSec int     `json:"maxDurationSec"` // wall-clock per run
 	} `json:"agent"`
 }
 
@@ -114,6 +121,7 @@ func parseSettings(raw []byte) (Settings, []string) {
 	decode("trace", &s.Trace)
 	decode("agent", &s.Agent)
 	decode("replay", &s.Replay)
+	decode("policy", &s.Policy)
 	return s, warnings
 }
 

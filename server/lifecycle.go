@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"go.lsp.dev/jsonrpc2"
 	lsp "go.lsp.dev/protocol"
@@ -119,7 +120,7 @@ func (s *Server) setupEngines(initial Settings) error {
 		return err
 	}
 	reg := tools.NewBuiltinRegistry(s.ws.Root())
-	gate := &tools.Gate{Policy: tools.DefaultPolicy(), Interactive: true, Asker: s, Audit: audit}
+	gate := tools.NewGate(tools.DefaultPolicy(), true, s, audit)
 	initial, _ = initial.withEnv(s.opts.Getenv)
 	rec, err := trace.NewRecorder(trace.Options{
 		StateDir: s.stateDir, Redact: red.String, Getenv: s.opts.Getenv, ServiceVersion: Version,
@@ -162,7 +163,9 @@ func (s *Server) applySettings(settings Settings, warnings []string) {
 	mgr, gate := s.mgr, s.gate
 	s.mu.Unlock()
 	if gate != nil {
-		gate.Interactive = settings.Approval.Mode != "policy"
+		policy, problems := s.loadPolicy(settings)
+		warnings = append(warnings, problems...)
+		gate.SetPolicy(policy, settings.Approval.Mode != "policy")
 	}
 	if mgr != nil {
 		cfg := mgr.Config()
@@ -171,6 +174,9 @@ func (s *Server) applySettings(settings Settings, warnings []string) {
 		cfg.ContextWindow = settings.Model.ContextWindow
 		cfg.MaxOutputTokens = settings.Model.MaxOutputTokens
 		cfg.MaxSteps = settings.Agent.MaxSteps
+		cfg.MaxTotalTokens = settings.Agent.MaxTokens
+		cfg.MaxCostUSD = settings.Agent.MaxCostUSD
+		cfg.MaxDuration = time.Duration(settings.Agent.MaxDurationSec) * time.Second
 		mgr.SetConfig(cfg)
 	}
 	s.mu.Lock()
@@ -194,6 +200,30 @@ func (s *Server) applySettings(settings Settings, warnings []string) {
 // accept that was cut short, and runs that were interrupted. Each
 // interrupted run is announced with a cairn/runEvent of kind interrupted and
 // one window/showMessage; cairn.resume continues it.
+// loadPolicy builds the permission policy: the defaults, then the
+// workspace's .cairn/policy.json (which may only tighten: it comes with the
+// repository), then the user's settings (which may loosen).
+func (s *Server) loadPolicy(st Settings) (tools.Policy, []string) {
+	policy := tools.DefaultPolicy()
+	var problems []string
+	if b, err := os.ReadFile(filepath.Join(s.ws.Root(), ".cairn", "policy.json")); err == nil {
+		var file tools.Policy
+		if err := json.Unmarshal(b, &file); err != nil {
+			problems = append(problems, fmt.Sprintf(".cairn/policy.json is not valid: %v", err))
+		} else {
+			var p []string
+			policy, p = policy.Overlay(file, true)
+			problems = append(problems, p...)
+		}
+	}
+	if st.Policy != nil {
+		var p []string
+		policy, p = policy.Overlay(*st.Policy, false)
+		problems = append(problems, p...)
+	}
+	return policy, problems
+}
+
 func (s *Server) Initialized(ctx context.Context, params *lsp.InitializedParams) error {
 	mgr, err := s.ready()
 	if err != nil {

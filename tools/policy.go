@@ -96,15 +96,35 @@ type Asker interface {
 // Gate applies the policy, remembers "Allow for session" grants, asks when
 // the policy says ask (in ask mode), and audits every decision.
 type Gate struct {
-	Policy Policy
-	// Interactive is false in approval mode "policy": never ask; an "ask"
-	// outcome becomes a deny.
-	Interactive bool
-	Asker       Asker
-	Audit       *AuditLog
+	Asker Asker
+	Audit *AuditLog
 
-	mu      sync.Mutex
-	session map[string]bool // tool+risk (+command) granted for the session
+	mu     sync.Mutex
+	policy Policy
+	// interactive is false in approval mode "policy": never ask; an "ask"
+	// outcome becomes a deny.
+	interactive bool
+	session     map[string]bool // tool+risk (+command) granted for the session
+}
+
+// NewGate returns a gate with a policy and mode.
+func NewGate(p Policy, interactive bool, asker Asker, audit *AuditLog) *Gate {
+	return &Gate{policy: p, interactive: interactive, Asker: asker, Audit: audit}
+}
+
+// SetPolicy replaces the policy and the interaction mode (a settings
+// change); session grants are kept.
+func (g *Gate) SetPolicy(p Policy, interactive bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.policy = p
+	g.interactive = interactive
+}
+
+func (g *Gate) current() (Policy, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.policy, g.interactive
 }
 
 func sessionKey(tool string, risk Risk, detail string) string {
@@ -117,7 +137,8 @@ func (g *Gate) Decide(ctx context.Context, req ApprovalRequest, step int, inputS
 	if req.Tool == "run_command" {
 		command = req.Detail
 	}
-	action, rule := g.Policy.Action(req.Tool, req.Risk, command)
+	policy, interactive := g.current()
+	action, rule := policy.Action(req.Tool, req.Risk, command)
 	var d Decision
 	by := "policy: " + rule
 	switch action {
@@ -132,7 +153,7 @@ func (g *Gate) Decide(ctx context.Context, req ApprovalRequest, step int, inputS
 		switch {
 		case granted:
 			d, by = DecisionSessionAllow, "user: allowed for session earlier"
-		case !g.Interactive || g.Asker == nil:
+		case !interactive || g.Asker == nil:
 			d, by = DecisionPolicyDeny, "policy: "+rule+" asks, and approval mode is policy (non-interactive)"
 		default:
 			var err error
@@ -165,4 +186,62 @@ func (g *Gate) Decide(ctx context.Context, req ApprovalRequest, step int, inputS
 		}
 	}
 	return d, nil
+}
+
+var actionRank = map[Action]int{Allow: 0, Ask: 1, Deny: 2}
+
+// Overlay applies o on top of p. With tightenOnly (a policy file inside the
+// workspace: whoever wrote the repository wrote it), a rule may only make
+// an action stricter (allow → ask → deny), never looser. Unknown actions
+// are reported and ignored.
+func (p Policy) Overlay(o Policy, tightenOnly bool) (Policy, []string) {
+	var problems []string
+	out := Policy{Risk: map[Risk]Action{}, Tools: map[string]Action{}, Commands: map[string]Action{}}
+	for k, v := range p.Risk {
+		out.Risk[k] = v
+	}
+	for k, v := range p.Tools {
+		out.Tools[k] = v
+	}
+	for k, v := range p.Commands {
+		out.Commands[k] = v
+	}
+	apply := func(kind, key string, cur Action, has bool, next Action, set func(Action)) {
+		if _, ok := actionRank[next]; !ok {
+			problems = append(problems, fmt.Sprintf("policy %s %q: unknown action %q (use allow, ask or deny)", kind, key, next))
+			return
+		}
+		if tightenOnly && has && actionRank[next] < actionRank[cur] {
+			problems = append(problems, fmt.Sprintf("policy %s %q: the workspace policy file may not loosen %s to %s; ignored", kind, key, cur, next))
+			return
+		}
+		if tightenOnly && !has && next == Allow {
+			problems = append(problems, fmt.Sprintf("policy %s %q: the workspace policy file may not add allow rules; ignored", kind, key))
+			return
+		}
+		set(next)
+	}
+	for k, v := range o.Risk {
+		if _, known := riskOrder[k]; !known {
+			problems = append(problems, fmt.Sprintf("policy risk %q: unknown risk class", k))
+			continue
+		}
+		cur, has := out.Risk[k]
+		apply("risk", string(k), cur, has, v, func(a Action) { out.Risk[k] = a })
+	}
+	for k, v := range o.Tools {
+		cur, has := out.Tools[k]
+		if !has {
+			cur, has = Ask, tightenOnly // a new tool rule in a workspace file may only ask or deny
+		}
+		apply("tool", k, cur, has, v, func(a Action) { out.Tools[k] = a })
+	}
+	for k, v := range o.Commands {
+		cur, has := out.Commands[k]
+		if !has {
+			cur, has = Ask, tightenOnly
+		}
+		apply("command", k, cur, has, v, func(a Action) { out.Commands[k] = a })
+	}
+	return out, problems
 }

@@ -130,7 +130,7 @@ func TestPolicyAndAuditChain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := &Gate{Policy: DefaultPolicy(), Audit: audit}
+	g := NewGate(DefaultPolicy(), false, nil, audit)
 	ctx := context.Background()
 	d, _ := g.Decide(ctx, ApprovalRequest{Tool: "read_file", Risk: RiskRead}, 1, `{"path":"hunter2"}`)
 	if d != DecisionPolicyAllow {

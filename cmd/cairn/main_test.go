@@ -2,10 +2,13 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cairn-dev/cairn/tools"
 )
 
 // TestMain lets the test binary act as the cairn binary for child processes
@@ -81,5 +84,26 @@ func TestAskApplyWithScriptedModel(t *testing.T) {
 	}
 	if _, errOut, code := runCLI(t, "ask", "--range", "x-y", "--file", "a", "q"); code != 2 || !strings.Contains(errOut, "--range") {
 		t.Errorf("bad range: exit %d %q", code, errOut)
+	}
+}
+
+func TestAuditVerify(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv("CAIRN_STATE_DIR", state)
+	audit, err := tools.OpenAuditLog(filepath.Join(state, "audit.jsonl"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		audit.Append(tools.AuditRecord{Tool: "run_command", Risk: tools.RiskWrite, Decision: tools.DecisionAllowOnce, Input: fmt.Sprint(i)})
+	}
+	out, errOut, code := runCLI(t, "audit", "verify", "--root", t.TempDir())
+	if code != 0 || !strings.Contains(out, "3 records, chain intact") {
+		t.Fatalf("verify: %d %q %q", code, out, errOut)
+	}
+	b, _ := os.ReadFile(filepath.Join(state, "audit.jsonl"))
+	os.WriteFile(filepath.Join(state, "audit.jsonl"), []byte(strings.Replace(string(b), `"input":"1"`, `"input":"9"`, 1)), 0o600)
+	if _, errOut, code := runCLI(t, "audit", "verify"); code != 1 || !strings.Contains(errOut, "line 3") {
+		t.Fatalf("tampered log: exit %d %q", code, errOut)
 	}
 }

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/cairn-dev/cairn/server"
+	"github.com/cairn-dev/cairn/tools"
+)
+
+func init() {
+	register(command{"audit", "the approval audit log: `audit list` prints it, `audit verify` checks its hash chain", runAudit})
+}
+
+func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs, root := newFlags("audit", stderr)
+	if len(args) == 0 || (args[0] != "list" && args[0] != "verify") {
+		return fmt.Errorf("%w: cairn audit list|verify [--root DIR]", errUsage)
+	}
+	sub := args[0]
+	if err := fs.Parse(args[1:]); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	abs, err := filepath.Abs(*root)
+	if err != nil {
+		return err
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
+	state, err := server.StateDir(abs, os.Getenv)
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(state, "audit.jsonl")
+	if _, err := os.Stat(path); err != nil {
+		return fmt.Errorf("no audit log for %s (looked in %s)", abs, path)
+	}
+	switch sub {
+	case "verify":
+		line, err := tools.VerifyAudit(path)
+		if err != nil {
+			return fmt.Errorf("reading %s: %w", path, err)
+		}
+		if line != 0 {
+			return fmt.Errorf("the audit log's hash chain breaks at line %d of %s: a record was changed or removed", line, path)
+		}
+		recs, _ := tools.ReadAudit(path)
+		fmt.Fprintf(stdout, "ok: %d records, chain intact (%s)\n", len(recs), path)
+	case "list":
+		recs, err := tools.ReadAudit(path)
+		if err != nil {
+			return err
+		}
+		for _, r := range recs {
+			fmt.Fprintf(stdout, "%s  %-14s %-12s %-11s %-14s %s  %s\n", r.Time.Format("2006-01-02 15:04:05"), r.RunID, r.Tool, r.Risk, r.Decision,
+				strings.ReplaceAll(compact(r.Input, 80), "\n", " "), r.By)
+		}
+	}
+	return nil
+}
