@@ -83,6 +83,7 @@ func (m *Manager) Rewind(ctx context.Context, runID string, step int, restoreFil
 	}
 	// Side effects after the step, and edits proposed after it.
 	laterEdits := map[string]bool{}
+	var cmdChanges []commandChangesRecord
 	for _, r := range recs {
 		if r.Step <= step {
 			continue
@@ -98,6 +99,27 @@ func (m *Manager) Rewind(ctx context.Context, runID string, step int, restoreFil
 			if json.Unmarshal(r.Data, &er) == nil {
 				laterEdits[er.EditID] = true
 			}
+		case checkpoint.RecCommandChanges:
+			var cc commandChangesRecord
+			if json.Unmarshal(r.Data, &cc) == nil {
+				cmdChanges = append(cmdChanges, cc)
+			}
+		}
+	}
+	// Files changed by commands: restored newest first, or listed.
+	for i := len(cmdChanges) - 1; i >= 0; i-- {
+		cc := cmdChanges[i]
+		if !restoreFiles {
+			for _, c := range cc.Changes {
+				res.Irreversible = append(res.Irreversible, fmt.Sprintf("%s was changed by command call %s (not restored: restoreFiles was not asked)", c.Rel, cc.CallID))
+			}
+			continue
+		}
+		restored, problems := restoreCommandChanges(m.ws, m.cps.Blobs, cc.Changes)
+		res.Restored = append(res.Restored, restored...)
+		res.Irreversible = append(res.Irreversible, problems...)
+		if cc.NotCovered > 0 {
+			res.Irreversible = append(res.Irreversible, fmt.Sprintf("command call %s: %d files were outside the snapshot caps; changes to them cannot be restored", cc.CallID, cc.NotCovered))
 		}
 	}
 	// Files: undo accepted edits of later steps, newest first.

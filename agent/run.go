@@ -533,7 +533,18 @@ func (r *Run) execTool(step int, env *tools.Env, call model.ToolCall) (content s
 	}
 	r.jrnl(checkpoint.RecToolIntent, step, toolIntentRecord{CallID: call.ID, Tool: call.Name, Input: valid, SideEffects: tool.SideEffects && risk != tools.RiskRead, Decision: string(decision)})
 	crashPoint("after_tool_intent")
+	// Commands that may write get a snapshot, so a rewind can restore the
+	// files they change.
+	var snap *snapshot
+	if tool.SideEffects && r.m.cps != nil && (risk == tools.RiskWrite || risk == tools.RiskDestructive || risk == tools.RiskInstall) {
+		snap = takeSnapshot(r.m.ws, r.m.cps.Blobs)
+	}
 	res, err := tool.Invoke(r.ctx, env, valid)
+	if snap != nil {
+		if changes := snap.diff(r.m.ws, r.m.cps.Blobs); len(changes) > 0 || snap.capped > 0 {
+			r.jrnl(checkpoint.RecCommandChanges, step, commandChangesRecord{CallID: call.ID, Changes: changes, NotCovered: snap.capped})
+		}
+	}
 	crashPoint("before_tool_result")
 	if err != nil {
 		if r.ctx.Err() != nil {

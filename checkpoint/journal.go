@@ -38,6 +38,7 @@ const (
 	RecResumed        = "run_resumed"
 	RecRewound        = "run_rewound"     // later steps are forgotten (cairn.rewind)
 	RecStreamProgress = "stream_progress" // the event seq reached while streaming (not synced)
+	RecCommandChanges = "command_changes" // files a command changed (before/after blobs)
 )
 
 // Journal is a run's durable, append-only log: one JSON object per line,

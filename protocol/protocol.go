@@ -116,6 +116,9 @@ type RewindResult struct {
 	RunID string `json:"runId"`
 	// Irreversible lists side effects after the step that cannot be undone.
 	Irreversible []string `json:"irreversible,omitempty"`
+	// Restored lists files a rewind with restoreFiles put back from command
+	// snapshots (accepted edits are undone through workspace/applyEdit).
+	Restored []string `json:"restored,omitempty"`
 }
 
 // ContextReportResult is the result of cairn.contextReport.
