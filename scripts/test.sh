@@ -22,6 +22,10 @@ fi
 step "go vet"
 go vet ./...
 
+step "npm ci: pinned MCP servers (test/mcp) and the black-box client (test/blackbox)"
+(cd test/mcp && npm ci --no-audit --no-fund --loglevel=error)
+(cd test/blackbox && npm ci --no-audit --no-fund --loglevel=error)
+
 step "go test -race ./..."
 go test -race -count=1 -timeout 20m ./...
 
@@ -34,8 +38,11 @@ step "cairn demo"
 bin/cairn demo > /tmp/cairn-demo.out || { cat /tmp/cairn-demo.out; exit 1; }
 grep -q "identical to the original: true" /tmp/cairn-demo.out
 
+step "evals: the scripted suite against the committed baseline"
+bin/cairn eval --baseline evals/baseline.json
+
 step "black-box LSP test (vscode-languageserver-protocol + OpenAI SSE endpoint)"
-(cd test/blackbox && npm ci --no-audit --no-fund --loglevel=error && npm test)
+(cd test/blackbox && npm test)
 
 for suite in editors/nvim/test/run.sh editors/emacs/test/run.sh editors/vscode/test/unit.sh editors/vscode/test/e2e.sh; do
   if [ -f "$suite" ]; then

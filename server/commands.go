@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"go.lsp.dev/jsonrpc2"
@@ -134,6 +136,7 @@ func (s *Server) cmdAsk(ctx context.Context, mgr *agent.Manager, arg []byte) (an
 		}
 		sel = &contextengine.Selection{StartLine: int(p.Range.Start.Line) + 1, EndLine: end + 1}
 	}
+	s.waitForMCP(ctx)
 	run, err := mgr.Start(s.ctx, agent.AskRequest{Abs: abs, Selection: sel, Question: p.Question}, s.notifyRunEvent)
 	if err != nil {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidRequest, "%v", err)
@@ -142,6 +145,25 @@ func (s *Server) cmdAsk(ctx context.Context, mgr *agent.Manager, arg []byte) (an
 		s.askRequests.Store(id, run.ID)
 	}
 	return protocol.RunRef{RunID: run.ID}, nil
+}
+
+// mcpStartWait bounds how long a question waits for MCP servers that are
+// still starting, so their tools are offered from the first question.
+const mcpStartWait = 20 * time.Second
+
+func (s *Server) waitForMCP(ctx context.Context) {
+	s.mu.Lock()
+	ready := s.mcpReady
+	s.mu.Unlock()
+	if ready == nil {
+		return
+	}
+	select {
+	case <-ready:
+	case <-time.After(mcpStartWait):
+		s.logToClient(slog.LevelWarn, "MCP servers are still starting; asking without their tools")
+	case <-ctx.Done():
+	}
 }
 
 func (s *Server) cmdCancel(mgr *agent.Manager, arg []byte) (any, error) {

@@ -187,7 +187,16 @@ func (s *Server) applySettings(settings Settings, warnings []string) {
 		if cfgs, err := mcp.ParseServers(raw); err != nil {
 			warnings = append(warnings, fmt.Sprintf("mcpServers: %v", err))
 		} else {
-			go bridge.Update(s.ctx, cfgs) // servers start in the background; problems are reported as they happen
+			// Servers start in the background; problems are reported as they
+			// happen. A question asked meanwhile waits (bounded) for them.
+			ready := make(chan struct{})
+			s.mu.Lock()
+			s.mcpReady = ready
+			s.mu.Unlock()
+			go func() {
+				defer close(ready)
+				bridge.Update(s.ctx, cfgs)
+			}()
 		}
 	}
 	for _, w := range warnings {

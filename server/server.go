@@ -66,6 +66,7 @@ type Server struct {
 	askRequests askRequestMap
 	tracer      *trace.Recorder
 	mcp         *mcp.Manager
+	mcpReady    chan struct{} // closed when the latest MCP configuration has started
 }
 
 type clientCaps struct {
