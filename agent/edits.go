@@ -49,7 +49,7 @@ type Applier interface {
 var ErrConflict = errors.New("the file changed")
 
 func (m *Manager) proposeEdit(r *Run, step int, files []tools.FileChange) *Edit {
-	e := &Edit{ID: checkpoint.NewID("edit"), RunID: r.ID, Step: step, Files: files, State: EditPending}
+	e := &Edit{ID: r.cfg.NewID("edit"), RunID: r.ID, Step: step, Files: files, State: EditPending}
 	m.mu.Lock()
 	m.edits[e.ID] = e
 	m.order = append(m.order, e.ID)

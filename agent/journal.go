@@ -2,6 +2,7 @@ package agent
 
 import (
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"os"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/cairn-dev/cairn/checkpoint"
+	"github.com/cairn-dev/cairn/model"
 )
 
 // Journal payloads. Large texts (the built context, tool output, file
@@ -63,6 +65,25 @@ type runStartedRecord struct {
 		StartLine int `json:"StartLine"`
 		EndLine   int `json:"EndLine"`
 	} `json:"selection"`
+}
+
+// modelErrorRecordData is a failed model call: retried or final.
+type modelErrorRecordData struct {
+	Class        string `json:"class"`
+	Message      string `json:"message"`
+	Status       int    `json:"status,omitempty"`
+	RetryAfterMS int64  `json:"retryAfterMs,omitempty"`
+	Attempt      int    `json:"attempt"`
+	Retried      bool   `json:"retried"`
+}
+
+func modelErrorRecord(err error, attempt int, retried bool) modelErrorRecordData {
+	rec := modelErrorRecordData{Class: string(model.ClassOf(err)), Message: err.Error(), Attempt: attempt, Retried: retried}
+	var me *model.Error
+	if errors.As(err, &me) {
+		rec.Status, rec.RetryAfterMS, rec.Message = me.Status, me.RetryAfter.Milliseconds(), me.Message
+	}
+	return rec
 }
 
 // blob stores text and returns its hash ("" when there is no store).

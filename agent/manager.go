@@ -32,6 +32,9 @@ type Config struct {
 	MaxTotalTokens  int           // input+output tokens a run may use; 0 = none
 	MaxCostUSD      float64       // what a run may cost at the price table's rates; 0 = none
 	StateDir        string
+	// NewID makes run and edit ids (checkpoint.NewID when nil): evals inject
+	// a deterministic one so token counts repeat exactly.
+	NewID func(prefix string) string
 }
 
 func (c *Config) defaults() {
@@ -52,6 +55,9 @@ func (c *Config) defaults() {
 	}
 	if c.MaxOutputTokens == 0 {
 		c.MaxOutputTokens = 4096
+	}
+	if c.NewID == nil {
+		c.NewID = checkpoint.NewID
 	}
 }
 
@@ -142,7 +148,7 @@ func (m *Manager) Start(parent context.Context, req AskRequest, emit func(protoc
 		return nil, fmt.Errorf("no model provider is configured: set model.provider (or CAIRN_PROVIDER)")
 	}
 	ctx, cancel := context.WithCancelCause(parent)
-	r := &Run{ID: checkpoint.NewID("run"), Question: req.Question, Started: time.Now(), req: req, ctx: ctx, cancel: cancel,
+	r := &Run{ID: cfg.NewID("run"), Question: req.Question, Started: time.Now(), req: req, ctx: ctx, cancel: cancel,
 		drafts: workspace.NewDrafts(m.ws), emit: emit, state: StateRunning, done: make(chan struct{})}
 	r.m = m
 	r.cfg = cfg

@@ -430,6 +430,7 @@ func (r *Run) callModel(step int) (*model.Response, error) {
 	policy := model.DefaultRetryPolicy()
 	policy.MaxAttempts = cfg.MaxRetries + 1
 	policy.OnRetry = func(attempt int, err error, wait time.Duration) {
+		r.jrnl(checkpoint.RecModelError, step, modelErrorRecord(err, attempt, true))
 		r.logf(slog.LevelWarn, "model call failed; retrying", "class", model.ClassOf(err), "attempt", attempt, "wait", wait, "err", err)
 	}
 	resp, err := model.Retry(r.ctx, policy, func() (*model.Response, error) {
@@ -454,6 +455,9 @@ func (r *Run) callModel(step int) (*model.Response, error) {
 	})
 	if err != nil {
 		mc.End(trace.ModelResult{Attempts: attempts, ErrorClass: string(model.ClassOf(err))}, err)
+		if r.ctx.Err() == nil {
+			r.jrnl(checkpoint.RecModelError, step, modelErrorRecord(err, attempts, false))
+		}
 	}
 	if err != nil && model.ClassOf(err) == model.ClassSchema && !r.simplifiedSchemas && r.ctx.Err() == nil {
 		// The provider rejects a schema feature: retry once with simplified

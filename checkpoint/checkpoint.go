@@ -55,6 +55,9 @@ type Store struct {
 	mu    sync.Mutex
 	dir   string
 	Blobs *Blobs
+	// NewID makes checkpoint ids (NewID when nil); evals inject a
+	// deterministic one.
+	NewID func(prefix string) string
 }
 
 // Open returns the store under stateDir (created on demand, owner-only).
@@ -85,7 +88,11 @@ type Change struct {
 // Create journals a pending checkpoint: blobs first, then the record, so a
 // crash at any point leaves either nothing or a complete record.
 func (s *Store) Create(runID, editID string, step int, changes []Change) (*Checkpoint, error) {
-	cp := &Checkpoint{ID: NewID("cp"), RunID: runID, EditID: editID, Step: step, Time: time.Now().UTC(), Status: StatusPending}
+	newID := s.NewID
+	if newID == nil {
+		newID = NewID
+	}
+	cp := &Checkpoint{ID: newID("cp"), RunID: runID, EditID: editID, Step: step, Time: time.Now().UTC(), Status: StatusPending}
 	for _, c := range changes {
 		fs := FileState{Rel: c.Rel, BeforeExists: c.BeforeExists, AfterExists: c.AfterExists}
 		var err error

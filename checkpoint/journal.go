@@ -29,6 +29,7 @@ const (
 	RecContext        = "context_built" // the system prompt and first user message (blob hashes)
 	RecStepStarted    = "step_started"  // pre-checkpoint of a step
 	RecModelResult    = "model_result"
+	RecModelError     = "model_error" // a failed model call (retried or final), for evals and records
 	RecToolIntent     = "tool_intent" // written and synced before the tool runs
 	RecToolResult     = "tool_result" // after
 	RecApproval       = "approval"

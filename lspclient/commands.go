@@ -75,11 +75,25 @@ func (e *Editor) WaitFor(ctx context.Context, runID string, cond func([]protocol
 	}
 }
 
-// WaitRun waits for the run's terminal event and returns all its events.
+// WaitRun waits until the run's latest segment has ended (a terminal event
+// after its last started) and returns all its events. Events that come
+// after the end, such as checkpoint, do not matter.
 func (e *Editor) WaitRun(ctx context.Context, runID string) ([]protocol.RunEvent, error) {
-	return e.WaitFor(ctx, runID, func(evs []protocol.RunEvent) bool {
-		return len(evs) > 0 && IsTerminal(evs[len(evs)-1].Kind)
-	})
+	return e.WaitFor(ctx, runID, Ended)
+}
+
+// Ended reports whether the run's latest segment has ended.
+func Ended(evs []protocol.RunEvent) bool {
+	ended := false
+	for _, ev := range evs {
+		switch {
+		case ev.Kind == protocol.EventStarted:
+			ended = false
+		case IsTerminal(ev.Kind):
+			ended = true
+		}
+	}
+	return ended
 }
 
 // WaitKind waits for the first event of a kind and returns it.

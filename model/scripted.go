@@ -207,10 +207,11 @@ func normalizeYAML(v any) any {
 		}
 		return m
 	case []any:
+		out := make([]any, len(x)) // a copy: the script is shared by every Stream call
 		for i := range x {
-			x[i] = normalizeYAML(x[i])
+			out[i] = normalizeYAML(x[i])
 		}
-		return x
+		return out
 	default:
 		return v
 	}

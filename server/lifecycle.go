@@ -104,6 +104,7 @@ func (s *Server) setupEngines(initial Settings) error {
 	if err != nil {
 		return err
 	}
+	cps.NewID = s.opts.NewID
 	// Secrets: the standard rules, the values of secret-looking environment
 	// variables, and the values in the workspace's .env files.
 	red, err := redact.New(redact.Options{Environ: os.Environ()})
@@ -141,7 +142,7 @@ func (s *Server) setupEngines(initial Settings) error {
 	})
 	s.mu.Lock()
 	s.registry, s.gate, s.tracer, s.mcp = reg, gate, rec, bridge
-	s.mgr = agent.NewManager(agent.Config{StateDir: s.stateDir}, agent.Deps{
+	s.mgr = agent.NewManager(agent.Config{StateDir: s.stateDir, NewID: s.opts.NewID}, agent.Deps{
 		WS: s.ws, Registry: reg, Gate: gate, Checkpoints: cps, Diagnostics: s.diags, Redactor: red, Tracer: rec,
 	})
 	s.mu.Unlock()

@@ -36,6 +36,9 @@ type Options struct {
 	Getenv func(string) string
 	// Provider, when set, overrides the configured provider (tests, evals).
 	Provider model.Provider
+	// NewID, when set, makes run, edit and checkpoint ids (evals use a
+	// deterministic counter so token counts repeat exactly).
+	NewID func(prefix string) string
 }
 
 // Server is one LSP session.

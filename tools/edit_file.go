@@ -38,6 +38,9 @@ func runEditFile(ctx context.Context, env *Env, input json.RawMessage) (Result, 
 	if err != nil {
 		return errorResult("cannot edit %q: %v", in.Path, err), nil
 	}
+	if env.WS.CairnIgnored(env.WS.Rel(abs)) {
+		return errorResult("%s is excluded by .cairnignore; the user keeps it out of Cairn's reach", in.Path), nil
+	}
 	rel := env.WS.Rel(abs)
 	cur, exists, err := env.Drafts.Read(abs)
 	if err != nil {

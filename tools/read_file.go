@@ -41,6 +41,9 @@ func runReadFile(ctx context.Context, env *Env, input json.RawMessage) (Result, 
 	if err != nil {
 		return errorResult("cannot read %q: %v", in.Path, err), nil
 	}
+	if env.WS.CairnIgnored(env.WS.Rel(abs)) {
+		return errorResult("%s is excluded by .cairnignore; the user keeps it out of Cairn's reach", in.Path), nil
+	}
 	text, exists, err := env.Drafts.Read(abs)
 	if err != nil {
 		return errorResult("cannot read %q: %v", in.Path, err), nil

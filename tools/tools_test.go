@@ -173,3 +173,16 @@ func TestMatchGlob(t *testing.T) {
 		}
 	}
 }
+
+func TestCairnIgnoredFilesAreRefused(t *testing.T) {
+	env := testEnv(t, map[string]string{".cairnignore": "secrets/\n", "secrets/k.txt": "x", ".gitignore": "build/\n", "build/out.txt": "y"})
+	if r := call(t, env, ReadFile(), `{"path":"secrets/k.txt"}`); !r.IsError || !strings.Contains(r.Content, ".cairnignore") {
+		t.Errorf("read of a .cairnignore'd file: %+v", r)
+	}
+	if r := call(t, env, EditFile(), `{"path":"secrets/k.txt","oldText":"x","newText":"z"}`); !r.IsError {
+		t.Errorf("edit of a .cairnignore'd file: %+v", r)
+	}
+	if r := call(t, env, ReadFile(), `{"path":"build/out.txt"}`); r.IsError {
+		t.Errorf(".gitignore'd files stay readable: %+v", r)
+	}
+}

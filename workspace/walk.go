@@ -146,15 +146,28 @@ func (w *Workspace) Walk(opts WalkOptions) ([]File, WalkStats) {
 // Ignored reports whether a workspace-relative path is excluded by the
 // ignore rules of its ancestors (used for watcher events on single files).
 func (w *Workspace) Ignored(rel string) bool {
+	return w.ignoredBy(rel, ".gitignore", ".cairnignore")
+}
+
+// CairnIgnored reports whether .cairnignore excludes a path: the user's
+// word that Cairn must not look at it, so the file tools refuse it
+// (.gitignore only keeps build output out of indexes).
+func (w *Workspace) CairnIgnored(rel string) bool {
+	return w.ignoredBy(rel, ".cairnignore")
+}
+
+func (w *Workspace) ignoredBy(rel string, files ...string) bool {
 	parts := strings.Split(rel, "/")
-	for _, p := range parts[:len(parts)-1] {
-		if alwaysSkipDirs[p] || vendoredDirs[p] {
-			return true
+	if len(files) == 2 {
+		for _, p := range parts[:len(parts)-1] {
+			if alwaysSkipDirs[p] || vendoredDirs[p] {
+				return true
+			}
 		}
 	}
 	dir := ""
 	for i := 0; i < len(parts); i++ {
-		for _, name := range []string{".gitignore", ".cairnignore"} {
+		for _, name := range files {
 			b, err := os.ReadFile(filepath.Join(w.root, filepath.FromSlash(dir), name))
 			if err != nil {
 				continue
