@@ -19,13 +19,14 @@ var allowed = map[string][]string{
 	"checkpoint":    {"workspace"},
 	"repomap":       {"workspace", "tokencount"},
 	"search":        {"workspace", "tokencount"},
+	"codeindex":     {"repomap", "search", "workspace", "tokencount"},
 	"contextengine": {"repomap", "search", "workspace", "redact", "model", "tokencount"},
 	"tools":         {"workspace", "search", "repomap", "checkpoint", "redact", "model", "tokencount", "tools/shell"},
 	"tools/shell":   {"redact"},
-	"agent":         {"model", "tools", "tools/shell", "contextengine", "checkpoint", "trace", "protocol", "workspace", "tokencount", "redact"},
+	"agent":         {"codeindex", "repomap", "search", "model", "tools", "tools/shell", "contextengine", "checkpoint", "trace", "protocol", "workspace", "tokencount", "redact"},
 	"lspclient":     {"protocol", "workspace"},
-	"server":        {"protocol", "agent", "model", "tools", "tools/shell", "contextengine", "checkpoint", "trace", "workspace", "repomap", "search", "redact", "tokencount"},
-	"evals":         {"server", "lspclient", "protocol", "agent", "model", "tools", "tools/shell", "contextengine", "checkpoint", "trace", "workspace", "repomap", "search", "redact", "tokencount"},
+	"server":        {"codeindex", "protocol", "agent", "model", "tools", "tools/shell", "contextengine", "checkpoint", "trace", "workspace", "repomap", "search", "redact", "tokencount"},
+	"evals":         {"codeindex", "server", "lspclient", "protocol", "agent", "model", "tools", "tools/shell", "contextengine", "checkpoint", "trace", "workspace", "repomap", "search", "redact", "tokencount"},
 }
 
 const module = "github.com/cairn-dev/cairn/"

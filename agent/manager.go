@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/checkpoint"
+	"github.com/cairn-dev/cairn/codeindex"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/protocol"
 	"github.com/cairn-dev/cairn/redact"
@@ -76,6 +77,8 @@ type Deps struct {
 	// Tracer records a span per run, step, model call and tool call; nil
 	// records nothing.
 	Tracer *trace.Recorder
+	// Index gives the context engine the repo map and the search index.
+	Index *codeindex.Index
 }
 
 // Manager owns the runs and proposed edits of one workspace.
@@ -91,6 +94,7 @@ type Manager struct {
 	repoMap  tools.MapRenderer
 	redactor *redact.Redactor
 	tracer   *trace.Recorder
+	index    *codeindex.Index
 	runs     map[string]*Run
 	edits    map[string]*Edit
 	order    []string // edit ids in proposal order
@@ -106,7 +110,7 @@ func NewManager(cfg Config, d Deps) *Manager {
 		d.Gate = tools.NewGate(tools.DefaultPolicy(), false, nil, nil)
 	}
 	return &Manager{cfg: cfg, ws: d.WS, registry: d.Registry, gate: d.Gate, cps: d.Checkpoints, diags: d.Diagnostics,
-		search: d.Search, repoMap: d.Map, redactor: d.Redactor, tracer: d.Tracer, runs: map[string]*Run{}, edits: map[string]*Edit{}}
+		search: d.Search, repoMap: d.Map, redactor: d.Redactor, tracer: d.Tracer, index: d.Index, runs: map[string]*Run{}, edits: map[string]*Edit{}}
 }
 
 // SetConfig replaces the run configuration (a settings change); running runs keep theirs.

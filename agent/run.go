@@ -400,6 +400,9 @@ func (r *Run) buildContext(shrink int) (*contextengine.Built, error) {
 		}
 	}
 	req.Redactor = r.m.redactor
+	if ix := r.m.index; ix != nil {
+		req.Map, req.Search, req.IndexPending = ix.Map, ix.Search, !ix.Ready()
+	}
 	b, err := contextengine.Build(req)
 	if err != nil {
 		return nil, err

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/cairn-dev/cairn/redact"
+	"github.com/cairn-dev/cairn/repomap"
+	"github.com/cairn-dev/cairn/search"
 	"github.com/cairn-dev/cairn/tokencount"
 	"github.com/cairn-dev/cairn/workspace"
 )
@@ -55,6 +57,13 @@ type Request struct {
 	// Redactor masks secrets in every item before it is counted or sent;
 	// nil uses redact.Default().
 	Redactor *redact.Redactor
+
+	// Map and Search are the code indexes (either may be nil); IndexPending
+	// says they are still being built (the report notes it: a build never
+	// waits for indexing).
+	Map          *repomap.Map
+	Search       *search.Index
+	IndexPending bool
 }
 
 // Built is the result of a build: the system prompt and the first user
@@ -65,16 +74,21 @@ type Built struct {
 	Report *Report
 }
 
-// Priorities: lower is allocated first.
+// Priorities: lower is allocated first (and dropped last).
 const (
 	prioQuestion = iota
 	prioSelection
 	prioDiagnosticsInRange
 	prioProject
+	prioEnclosing
 	prioWindow
 	prioDiagnosticsFile
+	prioDefinitions
 	prioRecentEdits
+	prioRepoMap
 	prioDiagnosticsOther
+	prioSearch
+	prioOpenDocs
 )
 
 // Build assembles the first user message for a question.
@@ -93,6 +107,7 @@ func Build(req Request) (*Built, error) {
 	add := func(it *Item) { items = append(items, it) }
 	add(&Item{Source: SourceQuestion, Location: "user", Text: "## Question\n" + req.Question + "\n", Priority: prioQuestion, Required: true, Score: 1})
 
+	var seen spans
 	var lines []string
 	if req.FileText != "" {
 		lines = strings.SplitAfter(req.FileText, "\n")
@@ -115,19 +130,32 @@ func Build(req Request) (*Built, error) {
 			add(&Item{Source: SourceSelection, Location: fmt.Sprintf("%s:%d-%d", req.File, sel.StartLine, end),
 				Text:     fmt.Sprintf("## Selection: %s lines %d-%d\n%s", req.File, sel.StartLine, end, numbered(lines, sel.StartLine, end)),
 				Priority: prioSelection, Required: true, Score: 1})
-			// Surrounding window: up to 40 lines either side.
-			ws, we := max(1, sel.StartLine-40), min(len(lines), end+40)
-			if ws < sel.StartLine || we > end {
-				add(&Item{Source: SourceWindow, Location: fmt.Sprintf("%s:%d-%d", req.File, ws, we),
-					Text:     fmt.Sprintf("## Around the selection: %s lines %d-%d\n%s", req.File, ws, we, numbered(lines, ws, we)),
-					Priority: prioWindow, Score: 0.8})
+			// Surrounding window: up to 40 lines either side, trimmed to fit.
+			if sel.StartLine > 1 || end < len(lines) {
+				file, first, last := req.File, sel.StartLine, end
+				it := &Item{Source: SourceWindow, Location: fmt.Sprintf("%s around %d-%d", file, first, last), Priority: prioWindow, Score: 0.8}
+				it.render = func(tokens int) string {
+					for radius := 40; radius >= 5; radius = radius * 2 / 3 {
+						ws, we := max(1, first-radius), min(len(lines), last+radius)
+						text := fmt.Sprintf("## Around the selection: %s lines %d-%d\n%s", file, ws, we, numbered(lines, ws, we))
+						if tokencount.Count(text) <= tokens {
+							it.Location = fmt.Sprintf("%s:%d-%d", file, ws, we)
+							return text
+						}
+					}
+					return ""
+				}
+				add(it)
+				seen = append(seen, span{req.File, max(1, first-40), min(len(lines), last+40)})
 			}
+			seen = append(seen, span{req.File, sel.StartLine, end})
 		}
 	} else if req.File != "" && len(lines) > 0 {
 		end := min(len(lines), 200)
 		add(&Item{Source: SourceWindow, Location: fmt.Sprintf("%s:1-%d", req.File, end),
 			Text:     fmt.Sprintf("## Current file: %s lines 1-%d\n%s", req.File, end, numbered(lines, 1, end)),
 			Priority: prioWindow, Score: 0.7})
+		seen = append(seen, span{req.File, 1, end})
 	}
 
 	for _, d := range req.Diagnostics {
@@ -170,11 +198,21 @@ func Build(req Request) (*Built, error) {
 		}
 	}
 
+	indexSources(req, lines, sel, seen, report, add)
+	openDocSources(req, seen, add)
+
 	red := req.Redactor
 	if red == nil {
 		red = redact.Default()
 	}
 	for _, it := range items {
+		if it.render != nil {
+			inner := it.render
+			it.render = func(tokens int) string {
+				out, _ := red.Redact(inner(tokens))
+				return out
+			}
+		}
 		text, findings := red.Redact(it.Text)
 		if len(findings) > 0 {
 			it.Text = text
@@ -193,7 +231,9 @@ func Build(req Request) (*Built, error) {
 			sort.Strings(parts)
 			it.Reason = "redacted " + strings.Join(parts, ", ") + "; "
 		}
-		it.Tokens = tokencount.Count(it.Text)
+		if it.render == nil {
+			it.Tokens = tokencount.Count(it.Text)
+		}
 	}
 	used := Allocate(items, avail, report)
 	report.Budget.Used = used + sysTokens
@@ -220,6 +260,11 @@ func Build(req Request) (*Built, error) {
 		}
 	}
 	section(SourceProject, "")
+	section(SourceRepoMap, "")
+	section(SourceDefinitions, "")
+	section(SourceSearch, "")
+	section(SourceOpenDocs, "")
+	section(SourceEnclosing, "")
 	section(SourceWindow, "")
 	section(SourceSelection, "")
 	section(SourceDiagnostics, "## Diagnostics from the editor\n")

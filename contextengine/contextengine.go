@@ -25,6 +25,8 @@ const (
 	SourceQuestion     Source = "question"
 	SourceSelection    Source = "selection"
 	SourceWindow       Source = "surrounding code"
+	SourceEnclosing    Source = "enclosing symbol"
+	SourceDefinitions  Source = "definitions"
 	SourceDiagnostics  Source = "diagnostics"
 	SourceRecentEdits  Source = "recent edits"
 	SourceRepoMap      Source = "repo map"
@@ -49,6 +51,10 @@ type Item struct {
 
 	Included bool
 	Reason   string // why included or dropped
+
+	// render, when set, produces the item's text for a token allowance
+	// (the repo map and the surrounding code shrink to fit).
+	render func(tokens int) string
 }
 
 // Budget is the token arithmetic of one build.
@@ -153,7 +159,8 @@ func oneLine(s string, n int) string {
 }
 
 // Allocate marks items included or dropped to fit avail tokens: required
-// items first, then by priority, then by score. It returns the tokens used.
+// items first, then by priority, then by score, each source within its cap
+// (a share of avail). It returns the tokens used.
 func Allocate(items []*Item, avail int, report *Report) int {
 	sorted := append([]*Item(nil), items...)
 	sort.SliceStable(sorted, func(i, j int) bool {
@@ -167,16 +174,41 @@ func Allocate(items []*Item, avail int, report *Report) int {
 		return a.Score > b.Score
 	})
 	used := 0
+	bySource := map[Source]int{}
 	for _, it := range sorted {
+		if strings.HasPrefix(it.Reason, "duplicate") {
+			it.Included = false
+			it.Reason = strings.TrimSuffix(it.Reason, "; ")
+			continue
+		}
+		capTokens := avail
+		if share, ok := sourceCaps[it.Source]; ok && !it.Required {
+			capTokens = int(share * float64(avail))
+		}
+		room := min(capTokens-bySource[it.Source], avail-used)
+		if it.render != nil {
+			full := it.render(min(capTokens, maxRenderTokens(it.Source)))
+			if tokencount.Count(full) > room {
+				it.Text = it.render(room)
+				if it.Text != "" {
+					it.Reason += "shrunk to fit; "
+					report.Degraded = true
+				}
+			} else {
+				it.Text = full
+			}
+			if it.Text == "" {
+				it.Included = false
+				it.Reason += "budget exhausted"
+				report.Degraded = true
+				continue
+			}
+		}
 		if it.Tokens == 0 {
 			it.Tokens = tokencount.Count(it.Text)
 		}
 		switch {
-		case used+it.Tokens <= avail:
-			it.Included = true
-			it.Reason += "fits"
-			used += it.Tokens
-		case it.Required:
+		case it.Required && used+it.Tokens > avail:
 			// Never drop the question or the selection: shorten instead.
 			room := avail - used
 			if room < 32 {
@@ -187,15 +219,32 @@ func Allocate(items []*Item, avail int, report *Report) int {
 			it.Tokens = tokencount.Count(it.Text)
 			it.Included = true
 			it.Reason += "required; shortened to fit the budget"
-			used += it.Tokens
+			report.Degraded = true
+		case it.Required || (it.Tokens <= room):
+			it.Included = true
+			it.Reason += "fits"
+		case bySource[it.Source]+it.Tokens > capTokens:
+			it.Included = false
+			it.Reason += fmt.Sprintf("over the %s cap (%d tokens)", it.Source, capTokens)
 			report.Degraded = true
 		default:
 			it.Included = false
 			it.Reason += "budget exhausted"
 			report.Degraded = true
 		}
+		if it.Included {
+			used += it.Tokens
+			bySource[it.Source] += it.Tokens
+		}
 	}
 	return used
+}
+
+func maxRenderTokens(s Source) int {
+	if s == SourceRepoMap {
+		return maxRepoMapTokens
+	}
+	return 1 << 30
 }
 
 // FitHistory shortens the conversation after the first user message so the

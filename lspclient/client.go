@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 
 	"go.lsp.dev/jsonrpc2"
@@ -52,7 +53,10 @@ type Editor struct {
 	prompts  []string // showMessageRequest messages
 	applied  []protocol.WorkspaceEdit
 	changed  chan struct{}
-	nextVer  int32
+
+	progressTitle map[string]string // token → title of work-done progress begun
+	progressDone  []string          // titles of progress ended
+	nextVer       int32
 }
 
 type buffer struct {
@@ -70,7 +74,8 @@ func Connect(ctx context.Context, rwc io.ReadWriteCloser, root string, opts Opti
 	if real, err := filepath.EvalSymlinks(abs); err == nil {
 		abs = real
 	}
-	e := &Editor{Root: abs, opts: opts, buffers: map[string]*buffer{}, events: map[string][]protocol.RunEvent{}, changed: make(chan struct{})}
+	e := &Editor{Root: abs, opts: opts, buffers: map[string]*buffer{}, events: map[string][]protocol.RunEvent{}, changed: make(chan struct{}),
+		progressTitle: map[string]string{}}
 	e.conn = jsonrpc2.NewConn(jsonrpc2.NewHeaderStream(rwc))
 	e.conn.Go(ctx, e.handle)
 	docChanges := !opts.NoDocumentChanges
@@ -163,6 +168,25 @@ func (e *Editor) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 	case "window/workDoneProgress/create", "client/registerCapability":
 		return nil, nil
 	case "$/progress":
+		var p struct {
+			Token any `json:"token"`
+			Value struct {
+				Kind  string `json:"kind"`
+				Title string `json:"title"`
+			} `json:"value"`
+		}
+		if json.Unmarshal(params, &p) == nil {
+			tok := fmt.Sprint(p.Token)
+			e.mu.Lock()
+			switch p.Value.Kind {
+			case "begin":
+				e.progressTitle[tok] = p.Value.Title
+			case "end":
+				e.progressDone = append(e.progressDone, e.progressTitle[tok])
+			}
+			e.mu.Unlock()
+			e.signal()
+		}
 		return nil, nil
 	}
 	if req.IsCall() {
@@ -188,6 +212,24 @@ func (e *Editor) wait(ctx context.Context) error {
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
+	}
+}
+
+// WaitProgressEnd waits until a work-done progress whose title contains
+// substr has ended (e.g. "repo map", "search index").
+func (e *Editor) WaitProgressEnd(ctx context.Context, substr string) error {
+	for {
+		e.mu.Lock()
+		for _, t := range e.progressDone {
+			if strings.Contains(t, substr) {
+				e.mu.Unlock()
+				return nil
+			}
+		}
+		e.mu.Unlock()
+		if err := e.wait(ctx); err != nil {
+			return fmt.Errorf("waiting for %q progress to end: %w", substr, err)
+		}
 	}
 }
 

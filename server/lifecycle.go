@@ -17,6 +17,7 @@ import (
 
 	"github.com/cairn-dev/cairn/agent"
 	"github.com/cairn-dev/cairn/checkpoint"
+	"github.com/cairn-dev/cairn/codeindex"
 	"github.com/cairn-dev/cairn/protocol"
 	"github.com/cairn-dev/cairn/redact"
 	"github.com/cairn-dev/cairn/tools"
@@ -140,11 +141,25 @@ func (s *Server) setupEngines(initial Settings) error {
 		},
 		Logf: func(format string, args ...any) { s.logToClient(slog.LevelInfo, fmt.Sprintf(format, args...)) },
 	})
+	// The repo map and the search index build in the background; questions
+	// use what is indexed so far.
+	progress := newIndexProgress(s)
+	ix, err := codeindex.Open(s.ws, codeindex.Options{StateDir: s.stateDir, Progress: progress.report})
+	if err != nil {
+		s.logToClient(slog.LevelWarn, err.Error())
+	}
+	deps := agent.Deps{WS: s.ws, Registry: reg, Gate: gate, Checkpoints: cps, Diagnostics: s.diags, Redactor: red, Tracer: rec}
+	if ix != nil {
+		deps.Map = ix
+		deps.Index = ix
+		if ix.Search != nil {
+			deps.Search = ix
+		}
+		ix.Start(s.ctx) // in the background: nothing here waits for indexing
+	}
 	s.mu.Lock()
-	s.registry, s.gate, s.tracer, s.mcp = reg, gate, rec, bridge
-	s.mgr = agent.NewManager(agent.Config{StateDir: s.stateDir, NewID: s.opts.NewID}, agent.Deps{
-		WS: s.ws, Registry: reg, Gate: gate, Checkpoints: cps, Diagnostics: s.diags, Redactor: red, Tracer: rec,
-	})
+	s.registry, s.gate, s.tracer, s.mcp, s.index = reg, gate, rec, bridge, ix
+	s.mgr = agent.NewManager(agent.Config{StateDir: s.stateDir, NewID: s.opts.NewID}, deps)
 	s.mu.Unlock()
 	return nil
 }

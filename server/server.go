@@ -19,6 +19,7 @@ import (
 	lsp "go.lsp.dev/protocol"
 
 	"github.com/cairn-dev/cairn/agent"
+	"github.com/cairn-dev/cairn/codeindex"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/tools"
 	"github.com/cairn-dev/cairn/tools/mcp"
@@ -70,6 +71,7 @@ type Server struct {
 	tracer      *trace.Recorder
 	mcp         *mcp.Manager
 	mcpReady    chan struct{} // closed when the latest MCP configuration has started
+	index       *codeindex.Index
 }
 
 type clientCaps struct {
@@ -104,8 +106,11 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 	}
 	s.cancel(errors.New("the client went away"))
 	s.mu.Lock()
-	mgr, bridge, rec := s.mgr, s.mcp, s.tracer
+	mgr, bridge, rec, ix := s.mgr, s.mcp, s.tracer, s.index
 	s.mu.Unlock()
+	if ix != nil {
+		defer ix.Close()
+	}
 	if mgr != nil {
 		mgr.CancelAll(errors.New("the server is stopping"))
 	}

@@ -52,6 +52,9 @@ func (s *Server) DidChange(ctx context.Context, params *lsp.DidChangeTextDocumen
 		return nil
 	}
 	s.ws.Recent.Record(abs, before, after, time.Now())
+	if s.index != nil {
+		s.index.DocumentChanged(abs, after)
+	}
 	return nil
 }
 
@@ -67,6 +70,9 @@ func (s *Server) DidSave(ctx context.Context, params *lsp.DidSaveTextDocumentPar
 		if doc, ok := s.ws.Docs.Get(abs); ok && doc.Text != *params.Text {
 			_, _, _ = s.ws.Docs.Change(abs, doc.Version, []workspace.TextChange{{Text: *params.Text}})
 		}
+	}
+	if s.index != nil {
+		s.index.DocumentSaved(abs)
 	}
 	return nil
 }

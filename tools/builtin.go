@@ -6,7 +6,7 @@ var walkOptions = workspace.WalkOptions{}
 
 // Builtins returns the built-in tools for the workspace at root.
 func Builtins(root string) []*Tool {
-	return []*Tool{ReadFile(), ListFiles(), EditFile(), GetDiagnostics(), RunCommand(root)}
+	return []*Tool{ReadFile(), ListFiles(), EditFile(), GetDiagnostics(), RunCommand(root), SearchCode(), RepoMap()}
 }
 
 // NewBuiltinRegistry returns a registry holding the built-in tools.
