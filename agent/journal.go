@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/cairn-dev/cairn/checkpoint"
 	"github.com/cairn-dev/cairn/model"
 )
 
@@ -141,11 +140,6 @@ func crashPoint(point string) {
 
 // CrashExitCode is the exit status of an injected crash.
 const CrashExitCode = 86
-
-// journalRecords is a helper for resume: the records of a run's journal.
-func journalRecords(path string) ([]checkpoint.Record, bool, error) {
-	return checkpoint.ReadJournal(path)
-}
 
 var (
 	crashMu    = new(sync.Mutex)

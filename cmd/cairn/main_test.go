@@ -107,3 +107,25 @@ func TestAuditVerify(t *testing.T) {
 		t.Fatalf("tampered log: exit %d %q", code, errOut)
 	}
 }
+
+func TestMapAndSearchCommands(t *testing.T) {
+	t.Setenv("CAIRN_STATE_DIR", t.TempDir())
+	dir := t.TempDir()
+	if err := copyEmbedded(sampleFS, "_sample/ws", dir); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runCLI(t, "map", "--root", dir, "--tokens", "200")
+	if code != 0 || !strings.Contains(out, "greet/greet.go:") || !strings.Contains(out, "func Greet(name string) string") {
+		t.Fatalf("map: exit %d\n%s\n%s", code, out, errOut)
+	}
+	out, errOut, code = runCLI(t, "search", "--root", dir, "--limit", "3", "shout greeting capitals")
+	if code != 0 || !strings.HasPrefix(out, "greet/greet.go:") {
+		t.Fatalf("search: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if _, errOut, code := runCLI(t, "search", "--root", dir, "lang:cobol2 x", "bogus:filter"); code == 0 {
+		t.Errorf("an unknown filter should fail: %s", errOut)
+	}
+	if _, _, code := runCLI(t, "map", "--tokens", "0"); code != 2 {
+		t.Errorf("--tokens 0: exit %d", code)
+	}
+}

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/cairn-dev/cairn/codeindex"
+	"github.com/cairn-dev/cairn/repomap"
+	"github.com/cairn-dev/cairn/server"
+	"github.com/cairn-dev/cairn/workspace"
+)
+
+func init() {
+	register(command{"map", "the ranked repo map, fitted to --tokens", runMap})
+	register(command{"search", "code search: one hit per line, path:line: text", runSearch})
+}
+
+// openIndex opens the workspace's indexes in its state directory (shared
+// with the server: warm starts load the caches).
+func openIndex(root string) (*workspace.Workspace, *codeindex.Index, error) {
+	ws, err := workspace.Open(root)
+	if err != nil {
+		return nil, nil, err
+	}
+	state, err := server.StateDir(ws.Root(), os.Getenv)
+	if err != nil {
+		return nil, nil, err
+	}
+	ws.SetStateDir(state)
+	ix, err := codeindex.Open(ws, codeindex.Options{StateDir: state, NoWatch: true})
+	if ix == nil {
+		return nil, nil, err
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "cairn: %v\n", err)
+	}
+	return ws, ix, nil
+}
+
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+func runMap(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs, root := newFlags("map", stderr)
+	tokens := fs.Int("tokens", 1024, "token budget of the map")
+	var focus multiFlag
+	fs.Var(&focus, "focus", "a file to rank the map toward (repeatable)")
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if *tokens <= 0 {
+		return fmt.Errorf("%w: --tokens must be positive", errUsage)
+	}
+	ws, ix, err := openIndex(*root)
+	if err != nil {
+		return err
+	}
+	defer ix.Close()
+	stats, err := ix.Map.Build(ctx)
+	if err != nil {
+		return fmt.Errorf("building the repo map: %w", err)
+	}
+	_ = ix.Map.SaveCache()
+	var rels []string
+	for _, f := range focus {
+		abs, err := ws.Resolve(f)
+		if err != nil {
+			return fmt.Errorf("--focus %s: %w", f, err)
+		}
+		rels = append(rels, ws.Rel(abs))
+	}
+	out, rs := ix.Map.Render(repomap.Focus{Files: rels}, *tokens)
+	fmt.Fprint(stdout, out)
+	fmt.Fprintf(stderr, "cairn map: %d files (%d parsed, the rest from cache), %d definitions shown in %d tokens of %d\n",
+		stats.Files, stats.Parsed, rs.Defs, rs.Tokens, rs.Budget)
+	return nil
+}
+
+func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs, root := newFlags("search", stderr)
+	limit := fs.Int("limit", 20, "maximum hits")
+	asJSON := fs.Bool("json", false, "print one JSON document")
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	query := strings.Join(fs.Args(), " ")
+	if strings.TrimSpace(query) == "" {
+		return fmt.Errorf("%w: cairn search [--root DIR] [--limit N] [--json] QUERY", errUsage)
+	}
+	_, ix, err := openIndex(*root)
+	if err != nil {
+		return err
+	}
+	defer ix.Close()
+	if ix.Search == nil {
+		return fmt.Errorf("the search index is not available")
+	}
+	// Bring the index up to date (a warm start only re-reads changed files).
+	if _, err := ix.Map.Build(ctx); err == nil {
+		_ = ix.Map.SaveCache()
+	}
+	if _, err := ix.Search.Reconcile(ctx); err != nil {
+		return fmt.Errorf("updating the search index: %w", err)
+	}
+	res, err := ix.Search.Search(ctx, query, *limit)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	}
+	for _, w := range res.Warnings {
+		fmt.Fprintf(stderr, "note: %s\n", w)
+	}
+	for _, h := range res.Hits {
+		fmt.Fprintln(stdout, h.String())
+	}
+	return nil
+}
