@@ -280,7 +280,15 @@ func grepDir(dir, s string) string {
 	found := ""
 	errStop := errors.New("stop")
 	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() && (d.Name() == "repomap" || d.Name() == "search") && filepath.Dir(p) == dir {
+			// The code indexes hold the code as it is on disk, like the
+			// files themselves (docs/security.md): not a leak.
+			return filepath.SkipDir
+		}
+		if d.IsDir() {
 			return nil
 		}
 		b, err := os.ReadFile(p)

@@ -245,7 +245,7 @@ func TestStats(t *testing.T) {
 // TestKillAndResume runs a case that SIGKILLs the server (this test binary
 // acting as `cairn serve`) mid-run and resumes it on a new one.
 func TestKillAndResume(t *testing.T) {
-	c, err := LoadFile("pending/resume-after-kill.txtar")
+	c, err := LoadFile("cases/resume-after-kill.txtar")
 	if err != nil {
 		t.Fatal(err)
 	}

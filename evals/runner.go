@@ -381,6 +381,11 @@ func (h *harness) start(turns []model.ScriptTurn) (*serverConn, error) {
 		return nil, fmt.Errorf("connecting to the server: %w%s", err, sc.stderr.tail())
 	}
 	sc.ed = ed
+	// The context a question gets depends on what is indexed; wait for the
+	// initial indexing so a case sees the same context every time.
+	wctx, wcancel := context.WithTimeout(h.ctx, 20*time.Second)
+	_ = ed.WaitProgressEnd(wctx, "search index")
+	wcancel()
 	return sc, nil
 }
 
