@@ -192,13 +192,37 @@ func BenchmarkRankAndRender(b *testing.B) {
 	}
 }
 
+// BenchmarkGraphRebuild is the lazy re-rank's fixed cost after a change
+// (names already interned: what follows an Update).
 func BenchmarkGraphRebuild(b *testing.B) {
 	m := builtMap(b)
+	m.currentGraph()
+	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		m.mu.Lock()
-		m.graph = nil
+		m.changedLocked()
 		m.mu.Unlock()
 		m.currentGraph()
+	}
+}
+
+// BenchmarkUpdateAndRender is one edited file reflected in a 4k-token map:
+// re-parse, graph rebuild, rank, render.
+func BenchmarkUpdateAndRender(b *testing.B) {
+	m := builtMap(b)
+	const rel = "net/http/server.go"
+	src, err := os.ReadFile(filepath.Join(m.ws.Root(), rel))
+	if err != nil {
+		b.Fatal(err)
+	}
+	m.Render(benchFocus, 4000)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		content := append(append([]byte(nil), src...), fmt.Sprintf("\nfunc benchAdded%d() {}\n", i)...)
+		if err := m.Update(rel, content); err != nil {
+			b.Fatal(err)
+		}
+		m.Render(benchFocus, 4000)
 	}
 }
 

@@ -163,7 +163,6 @@ func (l *language) load() error {
 		l.parsers.New = func() any {
 			p := sitter.NewParser()
 			p.SetLanguage(l.lang)
-			p.SetOperationLimit(int(ParseTimeout / time.Microsecond))
 			return p
 		}
 		l.cursors.New = func() any { return sitter.NewQueryCursor() }

@@ -14,11 +14,13 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"maps"
 	"os"
 	"runtime"
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -56,6 +58,10 @@ type Options struct {
 	// with ones loaded from the cache), e.g. to hand Decls to the search
 	// index from the same parse. It must not call back into the Map.
 	OnParse func(*FileTags)
+	// Progress, when set, is called during Build with the files read or
+	// parsed so far and the number to do (e.g. for $/progress); at most
+	// every 64 files and once at the end, from worker goroutines.
+	Progress func(done, total int)
 }
 
 // BuildStats describes one Build.
@@ -74,6 +80,12 @@ type entry struct {
 	Hash string     // content hash ("" when skipped before hashing)
 	Skip SkipReason // non-empty: the file is known and skipped
 	Tags *FileTags  // nil when skipped
+
+	// Name ids for the graph (see symtab), filled lazily under Map.mu.
+	resolved bool
+	defIDs   []int32
+	defSame  []int32
+	refIDs   []int32
 }
 
 // Map is the repository map of one workspace. It is safe for concurrent use.
@@ -92,6 +104,7 @@ type Map struct {
 	rankCache  []*ranking
 	tokenCache map[string]int
 	defIndex   map[string][]string // definition name → files defining it (sorted)
+	syms       symtab
 
 	// readFile reads a file for parsing; tests replace it to inject errors.
 	readFile func(abs string) ([]byte, error)
@@ -133,6 +146,8 @@ func (m *Map) readOverlay(abs string) ([]byte, error) {
 // and mtime match the cache (or the previous build) are reused without being
 // read, files whose content hash matches are reused without being parsed,
 // the rest are parsed in parallel. The cache is saved when it changed.
+// Build is also the reconcile: an Update that lands while a Build runs may
+// be superseded by what the Build read from disk and overlays.
 func (m *Map) Build(ctx context.Context) (BuildStats, error) {
 	start := time.Now()
 	m.mu.Lock()
@@ -142,7 +157,7 @@ func (m *Map) Build(ctx context.Context) (BuildStats, error) {
 			m.files = cached
 		}
 	}
-	prev := m.files
+	prev := maps.Clone(m.files) // Update may write m.files meanwhile
 	m.mu.Unlock()
 
 	walked, ws := m.ws.Walk(workspace.WalkOptions{MaxFileSize: m.opts.MaxFileSize})
@@ -174,6 +189,7 @@ func (m *Map) Build(ctx context.Context) (BuildStats, error) {
 	}
 	results := make([]result, len(todo))
 	var wg sync.WaitGroup
+	var done atomic.Int64
 	work := make(chan int)
 	for w := 0; w < m.opts.Workers; w++ {
 		wg.Add(1)
@@ -183,6 +199,9 @@ func (m *Map) Build(ctx context.Context) (BuildStats, error) {
 				f := todo[i]
 				e, reason, fresh := m.load(ctx, f, prev[f.Rel])
 				results[i] = result{e, reason, fresh}
+				if n := done.Add(1); m.opts.Progress != nil && (n%64 == 0 || int(n) == len(todo)) {
+					m.opts.Progress(int(n), len(todo))
+				}
 			}
 		}()
 	}
@@ -234,6 +253,15 @@ feed:
 	}
 
 	m.mu.Lock()
+	// The symbol table only grows (Update interns every name it sees, e.g.
+	// each prefix of an identifier being typed); a full build starts it
+	// over when it has grown well past what the files use.
+	if len(m.syms.names) > 2*m.syms.live+50000 {
+		m.syms = symtab{}
+		for _, e := range next {
+			e.resolved = false
+		}
+	}
 	m.files = next
 	m.defIndex = index
 	m.walkSkips = walkSkips
@@ -277,12 +305,12 @@ func (m *Map) load(ctx context.Context, f workspace.File, prev *entry) (*entry, 
 		e.Skip = r
 		return e, "", false
 	}
-	hash := workspace.Hash(string(content))
+	hash := hashBytes(content)
 	if prev != nil && prev.Hash == hash && prev.Tags != nil {
 		e.Hash, e.Tags = hash, prev.Tags
 		return e, "", false
 	}
-	ft, err := parseFile(ctx, f.Rel, content)
+	ft, err := parseFileHashed(ctx, f.Rel, content, hash)
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
 			return nil, "", false
@@ -377,7 +405,7 @@ func (m *Map) Update(rel string, content []byte) error {
 		m.mu.RLock()
 		old := m.files[rel]
 		m.mu.RUnlock()
-		hash := workspace.Hash(string(content))
+		hash := hashBytes(content)
 		if old != nil && old.Tags != nil && old.Hash == hash {
 			// Same content: keep the tags, record the new size and mtime
 			// in a fresh entry (SaveCache may be encoding the old one).
@@ -389,7 +417,7 @@ func (m *Map) Update(rel string, content []byte) error {
 			m.mu.Unlock()
 			return nil
 		}
-		ft, err := parseFile(context.Background(), rel, content)
+		ft, err := parseFileHashed(context.Background(), rel, content, hash)
 		if err != nil {
 			m.Remove(rel)
 			return err
@@ -408,7 +436,8 @@ func (m *Map) Update(rel string, content []byte) error {
 // setLocked replaces (e != nil) or removes the entry of rel, keeping the
 // definition index current.
 func (m *Map) setLocked(rel string, e *entry) {
-	if old := m.files[rel]; old != nil && old.Tags != nil {
+	old := m.files[rel]
+	if old != nil && old.Tags != nil {
 		for _, d := range old.Tags.Defs {
 			l := m.defIndex[d.Name]
 			if i, ok := slices.BinarySearch(l, rel); ok {
@@ -434,7 +463,40 @@ func (m *Map) setLocked(rel string, e *entry) {
 			}
 		}
 	}
+	// An edit that keeps every definition name and reference count (a
+	// comment, a literal, moved lines) leaves the graph and the rankings
+	// as they are: swap the file's tags into the graph and keep them.
+	if e != nil && old != nil && m.graph != nil && m.graph.gen == m.gen && sameShape(old, e) {
+		if g := m.graph.withTags(rel, e.Tags); g != nil {
+			e.resolved, e.defIDs, e.defSame, e.refIDs = true, old.defIDs, old.defSame, old.refIDs
+			m.gen++
+			g.gen = m.gen
+			m.graph = g
+			return
+		}
+	}
 	m.changedLocked()
+}
+
+// sameShape reports whether two versions of a file give the graph the same
+// nodes and weights: the same definition names in order and the same
+// references with the same counts.
+func sameShape(old, e *entry) bool {
+	a, b := old.Tags, e.Tags
+	if !old.resolved || a == nil || b == nil || len(a.Defs) != len(b.Defs) || len(a.Refs) != len(b.Refs) {
+		return false
+	}
+	for i := range a.Defs {
+		if a.Defs[i].Name != b.Defs[i].Name || a.Defs[i].Local != b.Defs[i].Local {
+			return false
+		}
+	}
+	for i := range a.Refs {
+		if a.Refs[i].Name != b.Refs[i].Name || a.Refs[i].Count != b.Refs[i].Count {
+			return false
+		}
+	}
+	return true
 }
 
 // Remove drops a file from the map.
@@ -455,7 +517,9 @@ func (m *Map) Refresh(rels ...string) {
 			m.Remove(rel)
 			continue
 		}
-		st, err := os.Stat(abs)
+		// Lstat: symlinks are not followed (the walk skips them too, and a
+		// link may point outside the workspace).
+		st, err := os.Lstat(abs)
 		if err != nil && !m.hasOverlay(abs) {
 			m.Remove(rel)
 			continue

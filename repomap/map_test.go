@@ -7,8 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -108,8 +110,12 @@ func TestBuildStatsAndTags(t *testing.T) {
 		files[k] = v
 	}
 	writeFiles(t, root, files)
-	m := newMap(t, root, Options{})
+	var last atomic.Int64
+	m := newMap(t, root, Options{Progress: func(done, total int) { last.Store(int64(done*1000 + total)) }})
 	st := build(t, m)
+	if got := last.Load(); got != int64(len(smallRepo)*1001) {
+		t.Errorf("last progress = %d, want done = total = %d", got, len(smallRepo))
+	}
 	if st.Files != len(smallRepo) || st.Parsed != len(smallRepo) {
 		t.Errorf("files=%d parsed=%d, want %d", st.Files, st.Parsed, len(smallRepo))
 	}
@@ -523,9 +529,125 @@ func TestConcurrentUse(t *testing.T) {
 					m.EnclosingSymbol("pkg1/file1.go", 5)
 				case 3:
 					m.SaveCache()
+					if i%5 == 0 {
+						m.Build(context.Background())
+					}
 				}
 			}
 		}(g)
 	}
 	wg.Wait()
+}
+
+func TestSplitTop(t *testing.T) {
+	var all []rankedDef
+	for i := 0; i < 5000; i++ {
+		all = append(all, rankedDef{file: int32(i % 37), def: int32(i), score: float64((i * 7919) % 1000)})
+	}
+	want := append([]rankedDef(nil), all...)
+	slices.SortFunc(want, cmpRanked)
+	for _, k := range []int{0, 1, 10, 4999, 5000, 6000} {
+		top, rest := splitTop(append([]rankedDef(nil), all...), k)
+		r := &ranking{defs: top, tail: rest, n: len(all)}
+		if got := r.get(k); !slices.Equal(got, want[:min(k, len(want))]) {
+			t.Errorf("k=%d: top differs", k)
+		}
+		if got := r.get(len(all)); !slices.Equal(got, want) {
+			t.Errorf("k=%d: full order differs", k)
+		}
+	}
+}
+
+func TestUpdateSameShapeKeepsRanking(t *testing.T) {
+	root := t.TempDir()
+	writeFiles(t, root, smallRepo)
+	m := newMap(t, root, Options{})
+	build(t, m)
+	focus := Focus{Files: []string{"app/main.go"}}
+	before, _ := m.Render(focus, 1000)
+	m.mu.RLock()
+	cached := len(m.rankCache)
+	m.mu.RUnlock()
+	if cached != 1 {
+		t.Fatalf("rank cache has %d entries", cached)
+	}
+	// Two comment lines on top: same names and counts, lines shift by 2.
+	src := "// one\n// two\n" + smallRepo["billing/invoice.go"]
+	if err := m.Update("billing/invoice.go", []byte(src)); err != nil {
+		t.Fatal(err)
+	}
+	m.mu.RLock()
+	cached = len(m.rankCache)
+	m.mu.RUnlock()
+	if cached != 1 {
+		t.Errorf("same-shape edit dropped the rank cache")
+	}
+	after, _ := m.Render(focus, 1000)
+	if !strings.Contains(after, "  11: func ComputeInvoiceTotal") || after == before {
+		t.Errorf("render after same-shape edit has stale lines:\n%s", after)
+	}
+	// The result equals a map built from scratch on the new content.
+	writeFiles(t, root, map[string]string{"billing/invoice.go": src})
+	fresh := newMap(t, root, Options{})
+	build(t, fresh)
+	if want, _ := fresh.Render(focus, 1000); want != after {
+		t.Errorf("patched render differs from a fresh build:\n%s\n---\n%s", after, want)
+	}
+	// A new reference changes the shape: the ranking is recomputed.
+	if err := m.Update("billing/invoice.go", []byte(src+"\nfunc X() { ComputeInvoiceTotal(nil) }\n")); err != nil {
+		t.Fatal(err)
+	}
+	m.mu.RLock()
+	cached = len(m.rankCache)
+	m.mu.RUnlock()
+	if cached != 0 {
+		t.Errorf("shape change kept %d cached rankings", cached)
+	}
+}
+
+func TestRankDownweightsFixtures(t *testing.T) {
+	root := t.TempDir()
+	files := map[string]string{
+		// A test fixture that defines a name everything uses.
+		"pkg/testdata/fixture.go": "package fixture\n\nfunc SharedHelperName() {}\n",
+		"core/core.go":            "package core\n\nfunc CoreEngineStart() {}\n",
+	}
+	for i := 0; i < 30; i++ {
+		files[fmt.Sprintf("app/f%d.go", i)] = fmt.Sprintf("package app\n\nfunc F%d() {\n\tSharedHelperName()\n\tSharedHelperName()\n\tCoreEngineStart()\n}\n", i)
+	}
+	writeFiles(t, root, files)
+	m := newMap(t, root, Options{})
+	build(t, m)
+	out, _ := m.Render(Focus{}, 25)
+	if !strings.HasPrefix(out, "core/core.go:\n") {
+		t.Errorf("fixture outranks real code:\n%s", out)
+	}
+}
+
+func TestParseFailureIsCountedAndRetried(t *testing.T) {
+	root := t.TempDir()
+	var b strings.Builder
+	b.WriteString("package big\n")
+	for i := 0; i < 3000; i++ {
+		fmt.Fprintf(&b, "func F%d(a, b int) int { if a > b { return a - b }; return b - a }\n", i)
+	}
+	writeFiles(t, root, map[string]string{"big.go": b.String(), "small.go": "package big\n"})
+	old := ParseTimeout
+	ParseTimeout = time.Microsecond
+	m := newMap(t, root, Options{})
+	st := build(t, m)
+	ParseTimeout = old
+	if st.Skipped[SkipParseFailed] != 1 {
+		t.Fatalf("parse-failed = %d, want 1 (%v)", st.Skipped[SkipParseFailed], st.Skipped)
+	}
+	// Not remembered as a lasting skip: the next build parses it.
+	st = build(t, m)
+	if st.Skipped[SkipParseFailed] != 0 || len(m.DefinitionsOf([]string{"F2999"})) != 1 {
+		t.Errorf("after the timeout is lifted: %v", st.Skipped)
+	}
+	// The parser that timed out is reset: a later parse is not confused.
+	ft, err := ParseFile("x.go", []byte("package x\nfunc OnlyThis() {}\n"))
+	if err != nil || len(ft.Defs) != 1 || ft.Defs[0].Name != "OnlyThis" {
+		t.Errorf("after a timeout: %+v, %v", ft, err)
+	}
 }

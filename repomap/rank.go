@@ -1,10 +1,12 @@
 package repomap
 
 import (
+	"container/heap"
 	"math"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"unicode"
 )
 
@@ -19,7 +21,7 @@ import (
 //
 // The weight of the edge r → i (then split evenly among D(i)) is
 //
-//	w(r, i) = sqrt(uses of i in r) · specific(i) · private(i) · common(i) · focus(i)
+//	w(r, i) = sqrt(uses of i in r) · specific(i) · private(i) · common(i) · ubiquitous(i) · focus(i)
 //
 // and the walk leaves r along its edges in proportion to w. The factors:
 //
@@ -36,6 +38,10 @@ import (
 //     New, init) is ambiguous; its mass is already split among the definers,
 //     and this further lowers how much of the referencing file's rank goes
 //     into guesses (1 definer ×1, 2 ×0.5, 8 ×0.25, 512 ×0.1).
+//   - ubiquitous ×(5% of files / files using it) for names used by more
+//     than 5% of the files (in repositories of 400+ files): string, error,
+//     Errorf are vocabulary, not dependencies; without this the file that
+//     declares the builtins outranks everything.
 //   - focus ×10 for the identifiers of the selection and the names mentioned
 //     in the question: the walk should follow what the user is looking at.
 //
@@ -49,23 +55,43 @@ import (
 // (split among that name's definers). With no focus at all it is uniform,
 // which makes the ranking plain PageRank: the most depended-upon code first.
 //
+// The walk leaves r along its edges in proportion to the weights before
+// the common and ubiquitous factors; the share those factors remove is not
+// followed and restarts at the personalization. (Normalizing by the reduced
+// weights instead would give it straight back: a file whose references are
+// all to "string" and "error" would pass its whole rank to the builtins.)
+//
 // A definition's score is the rank that flowed along edges named after it
 // into its file, split evenly among same-named definitions in that file,
 // plus 1% of its file's rank split among the file's definitions (so that
 // unreferenced definitions of highly ranked files, e.g. the selection's own
 // file, still order among themselves), ×2 when its name is a focus
-// identifier or mentioned name.
+// identifier or mentioned name, ×0.1 in test fixtures (testdata/,
+// fixtures/, __fixtures__/).
 const (
 	damping        = 0.85
 	maxIterations  = 100
-	tolerance      = 1e-7
+	tolerance      = 1e-5 // L1 change of the rank vector (sums to 1) that ends the iteration
 	focusBoost     = 10.0
 	specificBoost  = 3.0
 	shortPenalty   = 0.3
 	privatePenalty = 0.3
 	baselineShare  = 0.01
 	defFocusBoost  = 2.0
+	ubiquityShare  = 0.05
+	fixturePenalty = 0.1
 )
+
+// isFixture reports test data: testdata/, fixtures/ and __fixtures__/
+// directories hold inputs for tests, not the code a question is about.
+func isFixture(rel string) bool {
+	for _, d := range []string{"testdata/", "fixtures/", "__fixtures__/"} {
+		if strings.HasPrefix(rel, d) || strings.Contains(rel, "/"+d) {
+			return true
+		}
+	}
+	return false
+}
 
 // Focus is what the question is about. All fields are optional.
 type Focus struct {
@@ -86,23 +112,99 @@ func (f Focus) key() string {
 	return b.String()
 }
 
-// graph is the static part of the ranking, rebuilt when files change.
+// graph is the static part of the ranking, rebuilt when files change. Names
+// are interned once per Map (symtab) and each entry keeps its names' ids, so
+// a rebuild after a one-file change is array work, not string hashing.
 type graph struct {
-	gen      uint64
-	files    []string // sorted
-	fileIdx  map[string]int32
-	tags     []*FileTags
-	idents   []string
-	identIdx map[string]int32
-	definers [][]int32 // ident → files defining it
+	gen    uint64
+	files  []string // sorted
+	tags   []*FileTags
+	idents []string // symtab snapshot: id → name
+	// CSR: files defining ident i are defFile[defStart[i]:defStart[i+1]].
+	defStart []int32
+	defFile  []int32
+	defined  []int32 // idents with at least one definer
 	// CSR edges: refs of file f are edgeIdent/edgeW[edgeStart[f]:edgeStart[f+1]].
 	edgeStart []int32
 	edgeIdent []int32
 	edgeW     []float64 // static weight (no focus factor)
+	edgeB     []float64 // the same without the common and ubiquitous factors (for normalization)
 	// Per file, per definition: its ident (-1 for local definitions) and
 	// how many definitions of the same name the file has.
 	defIdent [][]int32
 	defSame  [][]int32
+	fileIdx  map[string]int32
+}
+
+// withTags returns a copy of g with rel's tags replaced (same shape).
+func (g *graph) withTags(rel string, t *FileTags) *graph {
+	fi, ok := g.fileIdx[rel]
+	if !ok {
+		return nil
+	}
+	ng := *g
+	ng.tags = slices.Clone(g.tags)
+	ng.tags[fi] = t
+	return &ng
+}
+
+func (g *graph) definers(id int32) []int32 { return g.defFile[g.defStart[id]:g.defStart[id+1]] }
+
+// symtab interns names for the graph. Guarded by Map.mu.
+type symtab struct {
+	ids    map[string]int32
+	names  []string
+	static []float64 // identWeight without the definer factor
+	live   int       // names in use at the last graph build
+}
+
+func (t *symtab) id(name string) int32 {
+	if id, ok := t.ids[name]; ok {
+		return id
+	}
+	id := int32(len(t.names))
+	t.ids[name] = id
+	t.names = append(t.names, name)
+	t.static = append(t.static, identWeight(name, 1))
+	return id
+}
+
+// resolve fills an entry's name ids (once per entry).
+func (t *symtab) resolve(e *entry) {
+	if e.resolved || e.Tags == nil {
+		return
+	}
+	ft := e.Tags
+	e.defIDs = make([]int32, len(ft.Defs))
+	e.defSame = make([]int32, len(ft.Defs))
+	for i, d := range ft.Defs {
+		e.defIDs[i] = -1
+		if !d.Local { // local helpers are not edges of the map
+			e.defIDs[i] = t.id(d.Name)
+		}
+	}
+	if len(ft.Defs) <= 64 {
+		for i, a := range e.defIDs {
+			for _, b := range e.defIDs {
+				if a >= 0 && a == b {
+					e.defSame[i]++
+				}
+			}
+		}
+	} else {
+		cnt := map[int32]int32{}
+		for _, id := range e.defIDs {
+			cnt[id]++
+		}
+		for i, id := range e.defIDs {
+			e.defSame[i] = cnt[id]
+		}
+	}
+	e.refIDs = make([]int32, len(ft.Refs))
+	for i, r := range ft.Refs {
+		e.refIDs[i] = t.id(r.Name)
+	}
+	e.resolved = true
 }
 
 func (m *Map) currentGraph() *graph {
@@ -118,91 +220,137 @@ func (m *Map) currentGraph() *graph {
 	if m.graph != nil && m.graph.gen == m.gen {
 		return m.graph
 	}
-	m.graph = buildGraph(m.files, m.gen)
+	m.graph = m.buildGraphLocked()
 	m.rankCache = nil
 	return m.graph
 }
 
-func buildGraph(files map[string]*entry, gen uint64) *graph {
-	g := &graph{gen: gen, fileIdx: map[string]int32{}, identIdx: map[string]int32{}}
-	for rel, e := range files {
+func (m *Map) buildGraphLocked() *graph {
+	st := &m.syms
+	if st.ids == nil {
+		st.ids = map[string]int32{}
+	}
+	g := &graph{gen: m.gen, fileIdx: map[string]int32{}}
+	entries := make([]*entry, 0, len(m.files))
+	for _, e := range m.files {
 		if e.Tags != nil {
-			g.files = append(g.files, rel)
+			entries = append(entries, e)
 		}
 	}
-	sort.Strings(g.files)
-	g.tags = make([]*FileTags, len(g.files))
-	for i, rel := range g.files {
-		g.fileIdx[rel] = int32(i)
-		g.tags[i] = files[rel].Tags
+	sort.Slice(entries, func(i, j int) bool { return entries[i].Rel < entries[j].Rel })
+	g.files = make([]string, len(entries))
+	g.tags = make([]*FileTags, len(entries))
+	g.defIdent = make([][]int32, len(entries))
+	g.defSame = make([][]int32, len(entries))
+	for i, e := range entries {
+		st.resolve(e)
+		g.files[i] = e.Rel
+		g.tags[i] = e.Tags
+		g.fileIdx[e.Rel] = int32(i)
+		g.defIdent[i], g.defSame[i] = e.defIDs, e.defSame
 	}
-	for fi, t := range g.tags {
-		for _, d := range t.Defs {
-			if d.Local {
-				continue // local helpers are not edges of the map
-			}
-			id, ok := g.identIdx[d.Name]
-			if !ok {
-				id = int32(len(g.idents))
-				g.identIdx[d.Name] = id
-				g.idents = append(g.idents, d.Name)
-				g.definers = append(g.definers, nil)
-			}
-			if n := len(g.definers[id]); n == 0 || g.definers[id][n-1] != int32(fi) {
-				g.definers[id] = append(g.definers[id], int32(fi))
+	n := len(st.names)
+	g.idents = st.names[:n:n]
+
+	// Definers, as CSR by counting (each file once per name).
+	last := make([]int32, n)
+	for i := range last {
+		last[i] = -1
+	}
+	g.defStart = make([]int32, n+1)
+	total := 0
+	for fi, ids := range g.defIdent {
+		for _, id := range ids {
+			if id >= 0 && last[id] != int32(fi) {
+				last[id] = int32(fi)
+				g.defStart[id+1]++
+				total++
 			}
 		}
 	}
-	g.defIdent = make([][]int32, len(g.tags))
-	g.defSame = make([][]int32, len(g.tags))
-	for fi, t := range g.tags {
-		ids := make([]int32, len(t.Defs))
-		same := make([]int32, len(t.Defs))
-		for di, d := range t.Defs {
-			ids[di] = -1
-			if !d.Local {
-				ids[di] = g.identIdx[d.Name]
-			}
+	for i := 0; i < n; i++ {
+		if g.defStart[i+1] > 0 {
+			g.defined = append(g.defined, int32(i))
 		}
-		for di := range ids {
-			for dj := range ids {
-				if ids[di] >= 0 && ids[dj] == ids[di] {
-					same[di]++
-				}
-			}
-			if len(ids) > 64 { // quadratic only for small files
-				break
-			}
-		}
-		if len(ids) > 64 {
-			cnt := map[int32]int32{}
-			for _, id := range ids {
-				cnt[id]++
-			}
-			for di, id := range ids {
-				same[di] = cnt[id]
-			}
-		}
-		g.defIdent[fi], g.defSame[fi] = ids, same
+		g.defStart[i+1] += g.defStart[i]
 	}
-	static := make([]float64, len(g.idents))
-	for id, name := range g.idents {
-		static[id] = identWeight(name, len(g.definers[id]))
+	g.defFile = make([]int32, total)
+	fill := make([]int32, n)
+	copy(fill, g.defStart[:n])
+	for i := range last {
+		last[i] = -1
 	}
-	g.edgeStart = make([]int32, len(g.tags)+1)
-	for fi, t := range g.tags {
+	for fi, ids := range g.defIdent {
+		for _, id := range ids {
+			if id >= 0 && last[id] != int32(fi) {
+				last[id] = int32(fi)
+				g.defFile[fill[id]] = int32(fi)
+				fill[id]++
+			}
+		}
+	}
+
+	// Edges: references to names some file defines.
+	refFiles := make([]int32, n)
+	for _, e := range entries {
+		for _, id := range e.refIDs {
+			refFiles[id]++
+		}
+	}
+	st.live = 0
+	for id := 0; id < n; id++ {
+		if refFiles[id] > 0 || g.defStart[id+1] > g.defStart[id] {
+			st.live++
+		}
+	}
+	weight := make([]float64, n)
+	damp := make([]float64, n)
+	for id := 0; id < n; id++ {
+		if d := g.defStart[id+1] - g.defStart[id]; d > 0 {
+			damp[id] = commonFactor(int(d)) * ubiquityFactor(int(refFiles[id]), len(entries))
+			weight[id] = st.static[id] * damp[id]
+		}
+	}
+	edges := 0
+	for _, e := range entries {
+		edges += len(e.refIDs)
+	}
+	g.edgeStart = make([]int32, len(entries)+1)
+	g.edgeIdent = make([]int32, 0, edges)
+	g.edgeW = make([]float64, 0, edges)
+	g.edgeB = make([]float64, 0, edges)
+	for fi, e := range entries {
 		g.edgeStart[fi] = int32(len(g.edgeIdent))
-		for _, r := range t.Refs {
-			id, ok := g.identIdx[r.Name]
-			if !ok {
+		for i, id := range e.refIDs {
+			if weight[id] == 0 {
 				continue
 			}
 			g.edgeIdent = append(g.edgeIdent, id)
-			g.edgeW = append(g.edgeW, math.Sqrt(float64(r.Count))*static[id])
+			w := math.Sqrt(float64(e.Tags.Refs[i].Count)) * weight[id]
+			g.edgeW = append(g.edgeW, w)
+			g.edgeB = append(g.edgeB, w/damp[id])
 		}
 	}
-	g.edgeStart[len(g.tags)] = int32(len(g.edgeIdent))
+	g.edgeStart[len(entries)] = int32(len(g.edgeIdent))
 	return g
+}
+
+// ubiquityFactor lowers names used by more than 5% of the files (string,
+// error, Errorf): past that share, the weight falls in proportion.
+func ubiquityFactor(refFiles, files int) float64 {
+	limit := float64(files) * ubiquityShare
+	if limit < 20 || float64(refFiles) <= limit {
+		return 1
+	}
+	return limit / float64(refFiles)
+}
+
+// commonFactor lowers names defined in many files: 1/(1+log2 n).
+func commonFactor(definers int) float64 {
+	if definers <= 1 {
+		return 1
+	}
+	return 1 / (1 + math.Log2(float64(definers)))
 }
 
 // identWeight is the static part of w(r, i); see the package comment on ranking.
@@ -218,10 +366,7 @@ func identWeight(name string, definers int) float64 {
 	if strings.HasPrefix(name, "_") {
 		w *= privatePenalty
 	}
-	if definers > 1 {
-		w /= 1 + math.Log2(float64(definers))
-	}
-	return w
+	return w * commonFactor(definers)
 }
 
 func hasWordBoundary(s string) bool {
@@ -240,9 +385,90 @@ func hasWordBoundary(s string) bool {
 
 // ranking is the result of one personalized PageRank.
 type ranking struct {
-	key      string
-	fileRank []float64
-	defs     []rankedDef // descending score
+	key        string
+	fileRank   []float64
+	n          int // definitions ranked
+	iterations int
+
+	mu   sync.Mutex
+	defs []rankedDef // the best, in order
+	tail []rankedDef // the rest, unsorted until someone needs them
+}
+
+// rankedPrefix is how many definitions are sorted eagerly: far more than
+// an 8k-token map shows. Larger budgets sort the rest on demand.
+const rankedPrefix = 4096
+
+// get returns the first k ranked definitions (fewer when there are fewer).
+func (r *ranking) get(k int) []rankedDef {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if k > len(r.defs) && len(r.tail) > 0 {
+		slices.SortFunc(r.tail, cmpRanked)
+		all := make([]rankedDef, 0, len(r.defs)+len(r.tail))
+		r.defs = append(append(all, r.defs...), r.tail...)
+		r.tail = nil
+	}
+	if k > len(r.defs) {
+		k = len(r.defs)
+	}
+	return r.defs[:k:k]
+}
+
+// cmpRanked orders by score, descending, then by file and definition.
+func cmpRanked(a, b rankedDef) int {
+	switch {
+	case a.score > b.score:
+		return -1
+	case a.score < b.score:
+		return 1
+	case a.file != b.file:
+		return int(a.file - b.file)
+	}
+	return int(a.def - b.def)
+}
+
+// worstFirst is a heap whose root is the definition that ranks last.
+type worstFirst []rankedDef
+
+func (h worstFirst) Len() int           { return len(h) }
+func (h worstFirst) Less(i, j int) bool { return cmpRanked(h[i], h[j]) > 0 }
+func (h worstFirst) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *worstFirst) Push(x any)        { *h = append(*h, x.(rankedDef)) }
+func (h *worstFirst) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// splitTop returns the k best of all, sorted, and the rest unsorted.
+func splitTop(all []rankedDef, k int) (top, rest []rankedDef) {
+	if len(all) <= k {
+		slices.SortFunc(all, cmpRanked)
+		return all, nil
+	}
+	if k <= 0 {
+		return nil, all
+	}
+	h := make(worstFirst, 0, k)
+	rest = make([]rankedDef, 0, len(all)-k)
+	for _, d := range all {
+		if len(h) < k {
+			heap.Push(&h, d)
+			continue
+		}
+		if cmpRanked(d, h[0]) < 0 { // better than the worst kept
+			rest = append(rest, h[0])
+			h[0] = d
+			heap.Fix(&h, 0)
+		} else {
+			rest = append(rest, d)
+		}
+	}
+	top = []rankedDef(h)
+	slices.SortFunc(top, cmpRanked)
+	return top, rest
 }
 
 type rankedDef struct {
@@ -265,7 +491,15 @@ func (m *Map) rank(focus Focus) (*graph, *ranking) {
 		}
 	}
 	m.mu.RUnlock()
-	r := g.rank(focus)
+	m.mu.RLock()
+	var ids []int32
+	for _, n := range focus.Identifiers {
+		if id, ok := m.syms.ids[n]; ok && int(id) < len(g.idents) {
+			ids = append(ids, id)
+		}
+	}
+	m.mu.RUnlock()
+	r := g.rank(focus, ids)
 	r.key = key
 	m.mu.Lock()
 	if m.graph == g {
@@ -278,7 +512,7 @@ func (m *Map) rank(focus Focus) (*graph, *ranking) {
 	return g, r
 }
 
-func (g *graph) rank(focus Focus) *ranking {
+func (g *graph) rank(focus Focus, focusIdents []int32) *ranking {
 	nf := len(g.tags)
 	out := &ranking{fileRank: make([]float64, nf)}
 	if nf == 0 {
@@ -293,8 +527,8 @@ func (g *graph) rank(focus Focus) *ranking {
 			focusIDs = append(focusIDs, id)
 		}
 	}
-	for _, n := range focus.Identifiers {
-		if id, ok := g.identIdx[n]; ok {
+	for _, id := range focusIdents {
+		if g.defStart[id+1] > g.defStart[id] {
 			mark(id)
 		}
 	}
@@ -308,6 +542,9 @@ func (g *graph) rank(focus Focus) *ranking {
 	}
 	if len(words) > 0 {
 		for id, name := range g.idents {
+			if g.defStart[id+1] == g.defStart[id] {
+				continue
+			}
 			for _, w := range words {
 				if len(name) == len(w) && strings.EqualFold(name, w) {
 					mark(int32(id))
@@ -346,7 +583,7 @@ func (g *graph) rank(focus Focus) *ranking {
 		}
 	}
 	for _, id := range focusIDs {
-		d := g.definers[id]
+		d := g.definers(id)
 		for _, fi := range d {
 			p[fi] += 0.25 / float64(len(d))
 		}
@@ -365,32 +602,44 @@ func (g *graph) rank(focus Focus) *ranking {
 		p[i] /= sum
 	}
 
-	// Out-weights with the focus factor.
+	// Out-weights with the focus factor. They are normalized by the weights
+	// before the common and ubiquitous factors, so what those factors take
+	// away is not followed: that share of the file's rank restarts at the
+	// personalization, like a dangling node's (leak).
 	outW := make([]float64, nf)
+	leak := make([]float64, nf)
 	for f := 0; f < nf; f++ {
-		s := 0.0
+		s, b := 0.0, 0.0
 		for e := g.edgeStart[f]; e < g.edgeStart[f+1]; e++ {
-			w := g.edgeW[e]
+			w, wb := g.edgeW[e], g.edgeB[e]
 			if focusIdent[g.edgeIdent[e]] {
 				w *= focusBoost
+				wb *= focusBoost
 			}
 			s += w
+			b += wb
 		}
-		outW[f] = s
+		outW[f] = b
+		if b > 0 {
+			leak[f] = 1 - s/b
+		}
 	}
 
+	// Always start from p (not from an earlier solution): the result must
+	// not depend on which focus was ranked before.
 	pr := append([]float64(nil), p...)
 	next := make([]float64, nf)
 	mass := make([]float64, len(g.idents))
 	flow := func(pr []float64) (dangling float64) {
-		for i := range mass {
-			mass[i] = 0
+		for _, id := range g.defined {
+			mass[id] = 0
 		}
 		for f := 0; f < nf; f++ {
 			if outW[f] == 0 {
 				dangling += pr[f]
 				continue
 			}
+			dangling += pr[f] * leak[f]
 			scale := pr[f] / outW[f]
 			for e := g.edgeStart[f]; e < g.edgeStart[f+1]; e++ {
 				w := g.edgeW[e]
@@ -403,16 +652,18 @@ func (g *graph) rank(focus Focus) *ranking {
 		}
 		return dangling
 	}
-	for it := 0; it < maxIterations; it++ {
+	it := 0
+	for ; it < maxIterations; it++ {
 		dangling := flow(pr)
 		for i := range next {
 			next[i] = 0
 		}
-		for id, mv := range mass {
+		for _, id := range g.defined {
+			mv := mass[id]
 			if mv == 0 {
 				continue
 			}
-			d := g.definers[id]
+			d := g.definers(id)
 			share := mv / float64(len(d))
 			for _, fi := range d {
 				next[fi] += share
@@ -428,6 +679,7 @@ func (g *graph) rank(focus Focus) *ranking {
 			break
 		}
 	}
+	out.iterations = it
 	copy(out.fileRank, pr)
 
 	// Definition scores from the final flow.
@@ -438,27 +690,23 @@ func (g *graph) rank(focus Focus) *ranking {
 		}
 		base := pr[fi] * baselineShare / float64(len(t.Defs))
 		ids, same := g.defIdent[fi], g.defSame[fi]
+		fileFactor := 1.0
+		if isFixture(t.Path) {
+			fileFactor = fixturePenalty
+		}
 		for di, id := range ids {
 			if id < 0 {
 				continue // local
 			}
-			s := base + mass[id]/float64(len(g.definers[id]))/float64(same[di])
+			s := base + mass[id]/float64(g.defStart[id+1]-g.defStart[id])/float64(same[di])
 			if focusIdent[id] {
 				s *= defFocusBoost
 			}
+			s *= fileFactor
 			out.defs = append(out.defs, rankedDef{file: int32(fi), def: int32(di), score: s})
 		}
 	}
-	slices.SortFunc(out.defs, func(a, b rankedDef) int {
-		switch {
-		case a.score > b.score:
-			return -1
-		case a.score < b.score:
-			return 1
-		case a.file != b.file:
-			return int(a.file - b.file)
-		}
-		return int(a.def - b.def)
-	})
+	out.n = len(out.defs)
+	out.defs, out.tail = splitTop(out.defs, rankedPrefix)
 	return out
 }

@@ -39,8 +39,8 @@ type RenderStats struct {
 func (m *Map) Render(focus Focus, tokens int) (string, RenderStats) {
 	start := time.Now()
 	g, r := m.rank(focus)
-	st := RenderStats{Budget: tokens, Candidates: len(r.defs), Rank: time.Since(start)}
-	if tokens <= 0 || len(r.defs) == 0 {
+	st := RenderStats{Budget: tokens, Candidates: r.n, Rank: time.Since(start)}
+	if tokens <= 0 || r.n == 0 {
 		st.Duration = time.Since(start)
 		return "", st
 	}
@@ -64,7 +64,7 @@ func (m *Map) Render(focus Focus, tokens int) (string, RenderStats) {
 		return n, n <= tokens
 	}
 	adj := tokens
-	lo, hi := 0, len(r.defs)+1 // lo fits, hi does not
+	lo, hi := 0, r.n+1 // lo fits, hi does not
 	for i := 0; i < 6; i++ {
 		k := rd.estimate(adj)
 		if k <= lo || k >= hi || tried[k] {
@@ -73,7 +73,7 @@ func (m *Map) Render(focus Focus, tokens int) (string, RenderStats) {
 		n, ok := try(k)
 		if ok {
 			lo = k
-			if k == len(r.defs) || float64(n) >= 0.95*float64(tokens) {
+			if k == r.n || float64(n) >= 0.95*float64(tokens) {
 				break
 			}
 		} else {
@@ -84,7 +84,7 @@ func (m *Map) Render(focus Focus, tokens int) (string, RenderStats) {
 			break
 		}
 	}
-	if lo < len(r.defs) && float64(bestN) < 0.9*float64(tokens) {
+	if lo < r.n && float64(bestN) < 0.9*float64(tokens) {
 		for lo+1 < hi {
 			mid := (lo + hi) / 2
 			if _, ok := try(mid); ok {
@@ -178,7 +178,12 @@ func (rd *renderer) estimate(budget int) int {
 	files := map[int32]bool{}
 	lines := map[lineKey]bool{}
 	total := 0
-	for k, x := range rd.r.defs {
+	defs := rd.r.get(rankedPrefix)
+	for k := 0; k < rd.r.n; k++ {
+		if k == len(defs) {
+			defs = rd.r.get(rd.r.n)
+		}
+		x := defs[k]
 		t := rd.g.tags[x.file]
 		d := &t.Defs[x.def]
 		cost := 0
@@ -205,14 +210,13 @@ func (rd *renderer) estimate(budget int) int {
 		}
 		lines[lineKey{x.file, d.NameLine}] = true
 	}
-	return len(rd.r.defs)
+	return rd.r.n
 }
 
 // render formats the first k ranked definitions.
 func (rd *renderer) render(k int) (string, int) {
-	if k > len(rd.r.defs) {
-		k = len(rd.r.defs)
-	}
+	defs := rd.r.get(k)
+	k = len(defs)
 	type group struct {
 		file  int32
 		order int
@@ -221,7 +225,7 @@ func (rd *renderer) render(k int) (string, int) {
 	groups := map[int32]*group{}
 	var order []*group
 	for i := 0; i < k; i++ {
-		x := rd.r.defs[i]
+		x := defs[i]
 		gr := groups[x.file]
 		if gr == nil {
 			gr = &group{file: x.file, order: len(order), items: map[int]item{}}

@@ -3,15 +3,16 @@ package repomap
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	sitter "github.com/smacker/go-tree-sitter"
-
-	"github.com/cairn-dev/cairn/workspace"
 )
 
 // Def is one definition found by a tags query.
@@ -45,15 +46,20 @@ type Scope struct {
 	Depth     int
 }
 
-// Decl is a top-level declaration of a file, for indexers that chunk code by
-// declaration (the search index). Plain fields only.
+// Decl is a declaration of a file, for indexers that chunk code by
+// declaration (the search index). Plain fields only. Decls are the
+// top-level declarations (Depth 0) and the members of classes, modules and
+// other containers (Depth 1, 2, ...; their ranges lie inside their
+// container's), never what is declared inside a function body. Namespaces
+// and impl blocks do not count as nesting. Sorted by StartLine.
 type Decl struct {
 	Path      string // workspace-relative, slash-separated
 	Language  string
-	Symbol    string // Name, or Scope.Name for methods declared outside their type (Go receivers, C++ Foo::bar)
+	Symbol    string // Name, or Container.Name (a method of a class, a Go receiver, C++ Foo::bar, a Rust impl)
 	Kind      string
 	StartLine int // 1-based, inclusive
 	EndLine   int // 1-based, inclusive
+	Depth     int // 0 for top level
 }
 
 // FileTags is everything one parse of a file yields.
@@ -89,6 +95,16 @@ func ParseFile(rel string, content []byte) (*FileTags, error) {
 }
 
 func parseFile(ctx context.Context, rel string, content []byte) (*FileTags, error) {
+	return parseFileHashed(ctx, rel, content, hashBytes(content))
+}
+
+// hashBytes equals workspace.Hash(string(b)) without copying b.
+func hashBytes(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+func parseFileHashed(ctx context.Context, rel string, content []byte, hash string) (*FileTags, error) {
 	name := LanguageOf(rel)
 	if name == "" {
 		return nil, fmt.Errorf("%s: %w", rel, ErrUnsupported)
@@ -105,6 +121,7 @@ func parseFile(ctx context.Context, rel string, content []byte) (*FileTags, erro
 	// after the parse finished, and a cancelled parser resumes its old
 	// input on the next call. The operation limit bounds pathological input.
 	p := l.parsers.Get().(*sitter.Parser)
+	p.SetOperationLimit(int(ParseTimeout / time.Microsecond))
 	tree, err := p.ParseCtx(context.Background(), nil, content)
 	if err != nil || tree == nil {
 		p.Reset()
@@ -120,7 +137,7 @@ func parseFile(ctx context.Context, rel string, content []byte) (*FileTags, erro
 	ft := &FileTags{
 		Path:         rel,
 		Language:     name,
-		Hash:         workspace.Hash(string(content)),
+		Hash:         hash,
 		Lines:        bytes.Count(content, []byte{'\n'}) + 1,
 		SyntaxErrors: root.HasError(),
 	}
@@ -154,11 +171,16 @@ func endLine(n *sitter.Node) int {
 func extract(l *language, qc *sitter.QueryCursor, root *sitter.Node, content []byte, ft *FileTags) {
 	qc.Exec(l.query, root)
 	defs := map[uint32]*rawDef{} // by name start byte
+	interned := map[string]string{}
 	type refAgg struct {
 		count int
 		line  int
 	}
-	refNodes := map[uint32]string{}
+	type refHit struct {
+		start uint32
+		name  string
+	}
+	var refs []refHit // may repeat a node matched by several patterns
 	for {
 		m, ok := qc.NextMatch()
 		if !ok {
@@ -193,6 +215,9 @@ func extract(l *language, qc *sitter.QueryCursor, root *sitter.Node, content []b
 			if old, ok := defs[key]; ok && old.pattern <= m.PatternIndex {
 				continue
 			}
+			if nameNode.EndByte() > uint32(len(content)) || n.EndByte() > uint32(len(content)) {
+				continue
+			}
 			name := cleanName(nameNode.Content(content))
 			if name == "" {
 				continue
@@ -217,35 +242,40 @@ func extract(l *language, qc *sitter.QueryCursor, root *sitter.Node, content []b
 			if nameNode == nil {
 				nameNode = refNode
 			}
-			key := nameNode.StartByte()
-			if _, ok := refNodes[key]; ok {
+			// Intern per file: most references repeat a name, and the map
+			// lookup with a []byte→string conversion does not allocate.
+			start, end := nameNode.StartByte(), nameNode.EndByte()
+			if end > uint32(len(content)) || start > end {
 				continue
 			}
-			name := cleanName(nameNode.Content(content))
+			raw := content[start:end]
+			name, ok := interned[string(raw)]
+			if !ok {
+				name = cleanName(string(raw))
+				interned[string(raw)] = name
+			}
 			if name == "" {
 				continue
 			}
-			refNodes[key] = name
-			_ = kind
+			refs = append(refs, refHit{start, name})
 		}
 	}
 
 	// References: fold by name, skipping the name nodes of definitions.
 	agg := map[string]*refAgg{}
-	keys := make([]uint32, 0, len(refNodes))
-	for k := range refNodes {
-		if _, isDef := defs[k]; !isDef {
-			keys = append(keys, k)
-		}
-	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+	sort.Slice(refs, func(i, j int) bool { return refs[i].start < refs[j].start })
 	lineOf := newLineIndex(content)
-	for _, k := range keys {
-		name := refNodes[k]
-		a := agg[name]
+	for i, r := range refs {
+		if i > 0 && refs[i-1].start == r.start {
+			continue // the same node from another pattern
+		}
+		if _, isDef := defs[r.start]; isDef {
+			continue
+		}
+		a := agg[r.name]
 		if a == nil {
-			a = &refAgg{line: lineOf.line(k)}
-			agg[name] = a
+			a = &refAgg{line: lineOf.line(r.start)}
+			agg[r.name] = a
 		}
 		a.count++
 	}
@@ -308,16 +338,22 @@ func extract(l *language, qc *sitter.QueryCursor, root *sitter.Node, content []b
 				Depth: depth, TopLevel: topLevel, Local: local,
 			}
 			ft.Defs = append(ft.Defs, def)
-			if topLevel {
+			if !local {
 				sym := def.Name
 				if d.receiver != "" {
 					sym = d.receiver + "." + def.Name
-				} else if parent != nil && isTypeLike(parent) {
+				} else if parent != nil && (!parent.scope || isTypeLike(parent)) {
 					sym = parent.name + "." + def.Name
+				}
+				nesting := 0
+				for _, s := range stack {
+					if !s.scope {
+						nesting++
+					}
 				}
 				ft.Decls = append(ft.Decls, Decl{
 					Path: ft.Path, Language: ft.Language, Symbol: sym, Kind: kind,
-					StartLine: def.Line, EndLine: def.EndLine,
+					StartLine: def.Line, EndLine: def.EndLine, Depth: nesting,
 				})
 			}
 		}

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cairn-dev/cairn/workspace"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files in testdata")
@@ -39,7 +41,7 @@ func formatTags(ft *FileTags) string {
 	}
 	b.WriteString("decls:\n")
 	for _, d := range ft.Decls {
-		fmt.Fprintf(&b, "  %d-%d %s %s\n", d.StartLine, d.EndLine, d.Kind, d.Symbol)
+		fmt.Fprintf(&b, "  %d-%d %s %s depth=%d\n", d.StartLine, d.EndLine, d.Kind, d.Symbol, d.Depth)
 	}
 	b.WriteString("refs:\n")
 	for _, r := range ft.Refs {
@@ -120,4 +122,12 @@ func lineDiff(want, got string) string {
 		}
 	}
 	return b.String()
+}
+
+func TestHashMatchesWorkspace(t *testing.T) {
+	for _, s := range []string{"", "package x\n", "\xff\x00é"} {
+		if got, want := hashBytes([]byte(s)), workspace.Hash(s); got != want {
+			t.Errorf("hashBytes(%q) = %s, workspace.Hash = %s", s, got, want)
+		}
+	}
 }

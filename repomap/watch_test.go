@@ -47,6 +47,17 @@ func TestWatch(t *testing.T) {
 	}
 	waitFor("deletion", func() bool { return len(m.DefinitionsOf([]string{"WatchedNew"})) == 0 })
 
+	// A symlink to a file outside the workspace is not followed.
+	outside := t.TempDir()
+	writeFiles(t, outside, map[string]string{"secret.go": "package s\nfunc OutsideSecret() {}\n"})
+	if err := os.Symlink(filepath.Join(outside, "secret.go"), filepath.Join(root, "link.go")); err != nil {
+		t.Fatal(err)
+	}
+	m.Refresh("link.go")
+	if len(m.DefinitionsOf([]string{"OutsideSecret"})) != 0 {
+		t.Error("Refresh followed a symlink out of the workspace")
+	}
+
 	writeFiles(t, root, map[string]string{"app/main.go": "package app\nfunc Rewritten() {}\n"})
 	waitFor("rewrite", func() bool {
 		return len(m.DefinitionsOf([]string{"Rewritten"})) == 1 && len(m.DefinitionsOf([]string{"helperForRun"})) == 0

@@ -17,6 +17,5 @@
 (source_file (var_declaration (var_spec name: (identifier) @name) @definition.variable))
 
 (call_expression function: (identifier) @name) @reference.call
-(call_expression function: (selector_expression field: (field_identifier) @name)) @reference.call
 (selector_expression field: (field_identifier) @name) @reference.member
 (type_identifier) @reference.type

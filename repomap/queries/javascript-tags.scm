@@ -16,8 +16,9 @@
   left: (member_expression property: (property_identifier) @name)
   right: [(arrow_function) (function_expression)]) @definition.function
 
-(program (lexical_declaration (variable_declarator name: (identifier) @name) @definition.constant))
-(program (export_statement (lexical_declaration (variable_declarator name: (identifier) @name) @definition.constant)))
+; Top-level constants with a literal-like value (not require() or other calls).
+(program (lexical_declaration (variable_declarator name: (identifier) @name value: [(string) (number) (template_string) (object) (array) (true) (false) (regex) (member_expression) (binary_expression) (new_expression)]) @definition.constant))
+(program (export_statement (lexical_declaration (variable_declarator name: (identifier) @name value: [(string) (number) (template_string) (object) (array) (true) (false) (regex) (member_expression) (binary_expression) (new_expression)]) @definition.constant)))
 
 (call_expression function: (identifier) @name) @reference.call
 (call_expression function: (member_expression property: (property_identifier) @name)) @reference.call

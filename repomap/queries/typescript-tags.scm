@@ -18,8 +18,9 @@
   name: (identifier) @name
   value: [(arrow_function) (function_expression) (generator_function)]) @definition.function
 
-(program (lexical_declaration (variable_declarator name: (identifier) @name) @definition.constant))
-(program (export_statement (lexical_declaration (variable_declarator name: (identifier) @name) @definition.constant)))
+; Top-level constants with a literal-like value (not require() or other calls).
+(program (lexical_declaration (variable_declarator name: (identifier) @name value: [(string) (number) (template_string) (object) (array) (true) (false) (regex) (member_expression) (binary_expression) (new_expression)]) @definition.constant))
+(program (export_statement (lexical_declaration (variable_declarator name: (identifier) @name value: [(string) (number) (template_string) (object) (array) (true) (false) (regex) (member_expression) (binary_expression) (new_expression)]) @definition.constant)))
 
 (call_expression function: (identifier) @name) @reference.call
 (call_expression function: (member_expression property: (property_identifier) @name)) @reference.call
