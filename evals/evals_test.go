@@ -184,6 +184,9 @@ func TestParseErrors(t *testing.T) {
 }
 
 func TestPendingCasesParse(t *testing.T) {
+	if m, _ := filepath.Glob("pending/*.txtar"); len(m) == 0 {
+		return // nothing pending
+	}
 	cases, err := LoadDir("pending")
 	if err != nil {
 		t.Fatal(err)

@@ -14,7 +14,7 @@ step "go mod download"
 go mod download
 
 step "gofmt"
-unformatted=$(gofmt -l $(git ls-files '*.go'))
+unformatted=$(git ls-files -co --exclude-standard -- '*.go' | while read -r f; do [ -f "$f" ] && echo "$f"; done | xargs -r gofmt -l)
 if [ -n "$unformatted" ]; then
   echo "gofmt would change:"; echo "$unformatted"; exit 1
 fi

@@ -141,3 +141,34 @@ func TestTextEditsRoundTrip(t *testing.T) {
 		t.Fatalf("applying TextEdits gave %q", text)
 	}
 }
+
+func TestEscapeCorpus(t *testing.T) {
+	root := t.TempDir()
+	outside := t.TempDir()
+	os.WriteFile(filepath.Join(outside, "secret"), []byte("x"), 0o644)
+	os.MkdirAll(filepath.Join(root, "a/b"), 0o755)
+	os.Symlink(outside, filepath.Join(root, "link"))
+	os.Symlink(filepath.Join(outside, "secret"), filepath.Join(root, "linkfile"))
+	ws, err := Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile("testdata/escapes.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, line := range strings.Split(string(b), "\n") {
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		p := strings.NewReplacer("ROOT", ws.Root(), "OUT", outside, `\x00`, "\x00").Replace(line)
+		n++
+		if got, err := ws.Resolve(p); err == nil {
+			t.Errorf("escape %q resolved to %s", line, got)
+		}
+	}
+	if n < 30 {
+		t.Fatalf("the corpus has %d paths", n)
+	}
+}
