@@ -166,7 +166,8 @@ func (s *Server) waitForMCP(ctx context.Context) {
 	}
 }
 
-func (s *Server) cmdCancel(mgr *agent.Manager, arg []byte) (any, error) {
+// runArg decodes a {runId} argument and finds the run in this session.
+func runArg(mgr *agent.Manager, arg []byte) (*agent.Run, error) {
 	var p protocol.RunRef
 	if err := decodeArg(arg, &p, "runId"); err != nil {
 		return nil, err
@@ -174,6 +175,14 @@ func (s *Server) cmdCancel(mgr *agent.Manager, arg []byte) (any, error) {
 	run, ok := mgr.Run(p.RunID)
 	if !ok {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "no run %q", p.RunID)
+	}
+	return run, nil
+}
+
+func (s *Server) cmdCancel(mgr *agent.Manager, arg []byte) (any, error) {
+	run, err := runArg(mgr, arg)
+	if err != nil {
+		return nil, err
 	}
 	run.Cancel()
 	return struct{}{}, nil
@@ -192,17 +201,13 @@ func (s *Server) cmdResume(mgr *agent.Manager, arg []byte) (any, error) {
 }
 
 func (s *Server) cmdContextReport(mgr *agent.Manager, arg []byte) (any, error) {
-	var p protocol.RunRef
-	if err := decodeArg(arg, &p, "runId"); err != nil {
+	run, err := runArg(mgr, arg)
+	if err != nil {
 		return nil, err
-	}
-	run, ok := mgr.Run(p.RunID)
-	if !ok {
-		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "no run %q", p.RunID)
 	}
 	rep := run.Report()
 	if rep == nil {
-		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidRequest, "run %s has not built its context yet", p.RunID)
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidRequest, "run %s has not built its context yet", run.ID)
 	}
 	return protocol.ContextReportResult{Markdown: rep.Markdown()}, nil
 }
@@ -225,7 +230,7 @@ func (s *Server) listRuns(mgr *agent.Manager) []runSummary {
 // later $/cancelRequest for a cairn.ask can cancel the run it started.
 type requestIDKey struct{}
 
-// askRequests maps cairn.ask request ids to run ids.
+// askRequestMap maps cairn.ask request ids to run ids.
 type askRequestMap = sync.Map
 
 // Request handles Cairn's non-standard methods (requests and notifications).

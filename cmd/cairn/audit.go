@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/cairn-dev/cairn/server"
 	"github.com/cairn-dev/cairn/tools"
 )
 
@@ -25,20 +24,13 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := fs.Parse(args[1:]); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
-	abs, err := filepath.Abs(*root)
-	if err != nil {
-		return err
-	}
-	if real, err := filepath.EvalSymlinks(abs); err == nil {
-		abs = real
-	}
-	state, err := server.StateDir(abs, os.Getenv)
+	state, err := stateDirFor(*root)
 	if err != nil {
 		return err
 	}
 	path := filepath.Join(state, "audit.jsonl")
 	if _, err := os.Stat(path); err != nil {
-		return fmt.Errorf("no audit log for %s (looked in %s)", abs, path)
+		return fmt.Errorf("no audit log for %s (looked in %s)", *root, path)
 	}
 	switch sub {
 	case "verify":

@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"sort"
 	"strings"
 	"syscall"
@@ -148,4 +149,38 @@ func parseRange(s string) (int, int, error) {
 		}
 	}
 	return from, to, nil
+}
+
+// parseInterleaved parses flags that may come before or after the
+// positional arguments, and returns the positional ones.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, fmt.Errorf("%w: %v", errUsage, err)
+		}
+		if fs.NArg() == 0 {
+			return pos, nil
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
+
+// stateDirFor finds the state directory of the workspace at root as the
+// server does: $CAIRN_STATE_DIR, else a per-workspace directory under the
+// cache, keyed by the absolute, symlink-resolved root.
+func stateDirFor(root string) (string, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return "", err
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", fmt.Errorf("--root: %w", err)
+	}
+	return server.StateDir(real, os.Getenv)
 }

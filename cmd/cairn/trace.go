@@ -3,14 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 
-	"github.com/cairn-dev/cairn/server"
 	"github.com/cairn-dev/cairn/trace"
 )
 
@@ -43,11 +39,11 @@ func runTrace(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if sub != "delete" {
 		asJSON = fs.Bool("json", false, "print one JSON document")
 	}
-	pos, err := traceParseArgs(fs, args[1:])
+	pos, err := parseInterleaved(fs, args[1:])
 	if err != nil {
 		return err
 	}
-	stateDir, err := traceStateDir(*root)
+	stateDir, err := stateDirFor(*root)
 	if err != nil {
 		return err
 	}
@@ -82,44 +78,6 @@ func runTrace(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		return nil
 	}
-}
-
-// traceParseArgs parses flags that may come after positional arguments
-// (`cairn trace show RUN --json`).
-func traceParseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, err
-			}
-			return nil, fmt.Errorf("%w: %v", errUsage, err)
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			return pos, nil
-		}
-		if args[0] == "--" {
-			return append(pos, args[1:]...), nil
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
-	}
-}
-
-// traceStateDir finds the state directory for root as the server does:
-// $CAIRN_STATE_DIR, else a per-workspace directory under the cache,
-// keyed by the absolute, symlink-resolved root.
-func traceStateDir(root string) (string, error) {
-	abs, err := filepath.Abs(root)
-	if err != nil {
-		return "", err
-	}
-	real, err := filepath.EvalSymlinks(abs)
-	if err != nil {
-		return "", fmt.Errorf("--root: %w", err)
-	}
-	return server.StateDir(real, os.Getenv)
 }
 
 func traceList(store *trace.Store, asJSON bool, stdout io.Writer) error {
