@@ -9,7 +9,7 @@
 # playwright-core (pinned in test/e2e/package-lock.json).
 #
 # env: CAIRN_BIN   server binary (default: build ./cmd/cairn to /tmp/cairn-bin/cairn)
-#      SHOTS       where screenshots go (default: <repo>/docs; "" for none)
+#      SHOTS       where screenshots go (default: the work dir; SHOTS=<repo>/docs refreshes the README's)
 #      KEEP_WORK=1 keep the scratch directory after a pass
 # Exits non-zero on failure.
 set -euo pipefail
@@ -81,7 +81,7 @@ fi
 # --- run -----------------------------------------------------------------------
 work=$(mktemp -d /tmp/cairn-vscode-e2e.XXXXXX)
 status=0
-CAIRN_BIN="$CAIRN_BIN" VSIX="$vsix" WORK="$work" SHOTS="${SHOTS-$repo/docs}" \
+CAIRN_BIN="$CAIRN_BIN" VSIX="$vsix" WORK="$work" SHOTS="${SHOTS-$work}" \
   CODE_SERVER="$code_server" CHROMIUM="${CHROMIUM:-$(command -v chromium)}" \
   HOME="$work/home" XDG_CACHE_HOME="$work/cache" TMPDIR="$work/tmp" CAIRN_STATE_DIR="$work/state" \
   timeout 900 node "$here/test/e2e/run.mjs" || status=$?
