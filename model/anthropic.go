@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"regexp"
 	"strings"
 	"time"
@@ -52,15 +51,10 @@ type Anthropic struct {
 
 // NewAnthropic validates cfg and returns the provider.
 func NewAnthropic(cfg AnthropicConfig) (*Anthropic, error) {
-	base := strings.TrimSpace(cfg.BaseURL)
-	if base == "" {
-		base = DefaultAnthropicBaseURL
+	base, err := baseURL("anthropic", cfg.BaseURL, DefaultAnthropicBaseURL)
+	if err != nil {
+		return nil, err
 	}
-	u, err := url.Parse(base)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, &Error{Class: ClassConfig, Message: fmt.Sprintf("anthropic: model.baseURL %q is not an http(s) URL", cfg.BaseURL), Err: err}
-	}
-	base = strings.TrimRight(base, "/")
 	var endpoint string
 	switch {
 	case strings.HasSuffix(base, "/v1/messages"):

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -360,4 +361,18 @@ func estimateOutput(r *Response) int {
 		n += 3 + tokencount.Count(tc.Name) + tokencount.Count(tc.Arguments)
 	}
 	return n
+}
+
+// baseURL validates a provider's model.baseURL (the default when empty) and
+// returns it without a trailing slash.
+func baseURL(provider, raw, def string) (string, error) {
+	base := strings.TrimSpace(raw)
+	if base == "" {
+		base = def
+	}
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", &Error{Class: ClassConfig, Message: fmt.Sprintf("%s: model.baseURL %q is not an http(s) URL", provider, raw), Err: err}
+	}
+	return strings.TrimRight(base, "/"), nil
 }

@@ -73,15 +73,10 @@ type OpenAI struct {
 
 // NewOpenAI validates cfg and returns the provider.
 func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
-	base := strings.TrimSpace(cfg.BaseURL)
-	if base == "" {
-		base = DefaultOpenAIBaseURL
+	base, err := baseURL("openai", cfg.BaseURL, DefaultOpenAIBaseURL)
+	if err != nil {
+		return nil, err
 	}
-	u, err := url.Parse(base)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, &Error{Class: ClassConfig, Message: fmt.Sprintf("openai: model.baseURL %q is not an http(s) URL", cfg.BaseURL), Err: err}
-	}
-	base = strings.TrimRight(base, "/")
 	endpoint := base
 	if !strings.HasSuffix(base, "/chat/completions") {
 		endpoint = base + "/chat/completions"
@@ -89,7 +84,7 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 	switch cfg.MaxTokensField {
 	case "":
 		cfg.MaxTokensField = "max_tokens"
-		if u.Host == "api.openai.com" {
+		if u, _ := url.Parse(base); u.Host == "api.openai.com" {
 			cfg.MaxTokensField = "max_completion_tokens"
 		}
 	case "max_tokens", "max_completion_tokens":
