@@ -34,9 +34,36 @@ func (codeTokenizer) Tokenize(input []byte) analysis.TokenStream {
 }
 
 // tokenize appends the tokens of input to out (positions start at 1).
+// Tokens and their terms come from slabs, not one allocation each.
 func tokenize(input []byte, out analysis.TokenStream) analysis.TokenStream {
 	pos := 0
 	var parts [][2]int
+	var slab []analysis.Token
+	terms := make([]byte, 0, len(input)+len(input)/2)
+	emit := func(term []byte, start, end int) {
+		if len(slab) == cap(slab) {
+			n := 64
+			if len(out) > 64 {
+				n = 256
+			}
+			slab = make([]analysis.Token, 0, n)
+		}
+		slab = append(slab, analysis.Token{Term: term, Start: start, End: end, Position: pos, Type: analysis.AlphaNumeric})
+		out = append(out, &slab[len(slab)-1])
+	}
+	lowerTerm := func(b []byte) []byte {
+		if cap(terms)-len(terms) < len(b) {
+			terms = make([]byte, 0, 4096+len(b))
+		}
+		k := len(terms)
+		for _, c := range b {
+			if c >= 'A' && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			terms = append(terms, c)
+		}
+		return terms[k:len(terms):len(terms)]
+	}
 	i := 0
 	for i < len(input) {
 		c := input[i]
@@ -75,7 +102,6 @@ func tokenize(input []byte, out analysis.TokenStream) analysis.TokenStream {
 		if end-start > maxTokenBytes {
 			continue
 		}
-		word := input[start:end]
 		// Trim leading/trailing underscores for the whole token ("__init__").
 		ws, we := start, end
 		for ws < we && input[ws] == '_' {
@@ -87,10 +113,15 @@ func tokenize(input []byte, out analysis.TokenStream) analysis.TokenStream {
 		if ws == we {
 			continue
 		}
-		word = input[ws:we]
+		word := input[ws:we]
 		pos++
-		whole := lower(word, ascii)
-		out = append(out, &analysis.Token{Term: whole, Start: ws, End: we, Position: pos, Type: analysis.AlphaNumeric})
+		var whole []byte
+		if ascii {
+			whole = lowerTerm(word)
+		} else {
+			whole = lower(word, false)
+		}
+		emit(whole, ws, we)
 		if ascii {
 			parts = splitIdent(word, parts[:0])
 		} else {
@@ -98,7 +129,7 @@ func tokenize(input []byte, out analysis.TokenStream) analysis.TokenStream {
 		}
 		if len(parts) <= 1 {
 			if st := stem(whole); st != nil {
-				out = append(out, &analysis.Token{Term: st, Start: ws, End: we, Position: pos, Type: analysis.AlphaNumeric})
+				emit(st, ws, we)
 			}
 			continue
 		}
@@ -106,10 +137,10 @@ func tokenize(input []byte, out analysis.TokenStream) analysis.TokenStream {
 			if k > 0 {
 				pos++
 			}
-			t := lower(word[p[0]:p[1]], true)
-			out = append(out, &analysis.Token{Term: t, Start: ws + p[0], End: ws + p[1], Position: pos, Type: analysis.AlphaNumeric})
+			t := whole[p[0]:p[1]:p[1]] // whole is the lowercase word: parts are its slices
+			emit(t, ws+p[0], ws+p[1])
 			if st := stem(t); st != nil {
-				out = append(out, &analysis.Token{Term: st, Start: ws + p[0], End: ws + p[1], Position: pos, Type: analysis.AlphaNumeric})
+				emit(st, ws+p[0], ws+p[1])
 			}
 		}
 	}
@@ -257,6 +288,13 @@ var stopWords = func() map[string]bool {
 	} {
 		m[w] = true
 	}
+	// Single letters and digits ("HTTP/2" → http, 2): everywhere in code.
+	for c := 'a'; c <= 'z'; c++ {
+		m[string(c)] = true
+	}
+	for c := '0'; c <= '9'; c++ {
+		m[string(c)] = true
+	}
 	return m
 }()
 
@@ -267,6 +305,89 @@ func (a codeAnalyzer) Analyze(input []byte) analysis.TokenStream {
 	ts := tokenize(input, nil)
 	if a.query {
 		ts = stopFilter{}.Filter(ts)
+		ts = expand(ts)
+	}
+	return ts
+}
+
+// abbreviations maps words of a natural-language question to the short forms
+// code spells them with, added at query time at the word's position
+// ("environment variable" also looks for env, "directory" for dir).
+var abbreviations = func() map[string][]string {
+	m := map[string][]string{}
+	add := func(abbr string, words ...string) {
+		for _, w := range words {
+			m[w] = append(m[w], abbr)
+		}
+	}
+	add("env", "environment", "environ")
+	add("dir", "directory", "directories", "folder", "folders")
+	add("args", "arguments", "argument")
+	add("cmd", "command", "commands")
+	add("conn", "connection", "connections")
+	add("ctx", "context")
+	add("buf", "buffer", "buffers", "buffered")
+	add("msg", "message", "messages")
+	add("req", "request", "requests")
+	add("resp", "response", "responses")
+	add("exec", "execute", "executes", "execution", "subprocess", "executable")
+	add("proc", "process", "processes")
+	add("addr", "address", "addresses")
+	add("alloc", "allocate", "allocates", "allocation", "allocator")
+	add("gc", "garbage")
+	add("str", "string", "strings")
+	add("num", "number", "numbers")
+	add("len", "length")
+	add("cap", "capacity")
+	add("src", "source")
+	add("dst", "destination")
+	add("tmp", "temporary")
+	add("cfg", "configuration")
+	add("config", "configuration")
+	add("fn", "function", "callback")
+	add("auth", "authentication", "authorization")
+	add("cert", "certificate", "certificates")
+	add("db", "database")
+	add("pkg", "package", "packages")
+	add("mem", "memory")
+	add("sig", "signal", "signals")
+	add("val", "value", "values")
+	add("init", "initialize", "initialise", "initialization")
+	add("info", "information")
+	add("stat", "statistics")
+	add("sync", "synchronize", "synchronization")
+	add("rand", "random", "randomly")
+	add("hdr", "header", "headers")
+	add("err", "error", "errors")
+	add("lookup", "look", "find")
+	add("cmp", "compare", "comparison")
+	add("del", "delete")
+	add("idx", "index")
+	add("impl", "implementation")
+	add("iter", "iterate", "iterator")
+	add("max", "maximum")
+	add("min", "minimum")
+	add("param", "parameter", "parameters")
+	add("ptr", "pointer", "pointers")
+	add("prev", "previous")
+	add("ref", "reference")
+	add("repr", "representation")
+	add("spec", "specification")
+	add("tls", "ssl")
+	add("tx", "transaction")
+	add("var", "variable", "variables")
+	add("goroutine", "thread", "threads")
+	add("mutex", "lock")
+	return m
+}()
+
+func expand(ts analysis.TokenStream) analysis.TokenStream {
+	n := len(ts)
+	for i := 0; i < n; i++ {
+		t := ts[i]
+		for _, a := range abbreviations[string(t.Term)] {
+			ts = append(ts, &analysis.Token{Term: []byte(a), Start: t.Start, End: t.End, Position: t.Position, Type: t.Type})
+		}
 	}
 	return ts
 }

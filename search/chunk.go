@@ -35,6 +35,7 @@ type chunk struct {
 	Symbol     string
 	Kind       string
 	Text       []byte
+	Head       []byte // doc comment and declaration line, for declarations
 }
 
 // lineStarts returns the byte offset of each line's start; a final line
@@ -135,10 +136,15 @@ func chunkFile(content []byte, decls []Decl) []chunk {
 			windows(next, s-1, "", "text")
 		}
 		if d.EndLine-s+1 > maxDeclLines {
+			first := len(out)
 			windows(s, d.EndLine, d.Symbol, d.Kind)
+			if first < len(out) {
+				out[first].Head = clip(lineText(content, starts, s, d.StartLine))
+			}
 		} else {
 			out = append(out, chunk{Start: s, End: d.EndLine, Symbol: d.Symbol, Kind: d.Kind, Text: clip(lineText(content, starts, s, d.EndLine))})
 		}
+		out[len(out)-1].Head = clip(lineText(content, starts, s, d.StartLine))
 		next = d.EndLine + 1
 	}
 	if next <= n {

@@ -6,10 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
+	"sort"
 	"strings"
+	"sync"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
 )
 
@@ -161,12 +166,20 @@ func isFilterName(s string) bool {
 	return true
 }
 
-// Boosts: a symbol name match outweighs body text, a path component match
-// helps a little, an exact phrase of the plain words more.
-const (
-	boostSym    = 4.0
-	boostPath   = 1.5
-	boostPhrase = 2.0
+// Ranking knobs (variables so the quality harness can explore them; the
+// values were picked with TestRankingSweep on testdata/queries.txt). Body
+// text must match (BM25); a match in the meta field (symbol, path words, doc
+// comment and declaration line) adds boostMeta times its score. Then the first rerankDepth
+// chunks are reranked: test files and testdata count for less (questions are
+// usually about the implementation), and a chunk gains a share of the score
+// of other chunks of its file that matched (files about the question win
+// over a lone chunk that happens to use its words).
+var (
+	boostMeta   = 5.0
+	testFactor  = 0.4
+	fileShare   = 0.3
+	rerankDepth = 50
+	maxPerFile  = 3 // hits from one file in a result, so one file cannot fill it
 )
 
 // build turns a parsed query into a bleve query.
@@ -177,23 +190,15 @@ func (p *Parsed) build() query.Query {
 		body := bleve.NewMatchQuery(text)
 		body.SetField(fBody)
 		body.Analyzer = analyzerQuery
-		sym := bleve.NewMatchQuery(text)
-		sym.SetField(fSym)
-		sym.Analyzer = analyzerQuery
-		sym.SetBoost(boostSym)
-		pt := bleve.NewMatchQuery(text)
-		pt.SetField(fPathTok)
-		pt.Analyzer = analyzerQuery
-		pt.SetBoost(boostPath)
-		should := []query.Query{body, sym, pt}
-		if n := len(p.Words); n >= 2 && n <= 6 {
-			ph := bleve.NewMatchPhraseQuery(text)
-			ph.SetField(fBody)
-			ph.Analyzer = analyzerIndex
-			ph.SetBoost(boostPhrase)
-			should = append(should, ph)
-		}
-		must = append(must, bleve.NewDisjunctionQuery(should...))
+		meta := bleve.NewMatchQuery(text)
+		meta.SetField(fMeta)
+		meta.Analyzer = analyzerQuery
+		meta.SetBoost(boostMeta)
+		bq := bleve.NewBooleanQuery()
+		bq.AddMust(body)
+		bq.AddShould(meta)
+		bq.Should.(*query.DisjunctionQuery).SetMin(0)
+		must = append(must, bq)
 	}
 	for _, ph := range p.Phrases {
 		if len(terms(ph)) == 0 {
@@ -238,22 +243,21 @@ func (p *Parsed) build() query.Query {
 // * or ?. Path matching is case-sensitive.
 func pathFilter(v string) query.Query {
 	v = strings.TrimPrefix(v, "./")
-	pat := v
 	if !strings.ContainsAny(v, "*?") {
-		pat = "*" + v + "*"
-	} else if !strings.HasPrefix(v, "*") && !strings.HasPrefix(v, "/") {
-		// A glob is anchored at a path component start.
-		pat = v
+		w := bleve.NewWildcardQuery("*" + v + "*") // bleve escapes regexp metacharacters
+		w.SetField(fPath)
+		return w
 	}
-	w := bleve.NewWildcardQuery(pat)
+	// A glob matches the whole path, or a tail of it starting at a
+	// directory boundary ("*.py", "net/http/*.go" anywhere below the root).
+	w := bleve.NewWildcardQuery(v)
 	w.SetField(fPath)
-	if strings.ContainsAny(v, "*?") && !strings.HasPrefix(v, "*") {
-		// also match below any directory: "*/" + glob
-		w2 := bleve.NewWildcardQuery("*/" + v)
-		w2.SetField(fPath)
-		return bleve.NewDisjunctionQuery(w, w2)
+	if strings.HasPrefix(v, "*") {
+		return w
 	}
-	return w
+	below := bleve.NewWildcardQuery("*/" + v)
+	below.SetField(fPath)
+	return bleve.NewDisjunctionQuery(w, below)
 }
 
 // Search runs a query and returns up to limit hits (DefaultLimit when limit
@@ -281,30 +285,120 @@ func (ix *Index) SearchParsed(ctx context.Context, p Parsed, limit int) (res *Re
 			ix.log.Error("search: panic while searching", "panic", r)
 		}
 	}()
-	bq := p.build()
-	req := bleve.NewSearchRequestOptions(bq, limit, 0, false)
-	sr, err := ix.idx.SearchInContext(ctx, req)
+	full := p.build()
+	bq := full
+	// A compound identifier (camelCase, snake_case) is looked for whole
+	// first: when it occurs, only chunks containing it are ranked (cheap: the
+	// rare whole term drives the search); when it occurs nowhere, its parts
+	// match separately.
+	if wholes := p.compoundWholes(); len(wholes) > 0 {
+		must := []query.Query{bq}
+		for _, w := range wholes {
+			t := bleve.NewTermQuery(w)
+			t.SetField(fBody)
+			t.SetBoost(0)
+			must = append(must, t)
+		}
+		bq = bleve.NewConjunctionQuery(must...)
+	}
+	depth := limit * 4
+	if depth < rerankDepth {
+		depth = rerankDepth
+	}
+	sr, err := ix.idx.SearchInContext(ctx, bleve.NewSearchRequestOptions(bq, depth, 0, false))
+	if err == nil && sr.Total == 0 && bq != full {
+		sr, err = ix.idx.SearchInContext(ctx, bleve.NewSearchRequestOptions(full, depth, 0, false))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
-	res = &Result{Total: sr.Total, Partial: ix.indexing.Load(), Warnings: p.Warnings}
+	res = &Result{Total: sr.Total, Partial: ix.indexing.Load(), Warnings: append([]string(nil), p.Warnings...)}
+	if res.Partial {
+		res.Warnings = append(res.Warnings, "the search index is still being built: results may be incomplete")
+	}
 	qt := queryTerms(&p)
-	files := map[string][]byte{}
-	for _, h := range sr.Hits {
+	files := map[string]*fileLines{}
+	cands := rerank(sr.Hits)
+	if len(cands) > limit {
+		cands = cands[:limit]
+	}
+	for _, hit := range cands {
+		rel, start, end, sym := hit.Path, hit.StartLine, hit.EndLine, hit.Symbol
+		fl, ok := files[rel]
+		if !ok {
+			fl = ix.lines.get(ix.ws.Abs(rel))
+			files[rel] = fl
+		}
+		hit.Line, hit.Text = bestLine(fl, start, end, qt, p.Phrases, sym)
+		res.Hits = append(res.Hits, hit)
+	}
+	return res, nil
+}
+
+// compoundWholes lists the lowercase whole forms of the plain words'
+// identifiers that have several parts.
+func (p *Parsed) compoundWholes() []string {
+	var out []string
+	var parts [][2]int
+	for _, w := range p.Words {
+		for _, run := range identRuns(w) {
+			parts = splitIdent([]byte(run), parts[:0])
+			words := 0 // alphabetic parts of two letters or more ("1h30m" is no identifier)
+			for _, pt := range parts {
+				if pt[1]-pt[0] >= 2 && !(run[pt[0]] >= '0' && run[pt[0]] <= '9') {
+					words++
+				}
+			}
+			if words > 1 {
+				out = append(out, strings.ToLower(strings.Trim(run, "_")))
+			}
+		}
+	}
+	return out
+}
+
+func identRuns(s string) []string {
+	return strings.FieldsFunc(s, func(r rune) bool {
+		return !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
+	})
+}
+
+// rerank decodes hits and applies the test-file factor and the file share.
+func rerank(in search.DocumentMatchCollection) []Hit {
+	hits := make([]Hit, 0, len(in))
+	fileSum := map[string]float64{}
+	for _, h := range in {
 		rel, start, end, kind, sym, ok := parseID(h.ID)
 		if !ok {
 			continue
 		}
-		hit := Hit{Path: rel, StartLine: start, EndLine: end, Kind: kind, Symbol: sym, Score: h.Score, Line: start}
-		content, ok := files[rel]
-		if !ok {
-			content, _ = os.ReadFile(ix.ws.Abs(rel))
-			files[rel] = content
+		score := h.Score
+		if isTestPath(rel) {
+			score *= testFactor
 		}
-		hit.Line, hit.Text = bestLine(content, start, end, qt, p.Phrases, sym)
-		res.Hits = append(res.Hits, hit)
+		fileSum[rel] += score
+		hits = append(hits, Hit{Path: rel, StartLine: start, EndLine: end, Kind: kind, Symbol: sym, Score: score, Line: start})
 	}
-	return res, nil
+	for i := range hits {
+		h := &hits[i]
+		h.Score += fileShare * (fileSum[h.Path] - h.Score)
+	}
+	sort.SliceStable(hits, func(i, j int) bool { return hits[i].Score > hits[j].Score })
+	perFile := map[string]int{}
+	out := hits[:0]
+	for _, h := range hits {
+		if perFile[h.Path] < maxPerFile {
+			perFile[h.Path]++
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+func isTestPath(rel string) bool {
+	return strings.HasSuffix(rel, "_test.go") || strings.Contains(rel, "testdata/") ||
+		strings.Contains(rel, "/test/") || strings.HasPrefix(rel, "test/") ||
+		strings.Contains(rel, ".test.") || strings.Contains(rel, ".spec.") || strings.HasPrefix(path.Base(rel), "test_")
 }
 
 type qterms struct {
@@ -324,11 +418,54 @@ func queryTerms(p *Parsed) qterms {
 // bestLine picks the line of [start, end] that matches the query best: a
 // phrase occurrence first, then the most distinct query terms, the symbol's
 // declaration line breaking ties, then the earliest.
-func bestLine(content []byte, start, end int, qt qterms, phrases []string, sym string) (int, string) {
+type fileLines struct {
+	content []byte
+	starts  []int
+	size    int64
+	mod     int64
+}
+
+// lineCache keeps the text and line starts of recently hit files, checked
+// against size and mtime on every use (a stat), so hot files are not re-read
+// and re-split on each query.
+type lineCache struct {
+	mu sync.Mutex
+	m  map[string]*fileLines
+}
+
+const lineCacheFiles = 64
+
+func (c *lineCache) get(abs string) *fileLines {
+	info, err := os.Stat(abs)
+	if err != nil {
+		return &fileLines{}
+	}
+	size, mod := info.Size(), info.ModTime().UnixNano()
+	c.mu.Lock()
+	fl, ok := c.m[abs]
+	c.mu.Unlock()
+	if ok && fl.size == size && fl.mod == mod {
+		return fl
+	}
+	b, err := os.ReadFile(abs)
+	if err != nil {
+		return &fileLines{}
+	}
+	fl = &fileLines{content: b, starts: lineStarts(b), size: size, mod: mod}
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= lineCacheFiles {
+		c.m = map[string]*fileLines{} // crude, and enough: hits cluster
+	}
+	c.m[abs] = fl
+	c.mu.Unlock()
+	return fl
+}
+
+func bestLine(fl *fileLines, start, end int, qt qterms, phrases []string, sym string) (int, string) {
+	content, starts := fl.content, fl.starts
 	if len(content) == 0 {
 		return start, ""
 	}
-	starts := lineStarts(content)
 	if start > len(starts) {
 		return start, ""
 	}
@@ -379,5 +516,19 @@ func bestLine(content []byte, start, end int, qt qterms, phrases []string, sym s
 		bestN = first
 		bestText = bytes.TrimRight(lineText(content, starts, first, first), "\r\n")
 	}
-	return bestN, strings.TrimSpace(string(bestText))
+	return bestN, clipLine(strings.TrimSpace(string(bestText)))
+}
+
+// maxLineText bounds Hit.Text (minified or generated lines).
+const maxLineText = 240
+
+func clipLine(s string) string {
+	if len(s) <= maxLineText {
+		return s
+	}
+	cut := maxLineText
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }

@@ -210,7 +210,7 @@ func TestSearchBasics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Added != 6 || st.Skipped["ignored"] != 1 { // .gitignore itself is text
+	if st.Added != 6 || st.Skipped["ignored"] != 1 || st.Skipped["binary"] != 1 { // .gitignore itself is text
 		t.Errorf("reconcile stats = %+v", st)
 	}
 	cases := []struct {
@@ -365,7 +365,7 @@ func TestUpdateRemoveAndReconcile(t *testing.T) {
 	// A touch without content change does not re-index.
 	os.Chtimes(filepath.Join(root, "added/new.go"), future, future)
 	st, err = ix2.Reconcile(context.Background())
-	if err != nil || st.Touched != 1 || st.Changed != 0 {
+	if err != nil || st.Touched != 1 || st.Changed != 0 || st.Skipped["binary"] != 1 {
 		t.Errorf("touch: %+v %v", st, err)
 	}
 }
@@ -413,7 +413,9 @@ func TestVersionMismatchRecovered(t *testing.T) {
 	if _, err := ix.Reconcile(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if err := ix.idx.SetInternal([]byte(versionKey), []byte("0")); err != nil {
+	b := ix.idx.NewBatch()
+	b.SetInternal([]byte(versionKey), []byte("0"))
+	if err := ix.batch(b); err != nil {
 		t.Fatal(err)
 	}
 	ix.Close()
@@ -509,4 +511,55 @@ func topSym(hits []Hit) string {
 		return ""
 	}
 	return hits[0].Symbol
+}
+
+func TestNotifyDebounces(t *testing.T) {
+	ws, root := fixture(t)
+	ix := openIndex(t, ws, t.TempDir(), nil)
+	if _, err := ix.Reconcile(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 5; i++ {
+		writeFile(t, root, "w/watched.go", fmt.Sprintf("package w\n\nfunc watchedVersion%d() {}\n", i))
+		ix.Notify("w/watched.go")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if topSym(mustSearch(t, ix, "watchedVersion4")) == "watchedVersion4" {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := topSym(mustSearch(t, ix, "watchedVersion4")); got != "watchedVersion4" {
+		t.Fatalf("debounced update not applied: %q", got)
+	}
+	os.Remove(filepath.Join(root, "w/watched.go"))
+	ix.Notify("w/watched.go")
+	ix.Notify("w/never-existed.go")
+	time.Sleep(NotifyDelay + 300*time.Millisecond)
+	if hits := mustSearch(t, ix, "sym:watchedVersion4"); len(hits) != 0 {
+		t.Fatalf("removed file still found: %v", hits)
+	}
+}
+
+func TestSecondOpenIsBusy(t *testing.T) {
+	ws, _ := fixture(t)
+	state := t.TempDir()
+	ix := openIndex(t, ws, state, nil)
+	if _, err := ix.Reconcile(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ix.Close()
+	ix = openIndex(t, ws, state, nil) // reopen: an existing index
+	start := time.Now()
+	_, err := Open(ws, Options{StateDir: state, Logger: slog.New(slog.NewTextHandler(ioDiscard{}, nil))})
+	if !errors.Is(err, ErrIndexBusy) {
+		t.Fatalf("second Open: %v, want ErrIndexBusy", err)
+	}
+	if time.Since(start) > 10*time.Second {
+		t.Errorf("second Open took %v", time.Since(start))
+	}
+	if hits := mustSearch(t, ix, "parseHTTPRequest"); len(hits) == 0 {
+		t.Error("the first index was disturbed")
+	}
 }

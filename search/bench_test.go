@@ -1,0 +1,210 @@
+package search
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/workspace"
+)
+
+// Benchmarks on a real corpus, skipped unless CAIRN_BENCH_CORPUS is set:
+//
+//	cp -r $(go env GOROOT)/src /tmp/gosrc
+//	CAIRN_BENCH_CORPUS=/tmp/gosrc go test -run '^$' -bench . -benchtime 1x ./search
+//
+// search/bench.sh runs these next to zoekt and rg.
+
+// peakRSS is the process's resident high-water mark (VmHWM), in MB.
+func peakRSS() float64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "VmHWM:") {
+			f := strings.Fields(l)
+			if len(f) >= 2 {
+				kb, _ := strconv.Atoi(f[1])
+				return float64(kb) / 1024
+			}
+		}
+	}
+	return 0
+}
+
+func dirSize(dir string) int64 {
+	var n int64
+	filepath.Walk(dir, func(_ string, info os.FileInfo, err error) error {
+		if err == nil && !info.IsDir() {
+			n += info.Size()
+		}
+		return nil
+	})
+	return n
+}
+
+// BenchmarkColdIndex builds the index of the corpus from nothing. Run it
+// alone (-bench ColdIndex) for a meaningful peak RSS.
+func BenchmarkColdIndex(b *testing.B) {
+	dir := corpus(b)
+	ws, err := workspace.Open(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var size int64
+	var st ReconcileStats
+	for i := 0; i < b.N; i++ {
+		state := b.TempDir()
+		bd, _ := strconv.Atoi(os.Getenv("CAIRN_BENCH_BATCH")) // Options.BatchDocs; 0: default
+		ix, err := Open(ws, Options{StateDir: state, BatchDocs: bd})
+		if err != nil {
+			b.Fatal(err)
+		}
+		st, err = ix.Reconcile(context.Background())
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := ix.Close(); err != nil {
+			b.Fatal(err)
+		}
+		size = dirSize(filepath.Join(state, "search"))
+	}
+	b.ReportMetric(float64(size)/(1<<20), "index-MB")
+	b.ReportMetric(peakRSS(), "peakRSS-MB")
+	b.ReportMetric(float64(st.Files), "files")
+	b.ReportMetric(float64(st.Chunks), "chunks")
+}
+
+// benchIndex opens (building once if needed) the corpus index in
+// CAIRN_BENCH_STATE or a temporary directory.
+func benchIndex(b *testing.B) (*Index, string) {
+	dir := corpus(b)
+	ws, err := workspace.Open(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	state := os.Getenv("CAIRN_BENCH_STATE")
+	if state == "" {
+		state = b.TempDir()
+	}
+	ix, err := Open(ws, Options{StateDir: state})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := ix.Reconcile(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	return ix, state
+}
+
+// BenchmarkWarmOpen opens an existing index and checks it (no walk).
+func BenchmarkWarmOpen(b *testing.B) {
+	ix, state := benchIndex(b)
+	ws := ix.ws
+	ix.Close()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		ix, err := Open(ws, Options{StateDir: state})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if ix.Recovered() != "" {
+			b.Fatal(ix.Recovered())
+		}
+		b.StopTimer()
+		ix.Close()
+		b.StartTimer()
+	}
+}
+
+// BenchmarkWarmReconcile is the start-up walk that finds nothing changed.
+func BenchmarkWarmReconcile(b *testing.B) {
+	ix, _ := benchIndex(b)
+	defer ix.Close()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := ix.Reconcile(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkUpdate re-indexes one edited file (net/http/server.go, ~4k lines).
+func BenchmarkUpdate(b *testing.B) {
+	ix, _ := benchIndex(b)
+	defer ix.Close()
+	rel := "net/http/server.go"
+	abs := ix.ws.Abs(rel)
+	orig, err := os.ReadFile(abs)
+	if err != nil {
+		b.Skip(err)
+	}
+	defer func() {
+		os.WriteFile(abs, orig, 0o644)
+		ix.Update(rel)
+	}()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		content := append(bytes.Clone(orig), []byte("\n// edit "+strconv.Itoa(i)+"\n")...)
+		if err := os.WriteFile(abs, content, 0o644); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		if err := ix.Update(rel); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+var benchQueries = map[string][]string{
+	"identifier": {"ServeHTTP", "http2parseSettingsFrame", "NewRequestWithContext", "LoadOrStore", "growslice",
+		"ReadMIMEHeader", "findRunnable", "EncodeToString", "ParseCIDR", "lockSlow"},
+	"phrase": {`"settings frame"`, `"stack overflow"`, `"garbage collection"`, `"read deadline"`, `"context canceled"`,
+		`"write barrier"`, `"invalid UTF-8"`, `"connection reset"`, `"header field"`, `"unexpected EOF"`},
+	"natural": {"where are HTTP/2 settings frames parsed", "how does the HTTP client follow redirects",
+		"graceful shutdown of an HTTP server", "how does the runtime grow a goroutine stack",
+		"decompress a gzip stream", "split a network address into host and port", "reset a timer to a new duration",
+		"look up an environment variable", "generate an RSA private key", "match file names against a glob pattern"},
+}
+
+// BenchmarkQuery measures in-process query latency (hits with their best
+// line, limit 10) and reports p50 and p99 per query class.
+func BenchmarkQuery(b *testing.B) {
+	ix, _ := benchIndex(b)
+	defer ix.Close()
+	ctx := context.Background()
+	for _, class := range []string{"identifier", "phrase", "natural"} {
+		qs := benchQueries[class]
+		b.Run(class, func(b *testing.B) {
+			for _, q := range qs { // warm up
+				if _, err := ix.Search(ctx, q, 10); err != nil {
+					b.Fatal(err)
+				}
+			}
+			lat := make([]time.Duration, 0, b.N)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				t0 := time.Now()
+				if _, err := ix.Search(ctx, qs[i%len(qs)], 10); err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(t0))
+			}
+			b.StopTimer()
+			sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+			pct := func(p float64) float64 {
+				return float64(lat[int(float64(len(lat)-1)*p)].Microseconds()) / 1000
+			}
+			b.ReportMetric(pct(0.50), "p50-ms")
+			b.ReportMetric(pct(0.99), "p99-ms")
+		})
+	}
+}
