@@ -52,6 +52,9 @@ func (m *Manager) FindInterrupted() ([]InterruptedRun, error) {
 		if _, running := m.Run(e.Name()); running {
 			continue
 		}
+		if checkpoint.JournalBusy(journalPath(m.cfg.StateDir, e.Name())) {
+			continue // live in another Cairn process
+		}
 		recs, _, err := checkpoint.ReadJournal(journalPath(m.cfg.StateDir, e.Name()))
 		if err != nil || len(recs) == 0 {
 			continue

@@ -93,3 +93,23 @@ func TestCheckpointPlanUndo(t *testing.T) {
 		t.Errorf("tampered blob: %v", err)
 	}
 }
+
+func TestJournalIsHeldByOneProcess(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j.jsonl")
+	j, err := OpenJournal(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// flock is per open file description: a second open in this process
+	// stands in for another process.
+	if _, err := OpenJournal(path); err == nil || !strings.Contains(err.Error(), "in use") {
+		t.Fatalf("second open: %v", err)
+	}
+	if !JournalBusy(path) {
+		t.Error("JournalBusy says free while it is held")
+	}
+	j.Close()
+	if JournalBusy(path) {
+		t.Error("JournalBusy says held after close")
+	}
+}

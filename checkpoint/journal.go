@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -62,6 +64,13 @@ func OpenJournal(path string) (*Journal, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening the journal: %w", err)
 	}
+	// A run's journal is held by one process at a time (a live run in
+	// another server, e.g. a second editor window on the same folder, is not
+	// "interrupted"). The lock goes with the file descriptor.
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("the journal %s is in use by another Cairn process: %w", path, ErrJournalBusy)
+	}
 	// Cut a torn tail so the next append starts on a clean line.
 	if good := goodPrefix(path); good >= 0 {
 		if err := f.Truncate(good); err != nil {
@@ -78,6 +87,23 @@ func OpenJournal(path string) (*Journal, error) {
 		j.seq = recs[n-1].Seq
 	}
 	return j, nil
+}
+
+// ErrJournalBusy is wrapped when another process holds a run's journal.
+var ErrJournalBusy = errors.New("journal busy")
+
+// JournalBusy reports whether another process holds the journal at path.
+func JournalBusy(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
+		return true
+	}
+	_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	return false
 }
 
 // Append writes a record and syncs it to disk before returning.
