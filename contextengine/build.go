@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/cairn-dev/cairn/redact"
@@ -96,6 +98,13 @@ func Build(req Request) (*Built, error) {
 	if strings.TrimSpace(req.Question) == "" {
 		return nil, fmt.Errorf("building context: the question is empty")
 	}
+	if req.FileText != "" && workspace.IsBinary([]byte(req.FileText)) {
+		return nil, fmt.Errorf("building context: %s is a binary file; ask about a text file", req.File)
+	}
+	if req.Selection != nil {
+		s := *req.Selection // the caller's selection is not ours to clamp
+		req.Selection = &s
+	}
 	report := &Report{Question: req.Question}
 	sysTokens := tokencount.Count(SystemPrompt)
 	report.Budget = NewBudget(req.ContextWindow, req.MaxOutput, req.ToolSchemas)
@@ -106,6 +115,18 @@ func Build(req Request) (*Built, error) {
 	var items []*Item
 	add := func(it *Item) { items = append(items, it) }
 	add(&Item{Source: SourceQuestion, Location: "user", Text: "## Question\n" + req.Question + "\n", Priority: prioQuestion, Required: true, Score: 1})
+
+	if req.File != "" && req.FileText == "" && req.WS != nil {
+		abs := req.WS.Abs(req.File)
+		if _, open := req.WS.Docs.Get(abs); !open {
+			if _, err := os.Stat(abs); err != nil {
+				report.Notes = append(report.Notes, fmt.Sprintf("%s is not open in the editor and not on disk: no selection or file context; answering from the question and the indexes only", req.File))
+			}
+		}
+	}
+	if need := tokencount.Count(req.Question) + 8; avail < need {
+		report.Notes = append(report.Notes, fmt.Sprintf("the budget (%d tokens for messages after the system prompt) is smaller than the question (%d tokens): the question is cut to fit; raise the context window or lower the tokens reserved for the answer", avail, need))
+	}
 
 	var seen spans
 	var lines []string
@@ -146,7 +167,6 @@ func Build(req Request) (*Built, error) {
 					return ""
 				}
 				add(it)
-				seen = append(seen, span{req.File, max(1, first-40), min(len(lines), last+40)})
 			}
 			seen = append(seen, span{req.File, sel.StartLine, end})
 		}
@@ -155,7 +175,6 @@ func Build(req Request) (*Built, error) {
 		add(&Item{Source: SourceWindow, Location: fmt.Sprintf("%s:1-%d", req.File, end),
 			Text:     fmt.Sprintf("## Current file: %s lines 1-%d\n%s", req.File, end, numbered(lines, 1, end)),
 			Priority: prioWindow, Score: 0.7})
-		seen = append(seen, span{req.File, 1, end})
 	}
 
 	for _, d := range req.Diagnostics {
@@ -236,6 +255,11 @@ func Build(req Request) (*Built, error) {
 		}
 	}
 	used := Allocate(items, avail, report)
+	used = fillLeftover(items, avail, used, report)
+	if freed := dropContained(items, report); freed > 0 {
+		used = fillLeftover(items, avail, used-freed, report)
+		used -= dropContained(items, report)
+	}
 	report.Budget.Used = used + sysTokens
 	report.Items = append(report.Items, items...)
 
@@ -282,4 +306,172 @@ func numbered(lines []string, from, to int) string {
 		}
 	}
 	return b.String()
+}
+
+// maxCutDefTokens bounds a definition cut to fit the leftover, so that one
+// long definition does not take all of it.
+const maxCutDefTokens = 400
+
+// fillLeftover gives the budget the caps left unused to the items the first
+// allocation dropped: definitions first (no other source brings them; the
+// surrounding code and the enclosing symbol are on screen already), then in
+// allocation order (priority, then score). A cap
+// keeps one source from crowding out the others, not from using room nobody
+// else wants. Whole items first; then definitions that are still too long
+// are cut to their head (signature and first lines) to fill what remains.
+func fillLeftover(items []*Item, avail, used int, report *Report) int {
+	sorted := append([]*Item(nil), items...)
+	sort.SliceStable(sorted, func(i, j int) bool {
+		a, b := sorted[i], sorted[j]
+		if (a.Source == SourceDefinitions) != (b.Source == SourceDefinitions) {
+			return a.Source == SourceDefinitions // definitions first: nothing else brings them
+		}
+		if a.Priority != b.Priority {
+			return a.Priority < b.Priority
+		}
+		return a.Score > b.Score
+	})
+	dropped := func(it *Item) (string, bool) {
+		if it.Included || it.Required || (it.Text == "" && it.render == nil) || strings.HasPrefix(it.Reason, "duplicate") {
+			return "", false
+		}
+		for _, why := range []string{"over the ", "budget exhausted"} {
+			if i := strings.Index(it.Reason, why); i >= 0 {
+				return it.Reason[:i], true
+			}
+		}
+		return "", false
+	}
+	// Definitions in score order: whole when they fit, else their head.
+	for _, it := range sorted {
+		base, ok := dropped(it)
+		room := avail - used
+		if !ok || it.Source != SourceDefinitions || room <= 0 {
+			continue
+		}
+		if it.Tokens <= room {
+			it.Included = true
+			it.Reason = base + "fits in the budget the caps left unused"
+			used += it.Tokens
+			continue
+		}
+		if room < minShrunkTokens {
+			continue
+		}
+		cut, _ := tokencount.Truncate(it.Text, min(room, maxCutDefTokens)-16)
+		text := cut + "[... cut to fit the context budget ...]\n"
+		n := tokencount.Count(text)
+		if n > room {
+			continue
+		}
+		it.Text, it.Tokens, it.Included = text, n, true
+		it.Reason = base + "cut to its first lines to fit the budget left"
+		used += n
+	}
+	// Then the other sources by priority.
+	for _, it := range sorted {
+		base, ok := dropped(it)
+		if !ok || it.Source == SourceDefinitions {
+			continue
+		}
+		if it.render != nil {
+			// Rendered items (surrounding code, repo map) re-render in the room left.
+			if avail-used <= 0 {
+				continue
+			}
+			if text := it.render(min(avail-used, maxRenderTokens(it.Source))); text != "" {
+				if n := tokencount.Count(text); n <= avail-used {
+					it.Text, it.Tokens, it.Included = text, n, true
+					it.Reason = base + "fits in the budget the caps left unused"
+					used += n
+				}
+			}
+			continue
+		}
+		if it.Tokens > avail-used {
+			continue
+		}
+		it.Included = true
+		it.Reason = base + "fits in the budget the caps left unused"
+		used += it.Tokens
+	}
+	return used
+}
+
+var locSpanRE = regexp.MustCompile(`^(.+?):(\d+)-(\d+)`)
+
+// dropContained marks an included item a duplicate when another included
+// item already holds all its lines (a method inside its class's snippet, a
+// search hit inside a definition, a definition inside the surrounding code),
+// keeping the one allocated first. It returns the tokens freed. Candidates
+// are not deduplicated up front against each other, since either may be
+// dropped by the budget.
+func dropContained(items []*Item, report *Report) int {
+	type held struct {
+		it         *Item
+		rel        string
+		start, end int
+	}
+	var in []held
+	for _, it := range items {
+		if !it.Included {
+			continue
+		}
+		switch it.Source {
+		case SourceSelection, SourceWindow, SourceEnclosing, SourceDefinitions, SourceSearch, SourceOpenDocs:
+		default:
+			continue
+		}
+		m := locSpanRE.FindStringSubmatch(it.Location)
+		if m == nil {
+			continue
+		}
+		a, _ := strconv.Atoi(m[2])
+		b, _ := strconv.Atoi(m[3])
+		in = append(in, held{it, m[1], a, b})
+	}
+	// First allocated first: required, then priority, then score.
+	sort.SliceStable(in, func(i, j int) bool {
+		a, b := in[i].it, in[j].it
+		if a.Required != b.Required {
+			return a.Required
+		}
+		if a.Priority != b.Priority {
+			return a.Priority < b.Priority
+		}
+		return a.Score > b.Score
+	})
+	freed := 0
+	drop := func(v held, by held) {
+		v.it.Included = false
+		v.it.Reason = "duplicate: already in the prompt in " + by.it.Location
+		freed += v.it.Tokens
+	}
+	whole := func(h held) bool { // still holds all the lines its location says
+		return !strings.Contains(h.it.Reason, "cut to") && !strings.Contains(h.it.Reason, "shortened")
+	}
+	for i := len(in) - 1; i >= 0; i-- {
+		x := in[i]
+		if x.it.Required || !x.it.Included {
+			continue
+		}
+		for j, y := range in {
+			if j == i || !y.it.Included || y.rel != x.rel || y.start > x.start || y.end < x.end || !whole(y) {
+				continue
+			}
+			// y holds x: drop the part (a method inside its class's snippet,
+			// the enclosing function inside the surrounding code), except
+			// that a search hit around a definition goes and the definition
+			// (allocated first, better labelled) stays. Of two identical
+			// spans the later-allocated goes.
+			identical := y.start == x.start && y.end == x.end
+			if j > i && !y.it.Required && (identical || (y.it.Source == SourceSearch && x.it.Source != SourceSearch)) {
+				drop(y, x)
+				continue
+			}
+			drop(x, y)
+			break
+		}
+	}
+	return freed
 }

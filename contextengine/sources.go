@@ -3,6 +3,7 @@ package contextengine
 import (
 	"context"
 	"fmt"
+	"path"
 	"regexp"
 	"sort"
 	"strings"
@@ -12,18 +13,23 @@ import (
 	"github.com/cairn-dev/cairn/workspace"
 )
 
-// Caps: the share of the available budget each source may take at most.
-// The required items (question, selection) have no cap. Within its cap a
-// source's items are taken by score; everything is then allocated by
-// priority (see the prio constants), so when the budget runs short the
-// lowest-priority sources are the first to lose items. That is the
-// degradation order, from first dropped to last:
+// Caps: the share of the available budget each source may take in the
+// first pass. The required items (question, selection) have no cap. Within
+// its cap a source's items are taken by score; sources are allocated by
+// priority (see the prio constants). A second pass (fillLeftover) hands the
+// budget the caps left unused to what was dropped: definitions first (whole,
+// then cut to their first lines), then the other sources by priority. Items
+// wholly inside another included item are then dropped as duplicates and
+// their tokens go round again. So when the budget runs short the sources
+// lose items in this order, from first dropped to last (measured by
+// TestDegradationOrder):
 //
 //	open documents → search hits (lowest score first) → other files'
 //	diagnostics → the repo map (re-rendered smaller) → recent edits →
-//	definitions of used symbols → this file's diagnostics → surrounding code
-//	(trimmed to fewer lines) → the enclosing symbol → project instructions →
-//	diagnostics in the selection
+//	surrounding code (trimmed to fewer lines) and the enclosing symbol →
+//	definitions of used symbols (lowest score first, long ones cut to their
+//	head) → this file's diagnostics → project instructions → diagnostics in
+//	the selection
 //
 // Conversation history and tool results are shortened separately (older
 // tool results first; FitHistory). The question and the selection are never
@@ -31,11 +37,11 @@ import (
 var sourceCaps = map[Source]float64{
 	SourceWindow:      0.15,
 	SourceEnclosing:   0.20,
-	SourceDefinitions: 0.25,
+	SourceDefinitions: 0.35,
 	SourceDiagnostics: 0.10,
 	SourceRecentEdits: 0.10,
 	SourceRepoMap:     0.15,
-	SourceSearch:      0.20,
+	SourceSearch:      0.15,
 	SourceOpenDocs:    0.10,
 	SourceProject:     0.10,
 }
@@ -60,11 +66,17 @@ func init() {
 }
 
 // identifiers returns the distinct identifiers of s, in first-seen order.
-func identifiers(s string, max int) []string {
+// In prose (the question) stop words match in any case; in code only as
+// written, so that Go's exported File, Error or String are kept.
+func identifiers(s string, max int, prose bool) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, m := range identRE.FindAllString(s, -1) {
-		if stopIdents[strings.ToLower(m)] || seen[m] {
+		stop := stopIdents[m] || codeStopIdents[m]
+		if prose {
+			stop = stop || stopIdents[strings.ToLower(m)]
+		}
+		if stop || seen[m] {
 			continue
 		}
 		seen[m] = true
@@ -110,8 +122,39 @@ func indexSources(req Request, lines []string, sel *Selection, seen spans, repor
 	if sel != nil && sel.StartLine <= len(lines) {
 		selText = strings.Join(lines[sel.StartLine-1:min(sel.EndLine, len(lines))], "")
 	}
-	idents := identifiers(selText, 40)
-	questionWords := identifiers(req.Question, 12)
+	idents := identifiers(selText, 40, false)
+	questionWords := identifiers(req.Question, 12, true)
+
+	// The repo map's ranking (a personalized PageRank, the costliest step)
+	// runs while the definitions and the search hits are gathered; the
+	// map item renders from the cached ranking at allocation time.
+	var focus repomap.Focus
+	ranked := make(chan struct{})
+	if m != nil {
+		focus = repomap.Focus{Identifiers: idents, Mentioned: questionWords}
+		if req.File != "" {
+			focus.Files = []string{req.File}
+		}
+		related := map[string]bool{}
+		for _, d := range req.Diagnostics {
+			related[d.Rel] = true
+		}
+		for _, e := range req.RecentEdits {
+			if req.WS != nil {
+				related[req.WS.Rel(e.Path)] = true
+			}
+		}
+		for r := range related {
+			focus.Related = append(focus.Related, r)
+		}
+		sort.Strings(focus.Related)
+		go func() {
+			defer close(ranked)
+			m.Render(focus, 1024)
+		}()
+	} else {
+		close(ranked)
+	}
 
 	if m != nil && req.File != "" && sel != nil {
 		if sym, ok := m.EnclosingSymbol(req.File, sel.StartLine); ok && sym.EndLine-sym.Line < 400 &&
@@ -122,42 +165,24 @@ func indexSources(req Request, lines []string, sel *Selection, seen spans, repor
 		}
 	}
 
-	if m != nil && len(idents) > 0 {
-		defs := m.DefinitionsOf(idents)
-		// Rank: names used more often in the selection first, then shorter snippets.
-		order := map[string]int{}
-		for i, id := range idents {
-			order[id] = i
+	if m != nil {
+		defined, inSel := map[string]bool{}, map[string]bool{}
+		if ft, ok := m.Tags(req.File); ok && sel != nil {
+			for _, d := range ft.Defs {
+				if d.NameLine >= sel.StartLine && d.NameLine <= sel.EndLine {
+					defined[d.Name] = true
+				}
+			}
 		}
-		sort.SliceStable(defs, func(i, j int) bool { return order[defs[i].Name] < order[defs[j].Name] })
-		perName := map[string]int{}
-		for _, d := range defs {
-			if d.Local || perName[d.Name] >= 2 { // a name defined in many files is too ambiguous to show them all
-				continue
-			}
-			if d.Path == req.File && sel != nil && d.Line <= sel.EndLine && d.EndLine >= sel.StartLine {
-				continue // the selection itself
-			}
-			end := min(d.EndLine, d.Line+79)
-			if seen.covers(d.Path, d.Line, end) {
-				add(&Item{Source: SourceDefinitions, Location: fmt.Sprintf("%s:%d %s", d.Path, d.Line, d.Name), Text: "",
-					Priority: prioDefinitions, Reason: "duplicate: already in the prompt; "})
-				continue
-			}
-			text, ok := snippet(req.WS, d.Path, d.Line, end)
-			if !ok {
-				continue
-			}
-			perName[d.Name]++
-			cut := ""
-			if end < d.EndLine {
-				cut = fmt.Sprintf("[... %d more lines ...]\n", d.EndLine-end)
-			}
-			add(&Item{Source: SourceDefinitions, Location: fmt.Sprintf("%s:%d-%d %s", d.Path, d.Line, end, d.Name),
-				Text:     fmt.Sprintf("## Definition of %s (%s): %s lines %d-%d\n%s%s", d.Name, d.Kind, d.Path, d.Line, end, text, cut),
-				Priority: prioDefinitions, Score: 1 / float64(1+order[d.Name])})
-			seen = append(seen, span{d.Path, d.Line, end})
+		sidents := selectionIdents(selText, maxSelIdents, defined)
+		for _, si := range sidents {
+			inSel[si.name] = true
 		}
+		sidents = append(sidents, questionIdents(req.Question, sidents, defined)...)
+		for n := range defined {
+			inSel[n] = true
+		}
+		seen = definitionSources(req, m, sidents, inSel, sel, seen, report, add)
 	}
 
 	if ix != nil {
@@ -200,31 +225,14 @@ func indexSources(req Request, lines []string, sel *Selection, seen spans, repor
 				add(&Item{Source: SourceSearch, Location: loc + " (" + q + ")",
 					Text:     fmt.Sprintf("## Search hit for %q%s: %s lines %d-%d\n%s", q, sym, h.Path, start, end, text),
 					Priority: prioSearch, Score: 1 / float64(1+rank+qi)})
-				seen = append(seen, span{h.Path, start, end})
 			}
 		}
 	}
 
 	if m != nil {
-		focus := repomap.Focus{Identifiers: idents, Mentioned: questionWords}
-		if req.File != "" {
-			focus.Files = []string{req.File}
-		}
-		related := map[string]bool{}
-		for _, d := range req.Diagnostics {
-			related[d.Rel] = true
-		}
-		for _, e := range req.RecentEdits {
-			if req.WS != nil {
-				related[req.WS.Rel(e.Path)] = true
-			}
-		}
-		for r := range related {
-			focus.Related = append(focus.Related, r)
-		}
-		sort.Strings(focus.Related)
 		add(&Item{Source: SourceRepoMap, Location: "repo map", Priority: prioRepoMap, Score: 1,
 			render: func(tokens int) string {
+				<-ranked
 				tokens = min(tokens, maxRepoMapTokens)
 				if tokens < 64 {
 					return ""
@@ -294,3 +302,446 @@ func openDocSources(req Request, seen spans, add func(*Item)) {
 			Priority: prioOpenDocs, Score: 0.5})
 	}
 }
+
+// selIdent is an identifier of the selection with how it is used there.
+type selIdent struct {
+	name    string
+	weight  float64 // how strongly the selection depends on its definition
+	quals   map[string]bool
+	first   int  // order of first use
+	defined bool // the selection defines the name itself
+}
+
+// selectionIdents finds the identifiers of the selection worth looking up:
+// called names and names selected from a package or value weigh most, then
+// capitalized names (types, exported functions), then the rest. Keywords
+// and names the selection itself defines are left out.
+func selectionIdents(sel string, max int, defined map[string]bool) []*selIdent {
+	byName := map[string]*selIdent{}
+	var out []*selIdent
+	for _, loc := range identRE.FindAllStringIndex(sel, -1) {
+		name := sel[loc[0]:loc[1]]
+		if codeStopIdents[name] || stopIdents[name] {
+			continue
+		}
+		w := 1.0
+		if name[0] >= 'A' && name[0] <= 'Z' {
+			w = 1.5
+		}
+		qual := ""
+		if loc[0] > 0 && sel[loc[0]-1] == '.' {
+			w = 2
+			j := loc[0] - 1
+			i := j
+			for i > 0 && isIdentByte(sel[i-1]) {
+				i--
+			}
+			qual = sel[i:j]
+		}
+		rest := strings.TrimLeft(sel[loc[1]:], " \t")
+		if strings.HasPrefix(rest, "(") || strings.HasPrefix(rest, "<") && !strings.HasPrefix(rest, "<=") && !strings.HasPrefix(rest, "< ") {
+			w += 1
+		}
+		si := byName[name]
+		if si == nil {
+			si = &selIdent{name: name, first: len(out), quals: map[string]bool{}}
+			byName[name] = si
+			out = append(out, si)
+		}
+		if defined[name] {
+			// The selection defines it (the function asked about): its
+			// namesakes elsewhere matter less (a method delegating to
+			// another type's method of the same name).
+			w, si.defined = w/3, true
+		}
+		if w > si.weight {
+			si.weight = w
+		}
+		if qual != "" {
+			si.quals[qual] = true
+		}
+	}
+	if len(out) > max {
+		// Keep the most used-looking names (calls, selections), in order.
+		sorted := append([]*selIdent(nil), out...)
+		sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].weight > sorted[j].weight })
+		keep := map[*selIdent]bool{}
+		for _, si := range sorted[:max] {
+			keep[si] = true
+		}
+		out = out[:0]
+		for _, si := range sorted {
+			if keep[si] {
+				out = append(out, si)
+			}
+		}
+		sort.SliceStable(out, func(i, j int) bool { return out[i].first < out[j].first })
+	}
+	return out
+}
+
+func isIdentByte(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// codeStopIdents are keywords and builtins compared case-sensitively (so
+// that Go's exported File, Error or String are still looked up).
+var codeStopIdents = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`None True False self cls this super undefined null nil true false
+		func var const type struct interface import package return defer go chan map select fallthrough goto
+		def class lambda async await yield pass raise try except finally while elif not and or is in del global nonlocal assert with as from
+		let function export default extends implements new typeof instanceof void keyof readonly declare namespace enum
+		string number boolean unknown any never object int int8 int16 int32 int64 uint uint8 uint16 uint32 uint64 uintptr
+		float32 float64 complex64 complex128 byte rune bool error len cap make append copy delete panic recover print println
+		min max clear close real imag complex iota str dict list tuple set frozenset bytes bytearray isinstance getattr setattr hasattr`) {
+		codeStopIdents[w] = true
+	}
+}
+
+// fileImports is what a file imports, as workspace-relative path prefixes
+// (a Go package directory, a Python module path, a resolved relative
+// TypeScript/JavaScript specifier), by the name the file uses for each.
+type fileImports struct {
+	paths   []string          // workspace-relative, without extension
+	byAlias map[string]string // local name -> path
+	renamed map[string]string // local name -> original name (import {a as b}, from m import a as b)
+}
+
+var (
+	goImportRE    = regexp.MustCompile(`(?m)^\s*(?:import\s+)?([A-Za-z_][A-Za-z0-9_]*\s+|\.\s+|_\s+)?"([^"\s]+)"\s*$`)
+	pyFromRE      = regexp.MustCompile(`(?m)^\s*from\s+(\.*[A-Za-z0-9_.]*)\s+import\s+\(?([^)\n]*)`)
+	pyImportRE    = regexp.MustCompile(`(?m)^\s*import\s+([A-Za-z0-9_.]+)(?:\s+as\s+([A-Za-z_][A-Za-z0-9_]*))?`)
+	jsFromRE      = regexp.MustCompile(`(?s)(?:import|export)\s+(?:type\s+)?(?:([A-Za-z_$][\w$]*)\s*,?\s*)?(?:\{([^}]*)\}|\*\s+as\s+([A-Za-z_$][\w$]*))?\s*(?:from\s+)?["']([^"']+)["']`)
+	jsRequireRE   = regexp.MustCompile(`(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*=\s*require\(\s*["']([^"']+)["']\s*\)`)
+	importAliasRE = regexp.MustCompile(`^\s*([A-Za-z_$][\w$]*)(?:\s+as\s+([A-Za-z_$][\w$]*))?\s*$`)
+)
+
+func parseImports(rel, text string) fileImports {
+	fi := fileImports{byAlias: map[string]string{}, renamed: map[string]string{}}
+	dir := path.Dir(rel)
+	add := func(p, alias string) {
+		p = strings.TrimSuffix(path.Clean(p), "/")
+		fi.paths = append(fi.paths, p)
+		if alias != "" {
+			fi.byAlias[alias] = p
+		}
+	}
+	names := func(list string, p string) {
+		for _, part := range strings.Split(list, ",") {
+			part = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(part), "type "))
+			if m := importAliasRE.FindStringSubmatch(part); m != nil {
+				local := m[1]
+				if m[2] != "" {
+					local = m[2]
+					fi.renamed[m[2]] = m[1]
+				}
+				fi.byAlias[local] = p
+			}
+		}
+	}
+	switch ext := path.Ext(rel); ext {
+	case ".go":
+		// Only the import section: it ends at the first declaration.
+		head := text
+		if i := strings.Index(text, "\nfunc "); i > 0 {
+			head = text[:i]
+		}
+		for _, m := range goImportRE.FindAllStringSubmatch(head, -1) {
+			p := m[2]
+			alias := strings.TrimSpace(m[1])
+			if alias == "" || alias == "." || alias == "_" {
+				alias = path.Base(p)
+				if len(alias) > 1 && alias[0] == 'v' && strings.Trim(alias[1:], "0123456789") == "" {
+					alias = path.Base(path.Dir(p))
+				}
+			}
+			add(p, alias)
+		}
+	case ".py", ".pyi":
+		for _, m := range pyFromRE.FindAllStringSubmatch(text, -1) {
+			mod := m[1]
+			p := pyModulePath(dir, mod)
+			add(p, "")
+			names(m[2], p)
+			// from pkg import module: the module itself is a path too.
+			for _, part := range strings.Split(m[2], ",") {
+				if mm := importAliasRE.FindStringSubmatch(strings.TrimSpace(part)); mm != nil {
+					fi.paths = append(fi.paths, path.Join(p, mm[1]))
+				}
+			}
+		}
+		for _, m := range pyImportRE.FindAllStringSubmatch(text, -1) {
+			alias := m[2]
+			if alias == "" {
+				alias = m[1][strings.LastIndexByte(m[1], '.')+1:]
+			}
+			add(strings.ReplaceAll(m[1], ".", "/"), alias)
+		}
+	case ".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts":
+		resolve := func(spec string) string {
+			if strings.HasPrefix(spec, ".") {
+				return path.Join(dir, spec)
+			}
+			return spec
+		}
+		for _, m := range jsFromRE.FindAllStringSubmatch(text, -1) {
+			p := resolve(m[4])
+			add(p, m[1])
+			if m[3] != "" {
+				fi.byAlias[m[3]] = path.Clean(p)
+			}
+			if m[2] != "" {
+				names(m[2], path.Clean(p))
+			}
+		}
+		for _, m := range jsRequireRE.FindAllStringSubmatch(text, -1) {
+			add(resolve(m[2]), m[1])
+		}
+	}
+	return fi
+}
+
+// pyModulePath turns a Python module name (possibly relative) into a
+// workspace-relative path without extension.
+func pyModulePath(dir, mod string) string {
+	dots := len(mod) - len(strings.TrimLeft(mod, "."))
+	name := strings.ReplaceAll(mod[dots:], ".", "/")
+	if dots == 0 {
+		return name
+	}
+	base := dir
+	for i := 1; i < dots; i++ {
+		base = path.Dir(base)
+	}
+	return path.Join(base, name)
+}
+
+// importMatch says whether a definition's file is what an import path
+// names: the same file or package directory, allowing a module prefix on
+// the import (github.com/x/y/pkg names pkg/).
+func importMatch(imp, defPath string) bool {
+	noExt := strings.TrimSuffix(defPath, path.Ext(defPath))
+	dir := path.Dir(defPath)
+	for _, cand := range []string{noExt, dir, strings.TrimSuffix(noExt, "/index"), strings.TrimSuffix(noExt, "/__init__")} {
+		if cand == "." || cand == "" {
+			continue
+		}
+		if imp == cand || strings.HasSuffix(imp, "/"+cand) {
+			return true
+		}
+	}
+	return false
+}
+
+func isTestPath(rel string) bool {
+	base := path.Base(rel)
+	return strings.HasSuffix(base, "_test.go") || strings.Contains(base, ".test.") || strings.Contains(base, ".spec.") ||
+		strings.HasPrefix(base, "test_") || strings.Contains("/"+rel, "/testdata/") || strings.Contains("/"+rel, "/tests/") ||
+		strings.Contains("/"+rel, "/test/") || strings.Contains("/"+rel, "/__tests__/")
+}
+
+// locality scores how likely a definition is the one the selection means:
+// the same file, the same directory (package), a file or package the
+// current file imports (more when the selection qualifies the name with
+// that import's alias); tests count less.
+func locality(d repomap.Symbol, file string, si *selIdent, imps fileImports) float64 {
+	l := 0.0
+	switch {
+	case d.Path == file:
+		l = 2.5
+	case file != "" && path.Dir(d.Path) == path.Dir(file):
+		l = 2
+	}
+	for q := range si.quals {
+		if p, ok := imps.byAlias[q]; ok && importMatch(p, d.Path) {
+			if d.Scope == "" {
+				l = max(l, 3.5) // pkg.Name names a package-level definition
+			} else {
+				l = max(l, 2.5)
+			}
+		}
+	}
+	if p, ok := imps.byAlias[si.name]; ok && importMatch(p, d.Path) {
+		l = max(l, 3)
+	}
+	if l < 1.5 {
+		for _, p := range imps.paths {
+			if importMatch(p, d.Path) {
+				l = 1.5
+				break
+			}
+		}
+	}
+	if isTestPath(d.Path) && !isTestPath(file) {
+		l -= 1.5
+	}
+	return l
+}
+
+// questionIdents are the names the question mentions that look like code
+// (mixedCase, snake_case, or used in the selection): the user asking about
+// AddFile wants its definition.
+func questionIdents(q string, have []*selIdent, defined map[string]bool) []*selIdent {
+	byName := map[string]*selIdent{}
+	for _, si := range have {
+		byName[si.name] = si
+	}
+	var out []*selIdent
+	for _, name := range identRE.FindAllString(q, -1) {
+		if defined[name] || codeStopIdents[name] {
+			continue
+		}
+		if si, ok := byName[name]; ok {
+			si.weight += 1 // named in the question too
+			continue
+		}
+		if !looksLikeCode(name) {
+			continue
+		}
+		si := &selIdent{name: name, weight: 2, quals: map[string]bool{}, first: len(have) + len(out)}
+		byName[name] = si
+		out = append(out, si)
+	}
+	return out
+}
+
+func looksLikeCode(w string) bool {
+	if strings.ContainsAny(w, "_0123456789") {
+		return true
+	}
+	for i := 1; i < len(w); i++ {
+		if w[i] >= 'A' && w[i] <= 'Z' && w[i-1] >= 'a' && w[i-1] <= 'z' {
+			return true
+		}
+	}
+	return false
+}
+
+// Definitions: at most this many per name (the best placed ones), and a
+// name with more candidates than ambiguousDefs and none near the selection
+// (same file, package or an import) is skipped as too ambiguous to guess.
+const (
+	maxSelIdents  = 60
+	defsPerName   = 2
+	ambiguousDefs = 2
+	maxDefLines   = 80
+)
+
+// definitionSources adds the definitions of the names the selection (and
+// the question) use, ranked by how the name is used and how near its
+// definition is (see locality). It returns seen with the added spans.
+func definitionSources(req Request, m *repomap.Map, idents []*selIdent, inSel map[string]bool, sel *Selection, seen spans, report *Report, add func(*Item)) spans {
+	if len(idents) == 0 {
+		return seen
+	}
+	imps := parseImports(req.File, req.FileText)
+	byName := map[string]*selIdent{}
+	var names []string
+	for _, si := range idents {
+		if byName[si.name] == nil {
+			byName[si.name] = si
+			names = append(names, si.name)
+		}
+		if orig, ok := imps.renamed[si.name]; ok && byName[orig] == nil {
+			byName[orig] = &selIdent{name: orig, weight: si.weight, quals: si.quals, first: si.first}
+			names = append(names, orig)
+		}
+	}
+	lang := repomap.LanguageOf(req.File)
+	type cand struct {
+		d   repomap.Symbol
+		loc float64
+	}
+	per := map[string][]cand{}
+	for _, d := range m.DefinitionsOf(names) {
+		if d.Local || (d.Name == "init" && d.Scope == "" && d.Language == "go") {
+			continue
+		}
+		if d.Path == req.File && sel != nil && d.Line <= sel.EndLine && d.EndLine >= sel.StartLine {
+			continue // the selection itself
+		}
+		if lang != "" && d.Language != lang && !(sameFamily(lang, d.Language)) {
+			continue
+		}
+		si := byName[d.Name]
+		if si == nil {
+			continue
+		}
+		loc := locality(d, req.File, si, imps)
+		if d.Scope != "" && inSel[d.Scope] {
+			loc++ // a method of a type the selection names
+		}
+		if si.defined && loc < 1.5 {
+			continue // a name the selection defines: only its namesakes nearby
+		}
+		per[d.Name] = append(per[d.Name], cand{d, loc})
+	}
+	var skipped []string
+	for _, name := range names {
+		cs := per[name]
+		if len(cs) == 0 {
+			continue
+		}
+		si := byName[name]
+		sort.SliceStable(cs, func(i, j int) bool { return cs[i].loc > cs[j].loc })
+		best := cs[0].loc
+		if best <= 0 && (len(cs) > ambiguousDefs || si.weight < 2) {
+			// Far from the selection: only an unambiguous name the
+			// selection calls or selects (not a local variable's name
+			// that happens to be defined somewhere).
+			skipped = append(skipped, fmt.Sprintf("%s (%d)", name, len(cs)))
+			continue
+		}
+		for k, c := range cs {
+			// A one-line best candidate is often an alias (Charset =
+			// _charset.Charset): let the next one in too.
+			oneLine := k == 1 && cs[0].d.EndLine == cs[0].d.Line && c.loc > 0
+			if k >= defsPerName || (c.loc < best-0.25 && !oneLine) {
+				break
+			}
+			d := c.d
+			score := si.weight * (1 + max(0, c.loc)) / (1 + 0.02*float64(si.first))
+			end := min(d.EndLine, d.Line+maxDefLines-1)
+			if seen.covers(d.Path, d.Line, end) { // inside the selection
+				add(&Item{Source: SourceDefinitions, Location: fmt.Sprintf("%s:%d %s", d.Path, d.Line, d.Name), Text: "",
+					Priority: prioDefinitions, Score: score, Reason: "duplicate: already in the prompt; "})
+				continue
+			}
+			text, ok := snippet(req.WS, d.Path, d.Line, end)
+			if !ok {
+				continue
+			}
+			cut := ""
+			if end < d.EndLine {
+				cut = fmt.Sprintf("[... %d more lines ...]\n", d.EndLine-end)
+			}
+			full := fmt.Sprintf("## Definition of %s (%s): %s lines %d-%d\n%s%s", qualified(d), d.Kind, d.Path, d.Line, end, text, cut)
+			add(&Item{Source: SourceDefinitions, Location: fmt.Sprintf("%s:%d-%d %s", d.Path, d.Line, end, qualified(d)),
+				Text: full, Priority: prioDefinitions, Score: score})
+		}
+	}
+	if len(skipped) > 0 {
+		report.Notes = append(report.Notes, "definitions not looked up, too many candidates and none near the selection: "+strings.Join(skipped, ", "))
+	}
+	return seen
+}
+
+func qualified(d repomap.Symbol) string {
+	if d.Scope != "" {
+		return d.Scope + "." + d.Name
+	}
+	return d.Name
+}
+
+// sameFamily: TypeScript and JavaScript (and their JSX forms) call each other.
+func sameFamily(a, b string) bool {
+	js := func(l string) bool {
+		return l == "typescript" || l == "tsx" || l == "javascript"
+	}
+	return js(a) && js(b)
+}
+
+// minShrunkTokens: below this a cut definition is not worth sending.
+const minShrunkTokens = 120

@@ -1,0 +1,623 @@
+package contextengine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/codeindex"
+	"github.com/cairn-dev/cairn/repomap"
+	"github.com/cairn-dev/cairn/tokencount"
+	"github.com/cairn-dev/cairn/workspace"
+)
+
+// The quality evaluation and the benchmarks run only when
+// CAIRN_QUALITY_CORPUS=1 (see quality.sh and README.md):
+//
+//	CAIRN_QUALITY_CORPUS=1 go test -run TestQuality -v ./contextengine
+//
+// Corpora: "go" is $(go env GOROOT)/src, used in place; "python" is a copy
+// of the standard library's email package; "ts" is a copy of ajv's lib/
+// (TypeScript sources). CAIRN_QUALITY_WORKDIR keeps the copies and the
+// index state between runs (else a temporary directory).
+
+type qualityNeed struct {
+	File   string `json:"file"`
+	Symbol string `json:"symbol"` // Name, or Scope.Name for a method
+}
+
+type qualityQuestion struct {
+	ID       string        `json:"id"`
+	Corpus   string        `json:"corpus"`
+	File     string        `json:"file"`
+	Lines    [2]int        `json:"lines"`
+	Question string        `json:"question"`
+	Needs    []qualityNeed `json:"needs"`
+	// Set is "tuning" (the ranking was tuned on it) or "held-out".
+	Set string `json:"set"`
+}
+
+type qualitySet struct {
+	Note      string            `json:"note"`
+	Corpora   map[string]string `json:"corpora"` // name -> where it comes from
+	Questions []qualityQuestion `json:"questions"`
+}
+
+func loadQualitySet(t testing.TB) qualitySet {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "quality.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var qs qualitySet
+	if err := json.Unmarshal(b, &qs); err != nil {
+		t.Fatalf("testdata/quality.json: %v", err)
+	}
+	return qs
+}
+
+// TestQualitySetWellFormed runs by default: the question file parses and
+// every question names a corpus, a file, a range and at least one need.
+func TestQualitySetWellFormed(t *testing.T) {
+	qs := loadQualitySet(t)
+	if len(qs.Questions) < 30 {
+		t.Errorf("%d questions, want at least 30", len(qs.Questions))
+	}
+	ids := map[string]bool{}
+	corpora := map[string]int{}
+	for _, q := range qs.Questions {
+		if q.ID == "" || ids[q.ID] {
+			t.Errorf("question id %q empty or duplicate", q.ID)
+		}
+		ids[q.ID] = true
+		corpora[q.Corpus]++
+		if _, ok := qs.Corpora[q.Corpus]; !ok {
+			t.Errorf("%s: unknown corpus %q", q.ID, q.Corpus)
+		}
+		if q.Set != "tuning" && q.Set != "held-out" {
+			t.Errorf("%s: set %q, want tuning or held-out", q.ID, q.Set)
+		}
+		if q.File == "" || q.Lines[0] < 1 || q.Lines[1] < q.Lines[0] || strings.TrimSpace(q.Question) == "" || len(q.Needs) == 0 {
+			t.Errorf("%s: incomplete question", q.ID)
+		}
+		for _, n := range q.Needs {
+			if n.File == q.File {
+				t.Errorf("%s: need %s is in the selection's own file (only cross-file needs count)", q.ID, n.Symbol)
+			}
+		}
+	}
+	for _, c := range []string{"go", "python", "ts"} {
+		if corpora[c] == 0 {
+			t.Errorf("no question on corpus %q", c)
+		}
+	}
+}
+
+type qualityCorpus struct {
+	ws *workspace.Workspace
+	ix *codeindex.Index
+}
+
+var (
+	corpusMu    sync.Mutex
+	corpusCache = map[string]*qualityCorpus{}
+)
+
+func qualityEnabled(t testing.TB) {
+	if os.Getenv("CAIRN_QUALITY_CORPUS") == "" {
+		t.Skip("set CAIRN_QUALITY_CORPUS=1 to run the context quality evaluation and benchmarks (see contextengine/quality.sh)")
+	}
+}
+
+func qualityWorkdir(t testing.TB) string {
+	if d := os.Getenv("CAIRN_QUALITY_WORKDIR"); d != "" {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	corpusMu.Lock()
+	defer corpusMu.Unlock()
+	if d, ok := corpusCache["<workdir>"]; ok {
+		return d.ws.Root()
+	}
+	d, err := os.MkdirTemp("", "cairn-quality-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, _ := workspace.Open(d)
+	corpusCache["<workdir>"] = &qualityCorpus{ws: ws}
+	return ws.Root()
+}
+
+// corpusRoot returns the directory of a corpus, copying it into the
+// workdir first when it is not used in place.
+func corpusRoot(t testing.TB, name, work string) string {
+	switch name {
+	case "go":
+		out, err := exec.Command("go", "env", "GOROOT").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return filepath.Join(strings.TrimSpace(string(out)), "src")
+	case "python":
+		var src string
+		for _, d := range []string{"/root/.pyenv/versions/3.11.7/lib/python3.11/email", "/usr/lib/python3.11/email"} {
+			if _, err := os.Stat(filepath.Join(d, "message.py")); err == nil {
+				src = d
+				break
+			}
+		}
+		if src == "" {
+			t.Skip("no Python 3.11 standard library email package on this machine")
+		}
+		return copyTree(t, src, filepath.Join(work, "python", "email"), func(rel string) bool {
+			return strings.HasSuffix(rel, ".py")
+		}, filepath.Join(work, "python"))
+	case "ts":
+		var src string
+		for _, d := range []string{"/work/main/test/mcp/node_modules/ajv/lib", "/work/main/editors/vscode/node_modules/ajv/lib"} {
+			if _, err := os.Stat(filepath.Join(d, "core.ts")); err == nil {
+				src = d
+				break
+			}
+		}
+		if src == "" {
+			t.Skip("no ajv TypeScript sources on this machine (npm pack ajv@8 and point the harness at lib/)")
+		}
+		return copyTree(t, src, filepath.Join(work, "ts", "lib"), func(rel string) bool {
+			return strings.HasSuffix(rel, ".ts")
+		}, filepath.Join(work, "ts"))
+	}
+	t.Fatalf("unknown corpus %q", name)
+	return ""
+}
+
+func copyTree(t testing.TB, src, dst string, keep func(string) bool, root string) string {
+	if _, err := os.Stat(filepath.Join(dst, ".copied")); err == nil {
+		return root
+	}
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			if d.Name() == "__pycache__" {
+				return filepath.SkipDir
+			}
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		if !keep(rel) {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dst, ".copied"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// openCorpus opens (once per process) a corpus's workspace and warm indexes.
+func openCorpus(t testing.TB, name string) *qualityCorpus {
+	work := qualityWorkdir(t)
+	corpusMu.Lock()
+	defer corpusMu.Unlock()
+	if c, ok := corpusCache[name]; ok {
+		return c
+	}
+	root := corpusRoot(t, name, work)
+	ws, err := workspace.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := codeindex.Open(ws, codeindex.Options{StateDir: filepath.Join(work, "state-"+name), NoWatch: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	start := time.Now()
+	st, err := ix.Map.Build(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = ix.Map.SaveCache()
+	if ix.Search == nil {
+		t.Fatalf("%s: no search index", name)
+	}
+	rs, err := ix.Search.Reconcile(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("corpus %s: %s; map %d files (%d parsed); search %+v; %v", name, root, st.Files, st.Parsed, rs, time.Since(start).Round(time.Millisecond))
+	c := &qualityCorpus{ws: ws, ix: ix}
+	corpusCache[name] = c
+	return c
+}
+
+// defLines finds the definition a need names in the map's tags.
+func defLines(m *repomap.Map, n qualityNeed) (repomap.Def, bool) {
+	ft, ok := m.Tags(n.File)
+	if !ok {
+		return repomap.Def{}, false
+	}
+	name, scope := n.Symbol, ""
+	if i := strings.LastIndexByte(n.Symbol, '.'); i > 0 {
+		scope, name = n.Symbol[:i], n.Symbol[i+1:]
+	}
+	for _, d := range ft.Defs {
+		if d.Name == name && (scope == "" || d.Scope == scope) && !d.Local {
+			return d, true
+		}
+	}
+	return repomap.Def{}, false
+}
+
+// promptPiece is one included block of file lines: a path and its text.
+type promptPiece struct {
+	path string
+	text string
+	cut  bool // a definition cut to its first lines
+}
+
+// covered says whether a definition is in the prompt: some included piece
+// from its file holds its numbered signature line and the lines after it
+// (up to 5 more, within the definition).
+func covered(pieces []promptPiece, fileLines []string, path string, d repomap.Def) (found, cut bool) {
+	from, to := d.NameLine, min(d.EndLine, d.NameLine+5)
+	if from < 1 || from > len(fileLines) {
+		return false, false
+	}
+	var want []string
+	for l := from; l <= to && l <= len(fileLines); l++ {
+		want = append(want, numbered(fileLines, l, l))
+	}
+	for _, p := range pieces {
+		if p.path != path {
+			continue
+		}
+		ok := true
+		for _, w := range want {
+			if !strings.Contains(p.text, w) {
+				ok = false
+				break
+			}
+		}
+		if ok && !p.cut {
+			return true, false
+		}
+		if ok {
+			found, cut = true, true
+		}
+	}
+	return found, cut
+}
+
+// piecesOf lists the included items that carry file lines, by path (the
+// path is the Location up to the first ':').
+func piecesOf(items []*Item) []promptPiece {
+	var out []promptPiece
+	for _, it := range items {
+		if !it.Included || it.Text == "" {
+			continue
+		}
+		switch it.Source {
+		case SourceQuestion, SourceInstructions, SourceRepoMap, SourceDiagnostics, SourceRecentEdits, SourceProject:
+			continue
+		}
+		i := strings.IndexByte(it.Location, ':')
+		if i <= 0 {
+			continue
+		}
+		out = append(out, promptPiece{path: it.Location[:i], text: it.Text, cut: strings.Contains(it.Reason, "cut to")})
+	}
+	return out
+}
+
+func fileLinesOf(t testing.TB, ws *workspace.Workspace, rel string) []string {
+	b, err := os.ReadFile(ws.Abs(rel))
+	if err != nil {
+		t.Fatalf("%s: %v", rel, err)
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	if n := len(lines); n > 0 && lines[n-1] == "" {
+		lines = lines[:n-1]
+	}
+	return lines
+}
+
+func qualityRequest(c *qualityCorpus, q qualityQuestion, text string, window int) Request {
+	return Request{
+		Question: q.Question, File: q.File, FileText: text,
+		Selection: &Selection{StartLine: q.Lines[0], EndLine: q.Lines[1]},
+		WS:        c.ws, Map: c.ix.Map, Search: c.ix.Search,
+		ContextWindow: window, MaxOutput: 512, ToolSchemas: 0,
+	}
+}
+
+// baseline is the naive context: the question, the selection, the whole
+// current file (cut to the lines nearest the selection when it does not
+// fit), then the top search hits for the question's words, in that order,
+// in the same budget.
+func baseline(t testing.TB, c *qualityCorpus, q qualityQuestion, lines []string, window int) []*Item {
+	avail := NewBudget(window, 512, 0).Available - tokencount.Count(SystemPrompt)
+	var items []*Item
+	used := 0
+	add := func(it *Item) bool {
+		it.Tokens = tokencount.Count(it.Text)
+		if used+it.Tokens > avail {
+			return false
+		}
+		it.Included = true
+		used += it.Tokens
+		items = append(items, it)
+		return true
+	}
+	add(&Item{Source: SourceQuestion, Location: "user", Text: "## Question\n" + q.Question + "\n"})
+	s, e := q.Lines[0], min(q.Lines[1], len(lines))
+	add(&Item{Source: SourceSelection, Location: fmt.Sprintf("%s:%d-%d", q.File, s, e), Text: numbered(lines, s, e)})
+	// The whole file, or the largest window around the selection that fits.
+	for lo, hi := 1, len(lines); ; {
+		if add(&Item{Source: SourceWindow, Location: fmt.Sprintf("%s:%d-%d", q.File, lo, hi), Text: numbered(lines, lo, hi)}) {
+			break
+		}
+		if lo == s && hi == e {
+			break
+		}
+		// Shrink by 10% on each side that still has room.
+		span := hi - lo
+		step := max(1, span/20)
+		lo, hi = min(s, lo+step), max(e, hi-step)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	// The question's words as plain text (a "word:" would read as a filter).
+	res, err := c.ix.Search.Search(ctx, strings.NewReplacer(":", " ", `"`, " ").Replace(q.Question), 10)
+	if err != nil {
+		t.Logf("%s: baseline search: %v", q.ID, err)
+		return items
+	}
+	for _, h := range res.Hits {
+		from, to := h.StartLine, h.EndLine
+		if to == 0 {
+			from, to = max(1, h.Line-10), h.Line+20
+		}
+		to = min(to, from+79)
+		text, ok := snippet(c.ws, h.Path, from, to)
+		if !ok {
+			continue
+		}
+		add(&Item{Source: SourceSearch, Location: fmt.Sprintf("%s:%d-%d", h.Path, from, to), Text: text})
+	}
+	return items
+}
+
+type qualityResult struct {
+	id          string
+	corpus      string
+	set         string
+	needs       int
+	ours, naive map[int]int // window -> needs covered
+	oursCut     map[int]int // of ours, covered only by a definition cut to its head
+	missed      map[int][]string
+	buildTime   map[int]time.Duration
+}
+
+var qualityWindows = []int{4096, 8192, 16384}
+
+func TestQuality(t *testing.T) {
+	qualityEnabled(t)
+	qs := loadQualitySet(t)
+	var results []qualityResult
+	for _, q := range qs.Questions {
+		c := openCorpus(t, q.Corpus)
+		lines := fileLinesOf(t, c.ws, q.File)
+		text := strings.Join(lines, "")
+		r := qualityResult{id: q.ID, corpus: q.Corpus, set: q.Set, needs: len(q.Needs), ours: map[int]int{}, naive: map[int]int{}, oursCut: map[int]int{},
+			missed: map[int][]string{}, buildTime: map[int]time.Duration{}}
+		type resolved struct {
+			n     qualityNeed
+			d     repomap.Def
+			lines []string
+		}
+		var needs []resolved
+		for _, n := range q.Needs {
+			d, ok := defLines(c.ix.Map, n)
+			if !ok {
+				t.Errorf("%s: need %s %s not found in the repo map", q.ID, n.File, n.Symbol)
+				continue
+			}
+			needs = append(needs, resolved{n, d, fileLinesOf(t, c.ws, n.File)})
+		}
+		for _, w := range qualityWindows {
+			start := time.Now()
+			b, err := Build(qualityRequest(c, q, text, w))
+			r.buildTime[w] = time.Since(start)
+			if err != nil {
+				t.Fatalf("%s: %v", q.ID, err)
+			}
+			ours := piecesOf(b.Report.Items)
+			naive := piecesOf(baseline(t, c, q, lines, w))
+			for _, n := range needs {
+				if ok, cut := covered(ours, n.lines, n.n.File, n.d); ok {
+					r.ours[w]++
+					if cut {
+						r.oursCut[w]++
+					}
+				} else {
+					r.missed[w] = append(r.missed[w], n.n.File+" "+n.n.Symbol)
+				}
+				if ok, _ := covered(naive, n.lines, n.n.File, n.d); ok {
+					r.naive[w]++
+				}
+			}
+			if os.Getenv("CAIRN_QUALITY_REPORT") == q.ID {
+				t.Logf("%s at %d:\n%s", q.ID, w, b.Report.Markdown())
+			}
+		}
+		results = append(results, r)
+	}
+	// Per question, then the table.
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "\n%-10s %-6s %5s", "question", "corpus", "needs")
+	for _, w := range qualityWindows {
+		fmt.Fprintf(&sb, " %7s", fmt.Sprintf("%dk", w/1024))
+	}
+	for _, w := range qualityWindows {
+		fmt.Fprintf(&sb, " %7s", fmt.Sprintf("naive%dk", w/1024))
+	}
+	sb.WriteString("  missed at 8k\n")
+	for _, r := range results {
+		fmt.Fprintf(&sb, "%-10s %-6s %5d", r.id, r.corpus, r.needs)
+		for _, w := range qualityWindows {
+			fmt.Fprintf(&sb, " %7d", r.ours[w])
+		}
+		for _, w := range qualityWindows {
+			fmt.Fprintf(&sb, " %7d", r.naive[w])
+		}
+		fmt.Fprintf(&sb, "  %s\n", strings.Join(r.missed[8192], ", "))
+	}
+	t.Log(sb.String())
+
+	corpora := []string{"go", "python", "ts", "tuning", "held-out", "all"}
+	var tb strings.Builder
+	tb.WriteString("\n| corpus / set | questions | needed definitions |")
+	for _, w := range qualityWindows {
+		fmt.Fprintf(&tb, " ours %dk |", w/1024)
+	}
+	for _, w := range qualityWindows {
+		fmt.Fprintf(&tb, " naive %dk |", w/1024)
+	}
+	tb.WriteString("\n|---|---:|---:|" + strings.Repeat("---:|", 2*len(qualityWindows)) + "\n")
+	for _, cname := range corpora {
+		nq, needs := 0, 0
+		ours, naive, cut := map[int]int{}, map[int]int{}, map[int]int{}
+		for _, r := range results {
+			if cname != "all" && r.corpus != cname && r.set != cname {
+				continue
+			}
+			nq++
+			needs += r.needs
+			for _, w := range qualityWindows {
+				ours[w] += r.ours[w]
+				naive[w] += r.naive[w]
+				cut[w] += r.oursCut[w]
+			}
+		}
+		if nq == 0 {
+			continue
+		}
+		fmt.Fprintf(&tb, "| %s | %d | %d |", cname, nq, needs)
+		for _, w := range qualityWindows {
+			fmt.Fprintf(&tb, " %.1f%%", 100*float64(ours[w])/float64(needs))
+			if cut[w] > 0 {
+				fmt.Fprintf(&tb, " (%d cut)", cut[w])
+			}
+			tb.WriteString(" |")
+		}
+		for _, w := range qualityWindows {
+			fmt.Fprintf(&tb, " %.1f%% |", 100*float64(naive[w])/float64(needs))
+		}
+		tb.WriteString("\n")
+	}
+	var times []time.Duration
+	for _, r := range results {
+		for _, d := range r.buildTime {
+			times = append(times, d)
+		}
+	}
+	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
+	if len(times) > 0 {
+		fmt.Fprintf(&tb, "\nbuild time over %d builds (cold caches included): p50 %v, max %v; GOMAXPROCS %d\n",
+			len(times), times[len(times)/2].Round(time.Microsecond), times[len(times)-1].Round(time.Microsecond), runtime.GOMAXPROCS(0))
+	}
+	t.Log(tb.String())
+	if out := os.Getenv("CAIRN_QUALITY_OUT"); out != "" {
+		_ = os.WriteFile(out, []byte(sb.String()+tb.String()), 0o644)
+	}
+}
+
+// BenchmarkBuild measures context builds on the Go tree with warm indexes
+// at an 8k window, reporting p50 and p99: "new-question" cycles over the Go
+// questions (each build ranks the repo map for a new focus, as a new
+// question does); "rebuild" repeats one question (the retry after a
+// "context too long", the ranking cached).
+func BenchmarkBuild(b *testing.B) {
+	qualityEnabled(b)
+	qs := loadQualitySet(b)
+	c := openCorpus(b, "go")
+	type prepared struct {
+		q    qualityQuestion
+		text string
+	}
+	var ps []prepared
+	for _, q := range qs.Questions {
+		if q.Corpus == "go" {
+			ps = append(ps, prepared{q, strings.Join(fileLinesOf(b, c.ws, q.File), "")})
+		}
+	}
+	// Warm the line caches and the search index's segments.
+	for _, p := range ps {
+		if _, err := Build(qualityRequest(c, p.q, p.text, 8192)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	run := func(b *testing.B, pick func(i int) prepared) {
+		times := make([]time.Duration, 0, b.N)
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			p := pick(i)
+			start := time.Now()
+			if _, err := Build(qualityRequest(c, p.q, p.text, 8192)); err != nil {
+				b.Fatal(err)
+			}
+			times = append(times, time.Since(start))
+		}
+		b.StopTimer()
+		sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
+		b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "p50-ms")
+		b.ReportMetric(float64(times[min(len(times)-1, len(times)*99/100)].Microseconds())/1000, "p99-ms")
+	}
+	b.Run("new-question", func(b *testing.B) { run(b, func(i int) prepared { return ps[i%len(ps)] }) })
+	b.Run("rebuild", func(b *testing.B) { run(b, func(i int) prepared { return ps[0] }) })
+}
+
+// BenchmarkTokenCount measures tokencount.Count on Go source.
+func BenchmarkTokenCount(b *testing.B) {
+	qualityEnabled(b)
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		b.Fatal(err)
+	}
+	src, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(out)), "src", "net", "http", "server.go"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	text := string(src)
+	n := tokencount.Count(text)
+	b.SetBytes(int64(len(text)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		tokencount.Count(text)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
+}
