@@ -162,7 +162,7 @@ var benchFocus = Focus{Files: []string{"net/http/server.go"}, Mentioned: []strin
 
 func BenchmarkRender(b *testing.B) {
 	m := builtMap(b)
-	for _, tokens := range []int{1000, 4000, 8000} {
+	for _, tokens := range []int{64, 1000, 4000, 8000} { // 64: a tiny budget must not render the whole tree to probe
 		b.Run(fmt.Sprintf("tokens=%d", tokens), func(b *testing.B) {
 			m.Render(benchFocus, tokens) // rank once; later renders reuse it
 			b.ResetTimer()

@@ -85,6 +85,16 @@ func (m *Map) Render(focus Focus, tokens int) (string, RenderStats) {
 		}
 	}
 	if lo < r.n && float64(bestN) < 0.9*float64(tokens) {
+		// Find an upper bound by doubling before bisecting: without one, hi
+		// is every definition of the repository and each probe would render
+		// all of them (a tiny budget on a large tree took seconds).
+		for k := max(1, 2*lo); hi > r.n && k < hi; k *= 2 {
+			if _, ok := try(k); ok {
+				lo = k
+			} else {
+				hi = k
+			}
+		}
 		for lo+1 < hi {
 			mid := (lo + hi) / 2
 			if _, ok := try(mid); ok {
