@@ -2,10 +2,12 @@ package server_test
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -39,6 +41,7 @@ type envConfig struct {
 	getenv   map[string]string
 	noProv   bool
 	state    string
+	newID    func(string) string
 }
 
 func withScript(s string) envOption           { return func(c *envConfig) { c.script = s } }
@@ -49,6 +52,21 @@ func withEditor(o lspclient.Options) envOption {
 func withEnv(kv map[string]string) envOption { return func(c *envConfig) { c.getenv = kv } }
 func withoutProvider() envOption             { return func(c *envConfig) { c.noProv = true } }
 func withState(dir string) envOption         { return func(c *envConfig) { c.state = dir } }
+
+// withCountingIDs makes run, edit and checkpoint ids a counter, so token
+// counts of text holding them repeat exactly (golden files).
+func withCountingIDs() envOption {
+	return func(c *envConfig) {
+		var mu sync.Mutex
+		n := 0
+		c.newID = func(prefix string) string {
+			mu.Lock()
+			defer mu.Unlock()
+			n++
+			return fmt.Sprintf("%s-%012d", prefix, n)
+		}
+	}
+}
 
 // newEnv writes the archive to a temp workspace and connects an editor.
 func newEnv(t testing.TB, archive string, opts ...envOption) *env {
@@ -67,7 +85,7 @@ func newEnv(t testing.TB, archive string, opts ...envOption) *env {
 	for k, v := range cfg.getenv {
 		vars[k] = v
 	}
-	sopts := server.Options{Getenv: func(k string) string { return vars[k] }}
+	sopts := server.Options{Getenv: func(k string) string { return vars[k] }, NewID: cfg.newID}
 	e := &env{t: t, root: root, state: state, done: make(chan error, 1)}
 	if !cfg.noProv && (cfg.settings == nil || cfg.script != "") {
 		s, err := model.ParseScript([]byte(cfg.script))
