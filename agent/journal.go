@@ -19,6 +19,7 @@ import (
 type contextRecord struct {
 	System string `json:"system"` // blob hashes
 	User   string `json:"user"`
+	Report string `json:"report,omitempty"` // the context report (markdown)
 }
 
 type toolIntentRecord struct {

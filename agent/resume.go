@@ -467,3 +467,34 @@ func RecordedResponses(stateDir, runID string) ([]model.Response, error) {
 	}
 	return out, nil
 }
+
+// ContextReport returns the context report of a run: from memory for a run
+// of this session, else the one stored with the run's journal.
+func (m *Manager) ContextReport(runID string) (string, error) {
+	if r, ok := m.Run(runID); ok {
+		if rep := r.Report(); rep != nil {
+			return rep.Markdown(), nil
+		}
+		return "", fmt.Errorf("run %s has not built its context yet", runID)
+	}
+	if strings.ContainsAny(runID, `/\`) || runID == "" {
+		return "", fmt.Errorf("invalid run id %q", runID)
+	}
+	recs, _, err := checkpoint.ReadJournal(journalPath(m.cfg.StateDir, runID))
+	if err != nil {
+		return "", fmt.Errorf("no run %q in this workspace", runID)
+	}
+	hash := ""
+	for _, r := range effectiveRecords(recs) {
+		if r.Type == checkpoint.RecContext {
+			var c contextRecord
+			if json.Unmarshal(r.Data, &c) == nil && c.Report != "" {
+				hash = c.Report
+			}
+		}
+	}
+	if hash == "" {
+		return "", fmt.Errorf("run %s stored no context report", runID)
+	}
+	return m.cps.Blobs.Get(hash)
+}

@@ -173,7 +173,7 @@ func (r *Run) loop() {
 	r.mu.Lock()
 	r.messages = []model.Message{{Role: model.RoleSystem, Content: built.System}, {Role: model.RoleUser, Content: built.User}}
 	r.mu.Unlock()
-	r.jrnl(checkpoint.RecContext, 0, contextRecord{System: r.blob(built.System), User: r.blob(built.User)})
+	r.jrnl(checkpoint.RecContext, 0, contextRecord{System: r.blob(built.System), User: r.blob(built.User), Report: r.blob(built.Report.Markdown())})
 	r.steps(&loopState{seenCalls: map[string]int{}})
 }
 
@@ -232,7 +232,7 @@ func (r *Run) steps(st *loopState) {
 					r.mu.Lock()
 					r.messages[1].Content = b.User
 					r.mu.Unlock()
-					r.jrnl(checkpoint.RecContext, step, contextRecord{System: r.blob(b.System), User: r.blob(b.User)})
+					r.jrnl(checkpoint.RecContext, step, contextRecord{System: r.blob(b.System), User: r.blob(b.User), Report: r.blob(b.Report.Markdown())})
 					st.step--
 					continue
 				}

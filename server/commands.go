@@ -201,15 +201,15 @@ func (s *Server) cmdResume(mgr *agent.Manager, arg []byte) (any, error) {
 }
 
 func (s *Server) cmdContextReport(mgr *agent.Manager, arg []byte) (any, error) {
-	run, err := runArg(mgr, arg)
-	if err != nil {
+	var p protocol.RunRef
+	if err := decodeArg(arg, &p, "runId"); err != nil {
 		return nil, err
 	}
-	rep := run.Report()
-	if rep == nil {
-		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidRequest, "run %s has not built its context yet", run.ID)
+	md, err := mgr.ContextReport(p.RunID)
+	if err != nil {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%v", err)
 	}
-	return protocol.ContextReportResult{Markdown: rep.Markdown()}, nil
+	return protocol.ContextReportResult{Markdown: md}, nil
 }
 
 type runSummary struct {

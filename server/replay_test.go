@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/cairn-dev/cairn/protocol"
@@ -61,5 +62,17 @@ func TestRunIsTraced(t *testing.T) {
 	}
 	if u := tr.Summarize(); u.Status != "finished" {
 		t.Errorf("summary: %+v", u)
+	}
+}
+
+func TestContextReportSurvivesRestart(t *testing.T) {
+	state := t.TempDir()
+	e := newEnv(t, greetWS, withScript("turns:\n  - text: ok\n"), withState(state))
+	run := e.ask("greet/greet.go", 4, 6, "What does Greet return?")
+	e.waitRun(run)
+	e2 := newEnv(t, greetWS, withScript("turns: []"), withState(state))
+	md, err := e2.ed.ContextReport(e2.ctx, run)
+	if err != nil || !strings.Contains(md, "What does Greet return?") || !strings.Contains(md, "| selection |") {
+		t.Fatalf("stored report: %v\n%s", err, md)
 	}
 }

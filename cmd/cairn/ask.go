@@ -11,7 +11,6 @@ import (
 	"github.com/cairn-dev/cairn/lspclient"
 	"github.com/cairn-dev/cairn/protocol"
 	"github.com/cairn-dev/cairn/server"
-	"github.com/cairn-dev/cairn/workspace"
 )
 
 // runAsk runs one question non-interactively: the real server in process,
@@ -98,7 +97,8 @@ func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	return nil
 }
 
-// runContext prints the context report for a question without calling a model.
+// runContext prints the context report for a question without calling a
+// model, with the real indexes (warm from the state directory's caches).
 func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs, root := newFlags("context", stderr)
 	file := fs.String("file", "", "workspace-relative file the question is about (required)")
@@ -116,10 +116,11 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	ws, err := workspace.Open(*root)
+	ws, ix, err := openIndex(*root)
 	if err != nil {
 		return err
 	}
+	defer ix.Close()
 	abs, err := ws.Resolve(*file)
 	if err != nil {
 		return err
@@ -131,7 +132,16 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if !ok {
 		return fmt.Errorf("%s does not exist", *file)
 	}
-	req := contextengine.Request{Question: question, File: ws.Rel(abs), FileText: text, WS: ws, ContextWindow: *tokens, MaxOutput: *maxOut}
+	if _, err := ix.Map.Build(ctx); err == nil {
+		_ = ix.Map.SaveCache()
+	}
+	req := contextengine.Request{Question: question, File: ws.Rel(abs), FileText: text, WS: ws, ContextWindow: *tokens, MaxOutput: *maxOut,
+		Map: ix.Map}
+	if ix.Search != nil {
+		if _, err := ix.Search.Reconcile(ctx); err == nil {
+			req.Search = ix.Search
+		}
+	}
 	if from > 0 {
 		req.Selection = &contextengine.Selection{StartLine: from, EndLine: to}
 	}
