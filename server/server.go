@@ -40,6 +40,10 @@ type Options struct {
 	// NewID, when set, makes run, edit and checkpoint ids (evals use a
 	// deterministic counter so token counts repeat exactly).
 	NewID func(prefix string) string
+	// ForwardLogs sends the process's log records (slog.Default) to the
+	// client as window/logMessage too; for `cairn serve`, one client per
+	// process.
+	ForwardLogs bool
 }
 
 // Server is one LSP session.
@@ -96,6 +100,11 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 	defer s.cancel(errors.New("server stopped"))
 	s.stream = newStream(in, out, closer)
 	s.conn = jsonrpc2.NewConn(s.stream, jsonrpc2.WithCodec(codec{}))
+	if opts.ForwardLogs {
+		prev := slog.Default()
+		slog.SetDefault(slog.New(&clientLogHandler{inner: prev.Handler(), s: s}))
+		defer slog.SetDefault(prev)
+	}
 	s.conn.Go(lsp.WithClient(s.ctx, lsp.ClientDispatcher(s.conn)), s.handler())
 
 	select {
@@ -214,6 +223,9 @@ func (s *Server) cancelAskRun(params []byte) {
 // logToClient sends a log line to the client's log as well as stderr.
 func (s *Server) logToClient(level slog.Level, msg string, args ...any) {
 	slog.Log(context.Background(), level, msg, args...)
+	if s.opts.ForwardLogs {
+		return // the log handler already sent it
+	}
 	t := lsp.MessageTypeInfo
 	switch {
 	case level >= slog.LevelError:

@@ -121,7 +121,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
-	return server.Serve(ctx, os.Stdin, stdout, server.Options{})
+	return server.Serve(ctx, os.Stdin, stdout, server.Options{ForwardLogs: true})
 }
 
 // newFlags returns a flag set with the common --root flag.
