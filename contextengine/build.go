@@ -224,6 +224,17 @@ func Build(req Request) (*Built, error) {
 	if red == nil {
 		red = redact.Default()
 	}
+	// First pass: learn the exact secret values found in context (a value
+	// caught only by its surroundings, `apiKey = "…"`, must be masked
+	// wherever else it appears: in a search query built from the
+	// selection's words, a snippet header, a location).
+	for _, it := range items {
+		if _, findings := red.Redact(it.Text); len(findings) > 0 {
+			for _, f := range findings {
+				red.AddValues(f.Kind, it.Text[f.Start:f.End])
+			}
+		}
+	}
 	for _, it := range items {
 		if it.render != nil {
 			inner := it.render
@@ -294,6 +305,17 @@ func Build(req Request) (*Built, error) {
 	section(SourceDiagnostics, "## Diagnostics from the editor\n")
 	section(SourceRecentEdits, "## The user's recent edits (newest first)\n")
 	section(SourceQuestion, "")
+	// The report is stored and shown: it must not carry a secret either (a
+	// secret can reach it through a search query made of the selection's
+	// words, a location, a note, or the question itself).
+	report.Question = red.String(report.Question)
+	for _, it := range report.Items {
+		it.Location = red.String(it.Location)
+		it.Reason = red.String(it.Reason)
+	}
+	for i, n := range report.Notes {
+		report.Notes[i] = red.String(n)
+	}
 	return &Built{System: SystemPrompt, User: b.String(), Report: report}, nil
 }
 

@@ -137,8 +137,14 @@ func (s *Server) cmdAsk(ctx context.Context, mgr *agent.Manager, arg []byte) (an
 		sel = &contextengine.Selection{StartLine: int(p.Range.Start.Line) + 1, EndLine: end + 1}
 	}
 	s.waitForMCP(ctx)
-	run, err := mgr.Start(s.ctx, agent.AskRequest{Abs: abs, Selection: sel, Question: p.Question}, s.notifyRunEvent)
+	progress := s.newRunProgress(p.Question)
+	emit := func(ev protocol.RunEvent) {
+		s.notifyRunEvent(ev)
+		progress.send(ev)
+	}
+	run, err := mgr.Start(s.ctx, agent.AskRequest{Abs: abs, Selection: sel, Question: p.Question}, emit)
 	if err != nil {
+		progress.send(protocol.RunEvent{Kind: protocol.EventFailed}) // ends the progress goroutine
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidRequest, "%v", err)
 	}
 	if id, ok := ctx.Value(requestIDKey{}).(jsonrpc2.ID); ok {

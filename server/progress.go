@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/codeindex"
+	"github.com/cairn-dev/cairn/protocol"
 )
 
 // indexProgress turns indexing progress into LSP work-done progress
@@ -75,4 +76,83 @@ func (p *indexProgress) report(ev codeindex.Progress) {
 
 func (s *Server) notifyProgress(token string, value map[string]any) {
 	_ = s.conn.Notify(s.ctx, "$/progress", map[string]any{"token": token, "value": value})
+}
+
+// runProgress shows a run as work-done progress (the editor's status bar):
+// begin when it starts, a report per tool call, end when it ends. Progress
+// is best effort: it runs on its own goroutine so a slow client never holds
+// up the run, and drops reports it cannot keep up with.
+type runProgress struct {
+	s      *Server
+	events chan protocol.RunEvent
+}
+
+func (s *Server) newRunProgress(question string) *runProgress {
+	s.mu.Lock()
+	supported := s.caps.progress
+	s.mu.Unlock()
+	if !supported {
+		return nil
+	}
+	p := &runProgress{s: s, events: make(chan protocol.RunEvent, 64)}
+	go p.loop(question)
+	return p
+}
+
+func (p *runProgress) send(ev protocol.RunEvent) {
+	if p == nil {
+		return
+	}
+	switch ev.Kind {
+	case protocol.EventStarted, protocol.EventToolCall, protocol.EventEditProposed:
+	default:
+		if !isTerminal(ev.Kind) {
+			return
+		}
+	}
+	select {
+	case p.events <- ev:
+	default:
+		if isTerminal(ev.Kind) {
+			p.events <- ev // the end must arrive
+		}
+	}
+}
+
+func isTerminal(kind string) bool {
+	switch kind {
+	case protocol.EventFinished, protocol.EventFailed, protocol.EventCancelled, protocol.EventInterrupted:
+		return true
+	}
+	return false
+}
+
+func (p *runProgress) loop(question string) {
+	s := p.s
+	token := ""
+	for ev := range p.events {
+		if token == "" {
+			token = "cairn/run/" + ev.RunID
+			if _, err := s.conn.Call(s.ctx, "window/workDoneProgress/create", map[string]any{"token": token}, nil); err != nil {
+				token = "-"
+			} else {
+				s.notifyProgress(token, map[string]any{"kind": "begin", "title": "Cairn", "message": truncate(question, 60), "cancellable": false})
+			}
+		}
+		if token == "-" {
+			if isTerminal(ev.Kind) {
+				return
+			}
+			continue
+		}
+		switch {
+		case isTerminal(ev.Kind):
+			s.notifyProgress(token, map[string]any{"kind": "end", "message": ev.Kind})
+			return
+		case ev.Kind == protocol.EventToolCall:
+			s.notifyProgress(token, map[string]any{"kind": "report", "message": "running " + ev.Tool})
+		case ev.Kind == protocol.EventEditProposed:
+			s.notifyProgress(token, map[string]any{"kind": "report", "message": "proposed an edit"})
+		}
+	}
 }

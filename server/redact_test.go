@@ -16,7 +16,7 @@ PAYMENTS_TOKEN=pt_live_9fQ2xV7mK4wZ8rB1
 package config
 
 // Credentials that must never reach a model or a trace.
-const awsKey = "AKIAZ7Q4M2KXW9PLRT5B"
+const awsKey = "AKIAZ7Q4M2KXW6PLRT5B"
 const dsn = "postgres://app:Sup3rS3cretPw@db.internal:5432/app"
 const payments = "pt_live_9fQ2xV7mK4wZ8rB1"
 
@@ -46,7 +46,7 @@ turns:
 			sent.WriteString("\n")
 		}
 	}
-	for _, secret := range []string{"AKIAZ7Q4M2KXW9PLRT5B", "Sup3rS3cretPw", "pt_live_9fQ2xV7mK4wZ8rB1"} {
+	for _, secret := range []string{"AKIAZ7Q4M2KXW6PLRT5B", "Sup3rS3cretPw", "pt_live_9fQ2xV7mK4wZ8rB1"} {
 		if strings.Contains(sent.String(), secret) {
 			t.Errorf("%s reached the model", secret)
 		}
@@ -72,9 +72,9 @@ turns:
 			return nil
 		}
 		b, _ := os.ReadFile(p)
-		for _, secret := range []string{"AKIAZ7Q4M2KXW9PLRT5B", "Sup3rS3cretPw", "pt_live_9fQ2xV7mK4wZ8rB1"} {
+		for _, secret := range []string{"AKIAZ7Q4M2KXW6PLRT5B", "Sup3rS3cretPw", "pt_live_9fQ2xV7mK4wZ8rB1"} {
 			if strings.Contains(string(b), secret) {
-				t.Errorf("%s is stored in %s", secret, p)
+				t.Errorf("%s is stored in %s:\n%.600s", secret, p, b)
 			}
 		}
 		return nil
