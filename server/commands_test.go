@@ -139,8 +139,17 @@ turns:
 	if d := time.Since(start); d > 10*time.Second {
 		t.Errorf("cancelling took %s", d)
 	}
-	out, _ := exec.Command("pgrep", "-f", "^sleep 37$").Output()
-	if strings.TrimSpace(string(out)) != "" {
-		t.Errorf("the command's process group survived the cancel: %s", out)
+	// The group gets SIGTERM (then SIGKILL after a grace period): poll
+	// rather than race the kernel's reaping.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		out, _ := exec.Command("pgrep", "-f", "^sleep 37$").Output()
+		if strings.TrimSpace(string(out)) == "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the command's process group survived the cancel: %s", out)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
