@@ -15,6 +15,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/cairn-dev/cairn/repomap"
 	"github.com/cairn-dev/cairn/search"
@@ -49,6 +51,12 @@ type Index struct {
 
 	mapBuilt chan struct{} // closed when the initial map build ended
 	lock     *os.File      // flock on StateDir/search.lock while Search is open
+
+	mu      sync.Mutex
+	pending map[string]string // unsaved editor text waiting for a pause in typing
+	typing  *time.Timer
+	saved   map[string]bool // saved files waiting to be re-indexed
+	saving  *time.Timer
 }
 
 // Open creates the indexes (nothing is parsed until Start). A search index
@@ -170,31 +178,89 @@ func (ix *Index) Ready() bool {
 	}
 }
 
-// DocumentChanged updates the map from the editor's unsaved text.
+// typingQuiet is how long the editor must be quiet before unsaved text is
+// re-parsed: didChange arrives per keystroke, and parsing on each would
+// hold up the notifications behind it.
+const typingQuiet = 300 * time.Millisecond
+
+// DocumentChanged updates the map from the editor's unsaved text, once the
+// typing pauses (debounced per file, off the caller's goroutine).
 func (ix *Index) DocumentChanged(abs, text string) {
-	rel := ix.ws.Rel(abs)
-	if strings.HasPrefix(rel, "..") || ix.ws.Ignored(rel) {
-		return
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ix.pending == nil {
+		ix.pending = map[string]string{}
 	}
-	_ = ix.Map.Update(rel, []byte(text))
+	ix.pending[abs] = text
+	if ix.typing == nil {
+		ix.typing = time.AfterFunc(typingQuiet, ix.flushTyping)
+	} else {
+		ix.typing.Reset(typingQuiet)
+	}
 }
 
-// DocumentSaved updates both indexes from the saved file.
+func (ix *Index) flushTyping() {
+	ix.mu.Lock()
+	pending := ix.pending
+	ix.pending = nil
+	ix.mu.Unlock()
+	for abs, text := range pending {
+		rel := ix.ws.Rel(abs)
+		if strings.HasPrefix(rel, "..") || ix.ws.Ignored(rel) {
+			continue
+		}
+		_ = ix.Map.Update(rel, []byte(text))
+	}
+}
+
+// DocumentSaved updates both indexes from the saved file, shortly after
+// and off the caller's goroutine (the LSP read loop), one file at a time.
 func (ix *Index) DocumentSaved(abs string) {
-	rel := ix.ws.Rel(abs)
-	if strings.HasPrefix(rel, "..") || ix.ws.Ignored(rel) {
-		return
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ix.saved == nil {
+		ix.saved = map[string]bool{}
 	}
-	if b, err := os.ReadFile(abs); err == nil {
-		_ = ix.Map.Update(rel, b)
+	ix.saved[abs] = true
+	if ix.saving == nil {
+		ix.saving = time.AfterFunc(saveQuiet, ix.flushSaves)
+	} else {
+		ix.saving.Reset(saveQuiet)
 	}
-	if ix.Search != nil {
-		_ = ix.Search.Update(rel)
+}
+
+// saveQuiet batches saves that come together (save all).
+const saveQuiet = 50 * time.Millisecond
+
+func (ix *Index) flushSaves() {
+	ix.mu.Lock()
+	saved := ix.saved
+	ix.saved = nil
+	ix.mu.Unlock()
+	for abs := range saved {
+		rel := ix.ws.Rel(abs)
+		if strings.HasPrefix(rel, "..") || ix.ws.Ignored(rel) {
+			continue
+		}
+		if b, err := os.ReadFile(abs); err == nil {
+			_ = ix.Map.Update(rel, b)
+		}
+		if ix.Search != nil {
+			_ = ix.Search.Update(rel)
+		}
 	}
 }
 
 // Close stops the search index (the watcher stops with Start's ctx).
 func (ix *Index) Close() error {
+	ix.mu.Lock()
+	if ix.typing != nil {
+		ix.typing.Stop()
+	}
+	if ix.saving != nil {
+		ix.saving.Stop()
+	}
+	ix.mu.Unlock()
 	var err error
 	if ix.Search != nil {
 		err = ix.Search.Close()

@@ -2,6 +2,7 @@ package codeindex
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -52,8 +53,16 @@ func TestIndexesServeToolsAndFollowSaves(t *testing.T) {
 	abs := ws.Abs("pkg/tax.go")
 	os.WriteFile(abs, []byte("package pkg\n\n// Discount lowers a price for loyal customers.\nfunc Discount(p int) int { return p - 1 }\n"), 0o644)
 	ix.DocumentSaved(abs)
-	if out, _ := ix.SearchText(ctx, "loyal customers", 5); !strings.Contains(out, "pkg/tax.go:") {
-		t.Errorf("search after save: %q", out)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		out, _ := ix.SearchText(ctx, "loyal customers", 5)
+		if strings.Contains(out, "pkg/tax.go:") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("search after save: %q", out)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	if defs := ix.Map.DefinitionsOf([]string{"Discount"}); len(defs) != 1 {
 		t.Errorf("map after save: %+v", defs)
@@ -74,5 +83,23 @@ func TestSearchReusesTheMapsParse(t *testing.T) {
 	}
 	if got := ix.decls("notes.txt", "", []byte("plain text")); got != nil {
 		t.Errorf("a file without a grammar should be chunked by windows: %+v", got)
+	}
+}
+
+func TestUnsavedTextReachesTheMapAfterAPause(t *testing.T) {
+	ws, ix, _ := newIndex(t)
+	abs := ws.Abs("pkg/tax.go")
+	for i := 0; i < 20; i++ { // a burst of keystrokes
+		ix.DocumentChanged(abs, fmt.Sprintf("package pkg\n\nfunc Typed%d() {}\n", i))
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(ix.Map.DefinitionsOf([]string{"Typed19"})) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the unsaved text never reached the map")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if defs := ix.Map.DefinitionsOf([]string{"Typed3"}); len(defs) != 0 {
+		t.Errorf("an intermediate keystroke's text was indexed: %+v", defs)
 	}
 }
