@@ -29,6 +29,8 @@ type InterruptedRun struct {
 	Started  time.Time
 	LastSeq  int // the last event seq journaled
 	Steps    int
+	// LastActive is the time of the journal's last record.
+	LastActive time.Time
 }
 
 // FindInterrupted lists the interrupted runs of this workspace, newest first.
@@ -74,6 +76,7 @@ func (m *Manager) FindInterrupted() ([]InterruptedRun, error) {
 				ir.Steps = r.Step
 			}
 			ir.LastSeq = max(ir.LastSeq, r.EventSeq)
+			ir.LastActive = r.Time
 		}
 		if !finished {
 			out = append(out, ir)

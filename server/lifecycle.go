@@ -262,10 +262,16 @@ func (s *Server) Initialized(ctx context.Context, params *lsp.InitializedParams)
 		s.logToClient(slog.LevelWarn, "looking for interrupted runs", "err", err)
 		return nil
 	}
-	const announce = 10 // older ones stay resumable, just not announced
-	if len(runs) > announce {
-		runs = runs[:announce]
+	// Announce the recent ones (at most 10, from the last day); older runs
+	// stay resumable with cairn.resume, they just do not greet every start.
+	const announce = 10
+	var recent []agent.InterruptedRun
+	for _, ir := range runs {
+		if time.Since(ir.LastActive) < 24*time.Hour && len(recent) < announce {
+			recent = append(recent, ir)
+		}
 	}
+	runs = recent
 	for _, ir := range runs {
 		s.notifyRunEvent(mgr.MarkInterrupted(ir))
 	}
