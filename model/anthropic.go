@@ -70,11 +70,7 @@ func NewAnthropic(cfg AnthropicConfig) (*Anthropic, error) {
 	if cfg.Version == "" {
 		cfg.Version = "2023-06-01"
 	}
-	client := cfg.HTTPClient
-	if client == nil {
-		client = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
-	}
-	return &Anthropic{cfg: cfg, endpoint: endpoint, client: client, wire: wireInfo{name: "anthropic", keyEnv: "ANTHROPIC_API_KEY"}}, nil
+	return &Anthropic{cfg: cfg, endpoint: endpoint, client: httpClient(cfg.HTTPClient), wire: wireInfo{name: "anthropic", keyEnv: "ANTHROPIC_API_KEY"}}, nil
 }
 
 // Name implements Provider.

@@ -376,3 +376,12 @@ func baseURL(provider, raw, def string) (string, error) {
 	}
 	return strings.TrimRight(base, "/"), nil
 }
+
+// httpClient is the configured client, or a fresh one with its own
+// transport (so one provider's connections never affect another's).
+func httpClient(c *http.Client) *http.Client {
+	if c != nil {
+		return c
+	}
+	return &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+}

@@ -91,11 +91,7 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 	default:
 		return nil, &Error{Class: ClassConfig, Message: fmt.Sprintf("openai: MaxTokensField %q is neither max_tokens nor max_completion_tokens", cfg.MaxTokensField)}
 	}
-	client := cfg.HTTPClient
-	if client == nil {
-		client = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
-	}
-	return &OpenAI{cfg: cfg, endpoint: endpoint, client: client, wire: wireInfo{name: "openai", keyEnv: "OPENAI_API_KEY"}}, nil
+	return &OpenAI{cfg: cfg, endpoint: endpoint, client: httpClient(cfg.HTTPClient), wire: wireInfo{name: "openai", keyEnv: "OPENAI_API_KEY"}}, nil
 }
 
 // Name implements Provider.

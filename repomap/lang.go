@@ -124,6 +124,9 @@ func Languages() []string {
 	return []string{"c", "cpp", "csharp", "go", "java", "javascript", "php", "python", "ruby", "rust", "tsx", "typescript"}
 }
 
+// queryExtends names languages whose query file only adds to another's.
+var queryExtends = map[string]string{"tsx": "typescript"}
+
 // load compiles the language's tags query once.
 func (l *language) load() error {
 	l.once.Do(func() {
@@ -132,6 +135,15 @@ func (l *language) load() error {
 		if err != nil {
 			l.err = fmt.Errorf("repomap: no tags query for %s: %w", l.name, err)
 			return
+		}
+		if base, ok := queryExtends[l.name]; ok {
+			// TSX is TypeScript plus JSX: its file holds only the additions.
+			b, err := queryFS.ReadFile("queries/" + base + "-tags.scm")
+			if err != nil {
+				l.err = fmt.Errorf("repomap: no tags query for %s: %w", base, err)
+				return
+			}
+			src = append(append(b, '\n'), src...)
 		}
 		q, err := sitter.NewQuery(src, l.lang)
 		if err != nil {

@@ -15,25 +15,10 @@ if ! command -v "$NVIM" >/dev/null 2>&1; then
 fi
 "$NVIM" --version | head -1
 
-if [ -z "${CAIRN_BIN:-}" ]; then
-  mkdir -p /tmp/cairn-bin
-  (cd "$repo" && go build -o /tmp/cairn-bin/cairn ./cmd/cairn)
-  CAIRN_BIN=/tmp/cairn-bin/cairn
-fi
-[ -x "$CAIRN_BIN" ] || { echo "CAIRN_BIN=$CAIRN_BIN is not an executable" >&2; exit 1; }
+source "$repo/editors/test-lib.sh"
+cairn_bin "$repo"
 
-work=$(mktemp -d /tmp/cairn-nvim-test.XXXXXX)
-mkdir -p "$work/home" "$work/cache" "$work/tmp" "$work/state" "$work/ws"
-cat > "$work/ws/hello.go" <<'GO'
-package main
-
-import "fmt"
-
-func main() {
-	fmt.Println("Hello")
-}
-GO
-printf 'module example.com/hello\n\ngo 1.22\n' > "$work/ws/go.mod"
+make_work nvim
 cat > "$work/script.yaml" <<'YAML'
 turns:
   - text: "Reading the file."
