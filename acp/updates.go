@@ -22,7 +22,7 @@ type turn struct {
 	calls map[string]*callState // by call id
 	// current is the call whose tool is running.
 	current string
-	last  protocol.RunEvent     // the run's end
+	last    protocol.RunEvent // the run's end
 	// replaying is set while session/load replays a finished run: edits are
 	// shown with their recorded fate, never reviewed again.
 	replaying bool
@@ -80,6 +80,11 @@ func (t *turn) emit(ev protocol.RunEvent) {
 			sdk.WithUpdateRawOutput(map[string]any{"ok": ok, "summary": ev.Summary})))
 	case protocol.EventFinished, protocol.EventFailed, protocol.EventCancelled, protocol.EventInterrupted:
 		t.last = ev
+		if ev.Usage != nil && !t.replaying {
+			// Context use against the window, for the client's meter.
+			t.a.send(id, sdk.SessionUpdate{UsageUpdate: &sdk.SessionUsageUpdate{
+				Used: ev.Usage.InputTokens + ev.Usage.OutputTokens, Size: t.s.w.mgr.Config().ContextWindow}})
+		}
 		if _, mapped := stopReason(ev); !mapped && ev.Error != "" {
 			t.a.send(id, sdk.UpdateAgentMessageText(fmt.Sprintf("\n\n[Cairn] The run %s: %s", ev.Kind, ev.Error)))
 		}
