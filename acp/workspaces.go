@@ -33,7 +33,7 @@ type workspaceEngines struct {
 	gate     *tools.Gate
 	policy   tools.Policy
 	bridge   *mcp.Manager
-	index    *codeindex.Index
+	index    *codeindex.Local
 	tracer   *trace.Recorder
 	setup    Setup
 
@@ -113,11 +113,8 @@ func (a *adapter) openEngines(ws *workspace.Workspace) (*workspaceEngines, error
 	}
 	deps := agent.Deps{WS: ws, Registry: reg, Gate: gate, Checkpoints: cps, Redactor: red, Tracer: rec}
 	if ix != nil {
-		deps.Map, deps.Index = ix, ix
-		if ix.Search != nil {
-			deps.Search = ix
-		}
-		ix.Start(a.ctx)
+		deps.Index = ix
+		ix.Start(a.ctx) // in the background: nothing waits for indexing
 	}
 	cfg := setup.Run
 	cfg.StateDir = stateDir

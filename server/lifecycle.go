@@ -150,11 +150,7 @@ func (s *Server) setupEngines(initial Settings) error {
 	}
 	deps := agent.Deps{WS: s.ws, Registry: reg, Gate: gate, Checkpoints: cps, Diagnostics: s.diags, Redactor: red, Tracer: rec}
 	if ix != nil {
-		deps.Map = ix
 		deps.Index = ix
-		if ix.Search != nil {
-			deps.Search = ix
-		}
 		ix.Start(s.ctx) // in the background: nothing here waits for indexing
 	}
 	s.mu.Lock()
