@@ -22,9 +22,10 @@ fi
 step "go vet"
 go vet ./...
 
-step "npm ci: pinned MCP servers (test/mcp) and the black-box client (test/blackbox)"
+step "npm ci: pinned MCP servers (test/mcp), the black-box clients (test/blackbox, test/acp)"
 (cd test/mcp && npm ci --no-audit --no-fund --loglevel=error)
 (cd test/blackbox && npm ci --no-audit --no-fund --loglevel=error)
+(cd test/acp && npm ci --no-audit --no-fund --loglevel=error)
 
 step "go test -race ./..."
 go test -race -count=1 -timeout 20m ./...
@@ -43,6 +44,9 @@ bin/cairn eval --baseline evals/baseline.json
 
 step "black-box LSP test (vscode-languageserver-protocol + OpenAI SSE endpoint)"
 (cd test/blackbox && npm test)
+
+step "black-box ACP test (@agentclientprotocol/sdk + OpenAI SSE endpoint)"
+(cd test/acp && npm test)
 
 for suite in editors/nvim/test/run.sh editors/emacs/test/run.sh editors/vscode/test/unit.sh editors/vscode/test/e2e.sh; do
   if [ -f "$suite" ]; then
