@@ -53,7 +53,7 @@ func TestIndexesServeToolsAndFollowSaves(t *testing.T) {
 	abs := ws.Abs("pkg/tax.go")
 	os.WriteFile(abs, []byte("package pkg\n\n// Discount lowers a price for loyal customers.\nfunc Discount(p int) int { return p - 1 }\n"), 0o644)
 	ix.DocumentSaved(abs)
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for {
 		out, _ := ix.SearchText(ctx, "loyal customers", 5)
 		if strings.Contains(out, "pkg/tax.go:") {
@@ -92,7 +92,7 @@ func TestUnsavedTextReachesTheMapAfterAPause(t *testing.T) {
 	for i := 0; i < 20; i++ { // a burst of keystrokes
 		ix.DocumentChanged(abs, fmt.Sprintf("package pkg\n\nfunc Typed%d() {}\n", i))
 	}
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for len(ix.Map.DefinitionsOf([]string{"Typed19"})) == 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("the unsaved text never reached the map")

@@ -25,7 +25,7 @@ func TestWatch(t *testing.T) {
 	}()
 	waitFor := func(what string, cond func() bool) {
 		t.Helper()
-		deadline := time.After(10 * time.Second)
+		deadline := time.After(time.Minute)
 		for !cond() {
 			select {
 			case <-changed:
