@@ -69,16 +69,15 @@ type Deps struct {
 	Gate        *tools.Gate
 	Checkpoints *checkpoint.Store
 	Diagnostics tools.DiagnosticsSource
-	Search      tools.Searcher
-	Map         tools.MapRenderer
 	// Redactor masks secrets in everything bound for the model; nil uses
 	// redact.Default().
 	Redactor *redact.Redactor
 	// Tracer records a span per run, step, model call and tool call; nil
 	// records nothing.
 	Tracer *trace.Recorder
-	// Index gives the context engine the repo map and the search index.
-	Index *codeindex.Index
+	// Index is the code index: the context engine's repo map, definitions
+	// and search hits, and the search_code and repo_map tools. Nil: none.
+	Index codeindex.Index
 }
 
 // Manager owns the runs and proposed edits of one workspace.
@@ -90,11 +89,9 @@ type Manager struct {
 	gate     *tools.Gate
 	cps      *checkpoint.Store
 	diags    tools.DiagnosticsSource
-	search   tools.Searcher
-	repoMap  tools.MapRenderer
 	redactor *redact.Redactor
 	tracer   *trace.Recorder
-	index    *codeindex.Index
+	index    codeindex.Index
 	runs     map[string]*Run
 	edits    map[string]*Edit
 	order    []string // edit ids in proposal order
@@ -110,7 +107,7 @@ func NewManager(cfg Config, d Deps) *Manager {
 		d.Gate = tools.NewGate(tools.DefaultPolicy(), false, nil, nil)
 	}
 	return &Manager{cfg: cfg, ws: d.WS, registry: d.Registry, gate: d.Gate, cps: d.Checkpoints, diags: d.Diagnostics,
-		search: d.Search, repoMap: d.Map, redactor: d.Redactor, tracer: d.Tracer, index: d.Index, runs: map[string]*Run{}, edits: map[string]*Edit{}}
+		redactor: d.Redactor, tracer: d.Tracer, index: d.Index, runs: map[string]*Run{}, edits: map[string]*Edit{}}
 }
 
 // SetConfig replaces the run configuration (a settings change); running runs keep theirs.

@@ -165,7 +165,7 @@ func (m *Manager) Resume(parent context.Context, runID string, emit func(protoco
 		defer cancel(nil)
 		r.send(protocol.RunEvent{Kind: protocol.EventStarted})
 		r.jrnl(checkpoint.RecResumed, st.step, map[string]any{"note": note})
-		env := &tools.Env{WS: m.ws, Drafts: r.drafts, Diagnostics: m.diags, Search: m.search, Map: m.repoMap, RunID: r.ID}
+		env := &tools.Env{WS: m.ws, Drafts: r.drafts, Diagnostics: m.diags, Index: m.index, RunID: r.ID}
 		for _, rc := range st.rerun {
 			content, _ := r.execTool(st.step, env, rc.call)
 			r.mu.Lock()

@@ -43,6 +43,7 @@ gofmt_check() {
 npm_deps() {
   (cd test/mcp && npm ci --no-audit --no-fund --loglevel=error)
   (cd test/blackbox && npm ci --no-audit --no-fund --loglevel=error)
+  (cd test/acp && npm ci --no-audit --no-fund --loglevel=error)
 }
 
 build() {
@@ -75,6 +76,11 @@ blackbox() {
   (cd test/blackbox && npm test)
 }
 
+acp_blackbox() {
+  need_binary
+  (cd test/acp && npm test)
+}
+
 suite() {
   need_binary
   bash "$1"
@@ -83,13 +89,14 @@ suite() {
 step "go mod download" go mod download
 step "gofmt" gofmt_check
 step "go vet" go vet ./...
-step "npm ci: pinned MCP servers (test/mcp) and the black-box client (test/blackbox)" npm_deps
+step "npm ci: pinned MCP servers (test/mcp), the black-box clients (test/blackbox, test/acp)" npm_deps
 step "go test -race ./..." go test -race -count=1 -timeout 20m ./...
 step "build" build
 export CAIRN_BIN="$PWD/bin/cairn"
 step "cairn demo" demo
 step "evals: the scripted suite against the committed baseline" evals
 step "black-box LSP test (vscode-languageserver-protocol + OpenAI SSE endpoint)" blackbox
+step "black-box ACP test (@agentclientprotocol/sdk + OpenAI SSE endpoint)" acp_blackbox
 
 for s in editors/nvim/test/run.sh editors/emacs/test/run.sh editors/vscode/test/unit.sh editors/vscode/test/e2e.sh; do
   if [ -f "$s" ]; then

@@ -150,11 +150,7 @@ func (s *Server) setupEngines(initial Settings) error {
 	}
 	deps := agent.Deps{WS: s.ws, Registry: reg, Gate: gate, Checkpoints: cps, Diagnostics: s.diags, Redactor: red, Tracer: rec}
 	if ix != nil {
-		deps.Map = ix
 		deps.Index = ix
-		if ix.Search != nil {
-			deps.Search = ix
-		}
 		ix.Start(s.ctx) // in the background: nothing here waits for indexing
 	}
 	s.mu.Lock()
@@ -184,16 +180,7 @@ func (s *Server) applySettings(settings Settings, warnings []string) {
 		gate.SetPolicy(policy, settings.Approval.Mode != "policy")
 	}
 	if mgr != nil {
-		cfg := mgr.Config()
-		cfg.Provider = provider
-		cfg.ModelName = settings.Model.Name
-		cfg.ContextWindow = settings.Model.ContextWindow
-		cfg.MaxOutputTokens = settings.Model.MaxOutputTokens
-		cfg.MaxSteps = settings.Agent.MaxSteps
-		cfg.MaxTotalTokens = settings.Agent.MaxTokens
-		cfg.MaxCostUSD = settings.Agent.MaxCostUSD
-		cfg.MaxDuration = time.Duration(settings.Agent.MaxDurationSec) * time.Second
-		mgr.SetConfig(cfg)
+		mgr.SetConfig(settings.RunConfig(mgr.Config(), provider))
 	}
 	s.mu.Lock()
 	bridge := s.mcp
@@ -229,9 +216,15 @@ func (s *Server) applySettings(settings Settings, warnings []string) {
 // workspace's .cairn/policy.json (which may only tighten: it comes with the
 // repository), then the user's settings (which may loosen).
 func (s *Server) loadPolicy(st Settings) (tools.Policy, []string) {
+	return LoadPolicy(s.ws.Root(), st)
+}
+
+// LoadPolicy builds the permission policy of the workspace at root (see
+// loadPolicy); `cairn acp` uses it too.
+func LoadPolicy(root string, st Settings) (tools.Policy, []string) {
 	policy := tools.DefaultPolicy()
 	var problems []string
-	if b, err := os.ReadFile(filepath.Join(s.ws.Root(), ".cairn", "policy.json")); err == nil {
+	if b, err := os.ReadFile(filepath.Join(root, ".cairn", "policy.json")); err == nil {
 		var file tools.Policy
 		if err := json.Unmarshal(b, &file); err != nil {
 			problems = append(problems, fmt.Sprintf(".cairn/policy.json is not valid: %v", err))

@@ -75,7 +75,7 @@ type Server struct {
 	tracer      *trace.Recorder
 	mcp         *mcp.Manager
 	mcpReady    chan struct{} // closed when the latest MCP configuration has started
-	index       *codeindex.Index
+	index       *codeindex.Local
 }
 
 type clientCaps struct {
