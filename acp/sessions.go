@@ -146,7 +146,8 @@ func (a *adapter) session(id sdk.SessionId) (*session, error) {
 
 // NewSession opens the workspace at cwd (once per process) and starts a
 // session on it; the client's MCP servers join the workspace's.
-func (a *adapter) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
+func (a *adapter) NewSession(ctx context.Context, p sdk.NewSessionRequest) (_ sdk.NewSessionResponse, err error) {
+	defer recoverTo(&err, "NewSession")
 	w, err := a.workspaceFor(p.Cwd)
 	if err != nil {
 		return sdk.NewSessionResponse{}, invalidParams("%v", err)
@@ -180,7 +181,8 @@ func (a *adapter) addSession(s *session, servers []sdk.McpServer) {
 // LoadSession reattaches a session after a restart: its turns are replayed
 // as session/update notifications from Cairn's journal (nothing is run
 // again), then the session takes prompts as before.
-func (a *adapter) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.LoadSessionResponse, error) {
+func (a *adapter) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (_ sdk.LoadSessionResponse, err error) {
+	defer recoverTo(&err, "LoadSession")
 	s, err := a.reattach(p.Cwd, p.SessionId, p.McpServers)
 	if err != nil {
 		return sdk.LoadSessionResponse{}, err
@@ -191,7 +193,8 @@ func (a *adapter) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sd
 }
 
 // ResumeSession reattaches a session without replaying it.
-func (a *adapter) ResumeSession(ctx context.Context, p sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
+func (a *adapter) ResumeSession(ctx context.Context, p sdk.ResumeSessionRequest) (_ sdk.ResumeSessionResponse, err error) {
+	defer recoverTo(&err, "ResumeSession")
 	s, err := a.reattach(p.Cwd, p.SessionId, p.McpServers)
 	if err != nil {
 		return sdk.ResumeSessionResponse{}, err
@@ -225,7 +228,8 @@ func (a *adapter) reattach(cwd string, id sdk.SessionId, servers []sdk.McpServer
 
 // ListSessions lists the sessions of cwd's workspace (or, without cwd, of
 // every workspace this process has open), most recently updated first.
-func (a *adapter) ListSessions(ctx context.Context, p sdk.ListSessionsRequest) (sdk.ListSessionsResponse, error) {
+func (a *adapter) ListSessions(ctx context.Context, p sdk.ListSessionsRequest) (_ sdk.ListSessionsResponse, err error) {
+	defer recoverTo(&err, "ListSessions")
 	var dirs []string
 	if p.Cwd != nil && *p.Cwd != "" {
 		w, err := a.workspaceFor(*p.Cwd)
@@ -270,7 +274,8 @@ func (a *adapter) ListSessions(ctx context.Context, p sdk.ListSessionsRequest) (
 
 // CloseSession cancels the session's turn and forgets it in this process;
 // its record stays for session/load.
-func (a *adapter) CloseSession(ctx context.Context, p sdk.CloseSessionRequest) (sdk.CloseSessionResponse, error) {
+func (a *adapter) CloseSession(ctx context.Context, p sdk.CloseSessionRequest) (_ sdk.CloseSessionResponse, err error) {
+	defer recoverTo(&err, "CloseSession")
 	s, err := a.session(p.SessionId)
 	if err != nil {
 		return sdk.CloseSessionResponse{}, err
@@ -332,7 +337,8 @@ func (a *adapter) sessionSettings(s *session) (*sdk.SessionModeState, []sdk.Sess
 
 // SetSessionMode sets the approval level (ask or policy) of the session's
 // workspace.
-func (a *adapter) SetSessionMode(ctx context.Context, p sdk.SetSessionModeRequest) (sdk.SetSessionModeResponse, error) {
+func (a *adapter) SetSessionMode(ctx context.Context, p sdk.SetSessionModeRequest) (_ sdk.SetSessionModeResponse, err error) {
+	defer recoverTo(&err, "SetSessionMode")
 	s, err := a.session(p.SessionId)
 	if err != nil {
 		return sdk.SetSessionModeResponse{}, err
@@ -344,7 +350,8 @@ func (a *adapter) SetSessionMode(ctx context.Context, p sdk.SetSessionModeReques
 }
 
 // SetSessionConfigOption sets the approval level through the config option.
-func (a *adapter) SetSessionConfigOption(ctx context.Context, p sdk.SetSessionConfigOptionRequest) (sdk.SetSessionConfigOptionResponse, error) {
+func (a *adapter) SetSessionConfigOption(ctx context.Context, p sdk.SetSessionConfigOptionRequest) (_ sdk.SetSessionConfigOptionResponse, err error) {
+	defer recoverTo(&err, "SetSessionConfigOption")
 	if p.ValueId == nil {
 		return sdk.SetSessionConfigOptionResponse{}, invalidParams("Cairn's config options are selects")
 	}
