@@ -41,7 +41,9 @@ type Settings struct {
 	Replay struct {
 		Run string `json:"run"`
 	} `json:"replay"`
-	Agent struct {
+	// Sandbox confines run_command (see docs/security.md).
+	Sandbox tools.SandboxSettings `json:"sandbox"`
+	Agent   struct {
 		MaxSteps       int     `json:"maxSteps"`
 		MaxTokens      int     `json:"maxTokens"`      // input+output tokens per run
 		MaxCostUSD     float64 `json:"maxCostUSD"`     // per run, at trace.prices rates
@@ -125,6 +127,7 @@ func parseSettings(raw []byte) (Settings, []string) {
 	decode("agent", &s.Agent)
 	decode("replay", &s.Replay)
 	decode("policy", &s.Policy)
+	decode("sandbox", &s.Sandbox)
 	return s, warnings
 }
 
@@ -163,6 +166,9 @@ func (s Settings) withEnv(getenv func(string) string) (Settings, []string) {
 	}
 	if s.Replay.Run == "" {
 		s.Replay.Run = getenv("CAIRN_REPLAY_RUN")
+	}
+	if s.Sandbox.Mode == "" {
+		s.Sandbox.Mode = getenv("CAIRN_SANDBOX")
 	}
 	if s.Trace.OTLPEndpoint == "" {
 		s.Trace.OTLPEndpoint = getenv("OTEL_EXPORTER_OTLP_ENDPOINT")

@@ -121,7 +121,8 @@ func (s *Server) setupEngines(initial Settings) error {
 	if err != nil {
 		return err
 	}
-	reg := tools.NewBuiltinRegistry(s.ws.Root())
+	sb := tools.NewCommandSandbox(s.ws.Root())
+	reg := tools.NewBuiltinRegistryWith(s.ws.Root(), sb)
 	gate := tools.NewGate(tools.DefaultPolicy(), true, s, audit)
 	initial, _ = initial.withEnv(s.opts.Getenv)
 	rec, err := trace.NewRecorder(trace.Options{
@@ -154,7 +155,7 @@ func (s *Server) setupEngines(initial Settings) error {
 		ix.Start(s.ctx) // in the background: nothing here waits for indexing
 	}
 	s.mu.Lock()
-	s.registry, s.gate, s.tracer, s.mcp, s.index = reg, gate, rec, bridge, ix
+	s.registry, s.gate, s.tracer, s.mcp, s.index, s.sandbox = reg, gate, rec, bridge, ix, sb
 	s.mgr = agent.NewManager(agent.Config{StateDir: s.stateDir, NewID: s.opts.NewID}, deps)
 	s.mu.Unlock()
 	return nil
@@ -172,8 +173,12 @@ func (s *Server) applySettings(settings Settings, warnings []string) {
 	}
 	s.mu.Lock()
 	s.settings = settings
-	mgr, gate := s.mgr, s.gate
+	mgr, gate, sb := s.mgr, s.gate, s.sandbox
 	s.mu.Unlock()
+	if sb != nil {
+		warnings = append(warnings, sb.Configure(settings.Sandbox, s.stateDir)...)
+		s.reportSandbox(sb)
+	}
 	if gate != nil {
 		policy, problems := s.loadPolicy(settings)
 		warnings = append(warnings, problems...)
@@ -206,6 +211,34 @@ func (s *Server) applySettings(settings Settings, warnings []string) {
 		s.logToClient(slog.LevelWarn, "configuration: "+w)
 		s.showMessage(lsp.MessageTypeWarning, "Cairn configuration: "+w)
 	}
+}
+
+// reportSandbox logs how commands are confined and, when they cannot be,
+// tells the user once (again only if that changes).
+func (s *Server) reportSandbox(sb *tools.CommandSandbox) {
+	st, mode := sb.Status()
+	msg := st.Describe()
+	switch {
+	case mode == tools.SandboxOff:
+		msg = "commands are not sandboxed (sandbox.mode is off): every command that is not read-only asks first"
+	case !st.Available() && mode == tools.SandboxRequired:
+		msg += "; sandbox.mode is required, so run_command will refuse every command"
+	case !st.Available():
+		msg += "; every command that is not read-only asks first"
+	}
+	s.mu.Lock()
+	said := s.sandboxSaid == msg
+	s.sandboxSaid = msg
+	s.mu.Unlock()
+	if said {
+		return
+	}
+	if st.Available() && mode != tools.SandboxOff {
+		s.logToClient(slog.LevelInfo, "Cairn: "+msg)
+		return
+	}
+	s.logToClient(slog.LevelWarn, "Cairn: "+msg)
+	s.showMessage(lsp.MessageTypeWarning, "Cairn: "+msg)
 }
 
 // Initialized settles what a previous server left behind: checkpoints of an

@@ -69,6 +69,8 @@ type Server struct {
 	mgr         *agent.Manager
 	registry    *tools.Registry
 	gate        *tools.Gate
+	sandbox     *tools.CommandSandbox
+	sandboxSaid string // the sandbox status last shown to the user
 	caps        clientCaps
 	diags       *diagnosticsStore
 	askRequests askRequestMap
