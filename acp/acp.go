@@ -37,6 +37,8 @@ type Setup struct {
 	// session/request_permission); false is mode "policy".
 	Interactive bool
 	Policy      tools.Policy
+	// Sandbox confines run_command, as the `sandbox` settings say.
+	Sandbox tools.SandboxSettings
 	// MCPServers come from the settings; a session's own mcpServers are
 	// added to them.
 	MCPServers   []mcp.ServerConfig

@@ -263,6 +263,27 @@ func TestPolicyMode(t *testing.T) {
 	if _, err := h.conn.SetSessionMode(context.Background(), sdk.SetSessionModeRequest{SessionId: h.session, ModeId: "yolo"}); err == nil {
 		t.Error("an unknown mode was accepted")
 	}
+	set := func(id, value string) (sdk.SetSessionConfigOptionResponse, error) {
+		return h.conn.SetSessionConfigOption(context.Background(), sdk.SetSessionConfigOptionRequest{ValueId: &sdk.SetSessionConfigOptionValueId{
+			SessionId: h.session, ConfigId: sdk.SessionConfigId(id), Value: sdk.SessionConfigValueId(value)}})
+	}
+	resp, err := set(configSandbox, "required")
+	if err != nil {
+		t.Fatal(err)
+	}
+	current := map[string]string{}
+	for _, o := range resp.ConfigOptions {
+		current[string(o.Select.Id)] = string(o.Select.CurrentValue)
+	}
+	if current[configSandbox] != "required" || current[configApproval] != modePolicy {
+		t.Errorf("config options after set: %v", current)
+	}
+	if _, err := set(configSandbox, "maybe"); err == nil {
+		t.Error("an unknown sandbox mode was accepted")
+	}
+	if _, err := set("colour", "blue"); err == nil {
+		t.Error("an unknown config option was accepted")
+	}
 	h.mustPrompt(sdk.TextBlock("make a file"))
 	updates, perms, _ := h.client.snapshot()
 	if len(perms) != 0 {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/cairn-dev/cairn/agent"
 	"github.com/cairn-dev/cairn/checkpoint"
+	"github.com/cairn-dev/cairn/tools"
 )
 
 // session is one ACP session: a Cairn thread plus what ACP needs beside
@@ -309,6 +310,8 @@ const (
 	modePolicy = "policy"
 	// configApproval is the config option id of the approval level.
 	configApproval = "approval"
+	// configSandbox is the config option id of sandbox.mode.
+	configSandbox = "sandbox"
 )
 
 // sessionSettings describes the approval level as modes and as a select
@@ -325,11 +328,22 @@ func (a *adapter) sessionSettings(s *session) (*sdk.SessionModeState, []sdk.Sess
 		{Id: modePolicy, Name: "Policy", Description: &policyDesc},
 	}}
 	desc := "When Cairn asks before running a tool"
+	sbDesc := "How run_command is confined by the OS sandbox"
+	autoDesc := "Sandbox commands where the OS allows (read-only or workspace-write profile by command); ask for every non-read command where it does not"
+	reqDesc := "Refuse to run commands without a sandbox"
+	offDesc := "No sandbox: every command that is not read-only asks first"
 	options := []sdk.SessionConfigOption{{Select: &sdk.SessionConfigOptionSelect{
 		Id: configApproval, Name: "Approval", Description: &desc, CurrentValue: sdk.SessionConfigValueId(current), Type: "select",
 		Options: sdk.SessionConfigSelectOptions{Ungrouped: &sdk.SessionConfigSelectOptionsUngrouped{
 			{Value: modeAsk, Name: "Ask", Description: &askDesc},
 			{Value: modePolicy, Name: "Policy", Description: &policyDesc},
+		}},
+	}}, {Select: &sdk.SessionConfigOptionSelect{
+		Id: configSandbox, Name: "Sandbox", Description: &sbDesc, CurrentValue: sdk.SessionConfigValueId(s.w.sandboxMode()), Type: "select",
+		Options: sdk.SessionConfigSelectOptions{Ungrouped: &sdk.SessionConfigSelectOptionsUngrouped{
+			{Value: tools.SandboxAuto, Name: "Auto", Description: &autoDesc},
+			{Value: tools.SandboxRequired, Name: "Required", Description: &reqDesc},
+			{Value: tools.SandboxOff, Name: "Off", Description: &offDesc},
 		}},
 	}}}
 	return modes, options
@@ -359,11 +373,18 @@ func (a *adapter) SetSessionConfigOption(ctx context.Context, p sdk.SetSessionCo
 	if err != nil {
 		return sdk.SetSessionConfigOptionResponse{}, err
 	}
-	if p.ValueId.ConfigId != configApproval {
-		return sdk.SetSessionConfigOptionResponse{}, invalidParams("unknown config option %q; Cairn has %q", p.ValueId.ConfigId, configApproval)
-	}
-	if err := a.setApproval(s, string(p.ValueId.Value)); err != nil {
-		return sdk.SetSessionConfigOptionResponse{}, err
+	switch p.ValueId.ConfigId {
+	case configApproval:
+		if err := a.setApproval(s, string(p.ValueId.Value)); err != nil {
+			return sdk.SetSessionConfigOptionResponse{}, err
+		}
+	case configSandbox:
+		if err := s.w.setSandboxMode(string(p.ValueId.Value)); err != nil {
+			return sdk.SetSessionConfigOptionResponse{}, invalidParams("%v", err)
+		}
+		a.notifySettings(s, false)
+	default:
+		return sdk.SetSessionConfigOptionResponse{}, invalidParams("unknown config option %q; Cairn has %q and %q", p.ValueId.ConfigId, configApproval, configSandbox)
 	}
 	_, options := a.sessionSettings(s)
 	return sdk.SetSessionConfigOptionResponse{ConfigOptions: options}, nil
@@ -376,7 +397,13 @@ func (a *adapter) setApproval(s *session, level string) error {
 		return invalidParams("unknown approval level %q: use ask or policy", level)
 	}
 	s.w.setInteractive(level == modeAsk)
-	// Every session on this workspace shares the level: tell each.
+	a.notifySettings(s, true)
+	return nil
+}
+
+// notifySettings tells every session on s's workspace (they share the
+// settings) the new config options, and the mode when it changed.
+func (a *adapter) notifySettings(s *session, modeChanged bool) {
 	a.mu.Lock()
 	var peers []*session
 	for _, o := range a.sessions {
@@ -386,9 +413,10 @@ func (a *adapter) setApproval(s *session, level string) error {
 	}
 	a.mu.Unlock()
 	for _, o := range peers {
-		_, options := a.sessionSettings(o)
-		a.send(o.id, sdk.SessionUpdate{CurrentModeUpdate: &sdk.SessionCurrentModeUpdate{CurrentModeId: sdk.SessionModeId(level)}})
+		modes, options := a.sessionSettings(o)
+		if modeChanged {
+			a.send(o.id, sdk.SessionUpdate{CurrentModeUpdate: &sdk.SessionCurrentModeUpdate{CurrentModeId: modes.CurrentModeId}})
+		}
 		a.send(o.id, sdk.SessionUpdate{ConfigOptionUpdate: &sdk.SessionConfigOptionUpdate{ConfigOptions: options}})
 	}
-	return nil
 }
