@@ -92,7 +92,8 @@ type Manager struct {
 	redactor *redact.Redactor
 	tracer   *trace.Recorder
 	index    codeindex.Index
-	runs     map[string]*Run
+	runs     map[string]*Run // running now; ended runs are retired (retention.go)
+	recent   []endedRun      // the last recentRuns runs that ended
 	edits    map[string]*Edit
 	order    []string // edit ids in proposal order
 }
@@ -173,6 +174,7 @@ func (m *Manager) Start(parent context.Context, req AskRequest, emit func(protoc
 	go func() {
 		r.loop()
 		cancel(nil)
+		m.retire(r)
 	}()
 	return r, nil
 }
@@ -187,21 +189,28 @@ func providerName(p model.Provider) string {
 // Tracer returns the trace recorder (nil when tracing is off).
 func (m *Manager) Tracer() *trace.Recorder { return m.tracer }
 
-// Run returns a run by id.
+// Run returns a run by id: a running one, or a summary of one that ended
+// (read from its journal).
 func (m *Manager) Run(id string) (*Run, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	r, ok := m.runs[id]
-	return r, ok
+	if r, ok := m.live(id); ok {
+		return r, true
+	}
+	return m.ended(id)
 }
 
-// Runs returns all runs, oldest first.
+// Runs returns the running runs and the most recently ended ones, oldest
+// first.
 func (m *Manager) Runs() []*Run {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := make([]*Run, 0, len(m.runs))
+	out := make([]*Run, 0, len(m.runs)+len(m.recent))
 	for _, r := range m.runs {
 		out = append(out, r)
+	}
+	for _, e := range m.recent {
+		if _, live := m.runs[e.id]; !live {
+			out = append(out, m.run(e))
+		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Started.Before(out[j].Started) })
 	return out
