@@ -92,12 +92,13 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if strings.TrimSpace(query) == "" {
 		return fmt.Errorf("%w: cairn search [--root DIR] [--limit N] [--json] QUERY", errUsage)
 	}
-	_, ix, err := openIndex(*root, codeindex.Options{})
+	// The search index alone: the repo map is neither read nor built.
+	_, ix, err := openIndex(*root, codeindex.Options{NoMap: true})
 	if err != nil {
 		return err
 	}
 	defer ix.Close()
-	// Bring the index up to date (a warm start only re-reads changed files).
+	// Bring the index up to date (stat only; only changed files are read).
 	if err := ix.Reconcile(ctx); err != nil {
 		return fmt.Errorf("updating the code index: %w", err)
 	}
