@@ -167,4 +167,3 @@ func (m *Manager) EditView(id string) (*protocol.GetEditResult, error) {
 	}
 	return res, nil
 }
-

@@ -223,13 +223,11 @@ func (e *Editor) signal() {
 	e.mu.Unlock()
 }
 
-// wait blocks until something is recorded or ctx ends.
-func (e *Editor) wait(ctx context.Context) error {
-	e.mu.Lock()
-	ch := e.changed
-	e.mu.Unlock()
+// wait blocks until changed (taken under e.mu together with the state the
+// caller looked at) is closed by the next recorded change, or ctx ends.
+func (e *Editor) wait(ctx context.Context, changed <-chan struct{}) error {
 	select {
-	case <-ch:
+	case <-changed:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
@@ -247,8 +245,9 @@ func (e *Editor) WaitProgressEnd(ctx context.Context, substr string) error {
 				return nil
 			}
 		}
+		changed := e.changed
 		e.mu.Unlock()
-		if err := e.wait(ctx); err != nil {
+		if err := e.wait(ctx, changed); err != nil {
 			return fmt.Errorf("waiting for %q progress to end: %w", substr, err)
 		}
 	}
@@ -408,13 +407,20 @@ func (e *Editor) ShownDocuments() []string {
 
 // WaitUntil waits until cond holds, re-checking after every message from
 // the server.
+// cond must not take the editor's lock (use the accessor methods).
 func (e *Editor) WaitUntil(ctx context.Context, cond func() bool) error {
-	for !cond() {
-		if err := e.wait(ctx); err != nil {
+	for {
+		e.mu.Lock()
+		changed := e.changed
+		e.mu.Unlock()
+		// Checked after taking the channel: a change in between closes it.
+		if cond() {
+			return nil
+		}
+		if err := e.wait(ctx, changed); err != nil {
 			return err
 		}
 	}
-	return nil
 }
 
 // Prompts returns the approval prompts shown.
