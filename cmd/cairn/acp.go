@@ -68,6 +68,7 @@ func acpSetup(raw []byte, root, stateDir string) acp.Setup {
 		Run:          st.RunConfig(agent.Config{}, provider),
 		Interactive:  st.Approval.Mode != "policy",
 		Policy:       policy,
+		Sandbox:      st.Sandbox,
 		MCPServers:   servers,
 		OTLPEndpoint: st.Trace.OTLPEndpoint,
 		Warnings:     warnings,
