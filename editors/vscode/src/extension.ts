@@ -633,9 +633,9 @@ async function undoLastEdit(): Promise<void> {
     vscode.window.showInformationMessage('Cairn: no accepted edit to undo in this session.');
     return;
   }
-  const res = await exec<{ applied: boolean; restored?: string[]; alreadyUndone?: boolean; reason?: string; message?: string }>('cairn.undo', { checkpointId: last.checkpointId });
-  const why = res?.reason ?? res?.message ?? '';
-  if (res && !res.applied && (res.alreadyUndone || /already undone/i.test(why))) {
+  const res = await exec<{ applied: boolean; restored?: string[]; alreadyUndone?: string[]; reason?: string }>('cairn.undo', { checkpointId: last.checkpointId });
+  const why = res?.reason ?? '';
+  if (res && !res.applied && (res.alreadyUndone?.length || /already undone/i.test(why))) {
     // The editor's own undo already put the files back.
     checkpoints.pop();
     answers.appendLine(`↶ edit ${last.editId} was already undone`);
@@ -648,7 +648,7 @@ async function undoLastEdit(): Promise<void> {
   }
   checkpoints.pop();
   await saveFiles(last.files);
-  answers.appendLine(`↶ undid edit ${last.editId}${res.restored?.length ? `: restored ${res.restored.join(', ')}` : ''}`);
+  answers.appendLine(`↶ undid edit ${last.editId}${res.restored?.length ? `: restored ${res.restored.join(', ')}` : ''}${res.alreadyUndone?.length ? `; already undone: ${res.alreadyUndone.join(', ')}` : ''}`);
   if (last.files[0]) await vscode.window.showTextDocument(vscode.Uri.parse(last.files[0]), { preview: false });
   vscode.window.setStatusBarMessage('Cairn: restored the files', 5000);
 }

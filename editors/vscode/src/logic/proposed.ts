@@ -91,8 +91,12 @@ export class EditStore {
 export interface Hunk {
   index: number;
   path: string;
+  /** 0-based, half-open, in the file's text before the edit (the diff's left side). */
   startLine: number;
   endLine: number;
+  /** The same in the proposed text (the right side). */
+  proposedStartLine?: number;
+  proposedEndLine?: number;
   diff: string;
   state: 'pending' | 'accepted' | 'rejected' | string;
 }
@@ -101,17 +105,22 @@ export interface Hunk {
 export interface HunkSpan { oldStart: number; oldEnd: number; newStart: number; newEnd: number }
 
 /**
- * Where a hunk's changes are, from its unified-diff text: the first to the
- * last changed line on the old (current) and new (proposed) side. Context
- * lines are left out, so the cursor must be on or next to a change. Without
- * a "@@ -a,b +c,d @@" header it falls back to startLine/endLine (1-based).
+ * Where a hunk's changed lines are on the old (current) and new (proposed)
+ * side: from the server's line fields (0-based, half-open), else from its
+ * unified-diff text, context lines left out.
  */
-export function hunkSpan(h: Pick<Hunk, 'diff' | 'startLine' | 'endLine'>): HunkSpan {
+export function hunkSpan(h: Pick<Hunk, 'diff' | 'startLine' | 'endLine' | 'proposedStartLine' | 'proposedEndLine'>): HunkSpan {
+  if (typeof h.proposedStartLine === 'number' && typeof h.proposedEndLine === 'number') {
+    return {
+      oldStart: h.startLine, oldEnd: Math.max(h.startLine, h.endLine - 1),
+      newStart: h.proposedStartLine, newEnd: Math.max(h.proposedStartLine, h.proposedEndLine - 1),
+    };
+  }
   const lines = (h.diff ?? '').split('\n');
   const hdr = lines.findIndex((l) => /^@@ -\d+(,\d+)? \+\d+(,\d+)? @@/.test(l));
   if (hdr < 0) {
-    const s = Math.max(0, (h.startLine ?? 1) - 1);
-    const e = Math.max(s, (h.endLine ?? h.startLine ?? 1) - 1);
+    const s = Math.max(0, h.startLine ?? 0);
+    const e = Math.max(s, (h.endLine ?? s + 1) - 1);
     return { oldStart: s, oldEnd: e, newStart: s, newEnd: e };
   }
   const m = /^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@/.exec(lines[hdr])!;

@@ -74,7 +74,7 @@ function editCard(editId: string, e: EditView | undefined): HTMLElement {
   if (hunks.length > 1) {
     const ul = el('ul', { class: 'hunks' });
     for (const h of hunks) {
-      ul.append(el('li', { class: h.state }, `hunk ${h.index + 1}: ${h.path}:${h.startLine}-${h.endLine} · ${h.state}`));
+      ul.append(el('li', { class: h.state }, `hunk ${h.index + 1}: ${h.path}:${h.startLine + 1}${h.endLine > h.startLine + 1 ? `-${h.endLine}` : ''} · ${h.state}`));
     }
     card.append(ul);
   }
