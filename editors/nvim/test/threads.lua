@@ -199,7 +199,7 @@ step('a run started from vim.lsp.buf.code_action is shown', function()
     return lines(cairn.answer_buf()):find('It explains itself.', 1, true) ~= nil
   end)
   T.truthy(#cairn.runs_with(nil) > before, 'a new run is tracked')
-  T.truthy(lines(cairn.answer_buf()):find('Explain this code', 1, true), 'its question is shown')
+  T.truthy(lines(cairn.answer_buf()):find('Explain what the selected code does', 1, true), 'its question is shown: ' .. lines(cairn.answer_buf()))
   want = 'Allow once'
 end)
 
