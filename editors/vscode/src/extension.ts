@@ -128,7 +128,7 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
   reg('cairn.acceptHunk', (editId?: string, index?: number) => settleHunk('accept', editId, index));
   reg('cairn.rejectHunk', (editId?: string, index?: number) => settleHunk('reject', editId, index));
   reg('cairn.followUp', () => chatView.reveal(true));
-  reg('cairn.listThreads', listThreads);
+  reg('cairn.showThreads', listThreads);
   reg('cairn.showProposedEdit', (editId: string) => openDiff(editId));
   reg('cairn.undoLastEdit', undoLastEdit);
   reg('cairn.resumeRun', resumeRun);

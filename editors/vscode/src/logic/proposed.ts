@@ -136,14 +136,12 @@ export function hunkSpan(h: Pick<Hunk, 'diff' | 'startLine' | 'endLine' | 'propo
     if (l.startsWith('-')) {
       if (oS < 0) oS = o;
       oE = o;
-      if (nS < 0) nS = n;
-      nE = Math.max(nE, n);
+      if (nS < 0) nS = nE = n; // a pure deletion sits at this line of the new side
       o++;
     } else if (l.startsWith('+')) {
       if (nS < 0) nS = n;
       nE = n;
-      if (oS < 0) oS = o;
-      oE = Math.max(oE, o);
+      if (oS < 0) oS = oE = o; // a pure insertion sits at this line of the old side
       n++;
     } else if (l.startsWith(' ') || l === '') {
       o++;
