@@ -441,8 +441,12 @@ async function openDiff(editId: string, focus = false): Promise<void> {
     const f = res.files[i];
     const right = proposedUri(editId, i, f.path);
     const left = f.create ? proposedUri(editId, i, f.path, 'current') : vscode.Uri.parse(f.uri);
-    const d = lineDelta(f.current, f.proposed);
-    const n = (res.hunks ?? []).filter((h) => h.path === f.path).length;
+    const fileHunks = (res.hunks ?? []).filter((h) => h.path === f.path);
+    const n = fileHunks.length;
+    // Changed lines: from the hunks where the server lists them (exact), else a rough count.
+    const d = n && fileHunks.every((h) => typeof h.proposedEndLine === 'number')
+      ? fileHunks.reduce((a, h) => ({ added: a.added + (h.proposedEndLine! - h.proposedStartLine!), removed: a.removed + (h.endLine - h.startLine) }), { added: 0, removed: 0 })
+      : lineDelta(f.current, f.proposed);
     await vscode.commands.executeCommand('vscode.diff', left, right, `${diffTitle(f)} (+${d.added} −${d.removed}${n > 1 ? `, ${n} hunks` : ''})`, {
       preview: false,
       preserveFocus: !focus && i > 0,

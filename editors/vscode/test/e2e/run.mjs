@@ -396,9 +396,15 @@ try {
     await waitFor('the current thread with 2 runs in the list', async () =>
       (await f.locator('.thread.current .t-count').first().innerText()).trim() === '2', 15000);
     await f.locator('#thread-box summary').click();
-    await f.locator('.run').last().scrollIntoViewIfNeeded();
+    // The whole thread on screen: the panel maximized for the picture, then restored.
+    await palette('View: Toggle Maximized Panel');
+    await page.waitForTimeout(300);
+    const fr = await chatFrame();
+    await fr.locator('details.tool').first().click(); // one tool call's detail opened
+    await fr.locator('#conversation').evaluate((el) => { el.scrollTop = 0; });
     await page.waitForTimeout(500);
     await shot('vscode-chat.png');
+    await palette('View: Toggle Maximized Panel');
     ok('follow-up in the same thread: its model request holds the first exchange; the thread list shows it');
   }
 
@@ -457,7 +463,11 @@ try {
     } catch {
       return false;
     }
-    await item.click();
+    // The menu opens with its first action focused; pick it as a keyboard user does.
+    if (!/Explain this code/.test(await page.locator('.action-widget .monaco-list-row.focused').first().innerText().catch(() => ''))) {
+      await page.keyboard.press('ArrowDown');
+    }
+    await page.keyboard.press('Enter');
     return true;
   });
   await waitFor('the code-action run in the chat view', async () => {
