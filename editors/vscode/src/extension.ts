@@ -640,8 +640,9 @@ async function undoLastEdit(): Promise<void> {
   const res = await exec<{ applied: boolean; restored?: string[]; alreadyUndone?: string[]; reason?: string }>('cairn.undo', { checkpointId: last.checkpointId });
   const why = res?.reason ?? '';
   if (res && !res.applied && (res.alreadyUndone?.length || /already undone/i.test(why))) {
-    // The editor's own undo already put the files back.
+    // The editor's own undo already put the text back; write it, so the disk is undone too.
     checkpoints.pop();
+    await saveFiles(last.files);
     answers.appendLine(`↶ edit ${last.editId} was already undone`);
     vscode.window.showInformationMessage('Cairn: already undone: the files are back at their pre-edit text.');
     return;
