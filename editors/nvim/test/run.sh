@@ -74,7 +74,9 @@ cat > "$work/turns.json" <<'JSON'
     "oldText": "return \"one\"\n}\n\nfunc two() string {\n\treturn \"two\"",
     "newText": "return \"uno\"\n}\n\nfunc two() string {\n\treturn \"dos\""}}]},
   {"text": "Two changes proposed."},
-  {"text": "It explains itself."}
+  {"text": "It explains itself."},
+  {"toolCalls": [{"name": "edit_file", "arguments": {"path": "hello.go", "oldText": "Hello", "newText": "Howdy"}}]},
+  {"text": "Proposed Howdy."}
 ]
 JSON
 node "$repo/editors/test-model.mjs" "$work/turns.json" "$work/requests.jsonl" "$work/model.port" > "$work/model.log" 2>&1 &

@@ -203,6 +203,41 @@ step('a run started from vim.lsp.buf.code_action is shown', function()
   want = 'Allow once'
 end)
 
+step('u after an accept, then :CairnUndo: "already undone", and the disk is undone too', function()
+  local ORIGINAL = read(hello)
+  vim.cmd('buffer ' .. hello_buf)
+  vim.cmd('CairnAsk Say howdy.')
+  T.wait('a Cairn proposed window', function()
+    return proposed_win() ~= nil
+  end)
+  vim.api.nvim_set_current_win(proposed_win())
+  vim.api.nvim_feedkeys('ga', 'mx', false)
+  T.wait('the accepted edit on disk (saved)', function()
+    return read(hello):find('Howdy', 1, true) ~= nil
+  end)
+  T.wait('the diff tab to close', function()
+    return proposed_win() == nil
+  end)
+  vim.cmd('buffer ' .. hello_buf)
+  vim.cmd('silent undo')
+  T.eq(lines(hello_buf) .. '\n', ORIGINAL, 'the buffer after u')
+  local said
+  vim.notify = function(msg)
+    T.out('  notify: ' .. tostring(msg))
+    if tostring(msg):find('already undone', 1, true) then
+      said = msg
+    end
+  end
+  vim.cmd('CairnUndo')
+  T.wait('"already undone"', function()
+    return said ~= nil
+  end)
+  T.wait('the disk back at the original', function()
+    return read(hello) == ORIGINAL
+  end)
+  T.eq(vim.bo[hello_buf].modified, false, 'hello.go written')
+end)
+
 flow = true
 T.test(':checkhealth cairn probes the endpoint: OK while it is up', function()
   vim.cmd('checkhealth cairn')
