@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -70,7 +71,8 @@ func (k *asker) AskApproval(ctx context.Context, req tools.ApprovalRequest) (too
 	}
 	title := fmt.Sprintf("%s (%s risk)", req.Tool, req.Risk)
 	if req.Tool == "run_command" {
-		title = "Run `" + req.Detail + "`"
+		cmd, _, _ := strings.Cut(req.Detail, "\n") // the command; then how it was classified
+		title = "Run `" + cmd + "`"
 	}
 	text := fmt.Sprintf("Cairn wants to run %s (%s risk)", req.Tool, req.Risk)
 	if req.Detail != "" {

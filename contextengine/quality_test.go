@@ -378,7 +378,7 @@ func baseline(t testing.TB, c *qualityCorpus, q qualityQuestion, lines []string,
 		step := max(1, span/20)
 		lo, hi = min(s, lo+step), max(e, hi-step)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	// The question's words as plain text (a "word:" would read as a filter).
 	res, err := c.ix.Search(ctx, strings.NewReplacer(":", " ", `"`, " ").Replace(q.Question), 10)
