@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -151,5 +152,38 @@ func TestManyValues(t *testing.T) {
 	}
 	if strings.Contains(out, "XYZ123") {
 		t.Errorf("the longer value was cut: %s", out)
+	}
+}
+
+// TestJSON: secrets in any string of a JSON document are masked, escaped
+// multi-line ones included; numbers and documents without secrets are
+// left byte for byte.
+func TestJSON(t *testing.T) {
+	r := newTest(t)
+	body := make([]byte, 600)
+	for i := range body {
+		body[i] = byte(rng.IntN(256))
+	}
+	key := pemBlock("RSA PRIVATE KEY", body)
+	aws := "AKIA" + randFrom(upperDigits, 16)
+	doc, _ := json.Marshal(map[string]any{"summary": "found " + aws, "content": key, "n": json.Number("12345678901234567890"),
+		"list": []any{"ok", map[string]any{"inner": "key=" + aws}}})
+	out := string(r.JSON(doc))
+	if strings.Contains(out, aws) || strings.Contains(out, "PRIVATE KEY-----\\n"+key[32:60]) {
+		t.Fatalf("secret survived: %s", out)
+	}
+	if !strings.Contains(out, "12345678901234567890") {
+		t.Errorf("number changed: %s", out)
+	}
+	var back map[string]any
+	if err := json.Unmarshal([]byte(out), &back); err != nil {
+		t.Fatalf("not JSON: %v", err)
+	}
+	plain := []byte(`{"b": 1,  "a": "nothing here"}`)
+	if got := r.JSON(plain); string(got) != string(plain) {
+		t.Errorf("clean document rewritten: %s", got)
+	}
+	if got := r.JSON([]byte("not json " + aws)); string(got) != "not json "+aws {
+		t.Errorf("non-JSON input changed")
 	}
 }
