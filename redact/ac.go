@@ -123,9 +123,13 @@ func (a *acAutomaton) each(s string, fn func(end int, id int32) bool) {
 	}
 	st := int32(0)
 	nc := a.nclass
+	delta, class, out := a.delta, &a.class, a.out
 	for i := 0; i < len(s); i++ {
-		st = a.delta[st*nc+int32(a.class[s[i]])]
-		for _, id := range a.out[st] {
+		st = delta[st*nc+int32(class[s[i]])]
+		if len(out[st]) == 0 {
+			continue
+		}
+		for _, id := range out[st] {
 			if !fn(i+1, id) {
 				return
 			}

@@ -249,10 +249,67 @@ func headOf(re *syntax.Regexp) (*regexp.Regexp, int) {
 	if j < 2 || j == len(re.Sub) {
 		return nil, 0
 	}
-	head := &syntax.Regexp{Op: syntax.OpConcat, Flags: re.Flags, Sub: re.Sub[:j]}
+	subs := append([]*syntax.Regexp(nil), re.Sub[:j]...)
+	// The next element, cut to the shortest start every match of it has
+	// (a secret's first ten characters), makes the test sharper.
+	if p := minPrefix(re.Sub[j]); p != nil {
+		if n := maxLenOf(p); n > 0 && total+n <= 2*headCap {
+			subs = append(subs, p)
+			total += n
+		}
+	}
+	head := &syntax.Regexp{Op: syntax.OpConcat, Flags: re.Flags, Sub: subs}
 	h, err := regexp.Compile(`^(?:` + head.String() + `)`)
 	if err != nil {
 		return nil, 0
 	}
 	return h, total
+}
+
+// minPrefix returns an expression matching a prefix of every match of re
+// (its repeats cut to their minimum count, optional tails dropped), or nil
+// when that prefix is empty or not known.
+func minPrefix(re *syntax.Regexp) *syntax.Regexp {
+	switch re.Op {
+	case syntax.OpLiteral, syntax.OpCharClass, syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+		return re
+	case syntax.OpCapture, syntax.OpPlus:
+		return minPrefix(re.Sub[0])
+	case syntax.OpRepeat:
+		if re.Min < 1 {
+			return nil
+		}
+		// The first Min copies are whole matches of the element.
+		if maxLenOf(re.Sub[0]) < 0 {
+			return minPrefix(re.Sub[0])
+		}
+		return &syntax.Regexp{Op: syntax.OpRepeat, Flags: re.Flags, Min: re.Min, Max: re.Min, Sub: re.Sub[:1]}
+	case syntax.OpConcat:
+		// All but the last non-empty element whole, the last cut.
+		var out []*syntax.Regexp
+		for i, sub := range re.Sub {
+			if maxLenOf(sub) < 0 || i == len(re.Sub)-1 {
+				if p := minPrefix(sub); p != nil {
+					out = append(out, p)
+				}
+				break
+			}
+			out = append(out, sub)
+		}
+		if len(out) == 0 {
+			return nil
+		}
+		return &syntax.Regexp{Op: syntax.OpConcat, Flags: re.Flags, Sub: out}
+	case syntax.OpAlternate:
+		var out []*syntax.Regexp
+		for _, sub := range re.Sub {
+			p := minPrefix(sub)
+			if p == nil {
+				return nil // that branch may match the empty string
+			}
+			out = append(out, p)
+		}
+		return &syntax.Regexp{Op: syntax.OpAlternate, Flags: re.Flags, Sub: out}
+	}
+	return nil
 }

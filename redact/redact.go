@@ -461,6 +461,9 @@ func (k *keeper) complete(m []int, end int) []int {
 
 func (k *keeper) keep(m []int, spans []span) []span {
 	s, ru, r := k.s, k.ru, k.r
+	if ru.lineStart && !blankBefore(s, m[0]) {
+		return spans
+	}
 	prio := prioRule
 	if ru.broad {
 		prio = prioBroad
@@ -656,4 +659,20 @@ func merge(spans, marks []span) []span {
 		res = append(res, sp)
 	}
 	return res
+}
+
+// blankBefore reports whether only spaces and tabs stand between the start
+// of the line holding s[i] and i.
+func blankBefore(s string, i int) bool {
+	for i > 0 {
+		switch s[i-1] {
+		case ' ', '\t':
+			i--
+		case '\n':
+			return true
+		default:
+			return false
+		}
+	}
+	return true
 }

@@ -80,6 +80,10 @@ type rule struct {
 	// before, when set, is how far before a keyword hit a match may start
 	// (a private key's body ahead of its END line).
 	before int
+	// lineStart keeps only matches with nothing but blanks before them
+	// on their line (a `^[ \t]*` the regexp itself does not carry, so that
+	// it can be tried where its keywords are).
+	lineStart bool
 	// broad marks Cairn's catch-all rules: where gitleaks' own generic
 	// rule finds the same secret, its kind is kept.
 	broad bool
@@ -255,7 +259,7 @@ func cairnRules() []*rule {
 			id:       "netrc-password",
 			broad:    true,
 			re:       regexp.MustCompile(`(?i)\b(?:machine|default|login)[ \t]+\S+(?:[ \t]+login[ \t]+\S+)?[ \t]+password[ \t]+(\S+)|(?im)^[ \t]*login[ \t]+\S+[ \t]*\r?\n[ \t]*password[ \t]+(\S+)`),
-			keywords: []string{"password"},
+			keywords: []string{"machine", "login"},
 			allow:    []allowlist{ph},
 		},
 		{
@@ -294,11 +298,12 @@ func cairnRules() []*rule {
 			// Java properties and YAML: spring.datasource.password=…,
 			// db.password: …, a line "password: …". Values that are
 			// expressions in code (req.Password, p,) are not secrets.
-			id:       "config-password",
-			broad:    true,
-			re:       regexp.MustCompile(`(?im)^[ \t]*(?:[\w-]+\.)*[\w-]*(?:password|passwd|pwd|secret)[ \t]*[=:][ \t]*([^\s#'"{}\[\]&*!|>$%][^\s#]{1,}[^\s#,;(){}\[\]])[ \t]*$`),
-			keywords: []string{"password", "passwd", "pwd", "secret"},
-			allow:    []allowlist{ph, {re: mustMatcher(`^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$`, `^(?i:true|false|null|none|nil|yes|no)$`)}},
+			id:        "config-password",
+			broad:     true,
+			re:        regexp.MustCompile(`(?i)[\w.-]{0,80}?(?:password|passwd|pwd|secret)[ \t]*[=:][ \t]*([^\s#'"{}\[\]&*!|>$%][^\s#]{1,}[^\s#,;(){}\[\]])[ \t]*(?:\r?\n|\z)`),
+			keywords:  []string{"password", "passwd", "pwd", "secret"},
+			lineStart: true,
+			allow:     []allowlist{ph, {re: mustMatcher(`^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$`, `^(?i:true|false|null|none|nil|yes|no)$`)}},
 		},
 		{
 			// A PEM private key cut off before its END line (truncated tool

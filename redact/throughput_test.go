@@ -19,6 +19,8 @@ func hostileInputs(size int) map[string]string {
 		"url-storm":        rep("http://a:b@c http:// x://:@ "),
 		"mixed":            rep("// a comment with a key\nfunc f() { return \"" + aws + "\" }\n"),
 		"ey":               rep("ey"),
+		// Keywords and operators in random order, no two stretches alike.
+		"keyword-storm-random": randomStorm(size),
 		// Config-like text with a distinct secret on every line.
 		"assignments-distinct": distinctAssignments(size),
 	}
@@ -57,4 +59,20 @@ func BenchmarkRedactHostile(b *testing.B) {
 			}
 		})
 	}
+}
+
+func randomStorm(size int) string {
+	words := []string{"key", "token", "secret", "auth", "api", "password", "=", ":", "=>", ",", " ", "ey", "credential"}
+	var b strings.Builder
+	for b.Len() < size {
+		switch rng.IntN(3) {
+		case 0:
+			b.WriteString(words[rng.IntN(len(words))])
+		case 1:
+			b.WriteString(randFrom(alnum+"_.-", 1+rng.IntN(14)))
+		default:
+			b.WriteString(" ")
+		}
+	}
+	return b.String()[:size]
 }
