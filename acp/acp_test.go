@@ -499,3 +499,29 @@ func TestSessionMCPServers(t *testing.T) {
 		t.Error("the MCP tool's result did not reach the model")
 	}
 }
+
+// Configuration problems and unusable MCP servers are shown at the start of
+// the session's next turn, once.
+func TestNoticesAtTurnStart(t *testing.T) {
+	h := newHarness(t, nil, "turns:\n  - text: one\n  - text: two\n", harnessConfig{interactive: true, warnings: []string{"model.maxOutputTokens is too big"}})
+	resp, err := h.conn.NewSession(context.Background(), sdk.NewSessionRequest{Cwd: h.root, McpServers: []sdk.McpServer{
+		{Http: &sdk.McpServerHttpInline{Name: "web", Url: "http://127.0.0.1:1/mcp", Headers: []sdk.HttpHeader{}}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.session = resp.SessionId
+	h.mustPrompt(sdk.TextBlock("first"))
+	updates, _, _ := h.client.snapshot()
+	first := agentText(updates)
+	for _, want := range []string{"configuration: model.maxOutputTokens is too big", "only stdio MCP servers are supported", "one"} {
+		if !strings.Contains(first, want) {
+			t.Errorf("first turn lacks %q: %q", want, first)
+		}
+	}
+	h.mustPrompt(sdk.TextBlock("second"))
+	updates, _, _ = h.client.snapshot()
+	if got := strings.Count(agentText(updates), "only stdio"); got != 1 {
+		t.Errorf("the notice was shown %d times", got)
+	}
+}

@@ -231,6 +231,7 @@ func (a *adapter) Prompt(ctx context.Context, p sdk.PromptRequest) (_ sdk.Prompt
 	defer stop()
 
 	a.announceCommands(s.id)
+	a.flushNotices(s)
 	if cmd, ok := slashCommand(p.Prompt); ok {
 		return a.runCommand(turnCtx, s, cmd)
 	}

@@ -37,6 +37,8 @@ type session struct {
 	// written are the files this session wrote through the client, checked
 	// at the start of the next turn (ACP does not report a rejection).
 	written map[string]writtenFile
+	// notices wait for the next turn (see notice).
+	notices []string
 	// overlays are the files whose client text the workspace reads instead
 	// of the disk until the turn ends.
 	overlays map[string]bool
@@ -168,8 +170,11 @@ func (a *adapter) addSession(s *session, servers []sdk.McpServer) {
 	a.mu.Lock()
 	a.sessions[s.id] = s
 	a.mu.Unlock()
+	for _, w := range s.w.setup.Warnings {
+		s.notice("configuration: " + w)
+	}
 	for _, problem := range s.w.setSessionMCP(a.ctx, s.id, servers) {
-		a.notice(s.id, problem)
+		s.notice(problem)
 	}
 	// The commands are announced after the response that names the
 	// session (the SDK writes responses and notifications in order, and
