@@ -26,8 +26,17 @@ step "npm ci: pinned MCP servers (test/mcp) and the black-box client (test/black
 (cd test/mcp && npm ci --no-audit --no-fund --loglevel=error)
 (cd test/blackbox && npm ci --no-audit --no-fund --loglevel=error)
 
+step "quality corpora: rxjs and zod (test/corpora), CPython 3.11's standard library"
+(cd test/corpora && npm ci --no-audit --no-fund --loglevel=error --ignore-scripts)
+if [ ! -f /usr/lib/python3.11/asyncio/tasks.py ] && [ ! -f /root/.pyenv/versions/3.11.7/lib/python3.11/asyncio/tasks.py ]; then
+  apt-get install -y --no-install-recommends libpython3.11-stdlib || { apt-get update && apt-get install -y --no-install-recommends libpython3.11-stdlib; }
+fi
+
 step "go test -race ./..."
 go test -race -count=1 -timeout 20m ./...
+
+step "quality sets on real code (floors on recall, MRR, map and context figures)"
+CAIRN_QUALITY=1 go test -count=1 -timeout 30m -run 'TestFresh' ./search
 
 step "build"
 mkdir -p bin

@@ -86,12 +86,13 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs, root := newFlags("search", stderr)
 	limit := fs.Int("limit", 20, "maximum hits")
 	asJSON := fs.Bool("json", false, "print one JSON document")
+	byFile := fs.Bool("files", false, "one hit per file (its best chunk); --limit counts files")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	query := strings.Join(fs.Args(), " ")
 	if strings.TrimSpace(query) == "" {
-		return fmt.Errorf("%w: cairn search [--root DIR] [--limit N] [--json] QUERY", errUsage)
+		return fmt.Errorf("%w: cairn search [--root DIR] [--limit N] [--files] [--json] QUERY", errUsage)
 	}
 	_, ix, err := openIndex(*root)
 	if err != nil {
@@ -108,7 +109,11 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if _, err := ix.Search.Reconcile(ctx); err != nil {
 		return fmt.Errorf("updating the search index: %w", err)
 	}
-	res, err := ix.Search.Search(ctx, query, *limit)
+	search := ix.Search.Search
+	if *byFile {
+		search = ix.Search.SearchFiles
+	}
+	res, err := search(ctx, query, *limit)
 	if err != nil {
 		return err
 	}
