@@ -69,16 +69,15 @@ type Deps struct {
 	Gate        *tools.Gate
 	Checkpoints *checkpoint.Store
 	Diagnostics tools.DiagnosticsSource
-	Search      tools.Searcher
-	Map         tools.MapRenderer
 	// Redactor masks secrets in everything bound for the model; nil uses
 	// redact.Default().
 	Redactor *redact.Redactor
 	// Tracer records a span per run, step, model call and tool call; nil
 	// records nothing.
 	Tracer *trace.Recorder
-	// Index gives the context engine the repo map and the search index.
-	Index *codeindex.Index
+	// Index is the code index: the context engine's repo map, definitions
+	// and search hits, and the search_code and repo_map tools. Nil: none.
+	Index codeindex.Index
 }
 
 // Manager owns the runs and proposed edits of one workspace.
@@ -90,12 +89,11 @@ type Manager struct {
 	gate     *tools.Gate
 	cps      *checkpoint.Store
 	diags    tools.DiagnosticsSource
-	search   tools.Searcher
-	repoMap  tools.MapRenderer
 	redactor *redact.Redactor
 	tracer   *trace.Recorder
-	index    *codeindex.Index
-	runs     map[string]*Run
+	index    codeindex.Index
+	runs     map[string]*Run // running now; ended runs are retired (retention.go)
+	recent   []endedRun      // the last recentRuns runs that ended
 	edits    map[string]*Edit
 	order    []string // edit ids in proposal order
 }
@@ -110,7 +108,7 @@ func NewManager(cfg Config, d Deps) *Manager {
 		d.Gate = tools.NewGate(tools.DefaultPolicy(), false, nil, nil)
 	}
 	return &Manager{cfg: cfg, ws: d.WS, registry: d.Registry, gate: d.Gate, cps: d.Checkpoints, diags: d.Diagnostics,
-		search: d.Search, repoMap: d.Map, redactor: d.Redactor, tracer: d.Tracer, index: d.Index, runs: map[string]*Run{}, edits: map[string]*Edit{}}
+		redactor: d.Redactor, tracer: d.Tracer, index: d.Index, runs: map[string]*Run{}, edits: map[string]*Edit{}}
 }
 
 // SetConfig replaces the run configuration (a settings change); running runs keep theirs.
@@ -176,6 +174,7 @@ func (m *Manager) Start(parent context.Context, req AskRequest, emit func(protoc
 	go func() {
 		r.loop()
 		cancel(nil)
+		m.retire(r)
 	}()
 	return r, nil
 }
@@ -190,21 +189,28 @@ func providerName(p model.Provider) string {
 // Tracer returns the trace recorder (nil when tracing is off).
 func (m *Manager) Tracer() *trace.Recorder { return m.tracer }
 
-// Run returns a run by id.
+// Run returns a run by id: a running one, or a summary of one that ended
+// (read from its journal).
 func (m *Manager) Run(id string) (*Run, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	r, ok := m.runs[id]
-	return r, ok
+	if r, ok := m.live(id); ok {
+		return r, true
+	}
+	return m.ended(id)
 }
 
-// Runs returns all runs, oldest first.
+// Runs returns the running runs and the most recently ended ones, oldest
+// first.
 func (m *Manager) Runs() []*Run {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := make([]*Run, 0, len(m.runs))
+	out := make([]*Run, 0, len(m.runs)+len(m.recent))
 	for _, r := range m.runs {
 		out = append(out, r)
+	}
+	for _, e := range m.recent {
+		if _, live := m.runs[e.id]; !live {
+			out = append(out, m.run(e))
+		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Started.Before(out[j].Started) })
 	return out

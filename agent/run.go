@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/checkpoint"
+	"github.com/cairn-dev/cairn/codeindex"
 	"github.com/cairn-dev/cairn/contextengine"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/protocol"
@@ -195,7 +196,7 @@ type rerunCall struct {
 // steps runs the step loop from st until the run ends.
 func (r *Run) steps(st *loopState) {
 	cfg := r.cfg
-	env := &tools.Env{WS: r.m.ws, Drafts: r.drafts, Diagnostics: r.m.diags, Search: r.m.search, Map: r.m.repoMap, RunID: r.ID}
+	env := &tools.Env{WS: r.m.ws, Drafts: r.drafts, Diagnostics: r.m.diags, Index: r.m.index, RunID: r.ID}
 	for {
 		st.step++
 		step := st.step
@@ -401,7 +402,7 @@ func (r *Run) buildContext(shrink int) (*contextengine.Built, error) {
 	}
 	req.Redactor = r.m.redactor
 	if ix := r.m.index; ix != nil {
-		req.Map, req.Search, req.IndexPending = ix.Map, ix.Search, !ix.Ready()
+		req.Index, req.IndexPending = ix, !codeindex.IsReady(ix)
 	}
 	b, err := contextengine.Build(req)
 	if err != nil {

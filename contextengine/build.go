@@ -9,9 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cairn-dev/cairn/codeindex"
 	"github.com/cairn-dev/cairn/redact"
-	"github.com/cairn-dev/cairn/repomap"
-	"github.com/cairn-dev/cairn/search"
 	"github.com/cairn-dev/cairn/tokencount"
 	"github.com/cairn-dev/cairn/workspace"
 )
@@ -60,11 +59,10 @@ type Request struct {
 	// nil uses redact.Default().
 	Redactor *redact.Redactor
 
-	// Map and Search are the code indexes (either may be nil); IndexPending
-	// says they are still being built (the report notes it: a build never
+	// Index is the code index (nil: none in this session); IndexPending
+	// says it is still being built (the report notes it: a build never
 	// waits for indexing).
-	Map          *repomap.Map
-	Search       *search.Index
+	Index        codeindex.Index
 	IndexPending bool
 }
 

@@ -202,13 +202,11 @@ func (e *Editor) signal() {
 	e.mu.Unlock()
 }
 
-// wait blocks until something is recorded or ctx ends.
-func (e *Editor) wait(ctx context.Context) error {
-	e.mu.Lock()
-	ch := e.changed
-	e.mu.Unlock()
+// wait blocks until changed (taken under e.mu together with the state the
+// caller looked at) is closed by the next recorded change, or ctx ends.
+func (e *Editor) wait(ctx context.Context, changed <-chan struct{}) error {
 	select {
-	case <-ch:
+	case <-changed:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
@@ -226,8 +224,9 @@ func (e *Editor) WaitProgressEnd(ctx context.Context, substr string) error {
 				return nil
 			}
 		}
+		changed := e.changed
 		e.mu.Unlock()
-		if err := e.wait(ctx); err != nil {
+		if err := e.wait(ctx, changed); err != nil {
 			return fmt.Errorf("waiting for %q progress to end: %w", substr, err)
 		}
 	}

@@ -65,11 +65,18 @@ func IsTerminal(kind string) bool {
 // WaitFor waits until cond holds for the run's events.
 func (e *Editor) WaitFor(ctx context.Context, runID string, cond func([]protocol.RunEvent) bool) ([]protocol.RunEvent, error) {
 	for {
-		evs := e.Events(runID)
+		// The events and the channel that announces the next change are
+		// taken together: an event recorded between the two would otherwise
+		// be announced on a channel nobody waits on, and a run's last event
+		// would leave WaitRun blocked until ctx ends.
+		e.mu.Lock()
+		evs := append([]protocol.RunEvent(nil), e.events[runID]...)
+		changed := e.changed
+		e.mu.Unlock()
 		if cond(evs) {
 			return evs, nil
 		}
-		if err := e.wait(ctx); err != nil {
+		if err := e.wait(ctx, changed); err != nil {
 			return evs, fmt.Errorf("waiting for run %s: %w", runID, err)
 		}
 	}

@@ -14,7 +14,6 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/corpora"
-	"github.com/cairn-dev/cairn/repomap"
 	"github.com/cairn-dev/cairn/search"
 	"github.com/cairn-dev/cairn/workspace"
 )
@@ -71,20 +70,6 @@ func TestFreshSetWellFormed(t *testing.T) {
 	}
 }
 
-// treeSitterDecls gives the index the declarations the server gives it
-// (codeindex hands over the repo map's parse).
-func treeSitterDecls(rel, lang string, content []byte) []search.Decl {
-	ft, err := repomap.ParseFile(rel, content)
-	if err != nil {
-		return search.HeuristicDecls(rel, lang, content)
-	}
-	out := make([]search.Decl, 0, len(ft.Decls))
-	for _, d := range ft.Decls {
-		out = append(out, search.Decl{Symbol: d.Symbol, Kind: d.Kind, StartLine: d.StartLine, EndLine: d.EndLine})
-	}
-	return out
-}
-
 func openCorpusIndex(t testing.TB, name string) *search.Index {
 	t.Helper()
 	root := corpora.Root(t, name)
@@ -96,7 +81,7 @@ func openCorpusIndex(t testing.TB, name string) *search.Index {
 	if d := os.Getenv("CAIRN_QUALITY_STATE"); d != "" {
 		state = filepath.Join(d, "search-"+name)
 	}
-	ix, err := search.Open(ws, search.Options{StateDir: state, DeclsFunc: treeSitterDecls})
+	ix, err := search.Open(ws, search.Options{StateDir: state, DeclsFunc: search.RepomapDecls})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -318,22 +318,30 @@ func (ix *Index) Search(ctx context.Context, q string, limit int) (res *Result, 
 	return ix.SearchParsed(ctx, p, limit)
 }
 
-// SearchFiles is Search grouped by file: up to limit files, best first,
-// each with its best chunk (`cairn search --files`).
-func (ix *Index) SearchFiles(ctx context.Context, q string, limit int) (*Result, error) {
-	p, err := ParseQuery(q)
-	if err != nil {
-		return nil, err
+// BestPerFile keeps the first (best) hit of each file, up to n files: a
+// result grouped by file (`cairn search --files`). Search keeps at most 3
+// hits per file, so a search for 3n hits holds n files when there are.
+func BestPerFile(hits []Hit, n int) []Hit {
+	seen := map[string]bool{}
+	var out []Hit
+	for _, h := range hits {
+		if len(out) == n {
+			break
+		}
+		if !seen[h.Path] {
+			seen[h.Path] = true
+			out = append(out, h)
+		}
 	}
-	return ix.search(ctx, p, limit, 1)
+	return out
 }
 
 // SearchParsed runs an already parsed query.
 func (ix *Index) SearchParsed(ctx context.Context, p Parsed, limit int) (*Result, error) {
-	return ix.search(ctx, p, limit, maxPerFile)
+	return ix.search(ctx, p, limit)
 }
 
-func (ix *Index) search(ctx context.Context, p Parsed, limit, perFile int) (res *Result, err error) {
+func (ix *Index) search(ctx context.Context, p Parsed, limit int) (res *Result, err error) {
 	if limit <= 0 {
 		limit = DefaultLimit
 	}
@@ -384,7 +392,7 @@ func (ix *Index) search(ctx context.Context, p Parsed, limit, perFile int) (res 
 	}
 	qt := queryTerms(&p)
 	files := map[string]*fileLines{}
-	cands := rerank(pool(sr.Hits), aboutTests(&p), aboutDocs(&p), perFile)
+	cands := rerank(pool(sr.Hits), aboutTests(&p), aboutDocs(&p))
 	if len(cands) > limit {
 		cands = cands[:limit]
 	}
@@ -479,10 +487,10 @@ func identRuns(s string) []string {
 }
 
 // rerank decodes hits and applies the test-file factor (unless the query
-// is about tests) and the file share, then keeps at most perFile hits per
-// file. Ties are broken by path and line, so the order does not depend on
+// is about tests) and the file share, then keeps at most maxPerFile hits
+// per file. Ties are broken by path and line, so the order does not depend on
 // where documents sit in the index.
-func rerank(in search.DocumentMatchCollection, tests, docs bool, perFile int) []Hit {
+func rerank(in search.DocumentMatchCollection, tests, docs bool) []Hit {
 	hits := make([]Hit, 0, len(in))
 	for _, h := range in {
 		rel, start, end, kind, sym, ok := parseID(h.ID)
@@ -543,7 +551,7 @@ func rerank(in search.DocumentMatchCollection, tests, docs bool, perFile int) []
 	count := map[string]int{}
 	out := hits[:0]
 	for _, h := range hits {
-		if count[h.Path] < perFile {
+		if count[h.Path] < maxPerFile {
 			count[h.Path]++
 			out = append(out, h)
 		}

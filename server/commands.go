@@ -149,6 +149,10 @@ func (s *Server) cmdAsk(ctx context.Context, mgr *agent.Manager, arg []byte) (an
 	}
 	if id, ok := ctx.Value(requestIDKey{}).(jsonrpc2.ID); ok {
 		s.askRequests.Store(id, run.ID)
+		go func() { // a $/cancelRequest after the end has nothing to cancel
+			<-run.Done()
+			s.askRequests.Delete(id)
+		}()
 	}
 	return protocol.RunRef{RunID: run.ID}, nil
 }

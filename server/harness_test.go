@@ -95,7 +95,7 @@ func newEnv(t testing.TB, archive string, opts ...envOption) *env {
 		e.provider = model.NewScripted(s)
 		sopts.Provider = e.provider
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	e.ctx = ctx
 	serverEnd, clientEnd := net.Pipe()
@@ -110,12 +110,12 @@ func newEnv(t testing.TB, archive string, opts ...envOption) *env {
 	}
 	e.ed = ed
 	t.Cleanup(func() {
-		cctx, ccancel := context.WithTimeout(context.Background(), 10*time.Second)
+		cctx, ccancel := context.WithTimeout(context.Background(), time.Minute)
 		defer ccancel()
 		_ = ed.Close(cctx)
 		select {
 		case <-e.done:
-		case <-time.After(10 * time.Second):
+		case <-time.After(time.Minute):
 			t.Errorf("server did not stop after shutdown/exit")
 		}
 	})

@@ -69,13 +69,15 @@ type Server struct {
 	mgr         *agent.Manager
 	registry    *tools.Registry
 	gate        *tools.Gate
+	sandbox     *tools.CommandSandbox
+	sandboxSaid string // the sandbox status last shown to the user
 	caps        clientCaps
 	diags       *diagnosticsStore
 	askRequests askRequestMap
 	tracer      *trace.Recorder
 	mcp         *mcp.Manager
 	mcpReady    chan struct{} // closed when the latest MCP configuration has started
-	index       *codeindex.Index
+	index       *codeindex.Local
 }
 
 type clientCaps struct {
