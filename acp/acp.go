@@ -180,11 +180,25 @@ func invalidRequest(format string, args ...any) *sdk.RequestError {
 	return &sdk.RequestError{Code: -32600, Message: fmt.Sprintf(format, args...)}
 }
 
-// notice tells the user something outside the answer (a configuration
-// problem, a reconciled edit) as a message in the session.
-func (a *adapter) notice(id sdk.SessionId, text string) {
-	slog.Warn(text, "session", id)
-	a.send(id, sdk.UpdateAgentMessageText("[Cairn] "+text+"\n\n"))
+// notice tells the user something beside the answer (a configuration
+// problem, an MCP server that cannot be used): logged now, and shown at the
+// start of the session's next turn (clients expect messages within turns).
+func (s *session) notice(text string) {
+	slog.Warn(text, "session", s.id)
+	s.mu.Lock()
+	s.notices = append(s.notices, text)
+	s.mu.Unlock()
+}
+
+// flushNotices shows the queued notices as the turn's first message.
+func (a *adapter) flushNotices(s *session) {
+	s.mu.Lock()
+	notices := s.notices
+	s.notices = nil
+	s.mu.Unlock()
+	for _, n := range notices {
+		a.send(s.id, sdk.UpdateAgentMessageText("[Cairn] "+n+"\n\n"))
+	}
 }
 
 // recoverTo turns a panic in a request handler into an internal error

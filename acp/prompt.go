@@ -231,6 +231,7 @@ func (a *adapter) Prompt(ctx context.Context, p sdk.PromptRequest) (_ sdk.Prompt
 	defer stop()
 
 	a.announceCommands(s.id)
+	a.flushNotices(s)
 	if cmd, ok := slashCommand(p.Prompt); ok {
 		return a.runCommand(turnCtx, s, cmd)
 	}
@@ -283,9 +284,13 @@ func (a *adapter) Cancel(ctx context.Context, p sdk.CancelNotification) error {
 	return nil
 }
 
-// askRequest puts a run on the session's thread. This and addRun are the
-// seam between sessions and threads.
+// askRequest puts a run on the session's thread (a new one for the
+// session's first run). This, addRun and runs are the seam between
+// sessions and threads.
 func (s *session) askRequest(req agent.AskRequest) agent.AskRequest {
+	s.mu.Lock()
+	req.ThreadID = s.rec.ThreadID
+	s.mu.Unlock()
 	return req
 }
 
