@@ -200,6 +200,18 @@ func TestEditReviewAndReconcile(t *testing.T) {
 	if cp, _ := cps.Get(list[0].ID); cp.Status != checkpoint.StatusUndone {
 		t.Errorf("reverted checkpoint status = %q", cp.Status)
 	}
+	// The thread's history says the hunk was undone, and nothing was written.
+	threads, _ := filepath.Glob(filepath.Join(h.stateDir, "threads", "*.json"))
+	var thread []byte
+	if len(threads) == 1 {
+		thread, _ = os.ReadFile(threads[0])
+	}
+	if !strings.Contains(strings.ReplaceAll(string(thread), " ", ""), `"undone":true`) {
+		t.Errorf("the thread does not record the undone hunk: %s", thread)
+	}
+	if _, _, writes := h.client.snapshot(); len(writes) != 1 {
+		t.Errorf("reconcile wrote: %d writes", len(writes))
+	}
 }
 
 // allow_always and reject_always persist for the session; Cairn's policy
