@@ -77,6 +77,9 @@ func launch(raw string) error {
 	for _, p := range s.Write {
 		rules = append(rules, pathRule(p, true))
 	}
+	for _, p := range s.List {
+		rules = append(rules, landlock.PathAccess(llsys.AccessFSReadDir, p).IgnoreIfMissing())
+	}
 	if s.Namespaces {
 		if err := protect(s.Protect); err != nil {
 			return err

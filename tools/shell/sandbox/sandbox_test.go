@@ -227,3 +227,22 @@ func BenchmarkLaunchUnconfined(b *testing.B) {
 		}
 	}
 }
+
+// TestSystemSecretsUnreadable: /etc stays readable, its secrets do not,
+// even for root.
+func TestSystemSecretsUnreadable(t *testing.T) {
+	requireSandbox(t)
+	f := newFixture(t)
+	p := f.policy(ReadOnly)
+	if out, code := run(t, p, "cat /etc/passwd > /dev/null && ls /etc > /dev/null"); code != 0 {
+		t.Fatalf("/etc is not readable: %s", out)
+	}
+	for _, secret := range []string{"/etc/shadow", "/etc/gshadow", "/etc/sudoers"} {
+		if _, err := os.Stat(secret); err != nil {
+			continue
+		}
+		if out, code := run(t, p, "cat "+secret); code == 0 {
+			t.Errorf("%s is readable in the sandbox: %.40q", secret, out)
+		}
+	}
+}
