@@ -79,7 +79,9 @@ func TestOutsideSandboxAlwaysAsks(t *testing.T) {
 func TestNoSandboxHere(t *testing.T) {
 	env := testEnv(t, map[string]string{"a.txt": "hello\n"})
 	sb := NewCommandSandbox(env.WS.Root())
-	sb.probe = func() sandbox.Status { return sandbox.Status{Err: errors.New("Landlock is not enabled in this kernel")} }
+	sb.probe = func() sandbox.Status {
+		return sandbox.Status{Err: errors.New("Landlock is not enabled in this kernel")}
+	}
 	tool := RunCommandWith(env.WS.Root(), sb)
 	if _, detail := tool.RiskOf(json.RawMessage(`{"command":"cat a.txt"}`)); strings.HasPrefix(detail, OutsideSandbox) {
 		t.Errorf("read command marked: %q", detail)
