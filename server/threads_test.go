@@ -214,7 +214,7 @@ func TestThreadFollowUpSeesHistoryAndSurvivesRestart(t *testing.T) {
 		t.Errorf("a new thread's first prompt has history:\n%s", p)
 	}
 	report, err := e.ed.ContextReport(e.ctx, second.RunID)
-	if err != nil || !strings.Contains(report, "| history | turn 1 of 1") {
+	if err != nil || !strings.Contains(report, "| history | 1 earlier turns: 1 whole |") {
 		t.Errorf("the context report does not show the history item: %v\n%s", err, report)
 	}
 
@@ -356,16 +356,40 @@ func TestPlainClientSeesAnswerAndAcceptsThroughCodeAction(t *testing.T) {
 	if accept == nil || !strings.Contains(strings.Join(titles, "|"), protocol.TitleRejectEdit) {
 		t.Fatalf("code actions on the edited line: %q", titles)
 	}
+	// Per hunk: reject the hunk under the cursor (line 9: Mul's).
+	var rejectHunk *lspclient.CodeAction
+	for i := range actions {
+		if actions[i].Title == "Reject this hunk of Cairn's edit…" {
+			rejectHunk = &actions[i]
+		}
+	}
+	if rejectHunk == nil || !strings.Contains(string(rejectHunk.Command.Arguments[0]), `"hunks":[1]`) {
+		t.Fatalf("no per-hunk reject for hunk 1: %q", titles)
+	}
+	if err := e.ed.Run(e.ctx, *rejectHunk, nil); err != nil {
+		t.Fatal(err)
+	}
+	// Accepting the edit now applies what is left pending: hunk 0.
+	actions, _ = e.ed.CodeActions(e.ctx, "calc/calc.go", 4, 4)
+	accept = nil
+	for i := range actions {
+		if actions[i].Title == protocol.TitleAcceptEdit {
+			accept = &actions[i]
+		}
+	}
+	if accept == nil {
+		t.Fatalf("no accept action on hunk 0's line: %+v", actions)
+	}
 	var res protocol.AcceptResult
 	if err := e.ed.Run(e.ctx, *accept, &res); err != nil || !res.Applied {
 		t.Fatalf("accept through the code action: %+v %v", res, err)
 	}
-	want := strings.Replace(strings.Replace(calcOrig, "return a + b", "return a * b", 1), "return a - b", "return a + b", 1)
+	want := strings.Replace(calcOrig, "return a - b", "return a + b", 1)
 	if got := e.read("calc/calc.go"); got != want {
 		t.Fatalf("after accept:\n%q", got)
 	}
 	// Decided: the actions are gone.
-	actions, _ = e.ed.CodeActions(e.ctx, "calc/calc.go", 9, 9)
+	actions, _ = e.ed.CodeActions(e.ctx, "calc/calc.go", 4, 4)
 	for _, a := range actions {
 		if a.Title == protocol.TitleAcceptEdit {
 			t.Errorf("accept action still offered after accept")

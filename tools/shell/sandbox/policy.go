@@ -162,7 +162,7 @@ func gitDirs(ws string) []string {
 
 // homeReadable are configuration files below home that tools need and
 // that hold no credentials by convention.
-var homeReadable = []string{".gitconfig", ".config/git", ".gitignore_global", "go/bin", ".cargo/bin", ".local/bin"}
+var homeReadable = []string{".gitconfig", ".config/git", ".gitignore_global", ".config/go", "go/bin", ".cargo/bin", ".local/bin"}
 
 // Spec is what the launcher enforces: the result of a Policy, with every
 // path absolute and cleaned.

@@ -120,6 +120,10 @@ func TestWorkspaceWrite(t *testing.T) {
 		t.Run(map[bool]string{false: "landlock-only", true: "namespaces"}[ns], func(t *testing.T) {
 			f := newFixture(t)
 			p := f.policy(WorkspaceWrite)
+			p.StateDir = filepath.Join(f.ws, ".state")
+			if err := os.MkdirAll(p.StateDir, 0o700); err != nil {
+				t.Fatal(err)
+			}
 			if out, code := runNS(t, p, "echo x >> main.go && echo y > src/new.go && mkdir -p src/a/b && mv src/new.go src/a/b/ && cat .git/config", ns); code != 0 {
 				t.Fatalf("workspace writes failed (%d): %s", code, out)
 			}
@@ -137,6 +141,8 @@ func TestWorkspaceWrite(t *testing.T) {
 				"mv .git .git.old",
 				"rm -rf .git",
 				"umount .git",
+				"echo x > .state/journal",
+				"mv .state .state-old",
 				"echo x > " + filepath.Join(f.outside, "canary"),
 				"cat " + filepath.Join(f.home, ".ssh", "id_rsa"),
 			} {
@@ -193,4 +199,31 @@ func TestNoNetwork(t *testing.T) {
 		t.Errorf("with network allowed the connect failed: %s", out)
 	}
 	<-reached // the one connection allowed arrived
+}
+
+// BenchmarkLaunch measures what the sandbox adds to starting a command:
+// compare with BenchmarkLaunchUnconfined (go test -bench Launch).
+func BenchmarkLaunch(b *testing.B) {
+	if st := Probe(); !st.Available() {
+		b.Skipf("SKIP: no sandbox here: %v", st.Err)
+	}
+	tmp, ws := b.TempDir(), b.TempDir()
+	p := Policy{Profile: WorkspaceWrite, Workspace: ws, TempDir: tmp, Caches: []string{}}
+	for b.Loop() {
+		cmd, err := Command(p, []string{"/bin/true"}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("%v %s", err, out)
+		}
+	}
+}
+
+func BenchmarkLaunchUnconfined(b *testing.B) {
+	for b.Loop() {
+		if err := exec.Command("/bin/true").Run(); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
