@@ -9,7 +9,8 @@
 // (initialize, connection), sessions.go (new, load, list, resume, close,
 // modes), prompt.go (prompt blocks, turns, cancel), updates.go (run events
 // → updates), review.go (edits, permissions, the fs bridge), commands.go
-// (slash commands), workspaces.go (the engines of each workspace).
+// (slash commands), workspaces.go (the engines of each workspace),
+// replay.go (session/load), framing.go (malformed lines answered, not fatal).
 package acp
 
 import (
@@ -67,7 +68,8 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(errors.New("the ACP connection ended"))
 	a := newAdapter(ctx, opts)
-	conn := sdk.NewAgentSideConnection(a, out, in)
+	w := &lockedWriter{w: out}
+	conn := sdk.NewAgentSideConnection(a, w, guardInput(in, w))
 	conn.SetLogger(slog.Default())
 	a.conn = conn
 	select {
@@ -180,11 +182,25 @@ func invalidRequest(format string, args ...any) *sdk.RequestError {
 	return &sdk.RequestError{Code: -32600, Message: fmt.Sprintf(format, args...)}
 }
 
-// notice tells the user something outside the answer (a configuration
-// problem, a reconciled edit) as a message in the session.
-func (a *adapter) notice(id sdk.SessionId, text string) {
-	slog.Warn(text, "session", id)
-	a.send(id, sdk.UpdateAgentMessageText("[Cairn] "+text+"\n\n"))
+// notice tells the user something beside the answer (a configuration
+// problem, an MCP server that cannot be used): logged now, and shown at the
+// start of the session's next turn (clients expect messages within turns).
+func (s *session) notice(text string) {
+	slog.Warn(text, "session", s.id)
+	s.mu.Lock()
+	s.notices = append(s.notices, text)
+	s.mu.Unlock()
+}
+
+// flushNotices shows the queued notices as the turn's first message.
+func (a *adapter) flushNotices(s *session) {
+	s.mu.Lock()
+	notices := s.notices
+	s.notices = nil
+	s.mu.Unlock()
+	for _, n := range notices {
+		a.send(s.id, sdk.UpdateAgentMessageText("[Cairn] "+n+"\n\n"))
+	}
 }
 
 // recoverTo turns a panic in a request handler into an internal error

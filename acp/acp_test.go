@@ -200,6 +200,18 @@ func TestEditReviewAndReconcile(t *testing.T) {
 	if cp, _ := cps.Get(list[0].ID); cp.Status != checkpoint.StatusUndone {
 		t.Errorf("reverted checkpoint status = %q", cp.Status)
 	}
+	// The thread's history says the hunk was undone, and nothing was written.
+	threads, _ := filepath.Glob(filepath.Join(h.stateDir, "threads", "*.json"))
+	var thread []byte
+	if len(threads) == 1 {
+		thread, _ = os.ReadFile(threads[0])
+	}
+	if !strings.Contains(strings.ReplaceAll(string(thread), " ", ""), `"undone":true`) {
+		t.Errorf("the thread does not record the undone hunk: %s", thread)
+	}
+	if _, _, writes := h.client.snapshot(); len(writes) != 1 {
+		t.Errorf("reconcile wrote: %d writes", len(writes))
+	}
 }
 
 // allow_always and reject_always persist for the session; Cairn's policy
@@ -497,5 +509,121 @@ func TestSessionMCPServers(t *testing.T) {
 	}
 	if !found {
 		t.Error("the MCP tool's result did not reach the model")
+	}
+}
+
+// Configuration problems and unusable MCP servers are shown at the start of
+// the session's next turn, once.
+func TestNoticesAtTurnStart(t *testing.T) {
+	h := newHarness(t, nil, "turns:\n  - text: one\n  - text: two\n", harnessConfig{interactive: true, warnings: []string{"model.maxOutputTokens is too big"}})
+	resp, err := h.conn.NewSession(context.Background(), sdk.NewSessionRequest{Cwd: h.root, McpServers: []sdk.McpServer{
+		{Http: &sdk.McpServerHttpInline{Name: "web", Url: "http://127.0.0.1:1/mcp", Headers: []sdk.HttpHeader{}}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.session = resp.SessionId
+	h.mustPrompt(sdk.TextBlock("first"))
+	updates, _, _ := h.client.snapshot()
+	first := agentText(updates)
+	for _, want := range []string{"configuration: model.maxOutputTokens is too big", "only stdio MCP servers are supported", "one"} {
+		if !strings.Contains(first, want) {
+			t.Errorf("first turn lacks %q: %q", want, first)
+		}
+	}
+	h.mustPrompt(sdk.TextBlock("second"))
+	updates, _, _ = h.client.snapshot()
+	if got := strings.Count(agentText(updates), "only stdio"); got != 1 {
+		t.Errorf("the notice was shown %d times", got)
+	}
+}
+
+// A session is a thread: its second prompt continues the first one's
+// conversation, and a restart keeps it so.
+func TestSessionIsAThread(t *testing.T) {
+	script := "turns:\n  - text: \"Add subtracts by mistake.\"\n  - text: \"Then fix it.\"\n  - text: \"Still the same thread.\"\n"
+	h := newHarness(t, map[string]string{"calc.go": calc}, script, harnessConfig{interactive: true})
+	h.mustPrompt(sdk.TextBlock("why is Add wrong?"))
+	h.mustPrompt(sdk.TextBlock("and now?"))
+	reqs := h.provider.Received()
+	if got := reqs[1].Messages[1].Content; !strings.Contains(got, "why is Add wrong?") || !strings.Contains(got, "Add subtracts by mistake.") {
+		t.Errorf("the second prompt does not see the first turn:\n%s", got)
+	}
+	h2 := newHarness(t, nil, script, harnessConfig{interactive: true, root: h.root, stateDir: h.stateDir})
+	h2.session = h.session
+	if _, err := h2.conn.LoadSession(context.Background(), sdk.LoadSessionRequest{SessionId: h.session, Cwd: h.root, McpServers: []sdk.McpServer{}}); err != nil {
+		t.Fatal(err)
+	}
+	h2.mustPrompt(sdk.TextBlock("and after a restart?"))
+	got := h2.provider.Received()[0].Messages[1].Content
+	if !strings.Contains(got, "and now?") || !strings.Contains(got, "Then fix it.") {
+		t.Errorf("after a restart the thread is lost:\n%s", got)
+	}
+	list, err := h2.conn.ListSessions(context.Background(), sdk.ListSessionsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range list.Sessions {
+		if s.SessionId == h.session && (s.Title == nil || *s.Title != "why is Add wrong?") {
+			t.Errorf("session title %v", s.Title)
+		}
+	}
+}
+
+// A prompt sent while another runs in the same session replaces it: the
+// first ends cancelled, the second runs.
+func TestPromptReplacesPrompt(t *testing.T) {
+	h := newHarness(t, nil, "turns:\n  - {chunks: [\"one \", \"two\"], stall: true}\n  - text: second answer\n", harnessConfig{interactive: true})
+	first := make(chan sdk.PromptResponse, 1)
+	go func() {
+		r, _ := h.prompt(sdk.TextBlock("go slowly"))
+		first <- r
+	}()
+	deadline := time.After(30 * time.Second)
+	for {
+		updates, _, _ := h.client.snapshot()
+		if strings.Contains(agentText(updates), "two") {
+			break
+		}
+		select {
+		case <-deadline:
+			t.Fatal("no text streamed")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	second := h.mustPrompt(sdk.TextBlock("something else"))
+	if second.StopReason != sdk.StopReasonEndTurn {
+		t.Errorf("second prompt: %q", second.StopReason)
+	}
+	select {
+	case r := <-first:
+		if r.StopReason != sdk.StopReasonCancelled {
+			t.Errorf("first prompt: %q", r.StopReason)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the first prompt never ended")
+	}
+	updates, _, _ := h.client.snapshot()
+	if !strings.Contains(agentText(updates), "second answer") {
+		t.Error("the second prompt's answer is missing")
+	}
+}
+
+// /rewind N forgets the last run's steps after N and restores, through the
+// client, the files its later accepted edits changed.
+func TestRewindCommand(t *testing.T) {
+	h := newHarness(t, map[string]string{"calc.go": calc}, editScript, harnessConfig{interactive: true})
+	h.mustPrompt(sdk.TextBlock("fix Add"))
+	if h.read("calc.go") == calc {
+		t.Fatal("the edit was not written")
+	}
+	h.mustPrompt(sdk.TextBlock("/rewind 0"))
+	_, _, writes := h.client.snapshot()
+	if h.read("calc.go") != calc || len(writes) != 2 || writes[1].Content != calc {
+		t.Errorf("after /rewind 0: file %q, writes %d", h.read("calc.go"), len(writes))
+	}
+	updates, _, _ := h.client.snapshot()
+	if !strings.Contains(agentText(updates), "Rewound run") {
+		t.Errorf("no rewind message: %q", agentText(updates))
 	}
 }

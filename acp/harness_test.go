@@ -119,6 +119,7 @@ type harnessConfig struct {
 	policy      *tools.Policy
 	maxSteps    int
 	noFS        bool // the client offers no fs capabilities
+	warnings    []string
 	// root and stateDir, when set, reuse a workspace and state (a restart).
 	root, stateDir string
 }
@@ -156,7 +157,7 @@ func newHarness(t *testing.T, files map[string]string, script string, cfg harnes
 		Version:  "test",
 		StateDir: func(string) (string, error) { return h.stateDir, nil },
 		Configure: func(root, stateDir string) Setup {
-			return Setup{Run: agent.Config{Provider: h.provider, MaxSteps: cfg.maxSteps}, Interactive: cfg.interactive, Policy: policy}
+			return Setup{Run: agent.Config{Provider: h.provider, MaxSteps: cfg.maxSteps}, Interactive: cfg.interactive, Policy: policy, Warnings: cfg.warnings}
 		},
 		Environ: []string{"PATH=" + os.Getenv("PATH")},
 	}

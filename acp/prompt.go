@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -211,26 +212,20 @@ func (a *adapter) Prompt(ctx context.Context, p sdk.PromptRequest) (_ sdk.Prompt
 	if err != nil {
 		return sdk.PromptResponse{}, err
 	}
+	// One turn at a time: a prompt sent while another runs (the SDK has
+	// already cancelled the older one's context) waits for it to wind down.
 	turnCtx, cancel := context.WithCancelCause(a.ctx)
-	s.mu.Lock()
-	if s.turn != nil {
-		s.mu.Unlock()
-		cancel(nil)
-		return sdk.PromptResponse{}, invalidRequest("session %s already has a prompt in progress; cancel it first", s.id)
+	defer cancel(nil)
+	if err := s.beginTurn(ctx, cancel); err != nil {
+		return sdk.PromptResponse{}, err
 	}
-	s.turn = cancel
-	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		s.turn = nil
-		s.mu.Unlock()
-		cancel(nil)
-	}()
+	defer s.endTurn()
 	// The SDK cancels ctx on session/cancel; so does the client going away.
 	stop := context.AfterFunc(ctx, func() { cancel(errCancelled) })
 	defer stop()
 
 	a.announceCommands(s.id)
+	a.flushNotices(s)
 	if cmd, ok := slashCommand(p.Prompt); ok {
 		return a.runCommand(turnCtx, s, cmd)
 	}
@@ -258,17 +253,59 @@ func (a *adapter) Prompt(ctx context.Context, p sdk.PromptRequest) (_ sdk.Prompt
 	if err != nil {
 		return sdk.PromptResponse{}, invalidRequest("%v", err)
 	}
-	a.mu.Lock()
-	a.runs[run.ID] = s
-	a.mu.Unlock()
 	s.addRun(run, q.question)
+	a.wait(turnCtx, run)
+	return t.response(run)
+}
+
+// wait waits for the run to end (cancelling it when the turn is
+// cancelled) and forgets its session mapping.
+func (a *adapter) wait(ctx context.Context, run *agent.Run) {
 	select {
 	case <-run.Done():
-	case <-turnCtx.Done():
+	case <-ctx.Done():
 		run.Cancel()
 		<-run.Done()
 	}
-	return t.response(run)
+	a.mu.Lock()
+	delete(a.runs, run.ID)
+	a.mu.Unlock()
+}
+
+// turnWait bounds how long a prompt waits for the session's previous turn
+// to end after cancelling it.
+const turnWait = 30 * time.Second
+
+// beginTurn makes cancel the session's turn, first cancelling and waiting
+// for a turn still in progress.
+func (s *session) beginTurn(ctx context.Context, cancel context.CancelCauseFunc) error {
+	deadline := time.NewTimer(turnWait)
+	defer deadline.Stop()
+	for {
+		s.mu.Lock()
+		if s.turn == nil {
+			s.turn, s.turnDone = cancel, make(chan struct{})
+			s.mu.Unlock()
+			return nil
+		}
+		prev, done := s.turn, s.turnDone
+		s.mu.Unlock()
+		prev(errors.New("a new prompt replaced this one"))
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-deadline.C:
+			return invalidRequest("session %s: the previous prompt did not end", s.id)
+		}
+	}
+}
+
+func (s *session) endTurn() {
+	s.mu.Lock()
+	s.turn = nil
+	close(s.turnDone)
+	s.mu.Unlock()
 }
 
 // errCancelled is the cause of a turn ended by session/cancel.
@@ -283,9 +320,13 @@ func (a *adapter) Cancel(ctx context.Context, p sdk.CancelNotification) error {
 	return nil
 }
 
-// askRequest puts a run on the session's thread. This and addRun are the
-// seam between sessions and threads.
+// askRequest puts a run on the session's thread (a new one for the
+// session's first run). This, addRun and runs are the seam between
+// sessions and threads.
 func (s *session) askRequest(req agent.AskRequest) agent.AskRequest {
+	s.mu.Lock()
+	req.ThreadID = s.rec.ThreadID
+	s.mu.Unlock()
 	return req
 }
 

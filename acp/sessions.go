@@ -30,6 +30,8 @@ type session struct {
 	rec sessionRecord
 	// turn cancels the prompt turn in progress (nil when idle).
 	turn context.CancelCauseFunc
+	// turnDone is closed when that turn has ended.
+	turnDone chan struct{}
 	// editChoice is a remembered allow_always / reject_always for edits.
 	editChoice sdk.PermissionOptionKind
 	// rejectedAlways holds tool approvals answered reject_always.
@@ -37,6 +39,8 @@ type session struct {
 	// written are the files this session wrote through the client, checked
 	// at the start of the next turn (ACP does not report a rejection).
 	written map[string]writtenFile
+	// notices wait for the next turn (see notice).
+	notices []string
 	// overlays are the files whose client text the workspace reads instead
 	// of the disk until the turn ends.
 	overlays map[string]bool
@@ -105,10 +109,13 @@ func loadSessionRecord(stateDir string, id sdk.SessionId) (sessionRecord, error)
 	return rec, nil
 }
 
-// addRun records a turn's run (and the thread it belongs to).
+// addRun records a turn's run and the thread it belongs to.
 func (s *session) addRun(run *agent.Run, question string) {
 	s.mu.Lock()
 	s.rec.Runs = append(s.rec.Runs, run.ID)
+	if s.rec.ThreadID == "" {
+		s.rec.ThreadID = run.ThreadID
+	}
 	if s.rec.Title == "" {
 		s.rec.Title = title(question)
 	}
@@ -117,10 +124,23 @@ func (s *session) addRun(run *agent.Run, question string) {
 	_ = s.save()
 }
 
+// runs are the session's runs, oldest first: its thread's turns (the
+// thread is the truth), else those the session recorded.
 func (s *session) runs() []string {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.rec.Runs...)
+	threadID := s.rec.ThreadID
+	recorded := append([]string(nil), s.rec.Runs...)
+	s.mu.Unlock()
+	if threadID != "" {
+		if t, ok := s.w.mgr.Thread(threadID); ok {
+			out := make([]string, 0, len(t.Turns))
+			for _, turn := range t.Turns {
+				out = append(out, turn.RunID)
+			}
+			return out
+		}
+	}
+	return recorded
 }
 
 func title(question string) string {
@@ -168,8 +188,11 @@ func (a *adapter) addSession(s *session, servers []sdk.McpServer) {
 	a.mu.Lock()
 	a.sessions[s.id] = s
 	a.mu.Unlock()
+	for _, w := range s.w.setup.Warnings {
+		s.notice("configuration: " + w)
+	}
 	for _, problem := range s.w.setSessionMCP(a.ctx, s.id, servers) {
-		a.notice(s.id, problem)
+		s.notice(problem)
 	}
 	// The commands are announced after the response that names the
 	// session (the SDK writes responses and notifications in order, and

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cairn-dev/cairn/checkpoint"
 	"github.com/cairn-dev/cairn/codeindex"
+	"github.com/cairn-dev/cairn/contextengine"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/protocol"
 	"github.com/cairn-dev/cairn/redact"
@@ -96,6 +97,7 @@ type Manager struct {
 	recent   []endedRun      // the last recentRuns runs that ended
 	edits    map[string]*Edit
 	order    []string // edit ids in proposal order
+	threads  *threadStore
 }
 
 // NewManager returns a manager.
@@ -108,7 +110,8 @@ func NewManager(cfg Config, d Deps) *Manager {
 		d.Gate = tools.NewGate(tools.DefaultPolicy(), false, nil, nil)
 	}
 	return &Manager{cfg: cfg, ws: d.WS, registry: d.Registry, gate: d.Gate, cps: d.Checkpoints, diags: d.Diagnostics,
-		redactor: d.Redactor, tracer: d.Tracer, index: d.Index, runs: map[string]*Run{}, edits: map[string]*Edit{}}
+		redactor: d.Redactor, tracer: d.Tracer, index: d.Index, runs: map[string]*Run{}, edits: map[string]*Edit{},
+		threads: newThreadStore(cfg.StateDir)}
 }
 
 // SetConfig replaces the run configuration (a settings change); running runs keep theirs.
@@ -149,9 +152,21 @@ func (m *Manager) Start(parent context.Context, req AskRequest, emit func(protoc
 	if cfg.Provider == nil {
 		return nil, fmt.Errorf("no model provider is configured: set model.provider (or CAIRN_PROVIDER)")
 	}
+	runID := cfg.NewID("run")
+	turn := contextengine.Turn{Question: req.Question}
+	if req.Abs != "" {
+		turn.File = m.ws.Rel(req.Abs)
+	}
+	if req.Selection != nil {
+		turn.StartLine, turn.EndLine = req.Selection.StartLine, req.Selection.EndLine
+	}
+	threadID, history, err := m.threads.begin(req.ThreadID, cfg.NewID("thread"), runID, turn)
+	if err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithCancelCause(parent)
-	r := &Run{ID: cfg.NewID("run"), Question: req.Question, Started: time.Now(), req: req, ctx: ctx, cancel: cancel,
-		drafts: workspace.NewDrafts(m.ws), emit: emit, state: StateRunning, done: make(chan struct{})}
+	r := &Run{ID: runID, ThreadID: threadID, Question: req.Question, Started: time.Now(), req: req, ctx: ctx, cancel: cancel,
+		drafts: workspace.NewDrafts(m.ws), emit: emit, state: StateRunning, done: make(chan struct{}), history: history}
 	r.m = m
 	r.cfg = cfg
 	if cfg.StateDir != "" {
@@ -164,7 +179,7 @@ func (m *Manager) Start(parent context.Context, req AskRequest, emit func(protoc
 			if req.Abs != "" {
 				rel = m.ws.Rel(req.Abs)
 			}
-			r.jrnl(checkpoint.RecRunStarted, 0, map[string]any{"question": req.Question, "file": rel, "selection": req.Selection})
+			r.jrnl(checkpoint.RecRunStarted, 0, map[string]any{"question": req.Question, "file": rel, "selection": req.Selection, "threadId": threadID})
 		}
 	}
 	r.tr = m.tracer.StartRun(trace.RunInfo{ID: r.ID, Question: req.Question, Provider: providerName(cfg.Provider), Model: cfg.ModelName})

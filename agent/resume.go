@@ -134,6 +134,7 @@ func (m *Manager) Resume(parent context.Context, runID string, emit func(protoco
 	ctx, cancel := context.WithCancelCause(parent)
 	r := &Run{ID: runID, m: m, cfg: cfg, ctx: ctx, cancel: cancel, drafts: workspace.NewDrafts(m.ws), emit: emit,
 		state: StateRunning, done: make(chan struct{}), Started: time.Now()}
+	r.ThreadID, r.history = m.threads.historyOf(runID)
 	st, notes, err := r.restore(recs)
 	if err != nil {
 		cancel(err)
@@ -164,7 +165,7 @@ func (m *Manager) Resume(parent context.Context, runID string, emit func(protoco
 		defer m.retire(r)
 		defer close(r.done)
 		defer cancel(nil)
-		r.send(protocol.RunEvent{Kind: protocol.EventStarted})
+		r.send(r.startedEvent())
 		r.jrnl(checkpoint.RecResumed, st.step, map[string]any{"note": note})
 		env := &tools.Env{WS: m.ws, Drafts: r.drafts, Diagnostics: m.diags, Index: m.index, RunID: r.ID}
 		for _, rc := range st.rerun {
@@ -318,6 +319,7 @@ func (r *Run) restore(recs []checkpoint.Record) (*loopState, []string, error) {
 					e.State, e.CheckpointID = es.State, es.CheckpointID
 				}
 				m.mu.Unlock()
+				m.RestoreHunkStates(rec.Data)
 				if es.State == EditRejected {
 					if e, ok := m.EditByID(es.EditID); ok {
 						for _, f := range e.Files {

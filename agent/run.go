@@ -20,6 +20,7 @@ import (
 	"github.com/cairn-dev/cairn/contextengine"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/protocol"
+	"github.com/cairn-dev/cairn/redact"
 	"github.com/cairn-dev/cairn/tokencount"
 	"github.com/cairn-dev/cairn/tools"
 	"github.com/cairn-dev/cairn/trace"
@@ -54,11 +55,16 @@ type AskRequest struct {
 	Abs       string
 	Selection *contextengine.Selection
 	Question  string
+	// ThreadID continues that thread; "" starts a new one.
+	ThreadID string
+	// Range is the editor's selection as sent (for the started event).
+	Range *protocol.Range
 }
 
 // Run is one question being answered.
 type Run struct {
 	ID       string
+	ThreadID string
 	Question string
 	Started  time.Time
 
@@ -85,8 +91,45 @@ type Run struct {
 	messages []model.Message
 	usage    model.Usage
 	done     chan struct{}
+	// history is the thread's turns before this run; notes are told to the
+	// model before its next call (a hunk the user rejected meanwhile).
+	history []contextengine.Turn
+	notes   []string
 	// simplifiedSchemas is set once a provider rejected a schema feature.
 	simplifiedSchemas bool
+
+	redOnce  sync.Once
+	redactor *redact.Redactor // the run's fork of the session's; see red
+}
+
+// red returns the run's redactor: a fork of the session's, so the secret
+// values the run learns (from its context, its tool results) are masked
+// everywhere in the run without being taught to other runs.
+func (r *Run) red() *redact.Redactor {
+	r.redOnce.Do(func() {
+		base := redact.Default()
+		if r.m != nil && r.m.redactor != nil {
+			base = r.m.redactor
+		}
+		r.redactor = base.Fork()
+	})
+	return r.redactor
+}
+
+// redactEvent masks secrets in every text an event carries to the editor.
+// Edits are the exception: a proposed edit is the model's text for the
+// user's own file (built from redacted context), shown only to the user.
+func (r *Run) redactEvent(ev protocol.RunEvent) protocol.RunEvent {
+	red := r.red()
+	ev.Delta = red.String(ev.Delta)
+	ev.Question = red.String(ev.Question)
+	ev.Summary = red.String(ev.Summary)
+	ev.Answer = red.String(ev.Answer)
+	ev.Error = red.String(ev.Error)
+	if len(ev.Input) > 0 {
+		ev.Input = red.JSON(ev.Input)
+	}
+	return ev
 }
 
 // ErrCancelledByUser is the cause recorded when cairn.cancel stops a run.
@@ -121,6 +164,7 @@ func (r *Run) Cancel() { r.cancel(ErrCancelledByUser) }
 
 // send assigns the next seq and emits the event. Terminal events set state.
 func (r *Run) send(ev protocol.RunEvent) {
+	ev = r.redactEvent(ev)
 	r.mu.Lock()
 	r.seq++
 	ev.RunID = r.ID
@@ -141,6 +185,12 @@ func (r *Run) finish(st State, ev protocol.RunEvent) {
 	r.state = st
 	r.mu.Unlock()
 	r.jrnl(checkpoint.RecFinished, 0, map[string]any{"state": st, "error": ev.Error, "class": ev.Class})
+	r.m.threads.update(r.ID, func(t *contextengine.Turn) {
+		t.Answer, t.Outcome = ev.Answer, string(st)
+		if ev.Error != "" {
+			t.Outcome += ": " + ev.Error
+		}
+	})
 	r.tr.End(trace.RunResult{Status: string(st), Error: ev.Error, Class: ev.Class})
 	r.jmu.Lock()
 	if r.journal != nil {
@@ -152,7 +202,48 @@ func (r *Run) finish(st State, ev protocol.RunEvent) {
 	r.send(ev)
 }
 
+// startedEvent says what the run is about, for clients that did not start it.
+func (r *Run) startedEvent() protocol.RunEvent {
+	ev := protocol.RunEvent{Kind: protocol.EventStarted, ThreadID: r.ThreadID, Question: r.Question, Range: r.req.Range}
+	if r.req.Abs != "" {
+		ev.URI = FileURI(r.req.Abs)
+	}
+	if ev.Range == nil && r.req.Selection != nil {
+		ev.Range = &protocol.Range{Start: protocol.Position{Line: uint32(max(r.req.Selection.StartLine-1, 0))},
+			End: protocol.Position{Line: uint32(r.req.Selection.EndLine)}}
+	}
+	return ev
+}
+
+// addNote queues a message for the model, sent before its next call.
+func (r *Run) addNote(note string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.state == StateRunning {
+		r.notes = append(r.notes, note)
+	}
+}
+
+// takeNotes moves queued notes into the conversation as a user message.
+func (r *Run) takeNotes() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.notes) == 0 {
+		return
+	}
+	r.messages = append(r.messages, model.Message{Role: model.RoleUser, Content: strings.Join(r.notes, "\n\n")})
+	r.notes = nil
+}
+
 func (r *Run) logf(level slog.Level, msg string, args ...any) {
+	for i, a := range args {
+		switch v := a.(type) {
+		case string:
+			args[i] = r.red().String(v)
+		case error:
+			args[i] = r.red().String(v.Error())
+		}
+	}
 	slog.Log(context.Background(), level, msg, append([]any{"run", r.ID}, args...)...)
 }
 
@@ -165,7 +256,7 @@ func (r *Run) loop() {
 			r.finish(StateFailed, protocol.RunEvent{Kind: protocol.EventFailed, Error: fmt.Sprintf("internal error: %v", p), Class: ClassInternal})
 		}
 	}()
-	r.send(protocol.RunEvent{Kind: protocol.EventStarted})
+	r.send(r.startedEvent())
 	built, err := r.buildContext(0)
 	if err != nil {
 		r.finish(StateFailed, protocol.RunEvent{Kind: protocol.EventFailed, Error: err.Error(), Class: ClassBadRequest})
@@ -213,6 +304,7 @@ func (r *Run) steps(st *loopState) {
 			r.endCancelled()
 			return
 		}
+		r.takeNotes()
 		r.mu.Lock()
 		nmsg := len(r.messages)
 		r.mu.Unlock()
@@ -364,7 +456,9 @@ func (r *Run) jrnl(typ string, step int, data any) {
 		}
 		defer j.Close()
 	}
-	if _, err := j.Append(typ, step, seq, data); err != nil {
+	// Every string bound for the journal is redacted; file contents go to
+	// the blob store, not here.
+	if _, err := j.Append(typ, step, seq, r.red().Value(data)); err != nil {
 		r.logf(slog.LevelError, "journal append failed", "type", typ, "err", err)
 	}
 }
@@ -380,6 +474,7 @@ func (r *Run) buildContext(shrink int) (*contextengine.Built, error) {
 		ContextWindow: cfg.ContextWindow >> shrink,
 		MaxOutput:     cfg.MaxOutputTokens,
 		ToolSchemas:   r.m.toolSchemaTokens(),
+		History:       r.history,
 	}
 	if r.req.Abs != "" {
 		req.File = r.m.ws.Rel(r.req.Abs)
@@ -400,7 +495,7 @@ func (r *Run) buildContext(shrink int) (*contextengine.Built, error) {
 				Severity: d.Severity, Source: d.Source, Message: d.Message})
 		}
 	}
-	req.Redactor = r.m.redactor
+	req.Redactor = r.red()
 	if ix := r.m.index; ix != nil {
 		req.Index, req.IndexPending = ix, !codeindex.IsReady(ix)
 	}
@@ -561,7 +656,7 @@ func (r *Run) execTool(step int, env *tools.Env, call model.ToolCall) (content s
 		r.logf(slog.LevelError, "tool failed", "tool", call.Name, "err", err)
 		res = tools.Result{Content: fmt.Sprintf("%s failed: %v", call.Name, err), IsError: true, Summary: "failed"}
 	}
-	if red, findings := r.m.redactor.Redact(res.Content); len(findings) > 0 {
+	if red, findings := r.red().Redact(res.Content); len(findings) > 0 {
 		res.Content = red
 		span.Redactions = len(findings)
 		r.mu.Lock()

@@ -64,6 +64,10 @@ type Request struct {
 	// waits for indexing).
 	Index        codeindex.Index
 	IndexPending bool
+
+	// History holds the earlier turns of the thread the question continues,
+	// oldest first (history.go).
+	History []Turn
 }
 
 // Built is the result of a build: the system prompt and the first user
@@ -216,6 +220,7 @@ func Build(req Request) (*Built, error) {
 	}
 
 	indexSources(req, lines, sel, seen, report, add)
+	historySources(req, report, add)
 	openDocSources(req, seen, add)
 
 	red := req.Redactor
@@ -293,6 +298,7 @@ func Build(req Request) (*Built, error) {
 		}
 	}
 	section(SourceProject, "")
+	section(SourceHistory, "## Earlier in this conversation (oldest first)\n")
 	section(SourceRepoMap, "")
 	section(SourceDefinitions, "")
 	section(SourceSearch, "")

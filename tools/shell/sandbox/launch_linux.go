@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -22,8 +23,18 @@ import (
 const specEnv = "CAIRN_SANDBOX_EXEC"
 
 // LaunchFailed is the exit status of a launcher that could not confine
-// itself; it never runs the command then.
+// itself; it never runs the command then. Its message starts with
+// LaunchPrefix. (Commands may exit 125 too: see Failed.)
 const LaunchFailed = 125
+
+// LaunchPrefix starts the launcher's own error message.
+const LaunchPrefix = "cairn sandbox: "
+
+// Failed reports whether a run's exit status and output are the
+// launcher's failure rather than the command's.
+func Failed(exitCode int, output string) bool {
+	return exitCode == LaunchFailed && strings.HasPrefix(output, LaunchPrefix)
+}
 
 func init() {
 	raw, ok := os.LookupEnv(specEnv)
@@ -32,7 +43,7 @@ func init() {
 	}
 	err := launch(raw)
 	// launch only returns on failure.
-	fmt.Fprintf(os.Stderr, "cairn sandbox: %v\n", err)
+	fmt.Fprintf(os.Stderr, "%s%v\n", LaunchPrefix, err)
 	os.Exit(LaunchFailed)
 }
 
@@ -65,6 +76,9 @@ func launch(raw string) error {
 	}
 	for _, p := range s.Write {
 		rules = append(rules, pathRule(p, true))
+	}
+	for _, p := range s.List {
+		rules = append(rules, landlock.PathAccess(llsys.AccessFSReadDir, p).IgnoreIfMissing())
 	}
 	if s.Namespaces {
 		if err := protect(s.Protect); err != nil {
@@ -155,6 +169,18 @@ type Status struct {
 
 // Available reports whether commands can be sandboxed.
 func (s Status) Available() bool { return s.Err == nil }
+
+// BlocksTCP reports whether sandboxed commands are kept off TCP (a
+// network namespace, or Landlock ABI 4 and later).
+func (s Status) BlocksTCP() bool { return s.Available() && (s.NetNS || s.ABI >= 4) }
+
+// BlocksUDP reports whether sandboxed commands are kept off UDP (only a
+// network namespace does that below Landlock ABI 10).
+func (s Status) BlocksUDP() bool { return s.Available() && (s.NetNS || s.ABI >= 10) }
+
+// BlocksSignals reports whether sandboxed commands cannot signal processes
+// outside the sandbox (Landlock ABI 6 scopes).
+func (s Status) BlocksSignals() bool { return s.Available() && s.ABI >= 6 }
 
 // Describe is one line for the user.
 func (s Status) Describe() string {

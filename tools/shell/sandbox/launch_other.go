@@ -12,6 +12,15 @@ import (
 // itself.
 const LaunchFailed = 125
 
+// LaunchPrefix starts the launcher's own error message.
+const LaunchPrefix = "cairn sandbox: "
+
+// Failed reports whether a run's exit status and output are the
+// launcher's failure rather than the command's.
+func Failed(exitCode int, output string) bool {
+	return exitCode == LaunchFailed && len(output) >= len(LaunchPrefix) && output[:len(LaunchPrefix)] == LaunchPrefix
+}
+
 // Status says what confinement this system gives.
 type Status struct {
 	ABI   int
@@ -21,6 +30,12 @@ type Status struct {
 
 // Available reports whether commands can be sandboxed.
 func (s Status) Available() bool { return s.Err == nil }
+
+// BlocksTCP, BlocksUDP and BlocksSignals report what the sandbox keeps a
+// command from doing: nothing here.
+func (s Status) BlocksTCP() bool     { return false }
+func (s Status) BlocksUDP() bool     { return false }
+func (s Status) BlocksSignals() bool { return false }
 
 // Describe is one line for the user.
 func (s Status) Describe() string { return "commands are not sandboxed: " + s.Err.Error() }
