@@ -6,9 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"runtime/debug"
 	"runtime/pprof"
+	"slices"
 	"testing"
 	"time"
 
