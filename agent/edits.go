@@ -163,6 +163,7 @@ func toWire(edits []workspace.TextEdit) []protocol.TextEdit {
 
 // EditView is a proposed edit with each file's current and proposed text.
 func (m *Manager) EditView(id string) (*protocol.GetEditResult, error) {
+	m.loadEdit(id)
 	e, ok := m.EditByID(id)
 	if !ok {
 		return nil, fmt.Errorf("no proposed edit %q", id)
