@@ -10,7 +10,7 @@ import (
 // point one way (see the README's layout): engines never import the server,
 // and leaf packages import nothing of ours.
 var allowed = map[string][]string{
-	"protocol":      {},
+	"protocol":      {"workspace"},
 	"tokencount":    {},
 	"workspace":     {},
 	"redact":        {},

@@ -277,11 +277,11 @@ func applyTextEdits(text string, edits []protocol.TextEdit) (string, error) {
 	}
 	spans := make([]span, 0, len(edits))
 	for _, e := range edits {
-		s, err := m.Offset(workspace.Position{Line: e.Range.Start.Line, Character: e.Range.Start.Character})
+		s, err := m.Offset(e.Range.Start)
 		if err != nil {
 			return "", err
 		}
-		en, err := m.Offset(workspace.Position{Line: e.Range.End.Line, Character: e.Range.End.Character})
+		en, err := m.Offset(e.Range.End)
 		if err != nil {
 			return "", err
 		}

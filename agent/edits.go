@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
-	"path/filepath"
 	"strings"
 
 	"github.com/cairn-dev/cairn/checkpoint"
@@ -72,12 +70,6 @@ func (m *Manager) EditByID(id string) (*Edit, bool) {
 	return &c, true
 }
 
-// FileURI returns the file:// URI of an absolute path.
-func FileURI(abs string) string {
-	u := url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}
-	return u.String()
-}
-
 // workspaceEdit builds the LSP edit turning each file's base (as given by
 // base) into its proposed text. Versions come from the editor's open
 // documents; a file not open gets a null version.
@@ -85,7 +77,7 @@ func (m *Manager) workspaceEdit(files []tools.FileChange, base func(tools.FileCh
 	var we protocol.WorkspaceEdit
 	for _, f := range files {
 		before, existed := base(f)
-		uri := FileURI(f.Abs)
+		uri := workspace.FileURI(f.Abs)
 		edits := toWire(workspace.TextEdits(before, f.After))
 		if !docChanges {
 			if we.Changes == nil {
@@ -112,10 +104,7 @@ func toWire(edits []workspace.TextEdit) []protocol.TextEdit {
 	out := make([]protocol.TextEdit, 0, len(edits))
 	for _, e := range edits {
 		out = append(out, protocol.TextEdit{
-			Range: protocol.Range{
-				Start: protocol.Position{Line: e.Range.Start.Line, Character: e.Range.Start.Character},
-				End:   protocol.Position{Line: e.Range.End.Line, Character: e.Range.End.Character},
-			},
+			Range:   e.Range,
 			NewText: e.NewText,
 		})
 	}
@@ -135,7 +124,7 @@ func (m *Manager) EditView(id string) (*protocol.GetEditResult, error) {
 		if err != nil {
 			return nil, err
 		}
-		res.Files = append(res.Files, protocol.EditFile{URI: FileURI(f.Abs), Path: f.Rel, Current: cur, Proposed: f.After, Create: f.Created})
+		res.Files = append(res.Files, protocol.EditFile{URI: workspace.FileURI(f.Abs), Path: f.Rel, Current: cur, Proposed: f.After, Create: f.Created})
 		diff.WriteString(workspace.UnifiedDiff(f.Rel, cur, f.After))
 	}
 	res.Diff = diff.String()
@@ -301,7 +290,7 @@ func (m *Manager) Undo(ctx context.Context, cpID string, force bool, ap Applier)
 	var restored []string
 	for _, r := range restores {
 		abs := m.ws.Abs(r.Rel)
-		uri := FileURI(abs)
+		uri := workspace.FileURI(abs)
 		switch {
 		case !r.TargetExists && docChanges:
 			we.DocumentChanges = append(we.DocumentChanges, protocol.DeleteFile{Kind: "delete", URI: uri, Options: &protocol.FileOptions{IgnoreIfNotExists: true}})

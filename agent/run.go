@@ -395,10 +395,7 @@ func (r *Run) buildContext(shrink int) (*contextengine.Built, error) {
 		}
 	}
 	if r.m.diags != nil {
-		for _, d := range r.m.diags.Diagnostics("") {
-			req.Diagnostics = append(req.Diagnostics, contextengine.Diagnostic{Rel: d.Path, StartLine: d.StartLine, EndLine: d.EndLine,
-				Severity: d.Severity, Source: d.Source, Message: d.Message})
-		}
+		req.Diagnostics = r.m.diags.Diagnostics("")
 	}
 	req.Redactor = r.m.redactor
 	if ix := r.m.index; ix != nil {

@@ -4,7 +4,11 @@
 // Standard LSP types come from go.lsp.dev/protocol.
 package protocol
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/cairn-dev/cairn/workspace"
+)
 
 // Commands, called with workspace/executeCommand and one object argument.
 const (
@@ -53,16 +57,13 @@ const (
 	EventInterrupted  = "interrupted"
 )
 
-// Position and Range are LSP's (0-based, UTF-16 characters).
-type Position struct {
-	Line      uint32 `json:"line"`
-	Character uint32 `json:"character"`
-}
-
-type Range struct {
-	Start Position `json:"start"`
-	End   Position `json:"end"`
-}
+// Position and Range are LSP's (0-based, UTF-16 characters): Cairn's one
+// position and range types, from workspace; lsp.go converts them to and
+// from go.lsp.dev/protocol's.
+type (
+	Position = workspace.Position
+	Range    = workspace.Range
+)
 
 // AskParams is the argument of cairn.ask.
 type AskParams struct {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -185,7 +184,9 @@ func (s *Server) applySettings(settings Settings, warnings []string) {
 		gate.SetPolicy(policy, settings.Approval.Mode != "policy")
 	}
 	if mgr != nil {
-		mgr.SetConfig(settings.RunConfig(mgr.Config(), provider))
+		cfg := settings.RunConfig(mgr.Config(), provider)
+		cfg.ProviderErr = err
+		mgr.SetConfig(cfg)
 	}
 	s.mu.Lock()
 	bridge := s.mcp
@@ -350,24 +351,17 @@ func (s *Server) ready() (*agent.Manager, error) {
 
 // uriToPath converts a file:// URI to a path; other strings pass through.
 func uriToPath(u string) string {
-	p, err := url.Parse(u)
-	if err != nil || p.Scheme != "file" {
-		return u
+	if p, err := workspace.URIPath(u); err == nil {
+		return p
 	}
-	return filepath.FromSlash(p.Path)
+	return u
 }
 
 // pathFromURI resolves a document URI to an absolute path inside the workspace.
 func (s *Server) pathFromURI(u string) (string, error) {
-	if u == "" {
-		return "", fmt.Errorf("no uri given")
-	}
-	p, err := url.Parse(u)
+	p, err := workspace.URIPath(u)
 	if err != nil {
-		return "", fmt.Errorf("invalid uri %q: %w", u, err)
+		return "", err
 	}
-	if p.Scheme != "file" {
-		return "", fmt.Errorf("uri %q is not a file:// uri", u)
-	}
-	return s.ws.Resolve(filepath.FromSlash(p.Path))
+	return s.ws.Resolve(p)
 }

@@ -9,14 +9,18 @@ import (
 // Position is an LSP position: a 0-based line and a 0-based offset in UTF-16
 // code units. All conversions between LSP positions and byte offsets go
 // through Mapper; nothing else in Cairn counts UTF-16 units.
+//
+// It is the one position type of Cairn's edges: protocol's wire types alias
+// it, and protocol/lsp.go converts it to and from go.lsp.dev/protocol's.
 type Position struct {
-	Line      uint32
-	Character uint32
+	Line      uint32 `json:"line"`
+	Character uint32 `json:"character"`
 }
 
 // Range is a half-open LSP range.
 type Range struct {
-	Start, End Position
+	Start Position `json:"start"`
+	End   Position `json:"end"`
 }
 
 // Mapper converts between byte offsets and LSP positions for one text.
