@@ -204,7 +204,9 @@ type UndoAction struct {
 	ExpectError string `yaml:"expectError"`
 }
 
-// ResumeAction resumes the run killed before (a placeholder until resume lands).
+// ResumeAction restarts the server killed before (a kill action), with the
+// case's resumeTurns as the model, waits for it to announce the run as
+// interrupted, and runs cairn.resume on it. It takes no fields.
 type ResumeAction struct{}
 
 // Expect is what must hold when the case ends. Final, Class, AnswerContains

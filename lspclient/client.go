@@ -16,7 +16,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 
@@ -369,17 +368,4 @@ func (e *Editor) Prompts() []string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return append([]string(nil), e.prompts...)
-}
-
-// OpenFiles lists the open buffers (workspace-relative), sorted.
-func (e *Editor) OpenFiles() []string {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	var out []string
-	for abs := range e.buffers {
-		rel, _ := filepath.Rel(e.Root, abs)
-		out = append(out, filepath.ToSlash(rel))
-	}
-	sort.Strings(out)
-	return out
 }

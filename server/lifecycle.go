@@ -242,10 +242,6 @@ func (s *Server) reportSandbox(sb *tools.CommandSandbox) {
 	s.showMessage(lsp.MessageTypeWarning, "Cairn: "+msg)
 }
 
-// Initialized settles what a previous server left behind: checkpoints of an
-// accept that was cut short, and runs that were interrupted. Each
-// interrupted run is announced with a cairn/runEvent of kind interrupted and
-// one window/showMessage; cairn.resume continues it.
 // loadPolicy builds the permission policy: the defaults, then the
 // workspace's .cairn/policy.json (which may only tighten: it comes with the
 // repository), then the user's settings (which may loosen).
@@ -276,6 +272,10 @@ func LoadPolicy(root string, st Settings) (tools.Policy, []string) {
 	return policy, problems
 }
 
+// Initialized settles what a previous server left behind: checkpoints of an
+// accept that was cut short, and runs that were interrupted. Each
+// interrupted run is announced with a cairn/runEvent of kind interrupted and
+// one window/showMessage; cairn.resume continues it.
 func (s *Server) Initialized(ctx context.Context, params *lsp.InitializedParams) error {
 	mgr, err := s.ready()
 	if err != nil {

@@ -40,9 +40,6 @@ func NewMapper(text string) *Mapper {
 	return m
 }
 
-// LineCount is the number of lines (a trailing newline starts an empty last line).
-func (m *Mapper) LineCount() int { return len(m.lineStarts) }
-
 // Offset converts an LSP position into a byte offset. A character past the
 // end of its line clamps to the line end (as LSP requires); a line past the
 // end of the text is an error.
@@ -103,28 +100,4 @@ func (m *Mapper) Position(offset int) Position {
 		units += uint32(len(utf16.Encode([]rune{r})))
 	}
 	return Position{Line: uint32(lo), Character: units}
-}
-
-// EndPosition is the position just past the last character of the text.
-func (m *Mapper) EndPosition() Position { return m.Position(len(m.text)) }
-
-// LineRange returns the byte span of 1-based inclusive lines [from, to],
-// clamped to the text; ok is false when from is past the end.
-func (m *Mapper) LineRange(from, to int) (start, end int, ok bool) {
-	if from < 1 {
-		from = 1
-	}
-	if from > len(m.lineStarts) {
-		return 0, 0, false
-	}
-	if to < from {
-		to = from
-	}
-	start = m.lineStarts[from-1]
-	if to >= len(m.lineStarts) {
-		end = len(m.text)
-	} else {
-		end = m.lineStarts[to]
-	}
-	return start, end, true
 }
