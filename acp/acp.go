@@ -37,6 +37,8 @@ type Setup struct {
 	// session/request_permission); false is mode "policy".
 	Interactive bool
 	Policy      tools.Policy
+	// Sandbox confines run_command, as the `sandbox` settings say.
+	Sandbox tools.SandboxSettings
 	// MCPServers come from the settings; a session's own mcpServers are
 	// added to them.
 	MCPServers   []mcp.ServerConfig
@@ -116,7 +118,8 @@ func (a *adapter) close() {
 // Initialize negotiates the protocol version and says what Cairn supports:
 // session/load, session/list, session/resume, session/close, embedded
 // context in prompts, stdio MCP servers; no authentication.
-func (a *adapter) Initialize(ctx context.Context, p sdk.InitializeRequest) (sdk.InitializeResponse, error) {
+func (a *adapter) Initialize(ctx context.Context, p sdk.InitializeRequest) (_ sdk.InitializeResponse, err error) {
+	defer recoverTo(&err, "Initialize")
 	a.mu.Lock()
 	a.caps = p.ClientCapabilities
 	a.mu.Unlock()
@@ -147,7 +150,8 @@ func (a *adapter) Initialize(ctx context.Context, p sdk.InitializeRequest) (sdk.
 
 // Authenticate is never needed: Cairn advertises no auth methods (model keys
 // come from the environment).
-func (a *adapter) Authenticate(ctx context.Context, p sdk.AuthenticateRequest) (sdk.AuthenticateResponse, error) {
+func (a *adapter) Authenticate(ctx context.Context, p sdk.AuthenticateRequest) (_ sdk.AuthenticateResponse, err error) {
+	defer recoverTo(&err, "Authenticate")
 	return sdk.AuthenticateResponse{}, nil
 }
 
@@ -176,9 +180,33 @@ func invalidRequest(format string, args ...any) *sdk.RequestError {
 	return &sdk.RequestError{Code: -32600, Message: fmt.Sprintf(format, args...)}
 }
 
-// notice tells the user something outside the answer (a configuration
-// problem, a reconciled edit) as a message in the session.
-func (a *adapter) notice(id sdk.SessionId, text string) {
-	slog.Warn(text, "session", id)
-	a.send(id, sdk.UpdateAgentMessageText("[Cairn] "+text+"\n\n"))
+// notice tells the user something beside the answer (a configuration
+// problem, an MCP server that cannot be used): logged now, and shown at the
+// start of the session's next turn (clients expect messages within turns).
+func (s *session) notice(text string) {
+	slog.Warn(text, "session", s.id)
+	s.mu.Lock()
+	s.notices = append(s.notices, text)
+	s.mu.Unlock()
+}
+
+// flushNotices shows the queued notices as the turn's first message.
+func (a *adapter) flushNotices(s *session) {
+	s.mu.Lock()
+	notices := s.notices
+	s.notices = nil
+	s.mu.Unlock()
+	for _, n := range notices {
+		a.send(s.id, sdk.UpdateAgentMessageText("[Cairn] "+n+"\n\n"))
+	}
+}
+
+// recoverTo turns a panic in a request handler into an internal error
+// answer: the SDK runs handlers without a recover, and input must never
+// bring the agent down.
+func recoverTo(err *error, method string) {
+	if p := recover(); p != nil {
+		slog.Error("ACP handler panicked", "method", method, "panic", p)
+		*err = &sdk.RequestError{Code: -32603, Message: fmt.Sprintf("internal error in %s: %v", method, p)}
+	}
 }

@@ -205,7 +205,8 @@ func lines(sel *contextengine.Selection) string {
 // Prompt runs one turn: slash commands are answered directly; anything else
 // is a Cairn run on the session's thread, streamed as session/update until
 // it ends, mapped to a stop reason.
-func (a *adapter) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResponse, error) {
+func (a *adapter) Prompt(ctx context.Context, p sdk.PromptRequest) (_ sdk.PromptResponse, err error) {
+	defer recoverTo(&err, "Prompt")
 	s, err := a.session(p.SessionId)
 	if err != nil {
 		return sdk.PromptResponse{}, err
@@ -230,6 +231,7 @@ func (a *adapter) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRe
 	defer stop()
 
 	a.announceCommands(s.id)
+	a.flushNotices(s)
 	if cmd, ok := slashCommand(p.Prompt); ok {
 		return a.runCommand(turnCtx, s, cmd)
 	}
@@ -282,9 +284,13 @@ func (a *adapter) Cancel(ctx context.Context, p sdk.CancelNotification) error {
 	return nil
 }
 
-// askRequest puts a run on the session's thread. This and addRun are the
-// seam between sessions and threads.
+// askRequest puts a run on the session's thread (a new one for the
+// session's first run). This, addRun and runs are the seam between
+// sessions and threads.
 func (s *session) askRequest(req agent.AskRequest) agent.AskRequest {
+	s.mu.Lock()
+	req.ThreadID = s.rec.ThreadID
+	s.mu.Unlock()
 	return req
 }
 

@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -70,7 +70,8 @@ func (k *asker) AskApproval(ctx context.Context, req tools.ApprovalRequest) (too
 	}
 	title := fmt.Sprintf("%s (%s risk)", req.Tool, req.Risk)
 	if req.Tool == "run_command" {
-		title = "Run `" + req.Detail + "`"
+		cmd, _, _ := strings.Cut(req.Detail, "\n") // the command; then how it was classified
+		title = "Run `" + cmd + "`"
 	}
 	text := fmt.Sprintf("Cairn wants to run %s (%s risk)", req.Tool, req.Risk)
 	if req.Detail != "" {
@@ -210,7 +211,7 @@ func (cw *clientWriter) ApplyEdit(ctx context.Context, label string, we protocol
 	}
 	var files []fileEdit
 	for uri, edits := range we.Changes {
-		abs, err := uriPath(uri)
+		abs, err := workspace.URIPath(uri)
 		if err != nil {
 			return protocol.ApplyWorkspaceEditResult{FailureReason: err.Error()}, nil
 		}
@@ -230,7 +231,7 @@ func (cw *clientWriter) ApplyEdit(ctx context.Context, label string, we protocol
 		default:
 			return protocol.ApplyWorkspaceEditResult{FailureReason: fmt.Sprintf("unsupported change %T", dc)}, nil
 		}
-		abs, err := uriPath(uri)
+		abs, err := workspace.URIPath(uri)
 		if err != nil {
 			return protocol.ApplyWorkspaceEditResult{FailureReason: err.Error()}, nil
 		}
@@ -298,14 +299,6 @@ func applyTextEdits(text string, edits []protocol.TextEdit) (string, error) {
 		text = text[:sp.start] + sp.text + text[sp.end:]
 	}
 	return text, nil
-}
-
-func uriPath(uri string) (string, error) {
-	u, err := url.Parse(uri)
-	if err != nil || u.Scheme != "file" {
-		return "", fmt.Errorf("not a file:// uri: %q", uri)
-	}
-	return filepath.FromSlash(u.Path), nil
 }
 
 // writeText writes a whole file: through fs/write_text_file when the client

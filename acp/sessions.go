@@ -17,6 +17,7 @@ import (
 
 	"github.com/cairn-dev/cairn/agent"
 	"github.com/cairn-dev/cairn/checkpoint"
+	"github.com/cairn-dev/cairn/tools"
 )
 
 // session is one ACP session: a Cairn thread plus what ACP needs beside
@@ -36,6 +37,8 @@ type session struct {
 	// written are the files this session wrote through the client, checked
 	// at the start of the next turn (ACP does not report a rejection).
 	written map[string]writtenFile
+	// notices wait for the next turn (see notice).
+	notices []string
 	// overlays are the files whose client text the workspace reads instead
 	// of the disk until the turn ends.
 	overlays map[string]bool
@@ -104,10 +107,13 @@ func loadSessionRecord(stateDir string, id sdk.SessionId) (sessionRecord, error)
 	return rec, nil
 }
 
-// addRun records a turn's run (and the thread it belongs to).
+// addRun records a turn's run and the thread it belongs to.
 func (s *session) addRun(run *agent.Run, question string) {
 	s.mu.Lock()
 	s.rec.Runs = append(s.rec.Runs, run.ID)
+	if s.rec.ThreadID == "" {
+		s.rec.ThreadID = run.ThreadID
+	}
 	if s.rec.Title == "" {
 		s.rec.Title = title(question)
 	}
@@ -116,10 +122,23 @@ func (s *session) addRun(run *agent.Run, question string) {
 	_ = s.save()
 }
 
+// runs are the session's runs, oldest first: its thread's turns (the
+// thread is the truth), else those the session recorded.
 func (s *session) runs() []string {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.rec.Runs...)
+	threadID := s.rec.ThreadID
+	recorded := append([]string(nil), s.rec.Runs...)
+	s.mu.Unlock()
+	if threadID != "" {
+		if t, ok := s.w.mgr.Thread(threadID); ok {
+			out := make([]string, 0, len(t.Turns))
+			for _, turn := range t.Turns {
+				out = append(out, turn.RunID)
+			}
+			return out
+		}
+	}
+	return recorded
 }
 
 func title(question string) string {
@@ -146,7 +165,8 @@ func (a *adapter) session(id sdk.SessionId) (*session, error) {
 
 // NewSession opens the workspace at cwd (once per process) and starts a
 // session on it; the client's MCP servers join the workspace's.
-func (a *adapter) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
+func (a *adapter) NewSession(ctx context.Context, p sdk.NewSessionRequest) (_ sdk.NewSessionResponse, err error) {
+	defer recoverTo(&err, "NewSession")
 	w, err := a.workspaceFor(p.Cwd)
 	if err != nil {
 		return sdk.NewSessionResponse{}, invalidParams("%v", err)
@@ -166,8 +186,11 @@ func (a *adapter) addSession(s *session, servers []sdk.McpServer) {
 	a.mu.Lock()
 	a.sessions[s.id] = s
 	a.mu.Unlock()
+	for _, w := range s.w.setup.Warnings {
+		s.notice("configuration: " + w)
+	}
 	for _, problem := range s.w.setSessionMCP(a.ctx, s.id, servers) {
-		a.notice(s.id, problem)
+		s.notice(problem)
 	}
 	// The commands are announced after the response that names the
 	// session (the SDK writes responses and notifications in order, and
@@ -180,7 +203,8 @@ func (a *adapter) addSession(s *session, servers []sdk.McpServer) {
 // LoadSession reattaches a session after a restart: its turns are replayed
 // as session/update notifications from Cairn's journal (nothing is run
 // again), then the session takes prompts as before.
-func (a *adapter) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.LoadSessionResponse, error) {
+func (a *adapter) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (_ sdk.LoadSessionResponse, err error) {
+	defer recoverTo(&err, "LoadSession")
 	s, err := a.reattach(p.Cwd, p.SessionId, p.McpServers)
 	if err != nil {
 		return sdk.LoadSessionResponse{}, err
@@ -191,7 +215,8 @@ func (a *adapter) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sd
 }
 
 // ResumeSession reattaches a session without replaying it.
-func (a *adapter) ResumeSession(ctx context.Context, p sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
+func (a *adapter) ResumeSession(ctx context.Context, p sdk.ResumeSessionRequest) (_ sdk.ResumeSessionResponse, err error) {
+	defer recoverTo(&err, "ResumeSession")
 	s, err := a.reattach(p.Cwd, p.SessionId, p.McpServers)
 	if err != nil {
 		return sdk.ResumeSessionResponse{}, err
@@ -225,7 +250,8 @@ func (a *adapter) reattach(cwd string, id sdk.SessionId, servers []sdk.McpServer
 
 // ListSessions lists the sessions of cwd's workspace (or, without cwd, of
 // every workspace this process has open), most recently updated first.
-func (a *adapter) ListSessions(ctx context.Context, p sdk.ListSessionsRequest) (sdk.ListSessionsResponse, error) {
+func (a *adapter) ListSessions(ctx context.Context, p sdk.ListSessionsRequest) (_ sdk.ListSessionsResponse, err error) {
+	defer recoverTo(&err, "ListSessions")
 	var dirs []string
 	if p.Cwd != nil && *p.Cwd != "" {
 		w, err := a.workspaceFor(*p.Cwd)
@@ -270,7 +296,8 @@ func (a *adapter) ListSessions(ctx context.Context, p sdk.ListSessionsRequest) (
 
 // CloseSession cancels the session's turn and forgets it in this process;
 // its record stays for session/load.
-func (a *adapter) CloseSession(ctx context.Context, p sdk.CloseSessionRequest) (sdk.CloseSessionResponse, error) {
+func (a *adapter) CloseSession(ctx context.Context, p sdk.CloseSessionRequest) (_ sdk.CloseSessionResponse, err error) {
+	defer recoverTo(&err, "CloseSession")
 	s, err := a.session(p.SessionId)
 	if err != nil {
 		return sdk.CloseSessionResponse{}, err
@@ -304,6 +331,8 @@ const (
 	modePolicy = "policy"
 	// configApproval is the config option id of the approval level.
 	configApproval = "approval"
+	// configSandbox is the config option id of sandbox.mode.
+	configSandbox = "sandbox"
 )
 
 // sessionSettings describes the approval level as modes and as a select
@@ -320,11 +349,22 @@ func (a *adapter) sessionSettings(s *session) (*sdk.SessionModeState, []sdk.Sess
 		{Id: modePolicy, Name: "Policy", Description: &policyDesc},
 	}}
 	desc := "When Cairn asks before running a tool"
+	sbDesc := "How run_command is confined by the OS sandbox"
+	autoDesc := "Sandbox commands where the OS allows (read-only or workspace-write profile by command); ask for every non-read command where it does not"
+	reqDesc := "Refuse to run commands without a sandbox"
+	offDesc := "No sandbox: every command that is not read-only asks first"
 	options := []sdk.SessionConfigOption{{Select: &sdk.SessionConfigOptionSelect{
 		Id: configApproval, Name: "Approval", Description: &desc, CurrentValue: sdk.SessionConfigValueId(current), Type: "select",
 		Options: sdk.SessionConfigSelectOptions{Ungrouped: &sdk.SessionConfigSelectOptionsUngrouped{
 			{Value: modeAsk, Name: "Ask", Description: &askDesc},
 			{Value: modePolicy, Name: "Policy", Description: &policyDesc},
+		}},
+	}}, {Select: &sdk.SessionConfigOptionSelect{
+		Id: configSandbox, Name: "Sandbox", Description: &sbDesc, CurrentValue: sdk.SessionConfigValueId(s.w.sandboxMode()), Type: "select",
+		Options: sdk.SessionConfigSelectOptions{Ungrouped: &sdk.SessionConfigSelectOptionsUngrouped{
+			{Value: tools.SandboxAuto, Name: "Auto", Description: &autoDesc},
+			{Value: tools.SandboxRequired, Name: "Required", Description: &reqDesc},
+			{Value: tools.SandboxOff, Name: "Off", Description: &offDesc},
 		}},
 	}}}
 	return modes, options
@@ -332,7 +372,8 @@ func (a *adapter) sessionSettings(s *session) (*sdk.SessionModeState, []sdk.Sess
 
 // SetSessionMode sets the approval level (ask or policy) of the session's
 // workspace.
-func (a *adapter) SetSessionMode(ctx context.Context, p sdk.SetSessionModeRequest) (sdk.SetSessionModeResponse, error) {
+func (a *adapter) SetSessionMode(ctx context.Context, p sdk.SetSessionModeRequest) (_ sdk.SetSessionModeResponse, err error) {
+	defer recoverTo(&err, "SetSessionMode")
 	s, err := a.session(p.SessionId)
 	if err != nil {
 		return sdk.SetSessionModeResponse{}, err
@@ -344,7 +385,8 @@ func (a *adapter) SetSessionMode(ctx context.Context, p sdk.SetSessionModeReques
 }
 
 // SetSessionConfigOption sets the approval level through the config option.
-func (a *adapter) SetSessionConfigOption(ctx context.Context, p sdk.SetSessionConfigOptionRequest) (sdk.SetSessionConfigOptionResponse, error) {
+func (a *adapter) SetSessionConfigOption(ctx context.Context, p sdk.SetSessionConfigOptionRequest) (_ sdk.SetSessionConfigOptionResponse, err error) {
+	defer recoverTo(&err, "SetSessionConfigOption")
 	if p.ValueId == nil {
 		return sdk.SetSessionConfigOptionResponse{}, invalidParams("Cairn's config options are selects")
 	}
@@ -352,11 +394,18 @@ func (a *adapter) SetSessionConfigOption(ctx context.Context, p sdk.SetSessionCo
 	if err != nil {
 		return sdk.SetSessionConfigOptionResponse{}, err
 	}
-	if p.ValueId.ConfigId != configApproval {
-		return sdk.SetSessionConfigOptionResponse{}, invalidParams("unknown config option %q; Cairn has %q", p.ValueId.ConfigId, configApproval)
-	}
-	if err := a.setApproval(s, string(p.ValueId.Value)); err != nil {
-		return sdk.SetSessionConfigOptionResponse{}, err
+	switch p.ValueId.ConfigId {
+	case configApproval:
+		if err := a.setApproval(s, string(p.ValueId.Value)); err != nil {
+			return sdk.SetSessionConfigOptionResponse{}, err
+		}
+	case configSandbox:
+		if err := s.w.setSandboxMode(string(p.ValueId.Value)); err != nil {
+			return sdk.SetSessionConfigOptionResponse{}, invalidParams("%v", err)
+		}
+		a.notifySettings(s, false)
+	default:
+		return sdk.SetSessionConfigOptionResponse{}, invalidParams("unknown config option %q; Cairn has %q and %q", p.ValueId.ConfigId, configApproval, configSandbox)
 	}
 	_, options := a.sessionSettings(s)
 	return sdk.SetSessionConfigOptionResponse{ConfigOptions: options}, nil
@@ -369,7 +418,13 @@ func (a *adapter) setApproval(s *session, level string) error {
 		return invalidParams("unknown approval level %q: use ask or policy", level)
 	}
 	s.w.setInteractive(level == modeAsk)
-	// Every session on this workspace shares the level: tell each.
+	a.notifySettings(s, true)
+	return nil
+}
+
+// notifySettings tells every session on s's workspace (they share the
+// settings) the new config options, and the mode when it changed.
+func (a *adapter) notifySettings(s *session, modeChanged bool) {
 	a.mu.Lock()
 	var peers []*session
 	for _, o := range a.sessions {
@@ -379,9 +434,10 @@ func (a *adapter) setApproval(s *session, level string) error {
 	}
 	a.mu.Unlock()
 	for _, o := range peers {
-		_, options := a.sessionSettings(o)
-		a.send(o.id, sdk.SessionUpdate{CurrentModeUpdate: &sdk.SessionCurrentModeUpdate{CurrentModeId: sdk.SessionModeId(level)}})
+		modes, options := a.sessionSettings(o)
+		if modeChanged {
+			a.send(o.id, sdk.SessionUpdate{CurrentModeUpdate: &sdk.SessionCurrentModeUpdate{CurrentModeId: modes.CurrentModeId}})
+		}
 		a.send(o.id, sdk.SessionUpdate{ConfigOptionUpdate: &sdk.SessionConfigOptionUpdate{ConfigOptions: options}})
 	}
-	return nil
 }

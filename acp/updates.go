@@ -86,7 +86,11 @@ func (t *turn) emit(ev protocol.RunEvent) {
 				Used: ev.Usage.InputTokens + ev.Usage.OutputTokens, Size: t.s.w.mgr.Config().ContextWindow}})
 		}
 		if _, mapped := stopReason(ev); !mapped && ev.Error != "" {
-			t.a.send(id, sdk.UpdateAgentMessageText(fmt.Sprintf("\n\n[Cairn] The run %s: %s", ev.Kind, ev.Error)))
+			msg := fmt.Sprintf("\n\n[Cairn] The run %s: %s", ev.Kind, ev.Error)
+			if ev.Kind == protocol.EventInterrupted {
+				msg += "; /resume continues it"
+			}
+			t.a.send(id, sdk.UpdateAgentMessageText(msg))
 		}
 	}
 }

@@ -32,6 +32,7 @@ type workspaceEngines struct {
 	mgr      *agent.Manager
 	gate     *tools.Gate
 	policy   tools.Policy
+	sandbox  *tools.CommandSandbox
 	bridge   *mcp.Manager
 	index    *codeindex.Local
 	tracer   *trace.Recorder
@@ -96,7 +97,11 @@ func (a *adapter) openEngines(ws *workspace.Workspace) (*workspaceEngines, error
 	if err != nil {
 		return nil, err
 	}
-	reg := tools.NewBuiltinRegistry(ws.Root())
+	sb := tools.NewCommandSandbox(ws.Root())
+	for _, problem := range sb.Configure(setup.Sandbox, stateDir) {
+		slog.Warn("configuration: " + problem)
+	}
+	reg := tools.NewBuiltinRegistryWith(ws.Root(), sb)
 	gate := tools.NewGate(setup.Policy, setup.Interactive, &asker{a: a}, audit)
 	rec, err := trace.NewRecorder(trace.Options{StateDir: stateDir, Redact: red.String, ServiceVersion: a.opts.Version,
 		OTLPEndpoint: setup.OTLPEndpoint, OnError: func(err error) { slog.Warn("trace", "err", err) }})
@@ -122,9 +127,10 @@ func (a *adapter) openEngines(ws *workspace.Workspace) (*workspaceEngines, error
 	for _, note := range mgr.RecoverCheckpoints() {
 		slog.Warn(note)
 	}
-	w := &workspaceEngines{ws: ws, stateDir: stateDir, mgr: mgr, gate: gate, policy: setup.Policy, bridge: bridge, index: ix,
+	w := &workspaceEngines{ws: ws, stateDir: stateDir, mgr: mgr, gate: gate, policy: setup.Policy, sandbox: sb, bridge: bridge, index: ix,
 		tracer: rec, setup: setup, sessionMCP: map[sdk.SessionId][]mcp.ServerConfig{}}
 	w.updateMCP(a.ctx)
+	w.reportSandbox()
 	slog.Info("workspace opened", "root", ws.Root(), "state", stateDir)
 	return w, nil
 }
@@ -230,5 +236,40 @@ func (w *workspaceEngines) close() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		_ = w.tracer.Close(ctx)
 		cancel()
+	}
+}
+
+// setSandboxMode switches sandbox.mode (auto, required, off) for the
+// workspace's commands.
+func (w *workspaceEngines) setSandboxMode(mode string) error {
+	switch mode {
+	case tools.SandboxAuto, tools.SandboxRequired, tools.SandboxOff:
+	default:
+		return fmt.Errorf("unknown sandbox mode %q: use auto, required or off", mode)
+	}
+	w.mu.Lock()
+	w.setup.Sandbox.Mode = mode
+	settings := w.setup.Sandbox
+	w.mu.Unlock()
+	w.sandbox.Configure(settings, w.stateDir)
+	w.reportSandbox()
+	return nil
+}
+
+func (w *workspaceEngines) sandboxMode() string {
+	_, mode := w.sandbox.Status()
+	return mode
+}
+
+// reportSandbox logs how commands are confined.
+func (w *workspaceEngines) reportSandbox() {
+	st, mode := w.sandbox.Status()
+	switch {
+	case mode == tools.SandboxOff:
+		slog.Warn("commands are not sandboxed (sandbox.mode is off): every command that is not read-only asks first")
+	case !st.Available():
+		slog.Warn(st.Describe() + "; every command that is not read-only asks first")
+	default:
+		slog.Info(st.Describe())
 	}
 }

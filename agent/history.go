@@ -17,9 +17,10 @@ import (
 // read back from its journal, where the events are rebuilt from the records
 // (question, streamed text as one delta per model turn, tool calls and
 // results, edits and their fate, the end). Nothing is executed: it is a
-// read of what happened.
+// read of what happened. (Ended runs are retired from memory, so only a
+// running run answers from it.)
 func (m *Manager) History(runID string) (question string, events []protocol.RunEvent, edits []Edit, err error) {
-	if r, ok := m.Run(runID); ok {
+	if r, ok := m.live(runID); ok {
 		return r.Question, r.Events(), m.editsOf(runID), nil
 	}
 	if strings.ContainsAny(runID, `/\`) || runID == "" {

@@ -54,6 +54,10 @@ type Request struct {
 	// waits for indexing).
 	Index        codeindex.Index
 	IndexPending bool
+
+	// History holds the earlier turns of the thread the question continues,
+	// oldest first (history.go).
+	History []Turn
 }
 
 // Built is the result of a build: the system prompt and the first user
@@ -206,6 +210,7 @@ func Build(req Request) (*Built, error) {
 	}
 
 	indexSources(req, lines, sel, seen, report, add)
+	historySources(req, add)
 	openDocSources(req, seen, add)
 
 	red := req.Redactor
@@ -283,6 +288,7 @@ func Build(req Request) (*Built, error) {
 		}
 	}
 	section(SourceProject, "")
+	section(SourceHistory, "## Earlier in this conversation (oldest first)\n")
 	section(SourceRepoMap, "")
 	section(SourceDefinitions, "")
 	section(SourceSearch, "")

@@ -26,7 +26,8 @@ const (
 // context) touch the range. Each carries a cairn.ask command, so a plain LSP
 // client can use Cairn.
 func (s *Server) CodeAction(ctx context.Context, params *lsp.CodeActionParams) ([]lsp.CommandOrCodeAction, error) {
-	if _, err := s.ready(); err != nil {
+	mgr, err := s.ready()
+	if err != nil {
 		return nil, err
 	}
 	uri := string(params.TextDocument.URI)
@@ -52,6 +53,13 @@ func (s *Server) CodeAction(ctx context.Context, params *lsp.CodeActionParams) (
 		}
 	}
 	actions := []lsp.CommandOrCodeAction{ask(TitleExplain, QuestionExplain, lsp.CodeActionKindEmpty)}
+	s.mu.Lock()
+	plain := !s.caps.cairnClient
+	s.mu.Unlock()
+	if plain {
+		// A plain client reviews proposed edits through code actions.
+		actions = append(s.editActions(mgr, abs, int(r.Start.Line), int(r.End.Line)), actions...)
+	}
 
 	lines := diagnosticLines(s.diags.inRange(abs, int(r.Start.Line), int(r.End.Line)), s.ws.Rel(abs), params.Context.Diagnostics)
 	if len(lines) > 0 {

@@ -41,6 +41,7 @@ type envConfig struct {
 	getenv   map[string]string
 	noProv   bool
 	state    string
+	root     string
 	newID    func(string) string
 }
 
@@ -52,6 +53,9 @@ func withEditor(o lspclient.Options) envOption {
 func withEnv(kv map[string]string) envOption { return func(c *envConfig) { c.getenv = kv } }
 func withoutProvider() envOption             { return func(c *envConfig) { c.noProv = true } }
 func withState(dir string) envOption         { return func(c *envConfig) { c.state = dir } }
+
+// withRoot serves an existing workspace (a second server on the same files).
+func withRoot(dir string) envOption { return func(c *envConfig) { c.root = dir } }
 
 // withCountingIDs makes run, edit and checkpoint ids a counter, so token
 // counts of text holding them repeat exactly (golden files).
@@ -75,8 +79,11 @@ func newEnv(t testing.TB, archive string, opts ...envOption) *env {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	root := t.TempDir()
-	writeTxtar(t, root, archive)
+	root := cfg.root
+	if root == "" {
+		root = t.TempDir()
+		writeTxtar(t, root, archive)
+	}
 	state := cfg.state
 	if state == "" {
 		state = t.TempDir()

@@ -67,7 +67,9 @@ func (s *Server) Initialize(ctx context.Context, params *lsp.InitializeParams) (
 	if w := params.Capabilities.Window; w != nil {
 		caps.progress = w.WorkDoneProgress != nil && *w.WorkDoneProgress
 		caps.showMessageReq = w.ShowMessage != nil
+		caps.showDocument = w.ShowDocument != nil && w.ShowDocument.Support
 	}
+	caps.cairnClient = declaresRunEvents(params.Capabilities.Experimental)
 
 	settings, warnings := parseSettings(params.InitializationOptions)
 	s.mu.Lock()
@@ -334,6 +336,20 @@ func (s *Server) DidChangeConfiguration(ctx context.Context, params *lsp.DidChan
 	settings, warnings := parseSettings(params.Settings)
 	s.applySettings(settings, warnings)
 	return nil
+}
+
+// declaresRunEvents reads capabilities.experimental.cairn.runEvents.
+func declaresRunEvents(experimental lsp.LSPAny) bool {
+	raw, err := json.Marshal(experimental)
+	if err != nil {
+		return false
+	}
+	var exp map[string]map[string]any
+	if json.Unmarshal(raw, &exp) != nil {
+		return false
+	}
+	v, _ := exp[protocol.ExperimentalKey][protocol.ExperimentalRunEvents].(bool)
+	return v
 }
 
 // ready returns the manager, or an error saying initialize has not happened.

@@ -85,6 +85,10 @@ type clientCaps struct {
 	resourceOps     bool
 	progress        bool
 	showMessageReq  bool
+	// cairnClient: capabilities.experimental.cairn.runEvents is true; the
+	// client shows cairn/runEvent itself (plain.go serves the others).
+	cairnClient  bool
+	showDocument bool
 }
 
 // Serve runs a server on in/out until the client sends exit or goes away.

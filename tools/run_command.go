@@ -229,7 +229,7 @@ func runRunCommand(ctx context.Context, env *Env, input json.RawMessage, sb *Com
 		fmt.Fprintf(&b, "[cancelled; the process group was killed]\n")
 	case res.Signal != "":
 		fmt.Fprintf(&b, "[killed by signal %s]\n", res.Signal)
-	case res.ExitCode == sandbox.LaunchFailed && pol != nil:
+	case pol != nil && sandbox.Failed(res.ExitCode, res.Output):
 		fmt.Fprintf(&b, "[the sandbox could not be set up; the command did not run]\n")
 	default:
 		fmt.Fprintf(&b, "[exit status %d; ran in: %s]\n", res.ExitCode, profile)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -24,8 +25,11 @@ func init() {
 func runACP(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("acp", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	settingsFile := fs.String("settings", os.Getenv("CAIRN_SETTINGS"), "a JSON file with Cairn's settings (the `cairn` section `cairn serve` takes as initializationOptions)")
+	settingsFile := fs.String("settings", os.Getenv("CAIRN_SETTINGS"), "a JSON `FILE` with Cairn's settings: the cairn section that cairn serve takes as initializationOptions (default $CAIRN_SETTINGS)")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	if fs.NArg() > 0 {
@@ -70,6 +74,7 @@ func acpSetup(raw []byte, root, stateDir string) acp.Setup {
 		Run:          run,
 		Interactive:  st.Approval.Mode != "policy",
 		Policy:       policy,
+		Sandbox:      st.Sandbox,
 		MCPServers:   servers,
 		OTLPEndpoint: st.Trace.OTLPEndpoint,
 		Warnings:     warnings,

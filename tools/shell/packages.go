@@ -398,7 +398,12 @@ func (c *classifier) goCmd(name string, args []arg, depth int) verdict {
 	}
 	o := parseOpts(rest, "-o", "-C", "-run", "-bench", "-tags", "-ldflags", "-gcflags", "-mod", "-p", "-timeout", "-count", "-coverprofile", "-f", "-json-out", "-modfile", "-exec", "-toolexec", "-overlay", "-pgo")
 	switch s {
-	case "", "version", "list", "vet", "doc", "help":
+	case "vet":
+		// vet compiles: it writes the build cache, which the read-only
+		// sandbox keeps read-only (a poisoned cache entry would run later,
+		// outside the sandbox).
+		return v(Write, "go vet compiles packages into the build cache")
+	case "", "version", "list", "doc", "help":
 		if len(o.values["-exec"]) > 0 || len(o.values["-toolexec"]) > 0 {
 			return v(Write, "go "+s+" with -exec/-toolexec runs other programs")
 		}

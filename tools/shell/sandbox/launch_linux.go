@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -22,8 +23,18 @@ import (
 const specEnv = "CAIRN_SANDBOX_EXEC"
 
 // LaunchFailed is the exit status of a launcher that could not confine
-// itself; it never runs the command then.
+// itself; it never runs the command then. Its message starts with
+// LaunchPrefix. (Commands may exit 125 too: see Failed.)
 const LaunchFailed = 125
+
+// LaunchPrefix starts the launcher's own error message.
+const LaunchPrefix = "cairn sandbox: "
+
+// Failed reports whether a run's exit status and output are the
+// launcher's failure rather than the command's.
+func Failed(exitCode int, output string) bool {
+	return exitCode == LaunchFailed && strings.HasPrefix(output, LaunchPrefix)
+}
 
 func init() {
 	raw, ok := os.LookupEnv(specEnv)
@@ -32,7 +43,7 @@ func init() {
 	}
 	err := launch(raw)
 	// launch only returns on failure.
-	fmt.Fprintf(os.Stderr, "cairn sandbox: %v\n", err)
+	fmt.Fprintf(os.Stderr, "%s%v\n", LaunchPrefix, err)
 	os.Exit(LaunchFailed)
 }
 

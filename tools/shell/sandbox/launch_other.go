@@ -12,6 +12,15 @@ import (
 // itself.
 const LaunchFailed = 125
 
+// LaunchPrefix starts the launcher's own error message.
+const LaunchPrefix = "cairn sandbox: "
+
+// Failed reports whether a run's exit status and output are the
+// launcher's failure rather than the command's.
+func Failed(exitCode int, output string) bool {
+	return exitCode == LaunchFailed && len(output) >= len(LaunchPrefix) && output[:len(LaunchPrefix)] == LaunchPrefix
+}
+
 // Status says what confinement this system gives.
 type Status struct {
 	ABI   int

@@ -42,6 +42,9 @@ type Policy struct {
 	// Caches are tool caches (readable always, writable under
 	// WorkspaceWrite). Nil means DefaultCaches(Home, getenv).
 	Caches []string
+	// Toolchains are directories below home that programs on PATH need
+	// (readable always). Nil means DefaultToolchains(Home, $PATH).
+	Toolchains []string
 	// ReadableRoots and WritableRoots are extra absolute directories
 	// (sandbox.readableRoots, sandbox.writableRoots). Writable roots are
 	// only writable under WorkspaceWrite; they are readable always.
@@ -100,6 +103,63 @@ func DefaultCaches(home string, getenv func(string) string) []string {
 	return out
 }
 
+// toolchainHomes are directories below home that hold whole toolchains
+// (version managers); a PATH entry inside one makes all of it readable.
+// Others (~/.local, ~/.cargo, which keeps registry tokens) only get the
+// PATH entry itself.
+var toolchainHomes = map[string]bool{".pyenv": true, ".nvm": true, ".rbenv": true, ".rustup": true, "go": true,
+	".volta": true, ".bun": true, ".deno": true, ".sdkman": true, ".asdf": true, ".goenv": true, ".nodenv": true, "sdk": true}
+
+// DefaultToolchains lists the readable directories the user's PATH needs
+// below home (everything outside home is covered by the system roots or
+// is not readable).
+func DefaultToolchains(home, path string) []string {
+	if home == "" {
+		return nil
+	}
+	var out []string
+	for _, dir := range filepath.SplitList(path) {
+		rel, err := filepath.Rel(home, dir)
+		if err != nil || !filepath.IsLocal(rel) {
+			continue
+		}
+		top := strings.Split(filepath.ToSlash(rel), "/")[0]
+		if toolchainHomes[top] {
+			out = append(out, filepath.Join(home, top))
+		} else {
+			out = append(out, filepath.Clean(dir))
+		}
+	}
+	return out
+}
+
+// gitDirs returns the repository directories a workspace whose .git is a
+// file (a worktree or submodule: "gitdir: PATH") lives on, so that git
+// can read them.
+func gitDirs(ws string) []string {
+	b, err := os.ReadFile(filepath.Join(ws, ".git"))
+	if err != nil {
+		return nil
+	}
+	dir, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:")
+	if !ok {
+		return nil
+	}
+	dir = strings.TrimSpace(dir)
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(ws, dir)
+	}
+	out := []string{filepath.Clean(dir)}
+	if c, err := os.ReadFile(filepath.Join(dir, "commondir")); err == nil {
+		common := strings.TrimSpace(string(c))
+		if !filepath.IsAbs(common) {
+			common = filepath.Join(dir, common)
+		}
+		out = append(out, filepath.Clean(common))
+	}
+	return out
+}
+
 // homeReadable are configuration files below home that tools need and
 // that hold no credentials by convention.
 var homeReadable = []string{".gitconfig", ".config/git", ".gitignore_global", "go/bin", ".cargo/bin", ".local/bin"}
@@ -146,7 +206,13 @@ func (p Policy) Spec(argv []string, namespaces bool) (Spec, error) {
 	read = append(read, argv[0])
 	if p.Workspace != "" {
 		read = append(read, p.Workspace)
+		read = append(read, gitDirs(p.Workspace)...)
 	}
+	toolchains := p.Toolchains
+	if toolchains == nil {
+		toolchains = DefaultToolchains(home, os.Getenv("PATH"))
+	}
+	read = append(read, toolchains...)
 	if home != "" {
 		for _, h := range homeReadable {
 			read = append(read, filepath.Join(home, h))

@@ -1,3 +1,5 @@
+//go:build linux
+
 package sandbox
 
 import (
@@ -47,7 +49,7 @@ func runNS(t *testing.T, p Policy, script string, namespaces bool) (string, int)
 	} else if err != nil {
 		t.Fatal(err)
 	}
-	if code == LaunchFailed {
+	if Failed(code, out.String()) {
 		t.Fatalf("launcher failed: %s", out.String())
 	}
 	return out.String(), code
