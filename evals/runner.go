@@ -917,7 +917,7 @@ type idNormalizer struct {
 	n    map[string]int
 }
 
-var idRE = regexp.MustCompile(`\b(run|edit|cp)-[0-9a-f]{12}\b`)
+var idRE = regexp.MustCompile(`\b(run|edit|cp|thread)-[0-9a-f]{12}\b`)
 
 func newIDNormalizer(root string) *idNormalizer {
 	return &idNormalizer{root: root, ids: map[string]string{}, n: map[string]int{}}
@@ -941,6 +941,8 @@ func (z *idNormalizer) str(s string) string {
 
 func (z *idNormalizer) event(ev protocol.RunEvent) string {
 	ev.RunID = z.str(ev.RunID)
+	ev.ThreadID = z.str(ev.ThreadID)
+	ev.URI = z.str(ev.URI)
 	ev.EditID = z.str(ev.EditID)
 	ev.CheckpointID = z.str(ev.CheckpointID)
 	ev.Error = z.str(ev.Error)
