@@ -11,12 +11,12 @@ import (
 // way (see DESIGN.md): engines never import the server, and leaf packages
 // import nothing of ours.
 var allowed = map[string][]string{
-	"protocol":      {"workspace"},
+	"protocol":      {"workspace", "tokencount"},
 	"tokencount":    {},
 	"workspace":     {},
 	"redact":        {},
 	"model":         {"tokencount"},
-	"trace":         {"redact"},
+	"trace":         {"redact", "tokencount"},
 	"checkpoint":    {"workspace"},
 	"repomap":       {"workspace", "tokencount"},
 	"search":        {"workspace"},

@@ -88,7 +88,7 @@ type Run struct {
 	events   []protocol.RunEvent
 	report   *contextengine.Report
 	messages []model.Message
-	usage    model.Usage
+	usage    tokencount.Usage
 	done     chan struct{}
 	// history is the thread's turns before this run; notes are told to the
 	// model before its next call (a hunk the user rejected meanwhile).
@@ -300,7 +300,7 @@ func (r *Run) steps(st *loopState) {
 			u := r.usageSnapshot()
 			r.curStep.End(nil)
 			r.finish(StateFinished, protocol.RunEvent{Kind: protocol.EventFinished, Answer: resp.Text,
-				Usage: &protocol.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CostUSD: r.tr.Usage().CostUSD}})
+				Usage: &protocol.Usage{Usage: u, CostUSD: r.tr.Usage().CostUSD}})
 			return
 		}
 
@@ -368,7 +368,7 @@ func (r *Run) endCancelled() {
 	r.finish(StateCancelled, protocol.RunEvent{Kind: protocol.EventCancelled, Error: msg})
 }
 
-func (r *Run) usageSnapshot() model.Usage {
+func (r *Run) usageSnapshot() tokencount.Usage {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.usage
@@ -525,7 +525,7 @@ func (r *Run) callModel(step int) (*model.Response, error) {
 		for _, m := range msgs {
 			in += tokencount.Count(m.Content)
 		}
-		resp.Usage = model.Usage{InputTokens: in, OutputTokens: tokencount.Count(resp.Text), Estimated: true}
+		resp.Usage = tokencount.Usage{InputTokens: in, OutputTokens: tokencount.Count(resp.Text), Estimated: true}
 	}
 	calls := make([]trace.RecordedToolCall, 0, len(resp.ToolCalls))
 	for _, c := range resp.ToolCalls {

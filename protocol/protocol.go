@@ -7,6 +7,7 @@ package protocol
 import (
 	"encoding/json"
 
+	"github.com/cairn-dev/cairn/tokencount"
 	"github.com/cairn-dev/cairn/workspace"
 )
 
@@ -228,9 +229,8 @@ type DiagnosticsParams struct {
 
 // Usage is token usage in the finished event.
 type Usage struct {
-	InputTokens  int     `json:"inputTokens"`
-	OutputTokens int     `json:"outputTokens"`
-	CostUSD      float64 `json:"costUSD,omitempty"`
+	tokencount.Usage
+	CostUSD float64 `json:"costUSD,omitempty"`
 }
 
 // RunEvent is the payload of cairn/runEvent. Kind selects which of the
