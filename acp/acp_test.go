@@ -200,6 +200,18 @@ func TestEditReviewAndReconcile(t *testing.T) {
 	if cp, _ := cps.Get(list[0].ID); cp.Status != checkpoint.StatusUndone {
 		t.Errorf("reverted checkpoint status = %q", cp.Status)
 	}
+	// The thread's history says the hunk was undone, and nothing was written.
+	threads, _ := filepath.Glob(filepath.Join(h.stateDir, "threads", "*.json"))
+	var thread []byte
+	if len(threads) == 1 {
+		thread, _ = os.ReadFile(threads[0])
+	}
+	if !strings.Contains(strings.ReplaceAll(string(thread), " ", ""), `"undone":true`) {
+		t.Errorf("the thread does not record the undone hunk: %s", thread)
+	}
+	if _, _, writes := h.client.snapshot(); len(writes) != 1 {
+		t.Errorf("reconcile wrote: %d writes", len(writes))
+	}
 }
 
 // allow_always and reject_always persist for the session; Cairn's policy
@@ -555,5 +567,44 @@ func TestSessionIsAThread(t *testing.T) {
 		if s.SessionId == h.session && (s.Title == nil || *s.Title != "why is Add wrong?") {
 			t.Errorf("session title %v", s.Title)
 		}
+	}
+}
+
+// A prompt sent while another runs in the same session replaces it: the
+// first ends cancelled, the second runs.
+func TestPromptReplacesPrompt(t *testing.T) {
+	h := newHarness(t, nil, "turns:\n  - {chunks: [\"one \", \"two\"], stall: true}\n  - text: second answer\n", harnessConfig{interactive: true})
+	first := make(chan sdk.PromptResponse, 1)
+	go func() {
+		r, _ := h.prompt(sdk.TextBlock("go slowly"))
+		first <- r
+	}()
+	deadline := time.After(30 * time.Second)
+	for {
+		updates, _, _ := h.client.snapshot()
+		if strings.Contains(agentText(updates), "two") {
+			break
+		}
+		select {
+		case <-deadline:
+			t.Fatal("no text streamed")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	second := h.mustPrompt(sdk.TextBlock("something else"))
+	if second.StopReason != sdk.StopReasonEndTurn {
+		t.Errorf("second prompt: %q", second.StopReason)
+	}
+	select {
+	case r := <-first:
+		if r.StopReason != sdk.StopReasonCancelled {
+			t.Errorf("first prompt: %q", r.StopReason)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the first prompt never ended")
+	}
+	updates, _, _ := h.client.snapshot()
+	if !strings.Contains(agentText(updates), "second answer") {
+		t.Error("the second prompt's answer is missing")
 	}
 }

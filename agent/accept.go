@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"sort"
@@ -87,6 +88,7 @@ func (m *Manager) AcceptHunks(ctx context.Context, id string, idx []int, ap Appl
 		m.mu.Unlock()
 		return protocol.AcceptResult{}, fmt.Errorf("edit %s was already %s", id, st)
 	}
+	e.ensureHunks()
 	sel, err := selectHunks(e, idx)
 	if err != nil {
 		m.mu.Unlock()
@@ -125,6 +127,9 @@ func (m *Manager) AcceptHunks(ctx context.Context, id string, idx []int, ap Appl
 		fc := tools.FileChange{Abs: f.Abs, Rel: f.Rel, Before: base, BeforeOK: baseOK, After: target, Delete: !targetOK, Created: !baseOK && targetOK}
 		if exists != baseOK || (exists && cur != base) {
 			prev := m.earlierPending(e, f.Abs, cur, exists)
+			if prev != nil {
+				prev.ensureHunks()
+			}
 			if prev == nil || !all || !untouched {
 				m.mu.Unlock()
 				return protocol.AcceptResult{}, fmt.Errorf("cannot accept edit %s: %s changed since the edit was proposed; ask again: %w", id, f.Rel, ErrConflict)
@@ -249,6 +254,7 @@ func (m *Manager) RejectHunks(id string, idx []int) error {
 		m.mu.Unlock()
 		return fmt.Errorf("edit %s was already %s", id, st)
 	}
+	e.ensureHunks()
 	sel, err := selectHunks(e, idx)
 	if err != nil {
 		m.mu.Unlock()
@@ -305,4 +311,38 @@ func plural(n int, one, many string) string {
 		return "1 " + one
 	}
 	return fmt.Sprintf("%d %s", n, many)
+}
+
+// RestoreHunkStates applies a journaled edit-state record's hunk decisions
+// (fields hunks and hunkState, written by AcceptHunks and RejectHunks) to a
+// restored edit, so a resumed run's partly reviewed edit stays partly
+// reviewed. Records of whole-edit decisions carry no hunks and change
+// nothing here.
+func (m *Manager) RestoreHunkStates(data []byte) {
+	var rec struct {
+		EditID       string    `json:"editId"`
+		CheckpointID string    `json:"checkpointId"`
+		Hunks        []int     `json:"hunks"`
+		HunkState    EditState `json:"hunkState"`
+	}
+	if json.Unmarshal(data, &rec) != nil || len(rec.Hunks) == 0 {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.edits[rec.EditID]
+	if !ok {
+		return
+	}
+	if e.Hunks == nil {
+		e.Hunks = splitHunks(e.Files)
+	}
+	for _, i := range rec.Hunks {
+		if i >= 0 && i < len(e.Hunks) {
+			e.Hunks[i].State = rec.HunkState
+			if rec.HunkState == EditAccepted {
+				e.Hunks[i].CheckpointID = rec.CheckpointID
+			}
+		}
+	}
 }

@@ -35,6 +35,22 @@ type Edit struct {
 	Hunks        []Hunk
 }
 
+// ensureHunks computes the hunks of an edit restored without them (from a
+// journal); an edit decided as a whole gives each hunk its state. Called
+// with m.mu held, or on an edit not shared yet.
+func (e *Edit) ensureHunks() {
+	if e.Hunks != nil || len(e.Files) == 0 {
+		return
+	}
+	e.Hunks = splitHunks(e.Files)
+	for i := range e.Hunks {
+		e.Hunks[i].State = e.State
+		if e.State == EditAccepted {
+			e.Hunks[i].CheckpointID = e.CheckpointID
+		}
+	}
+}
+
 // clone copies an edit with its own hunks.
 func (e *Edit) clone() *Edit {
 	c := *e
@@ -75,6 +91,7 @@ func (m *Manager) EditByID(id string) (*Edit, bool) {
 	if !ok {
 		return nil, false
 	}
+	e.ensureHunks()
 	return e.clone(), true
 }
 
@@ -85,6 +102,7 @@ func (m *Manager) PendingEdits() []*Edit {
 	var out []*Edit
 	for _, id := range m.order {
 		if e := m.edits[id]; e.State == EditPending {
+			e.ensureHunks()
 			out = append(out, e.clone())
 		}
 	}

@@ -319,6 +319,7 @@ func (r *Run) restore(recs []checkpoint.Record) (*loopState, []string, error) {
 					e.State, e.CheckpointID = es.State, es.CheckpointID
 				}
 				m.mu.Unlock()
+				m.RestoreHunkStates(rec.Data)
 				if es.State == EditRejected {
 					if e, ok := m.EditByID(es.EditID); ok {
 						for _, f := range e.Files {

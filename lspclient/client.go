@@ -36,10 +36,16 @@ type Options struct {
 	NoDocumentChanges bool
 	// RejectApplyEdit makes the editor refuse workspace/applyEdit.
 	RejectApplyEdit bool
+	// NoSave leaves buffers that workspace/applyEdit changed unsaved (as
+	// Neovim and Emacs do): the disk keeps the old text until Save.
+	NoSave bool
 	// Plain makes the editor a plain LSP client: it does not declare
 	// experimental.cairn.runEvents, and it opens documents the server shows
 	// (window/showDocument), like eglot.
 	Plain bool
+	// NoShowDocument makes a Plain editor declare no window/showDocument
+	// support (an older LSP client).
+	NoShowDocument bool
 }
 
 // Editor is one editor session connected to a server.
@@ -98,7 +104,7 @@ func Connect(ctx context.Context, rwc io.ReadWriteCloser, root string, opts Opti
 	}
 	caps := init["capabilities"].(map[string]any)
 	if opts.Plain {
-		caps["window"].(map[string]any)["showDocument"] = map[string]any{"support": true}
+		caps["window"].(map[string]any)["showDocument"] = map[string]any{"support": !opts.NoShowDocument}
 	} else {
 		caps["experimental"] = map[string]any{protocol.ExperimentalKey: map[string]any{protocol.ExperimentalRunEvents: true}}
 	}
