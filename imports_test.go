@@ -24,10 +24,10 @@ var allowed = map[string][]string{
 	"contextengine": {"codeindex", "workspace", "redact", "model", "tokencount"},
 	"tools":         {"workspace", "codeindex", "checkpoint", "redact", "model", "tokencount", "tools/shell", "tools/shell/sandbox"},
 	"tools/shell":   {"redact", "tools/shell/sandbox"},
-	"agent":         {"codeindex", "model", "tools", "contextengine", "checkpoint", "trace", "protocol", "workspace", "tokencount", "redact"},
+	"agent":         {"codeindex", "model", "tools", "tools/mcp", "contextengine", "checkpoint", "trace", "protocol", "workspace", "tokencount", "redact"},
 	"lspclient":     {"protocol", "workspace"},
 	"server":        {"protocol", "agent", "codeindex", "model", "tools", "tools/mcp", "contextengine", "checkpoint", "trace", "workspace", "redact"},
-	"acp":           {"codeindex", "protocol", "agent", "model", "tools", "tools/mcp", "tools/shell", "contextengine", "checkpoint", "trace", "workspace", "redact", "tokencount"},
+	"acp":           {"codeindex", "agent", "protocol", "tools", "tools/mcp", "contextengine", "checkpoint", "workspace"},
 	"evals":         {"server", "lspclient", "protocol", "agent", "model", "checkpoint", "workspace", "redact", "tokencount"},
 
 	// The OS sandbox launcher is linked into every binary: it imports nothing of ours.

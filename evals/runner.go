@@ -168,10 +168,12 @@ func RunCase(ctx context.Context, c *Case, opts Options) (res Result) {
 	if c.Timeout > 0 {
 		timeout = time.Duration(c.Timeout)
 	}
-	cctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-
-	h, err := newHarness(cctx, c, opts)
+	// Setting up (writing the workspace, starting and initializing the
+	// server) has its own bound: a case's timeout is about its run, and a
+	// loaded machine must not turn a slow start into a failed case.
+	sctx, scancel := context.WithTimeout(ctx, max(timeout, setupTimeout))
+	defer scancel()
+	h, err := newHarness(sctx, c, opts)
 	if err != nil {
 		if errors.Is(err, errSkip) {
 			res.Status, res.SkipReason = StatusSkip, strings.TrimPrefix(err.Error(), errSkip.Error()+": ")
@@ -181,6 +183,9 @@ func RunCase(ctx context.Context, c *Case, opts Options) (res Result) {
 		return res
 	}
 	defer h.close()
+	cctx, cancel := context.WithTimeout(sctx, timeout)
+	defer cancel()
+	h.ctx = cctx
 	h.res = &res
 	h.runActions()
 	h.waitAll()
@@ -194,6 +199,9 @@ func RunCase(ctx context.Context, c *Case, opts Options) (res Result) {
 }
 
 var errSkip = errors.New("skipped")
+
+// setupTimeout bounds a case's setup (see runCase).
+const setupTimeout = 2 * time.Minute
 
 // harness is one case in progress.
 type harness struct {
@@ -909,7 +917,7 @@ func journalSteps(path string) int {
 	return len(seen)
 }
 
-// idNormalizer replaces run, edit and checkpoint ids and the workspace
+// idNormalizer replaces run, edit, checkpoint and thread ids and the workspace
 // path with stable placeholders.
 type idNormalizer struct {
 	root string
