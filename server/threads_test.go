@@ -536,3 +536,54 @@ func TestHunkReviewContinuesAfterRestart(t *testing.T) {
 		t.Errorf("hunks not marked undone: %+v", view.Hunks)
 	}
 }
+
+// A run still going is told, before its next model call, that the user
+// rejected one of its hunks.
+func TestRunningRunIsToldOfRejectedHunk(t *testing.T) {
+	script := `
+turns:
+  - toolCalls:
+      - name: edit_file
+        arguments:
+          path: calc/calc.go
+          oldText: "return a - b\n}\n\n// Mul multiplies.\nfunc Mul(a, b int) int {\n\treturn a + b"
+          newText: "return a + b\n}\n\n// Mul multiplies.\nfunc Mul(a, b int) int {\n\treturn a * b"
+  - toolCalls:
+      - name: run_command
+        arguments: {command: "curl -s http://127.0.0.1:1/"}
+  - text: "ok"
+`
+	prompted, decided := make(chan struct{}), make(chan struct{})
+	var once bool
+	approve := func(msg string, actions []string) string {
+		if !once {
+			once = true
+			close(prompted)
+			<-decided
+		}
+		return protocol.ActionDeny
+	}
+	e := newEnv(t, calcWS, withScript(script), withEditor(lspclient.Options{Approve: approve}))
+	run := e.ask("calc/calc.go", 0, 0, "fix the operators")
+	select {
+	case <-prompted:
+	case <-e.ctx.Done():
+		t.Fatal("no approval prompt")
+	}
+	editID := ofKind(e.ed.Events(run), protocol.EventEditProposed)[0].EditID
+	if err := e.ed.RejectHunks(e.ctx, editID, []int{1}); err != nil {
+		t.Fatal(err)
+	}
+	close(decided)
+	e.waitRun(run)
+	reqs := e.provider.Received()
+	if len(reqs) != 3 {
+		t.Fatalf("%d model requests", len(reqs))
+	}
+	if p := userText(reqs[2]); !strings.Contains(p, "The user rejected 1 hunk of edit "+editID) || !strings.Contains(p, "+\treturn a * b") {
+		t.Errorf("the third request lacks the rejection note:\n%s", p)
+	}
+	if p := userText(reqs[1]); strings.Contains(p, "rejected") {
+		t.Errorf("the note came too early:\n%s", p)
+	}
+}
