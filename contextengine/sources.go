@@ -152,6 +152,7 @@ func indexSources(req Request, lines []string, sel *Selection, seen spans, repor
 		focus = codeindex.Focus{Identifiers: idents, Mentioned: questionWords}
 		if req.File != "" {
 			focus.Files = []string{req.File}
+			focus.Known = []string{req.File} // in the prompt already: not in the map
 		}
 		related := map[string]bool{}
 		for _, d := range req.Diagnostics {
