@@ -253,7 +253,6 @@ func (a *adapter) Prompt(ctx context.Context, p sdk.PromptRequest) (_ sdk.Prompt
 	if err != nil {
 		return sdk.PromptResponse{}, invalidRequest("%v", err)
 	}
-	s.addRun(run, q.question)
 	a.wait(turnCtx, run)
 	return t.response(run)
 }
@@ -320,13 +319,9 @@ func (a *adapter) Cancel(ctx context.Context, p sdk.CancelNotification) error {
 	return nil
 }
 
-// askRequest puts a run on the session's thread (a new one for the
-// session's first run). This, addRun and runs are the seam between
-// sessions and threads.
+// askRequest puts a run on the session's thread.
 func (s *session) askRequest(req agent.AskRequest) agent.AskRequest {
-	s.mu.Lock()
-	req.ThreadID = s.rec.ThreadID
-	s.mu.Unlock()
+	req.ThreadID = s.threadID()
 	return req
 }
 
