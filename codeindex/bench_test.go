@@ -43,7 +43,13 @@ func BenchmarkColdBuild(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		ix, err := Open(ws, Options{StateDir: b.TempDir(), NoWatch: true})
+		state := os.Getenv("CAIRN_BENCH_COLD_STATE") // kept for later benchmarks
+		if state == "" {
+			state = b.TempDir()
+		} else if err := os.RemoveAll(state); err != nil {
+			b.Fatal(err)
+		}
+		ix, err := Open(ws, Options{StateDir: state, NoWatch: true})
 		if err != nil {
 			b.Fatal(err)
 		}

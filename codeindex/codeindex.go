@@ -17,6 +17,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/cairn-dev/cairn/repomap"
 	"github.com/cairn-dev/cairn/search"
@@ -63,12 +64,14 @@ type Local struct {
 	lock   *os.File      // flock on StateDir/search.lock while s is open
 	saving sync.Mutex    // one tags-cache write at a time
 
-	mu       sync.Mutex
-	unsaved  map[string]string // editor text waiting for the next batch, by rel
-	started  bool
-	building bool
-	cancel   context.CancelFunc // stops Start's goroutine
-	running  sync.WaitGroup
+	mu        sync.Mutex
+	unsaved   map[string]string // editor text waiting for the next batch, by rel
+	started   bool
+	building  bool
+	cancel    context.CancelFunc // stops Start's goroutine
+	saveTimer *time.Timer        // a pending tags-cache write
+	closed    bool
+	running   sync.WaitGroup
 }
 
 var _ Index = (*Local)(nil)
@@ -273,19 +276,32 @@ func (ix *Local) apply(ctx context.Context, ch workspace.Change) {
 			}
 		}
 	}
-	go ix.saveCache()
+	ix.saveCacheSoon()
 }
 
-// saveCache writes the map's tags cache (skipped when one is being
-// written: that one or the next batch's will carry the change).
-func (ix *Local) saveCache() {
-	if !ix.saving.TryLock() {
+// cacheSaveDelay is how long the tags cache may lag behind the map: the
+// cache is only a warm start's shortcut (a stale entry is re-parsed), and
+// writing its 20 MB on every batch of typing would cost more than it saves.
+const cacheSaveDelay = 10 * time.Second
+
+// saveCacheSoon writes the map's tags cache in the background, at most
+// once per cacheSaveDelay.
+func (ix *Local) saveCacheSoon() {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ix.saveTimer != nil || ix.closed {
 		return
 	}
-	defer ix.saving.Unlock()
-	if err := ix.m.SaveCache(); err != nil {
-		slog.Warn("saving the repo map cache", "err", err)
-	}
+	ix.saveTimer = time.AfterFunc(cacheSaveDelay, func() {
+		ix.mu.Lock()
+		ix.saveTimer = nil
+		ix.mu.Unlock()
+		ix.saving.Lock()
+		defer ix.saving.Unlock()
+		if err := ix.m.SaveCache(); err != nil {
+			slog.Warn("saving the repo map cache", "err", err)
+		}
+	})
 }
 
 // DocumentChanged takes the editor's unsaved text of abs into the next
@@ -388,6 +404,11 @@ func (ix *Local) Close() error {
 	ix.mu.Lock()
 	if ix.cancel != nil {
 		ix.cancel()
+	}
+	ix.closed = true
+	if ix.saveTimer != nil {
+		ix.saveTimer.Stop() // saved below
+		ix.saveTimer = nil
 	}
 	ix.mu.Unlock()
 	ix.running.Wait()

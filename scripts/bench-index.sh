@@ -91,8 +91,7 @@ awk -v c="$c" -v r="$r" 'BEGIN{printf "cairn search ÷ rg (p50): %.2f×\n", c/r}
 
 echo
 echo "## in process (testing.B; benchstat format in $work/bench.txt)"
-rm -rf "$work/bench-state"
-CAIRN_BENCH_CORPUS=$corpus CAIRN_BENCH_STATE=$work/bench-state "$work/codeindex.test" -test.run '^$' \
+CAIRN_BENCH_CORPUS=$corpus CAIRN_BENCH_STATE=$work/warm-state "$work/codeindex.test" -test.run '^$' \
 	-test.bench 'DiskChangeVisible|DidSaveVisible|Query' -test.benchtime 50x -test.count "$runs" | tee "$work/bench.txt" | grep -E '^Benchmark'
 CAIRN_QUALITY_CORPUS=1 CAIRN_QUALITY_WORKDIR=$work/quality "$work/contextengine.test" -test.run '^$' \
 	-test.bench 'Build$' -test.benchtime 100x -test.count "$runs" | tee -a "$work/bench.txt" | grep -E '^Benchmark'
