@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
 
@@ -42,6 +43,10 @@ type Options struct {
 	NoWatch bool
 	// NoSearch opens no search index (the repo map alone).
 	NoSearch bool
+	// NoMap neither loads nor builds the repo map (`cairn search`: the
+	// search index alone; declarations of changed files are parsed as
+	// they are indexed).
+	NoMap bool
 	// Watch tunes the change stream (tests shorten the debounce).
 	Watch workspace.WatchOptions
 }
@@ -183,12 +188,17 @@ func (ix *Local) Reconcile(ctx context.Context) error {
 func (ix *Local) rescan(ctx context.Context) error {
 	ix.setBuilding(true)
 	defer ix.setBuilding(false)
-	stats, err := ix.m.Build(ctx)
-	if err != nil && ctx.Err() == nil {
-		slog.Warn("building the repo map", "err", err)
+	defer buildGC()()
+	var err error
+	if !ix.opts.NoMap {
+		var stats repomap.BuildStats
+		stats, err = ix.m.Build(ctx)
+		if err != nil && ctx.Err() == nil {
+			slog.Warn("building the repo map", "err", err)
+		}
+		ix.progress(Progress{Kind: "repo map", Done: stats.Files, Total: stats.Files, Finished: true,
+			Message: fmt.Sprintf("%d files (%d parsed, %d from cache)", stats.Files, stats.Parsed, stats.Files-stats.Parsed)})
 	}
-	ix.progress(Progress{Kind: "repo map", Done: stats.Files, Total: stats.Files, Finished: true,
-		Message: fmt.Sprintf("%d files (%d parsed, %d from cache)", stats.Files, stats.Parsed, stats.Files-stats.Parsed)})
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -203,6 +213,32 @@ func (ix *Local) rescan(ctx context.Context) error {
 		}
 	}
 	return err
+}
+
+// Build-time garbage collection: a build allocates far more than it
+// keeps, so the collector may let the heap grow to buildGCPercent over
+// the live heap, but only up to buildMemoryLimit (soft): fewer collections
+// while the heap is small, and a ceiling on the peak when it is not. The
+// process's own settings come back after the build.
+const (
+	buildGCPercent   = 200
+	buildMemoryLimit = 420 << 20
+)
+
+var gcTuning sync.Mutex // builds of several workspaces in one process
+
+func buildGC() (restore func()) {
+	gcTuning.Lock()
+	pct := debug.SetGCPercent(buildGCPercent)
+	limit := debug.SetMemoryLimit(-1)
+	if limit > buildMemoryLimit {
+		debug.SetMemoryLimit(buildMemoryLimit)
+	}
+	return func() {
+		debug.SetGCPercent(pct)
+		debug.SetMemoryLimit(limit)
+		gcTuning.Unlock()
+	}
 }
 
 func (ix *Local) setBuilding(b bool) {
