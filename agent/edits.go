@@ -226,7 +226,7 @@ func (m *Manager) Accept(ctx context.Context, id string, ap Applier) (protocol.A
 		}
 		return protocol.AcceptResult{Applied: false, Reason: reason}, nil
 	}
-	crashPoint("during_accept")
+	m.faultPoint("during_accept")
 	if err := m.cps.SetStatus(cp.ID, checkpoint.StatusApplied); err != nil {
 		slog.Error("marking checkpoint applied", "checkpoint", cp.ID, "err", err)
 	}
@@ -331,7 +331,7 @@ func (m *Manager) Undo(ctx context.Context, cpID string, force bool, ap Applier)
 	if !res.Applied {
 		return protocol.UndoResult{Applied: false}, nil
 	}
-	crashPoint("during_undo")
+	m.faultPoint("during_undo")
 	if err := m.cps.SetStatus(cpID, checkpoint.StatusUndone); err != nil {
 		slog.Error("marking checkpoint undone", "checkpoint", cpID, "err", err)
 	}

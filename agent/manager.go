@@ -79,6 +79,11 @@ type Deps struct {
 	Tracer *trace.Recorder
 	// Index gives the context engine the repo map and the search index.
 	Index *codeindex.Index
+	// FaultPoint, when set, is called at each named point of a run, an
+	// accept and an undo where a crash test stops the process (see
+	// docs/failures.md). Only tests set it: fault injection is not part of
+	// the product.
+	FaultPoint func(point string)
 }
 
 // Manager owns the runs and proposed edits of one workspace.
@@ -95,6 +100,7 @@ type Manager struct {
 	redactor *redact.Redactor
 	tracer   *trace.Recorder
 	index    *codeindex.Index
+	fault    func(point string)
 	runs     map[string]*Run
 	edits    map[string]*Edit
 	order    []string // edit ids in proposal order
@@ -110,7 +116,14 @@ func NewManager(cfg Config, d Deps) *Manager {
 		d.Gate = tools.NewGate(tools.DefaultPolicy(), false, nil, nil)
 	}
 	return &Manager{cfg: cfg, ws: d.WS, registry: d.Registry, gate: d.Gate, cps: d.Checkpoints, diags: d.Diagnostics,
-		search: d.Search, repoMap: d.Map, redactor: d.Redactor, tracer: d.Tracer, index: d.Index, runs: map[string]*Run{}, edits: map[string]*Edit{}}
+		search: d.Search, repoMap: d.Map, redactor: d.Redactor, tracer: d.Tracer, index: d.Index, fault: d.FaultPoint, runs: map[string]*Run{}, edits: map[string]*Edit{}}
+}
+
+// faultPoint calls the crash tests' hook, if any, at a named point.
+func (m *Manager) faultPoint(point string) {
+	if m.fault != nil {
+		m.fault(point)
+	}
 }
 
 // SetConfig replaces the run configuration (a settings change); running runs keep theirs.

@@ -203,6 +203,9 @@ func (s *Server) cmdResume(mgr *agent.Manager, arg []byte) (any, error) {
 	if err != nil {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidRequest, "cannot resume %s: %v", p.RunID, err)
 	}
+	if w := run.Warnings(); len(w) > 0 {
+		s.showMessage(lsp.MessageTypeWarning, "Cairn: "+strings.Join(w, " "))
+	}
 	return protocol.RunRef{RunID: run.ID}, nil
 }
 

@@ -42,6 +42,7 @@ type envConfig struct {
 	noProv   bool
 	state    string
 	newID    func(string) string
+	provider model.Provider
 }
 
 func withScript(s string) envOption           { return func(c *envConfig) { c.script = s } }
@@ -52,6 +53,9 @@ func withEditor(o lspclient.Options) envOption {
 func withEnv(kv map[string]string) envOption { return func(c *envConfig) { c.getenv = kv } }
 func withoutProvider() envOption             { return func(c *envConfig) { c.noProv = true } }
 func withState(dir string) envOption         { return func(c *envConfig) { c.state = dir } }
+
+// withProvider serves the model from p instead of a script.
+func withProvider(p model.Provider) envOption { return func(c *envConfig) { c.provider = p } }
 
 // withCountingIDs makes run, edit and checkpoint ids a counter, so token
 // counts of text holding them repeat exactly (golden files).
@@ -87,7 +91,9 @@ func newEnv(t testing.TB, archive string, opts ...envOption) *env {
 	}
 	sopts := server.Options{Getenv: func(k string) string { return vars[k] }, NewID: cfg.newID}
 	e := &env{t: t, root: root, state: state, done: make(chan error, 1)}
-	if !cfg.noProv && (cfg.settings == nil || cfg.script != "") {
+	if cfg.provider != nil {
+		sopts.Provider = cfg.provider
+	} else if !cfg.noProv && (cfg.settings == nil || cfg.script != "") {
 		s, err := model.ParseScript([]byte(cfg.script))
 		if err != nil {
 			t.Fatal(err)

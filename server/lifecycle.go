@@ -148,7 +148,8 @@ func (s *Server) setupEngines(initial Settings) error {
 	if err != nil {
 		s.logToClient(slog.LevelWarn, err.Error())
 	}
-	deps := agent.Deps{WS: s.ws, Registry: reg, Gate: gate, Checkpoints: cps, Diagnostics: s.diags, Redactor: red, Tracer: rec}
+	deps := agent.Deps{WS: s.ws, Registry: reg, Gate: gate, Checkpoints: cps, Diagnostics: s.diags, Redactor: red, Tracer: rec,
+		FaultPoint: s.opts.FaultPoint}
 	if ix != nil {
 		deps.Map = ix
 		deps.Index = ix

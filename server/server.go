@@ -44,6 +44,9 @@ type Options struct {
 	// client as window/logMessage too; for `cairn serve`, one client per
 	// process.
 	ForwardLogs bool
+	// FaultPoint is the crash tests' hook (agent.Deps.FaultPoint); only
+	// tests set it.
+	FaultPoint func(point string)
 }
 
 // Server is one LSP session.
