@@ -18,15 +18,19 @@ var allowed = map[string][]string{
 	"trace":         {"redact"},
 	"checkpoint":    {"workspace"},
 	"repomap":       {"workspace", "tokencount"},
-	"search":        {"workspace", "tokencount"},
+	"search":        {"workspace"},
 	"codeindex":     {"repomap", "search", "workspace", "tokencount"},
-	"contextengine": {"repomap", "search", "workspace", "redact", "model", "tokencount"},
-	"tools":         {"workspace", "search", "repomap", "checkpoint", "redact", "model", "tokencount", "tools/shell"},
-	"tools/shell":   {"redact"},
-	"agent":         {"codeindex", "repomap", "search", "model", "tools", "tools/shell", "contextengine", "checkpoint", "trace", "protocol", "workspace", "tokencount", "redact"},
+	"contextengine": {"codeindex", "workspace", "redact", "model", "tokencount"},
+	"tools":         {"workspace", "codeindex", "checkpoint", "redact", "model", "tokencount", "tools/shell"},
+	"tools/shell":   {"redact", "tools/shell/sandbox"},
+	"agent":         {"codeindex", "model", "tools", "tools/shell", "contextengine", "checkpoint", "trace", "protocol", "workspace", "tokencount", "redact"},
 	"lspclient":     {"protocol", "workspace"},
-	"server":        {"codeindex", "protocol", "agent", "model", "tools", "tools/shell", "contextengine", "checkpoint", "trace", "workspace", "repomap", "search", "redact", "tokencount"},
+	"server":        {"codeindex", "protocol", "agent", "model", "tools", "tools/shell", "contextengine", "checkpoint", "trace", "workspace", "redact", "tokencount"},
+	"acp":           {"codeindex", "protocol", "agent", "model", "tools", "tools/shell", "contextengine", "checkpoint", "trace", "workspace", "redact", "tokencount"},
 	"evals":         {"codeindex", "server", "lspclient", "protocol", "agent", "model", "tools", "tools/shell", "contextengine", "checkpoint", "trace", "workspace", "repomap", "search", "redact", "tokencount"},
+
+	// The OS sandbox launcher is linked into every binary: it imports nothing of ours.
+	"tools/shell/sandbox": {},
 }
 
 const module = "github.com/cairn-dev/cairn/"

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cairn-dev/cairn/checkpoint"
 	"github.com/cairn-dev/cairn/codeindex"
+	"github.com/cairn-dev/cairn/contextengine"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/protocol"
 	"github.com/cairn-dev/cairn/redact"
@@ -69,16 +70,15 @@ type Deps struct {
 	Gate        *tools.Gate
 	Checkpoints *checkpoint.Store
 	Diagnostics tools.DiagnosticsSource
-	Search      tools.Searcher
-	Map         tools.MapRenderer
 	// Redactor masks secrets in everything bound for the model; nil uses
 	// redact.Default().
 	Redactor *redact.Redactor
 	// Tracer records a span per run, step, model call and tool call; nil
 	// records nothing.
 	Tracer *trace.Recorder
-	// Index gives the context engine the repo map and the search index.
-	Index *codeindex.Index
+	// Index is the code index: the context engine's repo map, definitions
+	// and search hits, and the search_code and repo_map tools. Nil: none.
+	Index codeindex.Index
 	// FaultPoint, when set, is called at each named point of a run, an
 	// accept and an undo where a crash test stops the process (see
 	// docs/failures.md). Only tests set it: fault injection is not part of
@@ -95,15 +95,15 @@ type Manager struct {
 	gate     *tools.Gate
 	cps      *checkpoint.Store
 	diags    tools.DiagnosticsSource
-	search   tools.Searcher
-	repoMap  tools.MapRenderer
 	redactor *redact.Redactor
 	tracer   *trace.Recorder
-	index    *codeindex.Index
-	fault    func(point string)
-	runs     map[string]*Run
+	index    codeindex.Index
+	runs     map[string]*Run // running now; ended runs are retired (retention.go)
+	recent   []endedRun      // the last recentRuns runs that ended
 	edits    map[string]*Edit
 	order    []string // edit ids in proposal order
+	threads  *threadStore
+	fault    func(point string)
 }
 
 // NewManager returns a manager.
@@ -116,7 +116,8 @@ func NewManager(cfg Config, d Deps) *Manager {
 		d.Gate = tools.NewGate(tools.DefaultPolicy(), false, nil, nil)
 	}
 	return &Manager{cfg: cfg, ws: d.WS, registry: d.Registry, gate: d.Gate, cps: d.Checkpoints, diags: d.Diagnostics,
-		search: d.Search, repoMap: d.Map, redactor: d.Redactor, tracer: d.Tracer, index: d.Index, fault: d.FaultPoint, runs: map[string]*Run{}, edits: map[string]*Edit{}}
+		redactor: d.Redactor, tracer: d.Tracer, index: d.Index, runs: map[string]*Run{}, edits: map[string]*Edit{},
+		threads: newThreadStore(cfg.StateDir), fault: d.FaultPoint}
 }
 
 // faultPoint calls the crash tests' hook, if any, at a named point.
@@ -164,9 +165,21 @@ func (m *Manager) Start(parent context.Context, req AskRequest, emit func(protoc
 	if cfg.Provider == nil {
 		return nil, fmt.Errorf("no model provider is configured: set model.provider (or CAIRN_PROVIDER)")
 	}
+	runID := cfg.NewID("run")
+	turn := contextengine.Turn{Question: req.Question}
+	if req.Abs != "" {
+		turn.File = m.ws.Rel(req.Abs)
+	}
+	if req.Selection != nil {
+		turn.StartLine, turn.EndLine = req.Selection.StartLine, req.Selection.EndLine
+	}
+	threadID, history, err := m.threads.begin(req.ThreadID, cfg.NewID("thread"), runID, turn)
+	if err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithCancelCause(parent)
-	r := &Run{ID: cfg.NewID("run"), Question: req.Question, Started: time.Now(), req: req, ctx: ctx, cancel: cancel,
-		drafts: workspace.NewDrafts(m.ws), emit: emit, state: StateRunning, done: make(chan struct{})}
+	r := &Run{ID: runID, ThreadID: threadID, Question: req.Question, Started: time.Now(), req: req, ctx: ctx, cancel: cancel,
+		drafts: workspace.NewDrafts(m.ws), emit: emit, state: StateRunning, done: make(chan struct{}), history: history}
 	r.m = m
 	r.cfg = cfg
 	if cfg.StateDir != "" {
@@ -179,7 +192,7 @@ func (m *Manager) Start(parent context.Context, req AskRequest, emit func(protoc
 			if req.Abs != "" {
 				rel = m.ws.Rel(req.Abs)
 			}
-			r.jrnl(checkpoint.RecRunStarted, 0, map[string]any{"question": req.Question, "file": rel, "selection": req.Selection})
+			r.jrnl(checkpoint.RecRunStarted, 0, map[string]any{"question": req.Question, "file": rel, "selection": req.Selection, "threadId": threadID})
 		}
 	}
 	r.tr = m.tracer.StartRun(trace.RunInfo{ID: r.ID, Question: req.Question, Provider: providerName(cfg.Provider), Model: cfg.ModelName})
@@ -189,6 +202,7 @@ func (m *Manager) Start(parent context.Context, req AskRequest, emit func(protoc
 	go func() {
 		r.loop()
 		cancel(nil)
+		m.retire(r)
 	}()
 	return r, nil
 }
@@ -203,21 +217,28 @@ func providerName(p model.Provider) string {
 // Tracer returns the trace recorder (nil when tracing is off).
 func (m *Manager) Tracer() *trace.Recorder { return m.tracer }
 
-// Run returns a run by id.
+// Run returns a run by id: a running one, or a summary of one that ended
+// (read from its journal).
 func (m *Manager) Run(id string) (*Run, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	r, ok := m.runs[id]
-	return r, ok
+	if r, ok := m.live(id); ok {
+		return r, true
+	}
+	return m.ended(id)
 }
 
-// Runs returns all runs, oldest first.
+// Runs returns the running runs and the most recently ended ones, oldest
+// first.
 func (m *Manager) Runs() []*Run {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := make([]*Run, 0, len(m.runs))
+	out := make([]*Run, 0, len(m.runs)+len(m.recent))
 	for _, r := range m.runs {
 		out = append(out, r)
+	}
+	for _, e := range m.recent {
+		if _, live := m.runs[e.id]; !live {
+			out = append(out, m.run(e))
+		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Started.Before(out[j].Started) })
 	return out

@@ -298,6 +298,7 @@ func (jr *journalReader) editProposed(runID string, rec checkpoint.Record) {
 		}
 		jr.drafts[f.Abs] = workspace.Draft{Abs: f.Abs, Rel: f.Rel, Base: fc.Before, BaseExists: fc.BeforeOK, Text: fc.After}
 	}
+	e.Hunks = splitHunks(e.Files)
 	jr.edits[e.ID] = e
 	jr.out.Edits = append(jr.out.Edits, e)
 }
@@ -307,6 +308,8 @@ func (jr *journalReader) editState(rec checkpoint.Record) {
 		EditID       string    `json:"editId"`
 		State        EditState `json:"state"`
 		CheckpointID string    `json:"checkpointId"`
+		Hunks        []int     `json:"hunks"`     // decided by this record (per-hunk review)
+		HunkState    EditState `json:"hunkState"` // what they were decided
 	}
 	if json.Unmarshal(rec.Data, &es) != nil {
 		return
@@ -315,7 +318,25 @@ func (jr *journalReader) editState(rec checkpoint.Record) {
 	if !ok {
 		return
 	}
-	e.State, e.CheckpointID = es.State, es.CheckpointID
+	e.State = es.State
+	if es.CheckpointID != "" {
+		e.CheckpointID = es.CheckpointID
+	}
+	for _, i := range es.Hunks {
+		if i >= 0 && i < len(e.Hunks) {
+			e.Hunks[i].State = es.HunkState
+			if es.HunkState == EditAccepted {
+				e.Hunks[i].CheckpointID = es.CheckpointID
+			}
+		}
+	}
+	if es.Hunks == nil && es.State != EditPending {
+		for i := range e.Hunks {
+			if e.Hunks[i].State == EditPending {
+				e.Hunks[i].State = es.State
+			}
+		}
+	}
 	if es.State == EditRejected {
 		for _, f := range e.Files {
 			delete(jr.drafts, f.Abs)

@@ -51,7 +51,7 @@ func (m *Manager) FindInterrupted() ([]InterruptedRun, error) {
 		if !e.IsDir() {
 			continue
 		}
-		if _, running := m.Run(e.Name()); running {
+		if _, running := m.live(e.Name()); running {
 			continue
 		}
 		if checkpoint.JournalBusy(journalPath(m.cfg.StateDir, e.Name())) {
@@ -104,7 +104,7 @@ func (m *Manager) Resume(parent context.Context, runID string, emit func(protoco
 	if strings.ContainsAny(runID, `/\`) || runID == "" {
 		return nil, fmt.Errorf("invalid run id %q", runID)
 	}
-	if r, ok := m.Run(runID); ok {
+	if r, ok := m.live(runID); ok {
 		return nil, fmt.Errorf("run %s is %s in this session, not interrupted", runID, r.State())
 	}
 	m.mu.Lock()
@@ -135,6 +135,7 @@ func (m *Manager) Resume(parent context.Context, runID string, emit func(protoco
 	ctx, cancel := context.WithCancelCause(parent)
 	r := &Run{ID: runID, m: m, cfg: cfg, ctx: ctx, cancel: cancel, drafts: workspace.NewDrafts(m.ws), emit: emit,
 		state: StateRunning, done: make(chan struct{}), Started: time.Now()}
+	r.ThreadID, r.history = m.threads.historyOf(runID)
 	st, notes, err := r.restore(recs)
 	if err != nil {
 		cancel(err)
@@ -162,16 +163,17 @@ func (m *Manager) Resume(parent context.Context, runID string, emit func(protoco
 	}
 	note += "\nContinue the task from where it stopped."
 	go func() {
+		defer m.retire(r)
 		defer close(r.done)
 		defer cancel(nil)
-		r.send(protocol.RunEvent{Kind: protocol.EventStarted})
+		r.send(r.startedEvent())
 		r.jrnl(checkpoint.RecResumed, st.step, map[string]any{"note": note})
 		for _, u := range r.unknown {
 			ok := false
 			r.send(protocol.RunEvent{Kind: protocol.EventToolResult, CallID: u.Call.ID, Tool: u.Call.Name, OK: &ok,
 				Summary: "outcome unknown: " + u.Reason + "; not run again"})
 		}
-		env := &tools.Env{WS: m.ws, Drafts: r.drafts, Diagnostics: m.diags, Search: m.search, Map: m.repoMap, RunID: r.ID}
+		env := &tools.Env{WS: m.ws, Drafts: r.drafts, Diagnostics: m.diags, Index: m.index, RunID: r.ID}
 		for _, rc := range st.rerun {
 			content, _ := r.execTool(st.step, env, rc.call)
 			r.mu.Lock()
@@ -400,7 +402,7 @@ func RecordedResponses(stateDir, runID string) ([]model.Response, error) {
 // ContextReport returns the context report of a run: from memory for a run
 // of this session, else the one stored with the run's journal.
 func (m *Manager) ContextReport(runID string) (string, error) {
-	if r, ok := m.Run(runID); ok {
+	if r, ok := m.live(runID); ok {
 		if rep := r.Report(); rep != nil {
 			return rep.Markdown(), nil
 		}

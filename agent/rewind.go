@@ -60,7 +60,7 @@ func (m *Manager) Rewind(ctx context.Context, runID string, step int, restoreFil
 	if step < 0 {
 		return res, fmt.Errorf("step must be 0 or more")
 	}
-	if r, ok := m.Run(runID); ok {
+	if r, ok := m.live(runID); ok {
 		if r.State() == StateRunning {
 			return res, fmt.Errorf("run %s is still running; cancel it first", runID)
 		}

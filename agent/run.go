@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/checkpoint"
+	"github.com/cairn-dev/cairn/codeindex"
 	"github.com/cairn-dev/cairn/contextengine"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/protocol"
@@ -53,11 +54,16 @@ type AskRequest struct {
 	Abs       string
 	Selection *contextengine.Selection
 	Question  string
+	// ThreadID continues that thread; "" starts a new one.
+	ThreadID string
+	// Range is the editor's selection as sent (for the started event).
+	Range *protocol.Range
 }
 
 // Run is one question being answered.
 type Run struct {
 	ID       string
+	ThreadID string
 	Question string
 	Started  time.Time
 
@@ -84,6 +90,10 @@ type Run struct {
 	messages []model.Message
 	usage    model.Usage
 	done     chan struct{}
+	// history is the thread's turns before this run; notes are told to the
+	// model before its next call (a hunk the user rejected meanwhile).
+	history []contextengine.Turn
+	notes   []string
 	// simplifiedSchemas is set once a provider rejected a schema feature.
 	simplifiedSchemas bool
 
@@ -149,6 +159,12 @@ func (r *Run) finish(st State, ev protocol.RunEvent) {
 	r.state = st
 	r.mu.Unlock()
 	r.jrnl(checkpoint.RecFinished, 0, map[string]any{"state": st, "error": ev.Error, "class": ev.Class})
+	r.m.threads.update(r.ID, func(t *contextengine.Turn) {
+		t.Answer, t.Outcome = ev.Answer, string(st)
+		if ev.Error != "" {
+			t.Outcome += ": " + ev.Error
+		}
+	})
 	r.tr.End(trace.RunResult{Status: string(st), Error: ev.Error, Class: ev.Class})
 	r.jmu.Lock()
 	if r.journal != nil {
@@ -158,6 +174,39 @@ func (r *Run) finish(st State, ev protocol.RunEvent) {
 	}
 	r.jmu.Unlock()
 	r.send(ev)
+}
+
+// startedEvent says what the run is about, for clients that did not start it.
+func (r *Run) startedEvent() protocol.RunEvent {
+	ev := protocol.RunEvent{Kind: protocol.EventStarted, ThreadID: r.ThreadID, Question: r.Question, Range: r.req.Range}
+	if r.req.Abs != "" {
+		ev.URI = FileURI(r.req.Abs)
+	}
+	if ev.Range == nil && r.req.Selection != nil {
+		ev.Range = &protocol.Range{Start: protocol.Position{Line: uint32(max(r.req.Selection.StartLine-1, 0))},
+			End: protocol.Position{Line: uint32(r.req.Selection.EndLine)}}
+	}
+	return ev
+}
+
+// addNote queues a message for the model, sent before its next call.
+func (r *Run) addNote(note string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.state == StateRunning {
+		r.notes = append(r.notes, note)
+	}
+}
+
+// takeNotes moves queued notes into the conversation as a user message.
+func (r *Run) takeNotes() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.notes) == 0 {
+		return
+	}
+	r.messages = append(r.messages, model.Message{Role: model.RoleUser, Content: strings.Join(r.notes, "\n\n")})
+	r.notes = nil
 }
 
 func (r *Run) logf(level slog.Level, msg string, args ...any) {
@@ -173,7 +222,7 @@ func (r *Run) loop() {
 			r.finish(StateFailed, protocol.RunEvent{Kind: protocol.EventFailed, Error: fmt.Sprintf("internal error: %v", p), Class: ClassInternal})
 		}
 	}()
-	r.send(protocol.RunEvent{Kind: protocol.EventStarted})
+	r.send(r.startedEvent())
 	built, err := r.buildContext(0)
 	if err != nil {
 		r.finish(StateFailed, protocol.RunEvent{Kind: protocol.EventFailed, Error: err.Error(), Class: ClassBadRequest})
@@ -204,7 +253,7 @@ type rerunCall struct {
 // steps runs the step loop from st until the run ends.
 func (r *Run) steps(st *loopState) {
 	cfg := r.cfg
-	env := &tools.Env{WS: r.m.ws, Drafts: r.drafts, Diagnostics: r.m.diags, Search: r.m.search, Map: r.m.repoMap, RunID: r.ID}
+	env := &tools.Env{WS: r.m.ws, Drafts: r.drafts, Diagnostics: r.m.diags, Index: r.m.index, RunID: r.ID}
 	for {
 		st.step++
 		step := st.step
@@ -221,6 +270,7 @@ func (r *Run) steps(st *loopState) {
 			r.endCancelled()
 			return
 		}
+		r.takeNotes()
 		r.mu.Lock()
 		nmsg := len(r.messages)
 		r.mu.Unlock()
@@ -388,6 +438,7 @@ func (r *Run) buildContext(shrink int) (*contextengine.Built, error) {
 		ContextWindow: cfg.ContextWindow >> shrink,
 		MaxOutput:     cfg.MaxOutputTokens,
 		ToolSchemas:   r.m.toolSchemaTokens(),
+		History:       r.history,
 	}
 	if r.req.Abs != "" {
 		req.File = r.m.ws.Rel(r.req.Abs)
@@ -410,7 +461,7 @@ func (r *Run) buildContext(shrink int) (*contextengine.Built, error) {
 	}
 	req.Redactor = r.m.redactor
 	if ix := r.m.index; ix != nil {
-		req.Map, req.Search, req.IndexPending = ix.Map, ix.Search, !ix.Ready()
+		req.Index, req.IndexPending = ix, !codeindex.IsReady(ix)
 	}
 	b, err := contextengine.Build(req)
 	if err != nil {

@@ -1,10 +1,10 @@
-// Package codeindex keeps a workspace's two code indexes — the repo map
-// (repomap) and the search index (search) — fresh from one parse per file:
-// the map parses with tree-sitter, and the search index takes its
-// declarations from the map instead of parsing again. It builds both in the
-// background at start (queries are served meanwhile, from what is indexed
-// so far), follows file-watcher events and editor saves, and serves the
-// search_code and repo_map tools and the context engine.
+// Package codeindex is Cairn's code index: one API (Index) over the
+// workspace's two engines — the repo map (repomap: tree-sitter tags,
+// ranking, rendering) and the search index (search: bleve) — kept fresh
+// from one change stream (the workspace's watcher plus editor
+// notifications, one debounce) and one reconcile that feeds both. The map
+// parses each file once; the search index takes its declarations from that
+// parse instead of parsing again.
 package codeindex
 
 import (
@@ -16,7 +16,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/cairn-dev/cairn/repomap"
 	"github.com/cairn-dev/cairn/search"
@@ -38,42 +37,58 @@ type Options struct {
 	StateDir string
 	// Progress, when set, is called as indexing advances ($/progress).
 	Progress func(Progress)
-	// NoWatch disables the file watcher (one-shot command-line use).
+	// NoWatch watches nothing on disk (one-shot command-line use): the
+	// index follows only DocumentChanged/DocumentSaved and Reconcile.
 	NoWatch bool
+	// NoSearch opens no search index (the repo map alone).
+	NoSearch bool
+	// Watch tunes the change stream (tests shorten the debounce).
+	Watch workspace.WatchOptions
 }
 
-// Index is the pair of indexes of one workspace.
-type Index struct {
+// Local is the embedded index of one workspace: the repo map and the bleve
+// search index, in this process. It implements Index.
+type Local struct {
 	ws     *workspace.Workspace
-	Map    *repomap.Map
-	Search *search.Index
+	m      *repomap.Map
+	s      *search.Index // nil: no search in this session
 	opts   Options
+	watch  *workspace.Watcher
+	ready  chan struct{} // closed when the first full build of both ended
+	lock   *os.File      // flock on StateDir/search.lock while s is open
+	saving sync.Mutex    // one tags-cache write at a time
 
-	mapBuilt chan struct{} // closed when the initial map build ended
-	lock     *os.File      // flock on StateDir/search.lock while Search is open
-
-	mu      sync.Mutex
-	pending map[string]string // unsaved editor text waiting for a pause in typing
-	typing  *time.Timer
-	saved   map[string]bool // saved files waiting to be re-indexed
-	saving  *time.Timer
+	mu       sync.Mutex
+	unsaved  map[string]string // editor text waiting for the next batch, by rel
+	started  bool
+	building bool
+	cancel   context.CancelFunc // stops Start's goroutine
+	running  sync.WaitGroup
 }
 
-// Open creates the indexes (nothing is parsed until Start). A search index
-// that cannot be opened leaves Search nil; the map alone still works.
-func Open(ws *workspace.Workspace, opts Options) (*Index, error) {
+var _ Index = (*Local)(nil)
+
+// Open creates the indexes (nothing is read until Start or Reconcile). A
+// search index that cannot be opened leaves the session without search
+// (ErrNoSearch) and returns the reason along with a working map.
+func Open(ws *workspace.Workspace, opts Options) (*Local, error) {
 	if opts.StateDir == "" {
 		return nil, errors.New("codeindex: StateDir is required")
 	}
-	ix := &Index{ws: ws, opts: opts, mapBuilt: make(chan struct{})}
+	watchOpts := opts.Watch
+	watchOpts.NoFS = watchOpts.NoFS || opts.NoWatch
+	ix := &Local{ws: ws, opts: opts, ready: make(chan struct{}), unsaved: map[string]string{}, watch: ws.NewWatcher(watchOpts)}
+	ix.m = repomap.New(ws, repomap.Options{
+		CacheDir: filepath.Join(opts.StateDir, "repomap"),
+		Progress: func(done, total int) { ix.progress(Progress{Kind: "repo map", Done: done, Total: total}) },
+	})
+	if opts.NoSearch {
+		return ix, nil
+	}
 	// One server at a time owns the search index of a workspace (two editor
 	// windows on one folder start two servers): the other runs without it
 	// rather than wait on the index's file lock.
 	lock, err := lockFile(filepath.Join(opts.StateDir, "search.lock"))
-	ix.Map = repomap.New(ws, repomap.Options{
-		CacheDir: filepath.Join(opts.StateDir, "repomap"),
-		Progress: func(done, total int) { ix.progress(Progress{Kind: "repo map", Done: done, Total: total}) },
-	})
 	if err != nil {
 		return ix, fmt.Errorf("the search index is in use by another Cairn server for this workspace; search is off in this one: %w", err)
 	}
@@ -86,28 +101,35 @@ func Open(ws *workspace.Workspace, opts Options) (*Index, error) {
 		},
 	})
 	if err != nil {
+		ix.lock.Close()
+		ix.lock = nil
 		return ix, fmt.Errorf("opening the search index: %w", err)
 	}
-	ix.Search = s
+	ix.s = s
 	return ix, nil
 }
 
-func (ix *Index) progress(p Progress) {
+func (ix *Local) progress(p Progress) {
 	if ix.opts.Progress != nil {
 		ix.opts.Progress(p)
 	}
 }
 
 // decls gives the search index the declarations of a file from the repo
-// map's parse when the map has this content, parsing only otherwise.
-func (ix *Index) decls(rel, lang string, content []byte) []search.Decl {
+// map's parse when the map has this content. Files the map skips
+// (generated, minified, binary) are chunked by line windows without a
+// parse; others are parsed here.
+func (ix *Local) decls(rel, lang string, content []byte) []search.Decl {
 	var tags *repomap.FileTags
-	if ft, ok := ix.Map.Tags(rel); ok && ft.Hash == workspace.Hash(string(content)) {
+	if ft, ok := ix.m.Tags(rel); ok && ft.Hash == workspace.Hash(string(content)) {
 		tags = ft
 	} else {
+		if repomap.LanguageOf(rel) == "" || ix.m.Skips(rel, content) != "" {
+			return nil
+		}
 		ft, err := repomap.ParseFile(rel, content)
 		if err != nil {
-			return nil // no grammar: the search index chunks by line windows
+			return nil // the search index chunks by line windows
 		}
 		tags = ft
 	}
@@ -118,152 +140,228 @@ func (ix *Index) decls(rel, lang string, content []byte) []search.Decl {
 	return out
 }
 
-// Start builds the map (from the cache where it can), then reconciles the
-// search index (reusing the map's parses), then watches for changes until
-// ctx ends. It returns at once.
-func (ix *Index) Start(ctx context.Context) {
+// Start builds both indexes in the background (the map first, from its
+// cache where it can, then the search index reusing the map's parses),
+// then follows the change stream until ctx ends. It returns at once;
+// queries are served meanwhile from what is indexed so far.
+func (ix *Local) Start(ctx context.Context) {
+	ix.mu.Lock()
+	if ix.started {
+		ix.mu.Unlock()
+		return
+	}
+	ix.started = true
+	ctx, ix.cancel = context.WithCancel(ctx)
+	ix.running.Add(1)
+	ix.mu.Unlock()
 	go func() {
-		stats, err := ix.Map.Build(ctx)
-		if err != nil && ctx.Err() == nil {
-			slog.Warn("building the repo map", "err", err)
-		}
-		close(ix.mapBuilt)
-		ix.progress(Progress{Kind: "repo map", Done: stats.Files, Total: stats.Files, Finished: true,
-			Message: fmt.Sprintf("%d files (%d parsed, %d from cache)", stats.Files, stats.Parsed, stats.Files-stats.Parsed)})
-		if err := ix.Map.SaveCache(); err != nil {
-			slog.Warn("saving the repo map cache", "err", err)
-		}
-		if ix.Search != nil {
-			ix.Search.Start(ctx)
-		}
-		if ix.opts.NoWatch || ctx.Err() != nil {
+		defer ix.running.Done()
+		ix.rescan(ctx)
+		close(ix.ready)
+		if ctx.Err() != nil {
 			return
 		}
-		err = ix.Map.Watch(ctx, repomap.WatchOptions{OnChange: func(rels []string) {
-			if ix.Search == nil {
-				return
-			}
-			for _, rel := range rels {
-				if err := ix.Search.Update(rel); err != nil {
-					slog.Debug("search index update", "file", rel, "err", err)
-				}
-			}
-		}})
-		if err != nil && ctx.Err() == nil {
-			slog.Warn("the file watcher stopped; indexes are refreshed on save only", "err", err)
-		}
+		_ = ix.watch.Run(ctx, func(ch workspace.Change) { ix.apply(ctx, ch) })
 	}()
 }
 
-// Wait blocks until the initial map build and search reconcile are done.
-func (ix *Index) Wait(ctx context.Context) error {
+// Reconcile brings both indexes in line with the disk in the caller's
+// goroutine (command-line use): the map, then the search index.
+func (ix *Local) Reconcile(ctx context.Context) error {
+	err := ix.rescan(ctx)
+	ix.mu.Lock()
+	if !ix.started {
+		ix.started = true
+		close(ix.ready)
+	}
+	ix.mu.Unlock()
+	return err
+}
+
+// rescan walks the workspace and reconciles both engines with it, one
+// after the other so their peaks do not add up.
+func (ix *Local) rescan(ctx context.Context) error {
+	ix.setBuilding(true)
+	defer ix.setBuilding(false)
+	stats, err := ix.m.Build(ctx)
+	if err != nil && ctx.Err() == nil {
+		slog.Warn("building the repo map", "err", err)
+	}
+	ix.progress(Progress{Kind: "repo map", Done: stats.Files, Total: stats.Files, Finished: true,
+		Message: fmt.Sprintf("%d files (%d parsed, %d from cache)", stats.Files, stats.Parsed, stats.Files-stats.Parsed)})
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if ix.s != nil {
+		if _, serr := ix.s.Reconcile(ctx); serr != nil {
+			if ctx.Err() == nil {
+				slog.Warn("reconciling the search index", "err", serr)
+			}
+			if err == nil {
+				err = serr
+			}
+		}
+	}
+	return err
+}
+
+func (ix *Local) setBuilding(b bool) {
+	ix.mu.Lock()
+	ix.building = b
+	ix.mu.Unlock()
+}
+
+// apply fans one batch of the change stream out to both engines: each
+// path is re-read (the editor's unsaved text first, for the map) and
+// updated or removed in the map and in the search index; a rescan
+// reconciles both. The map's tags cache is written afterwards, in the
+// background: the search index never waits for it.
+func (ix *Local) apply(ctx context.Context, ch workspace.Change) {
+	if ch.Rescan {
+		ix.rescan(ctx)
+		return
+	}
+	ix.mu.Lock()
+	unsaved := ix.unsaved
+	ix.unsaved = map[string]string{}
+	ix.mu.Unlock()
+	for _, rel := range ch.Paths {
+		if text, ok := unsaved[rel]; ok && !ix.ws.Ignored(rel) {
+			_ = ix.m.Update(rel, []byte(text))
+		} else {
+			ix.m.Refresh(rel)
+		}
+		if ix.s != nil {
+			if err := ix.s.Update(rel); err != nil {
+				slog.Debug("search index update", "file", rel, "err", err)
+			}
+		}
+	}
+	go ix.saveCache()
+}
+
+// saveCache writes the map's tags cache (skipped when one is being
+// written: that one or the next batch's will carry the change).
+func (ix *Local) saveCache() {
+	if !ix.saving.TryLock() {
+		return
+	}
+	defer ix.saving.Unlock()
+	if err := ix.m.SaveCache(); err != nil {
+		slog.Warn("saving the repo map cache", "err", err)
+	}
+}
+
+// DocumentChanged takes the editor's unsaved text of abs into the next
+// batch of the change stream (the map reads it; typing is debounced with
+// every other change, and parsed off the caller's goroutine).
+func (ix *Local) DocumentChanged(abs, text string) {
+	rel, ok := ix.rel(abs)
+	if !ok {
+		return
+	}
+	ix.mu.Lock()
+	ix.unsaved[rel] = text
+	ix.mu.Unlock()
+	ix.watch.Touch(rel)
+}
+
+// DocumentSaved puts a saved file into the next batch of the change stream.
+func (ix *Local) DocumentSaved(abs string) {
+	if rel, ok := ix.rel(abs); ok {
+		ix.mu.Lock()
+		delete(ix.unsaved, rel) // the disk has it now
+		ix.mu.Unlock()
+		ix.watch.Touch(rel)
+	}
+}
+
+func (ix *Local) rel(abs string) (string, bool) {
+	rel := ix.ws.Rel(abs)
+	if rel == "" || strings.HasPrefix(rel, "..") {
+		return "", false
+	}
+	return rel, true
+}
+
+// Wait blocks until the first full build of both indexes ended.
+func (ix *Local) Wait(ctx context.Context) error {
 	select {
-	case <-ix.mapBuilt:
+	case <-ix.ready:
+		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	if ix.Search != nil {
-		return ix.Search.Wait(ctx)
-	}
-	return nil
 }
 
-// Ready reports whether the initial map build is done.
-func (ix *Index) Ready() bool {
-	select {
-	case <-ix.mapBuilt:
-		return true
-	default:
-		return false
+// Ready is closed once the first full build of both indexes ended.
+func (ix *Local) Ready() <-chan struct{} { return ix.ready }
+
+// Search runs a search query; ErrNoSearch when the session has no search index.
+func (ix *Local) Search(ctx context.Context, query string, limit int) (*SearchResult, error) {
+	if ix.s == nil {
+		return nil, ErrNoSearch
 	}
+	return ix.s.Search(ctx, query, limit)
 }
 
-// typingQuiet is how long the editor must be quiet before unsaved text is
-// re-parsed: didChange arrives per keystroke, and parsing on each would
-// hold up the notifications behind it.
-const typingQuiet = 300 * time.Millisecond
+// RenderMap renders the repo map ranked toward focus, fitted to tokens.
+func (ix *Local) RenderMap(focus Focus, tokens int) (string, RenderStats) {
+	return ix.m.Render(focus, tokens)
+}
 
-// DocumentChanged updates the map from the editor's unsaved text, once the
-// typing pauses (debounced per file, off the caller's goroutine).
-func (ix *Index) DocumentChanged(abs, text string) {
+// Definitions returns the definitions of names.
+func (ix *Local) Definitions(names []string) []Symbol { return ix.m.DefinitionsOf(names) }
+
+// EnclosingSymbol returns the innermost definition around a line of rel.
+func (ix *Local) EnclosingSymbol(rel string, line int) (Symbol, bool) {
+	return ix.m.EnclosingSymbol(rel, line)
+}
+
+// FileSymbols returns the definitions of rel in source order.
+func (ix *Local) FileSymbols(rel string) ([]Symbol, bool) {
+	t, ok := ix.m.Tags(rel)
+	if !ok {
+		return nil, false
+	}
+	out := make([]Symbol, len(t.Defs))
+	for i, d := range t.Defs {
+		out[i] = Symbol{Path: t.Path, Language: t.Language, Def: d}
+	}
+	return out, true
+}
+
+// Stats describes what is indexed now.
+func (ix *Local) Stats() Stats {
+	ms := ix.m.Stats()
 	ix.mu.Lock()
-	defer ix.mu.Unlock()
-	if ix.pending == nil {
-		ix.pending = map[string]string{}
-	}
-	ix.pending[abs] = text
-	if ix.typing == nil {
-		ix.typing = time.AfterFunc(typingQuiet, ix.flushTyping)
-	} else {
-		ix.typing.Reset(typingQuiet)
-	}
-}
-
-func (ix *Index) flushTyping() {
-	ix.mu.Lock()
-	pending := ix.pending
-	ix.pending = nil
+	building := ix.building
 	ix.mu.Unlock()
-	for abs, text := range pending {
-		rel := ix.ws.Rel(abs)
-		if strings.HasPrefix(rel, "..") || ix.ws.Ignored(rel) {
-			continue
-		}
-		_ = ix.Map.Update(rel, []byte(text))
+	st := Stats{Ready: IsReady(ix), Indexing: building, MapFiles: ms.Files, Definitions: ms.Defs}
+	if ix.s != nil {
+		ss := ix.s.Stats()
+		st.Searchable, st.SearchFiles, st.SearchDocs = true, ss.Files, ss.Docs
+		st.Indexing = st.Indexing || ss.Indexing
 	}
+	return st
 }
 
-// DocumentSaved updates both indexes from the saved file, shortly after
-// and off the caller's goroutine (the LSP read loop), one file at a time.
-func (ix *Index) DocumentSaved(abs string) {
+// Close stops the change stream, saves the map's cache and closes the
+// search index.
+func (ix *Local) Close() error {
 	ix.mu.Lock()
-	defer ix.mu.Unlock()
-	if ix.saved == nil {
-		ix.saved = map[string]bool{}
-	}
-	ix.saved[abs] = true
-	if ix.saving == nil {
-		ix.saving = time.AfterFunc(saveQuiet, ix.flushSaves)
-	} else {
-		ix.saving.Reset(saveQuiet)
-	}
-}
-
-// saveQuiet batches saves that come together (save all).
-const saveQuiet = 50 * time.Millisecond
-
-func (ix *Index) flushSaves() {
-	ix.mu.Lock()
-	saved := ix.saved
-	ix.saved = nil
-	ix.mu.Unlock()
-	for abs := range saved {
-		rel := ix.ws.Rel(abs)
-		if strings.HasPrefix(rel, "..") || ix.ws.Ignored(rel) {
-			continue
-		}
-		if b, err := os.ReadFile(abs); err == nil {
-			_ = ix.Map.Update(rel, b)
-		}
-		if ix.Search != nil {
-			_ = ix.Search.Update(rel)
-		}
-	}
-}
-
-// Close stops the search index (the watcher stops with Start's ctx).
-func (ix *Index) Close() error {
-	ix.mu.Lock()
-	if ix.typing != nil {
-		ix.typing.Stop()
-	}
-	if ix.saving != nil {
-		ix.saving.Stop()
+	if ix.cancel != nil {
+		ix.cancel()
 	}
 	ix.mu.Unlock()
-	var err error
-	if ix.Search != nil {
-		err = ix.Search.Close()
+	ix.running.Wait()
+	ix.saving.Lock()
+	err := ix.m.SaveCache()
+	ix.saving.Unlock()
+	if ix.s != nil {
+		if cerr := ix.s.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
 	}
 	if ix.lock != nil {
 		ix.lock.Close() // releases the flock

@@ -9,9 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cairn-dev/cairn/codeindex"
 	"github.com/cairn-dev/cairn/redact"
-	"github.com/cairn-dev/cairn/repomap"
-	"github.com/cairn-dev/cairn/search"
 	"github.com/cairn-dev/cairn/tokencount"
 	"github.com/cairn-dev/cairn/workspace"
 )
@@ -60,12 +59,15 @@ type Request struct {
 	// nil uses redact.Default().
 	Redactor *redact.Redactor
 
-	// Map and Search are the code indexes (either may be nil); IndexPending
-	// says they are still being built (the report notes it: a build never
+	// Index is the code index (nil: none in this session); IndexPending
+	// says it is still being built (the report notes it: a build never
 	// waits for indexing).
-	Map          *repomap.Map
-	Search       *search.Index
+	Index        codeindex.Index
 	IndexPending bool
+
+	// History holds the earlier turns of the thread the question continues,
+	// oldest first (history.go).
+	History []Turn
 }
 
 // Built is the result of a build: the system prompt and the first user
@@ -218,6 +220,7 @@ func Build(req Request) (*Built, error) {
 	}
 
 	indexSources(req, lines, sel, seen, report, add)
+	historySources(req, add)
 	openDocSources(req, seen, add)
 
 	red := req.Redactor
@@ -295,6 +298,7 @@ func Build(req Request) (*Built, error) {
 		}
 	}
 	section(SourceProject, "")
+	section(SourceHistory, "## Earlier in this conversation (oldest first)\n")
 	section(SourceRepoMap, "")
 	section(SourceDefinitions, "")
 	section(SourceSearch, "")

@@ -92,7 +92,7 @@ The discount rules live in pricing; shipping rates in shipping.
 
 type fixture struct {
 	ws   *workspace.Workspace
-	ix   *codeindex.Index
+	ix   *codeindex.Local
 	root string
 }
 
@@ -128,10 +128,7 @@ func newFixture(t *testing.T, archive string, extra map[string]string) *fixture 
 	}
 	t.Cleanup(func() { ix.Close() })
 	ctx := context.Background()
-	if _, err := ix.Map.Build(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ix.Search.Reconcile(ctx); err != nil {
+	if err := ix.Reconcile(ctx); err != nil {
 		t.Fatal(err)
 	}
 	return &fixture{ws: ws, ix: ix, root: ws.Root()}
@@ -143,7 +140,7 @@ func (f *fixture) request(t *testing.T, rel string, from, to int, question strin
 	if b, err := os.ReadFile(filepath.Join(f.root, rel)); err == nil {
 		text = string(b)
 	}
-	req := Request{Question: question, File: rel, FileText: text, WS: f.ws, Map: f.ix.Map, Search: f.ix.Search,
+	req := Request{Question: question, File: rel, FileText: text, WS: f.ws, Index: f.ix,
 		ContextWindow: window, MaxOutput: 512}
 	if from > 0 {
 		req.Selection = &Selection{StartLine: from, EndLine: to}

@@ -105,7 +105,7 @@ func TestQualitySetWellFormed(t *testing.T) {
 
 type qualityCorpus struct {
 	ws *workspace.Workspace
-	ix *codeindex.Index
+	ix *codeindex.Local
 }
 
 var (
@@ -235,27 +235,18 @@ func openCorpus(t testing.TB, name string) *qualityCorpus {
 	}
 	ctx := context.Background()
 	start := time.Now()
-	st, err := ix.Map.Build(ctx)
-	if err != nil {
+	if err := ix.Reconcile(ctx); err != nil {
 		t.Fatal(err)
 	}
-	_ = ix.Map.SaveCache()
-	if ix.Search == nil {
-		t.Fatalf("%s: no search index", name)
-	}
-	rs, err := ix.Search.Reconcile(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("corpus %s: %s; map %d files (%d parsed); search %+v; %v", name, root, st.Files, st.Parsed, rs, time.Since(start).Round(time.Millisecond))
+	t.Logf("corpus %s: %s; %+v; %v", name, root, ix.Stats(), time.Since(start).Round(time.Millisecond))
 	c := &qualityCorpus{ws: ws, ix: ix}
 	corpusCache[name] = c
 	return c
 }
 
 // defLines finds the definition a need names in the map's tags.
-func defLines(m *repomap.Map, n qualityNeed) (repomap.Def, bool) {
-	ft, ok := m.Tags(n.File)
+func defLines(ix codeindex.Index, n qualityNeed) (repomap.Def, bool) {
+	defs, ok := ix.FileSymbols(n.File)
 	if !ok {
 		return repomap.Def{}, false
 	}
@@ -263,9 +254,9 @@ func defLines(m *repomap.Map, n qualityNeed) (repomap.Def, bool) {
 	if i := strings.LastIndexByte(n.Symbol, '.'); i > 0 {
 		scope, name = n.Symbol[:i], n.Symbol[i+1:]
 	}
-	for _, d := range ft.Defs {
+	for _, d := range defs {
 		if d.Name == name && (scope == "" || d.Scope == scope) && !d.Local {
-			return d, true
+			return d.Def, true
 		}
 	}
 	return repomap.Def{}, false
@@ -348,7 +339,7 @@ func qualityRequest(c *qualityCorpus, q qualityQuestion, text string, window int
 	return Request{
 		Question: q.Question, File: q.File, FileText: text,
 		Selection: &Selection{StartLine: q.Lines[0], EndLine: q.Lines[1]},
-		WS:        c.ws, Map: c.ix.Map, Search: c.ix.Search,
+		WS:        c.ws, Index: c.ix,
 		ContextWindow: window, MaxOutput: 512, ToolSchemas: 0,
 	}
 }
@@ -387,10 +378,10 @@ func baseline(t testing.TB, c *qualityCorpus, q qualityQuestion, lines []string,
 		step := max(1, span/20)
 		lo, hi = min(s, lo+step), max(e, hi-step)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	// The question's words as plain text (a "word:" would read as a filter).
-	res, err := c.ix.Search.Search(ctx, strings.NewReplacer(":", " ", `"`, " ").Replace(q.Question), 10)
+	res, err := c.ix.Search(ctx, strings.NewReplacer(":", " ", `"`, " ").Replace(q.Question), 10)
 	if err != nil {
 		t.Logf("%s: baseline search: %v", q.ID, err)
 		return items
@@ -440,7 +431,7 @@ func TestQuality(t *testing.T) {
 		}
 		var needs []resolved
 		for _, n := range q.Needs {
-			d, ok := defLines(c.ix.Map, n)
+			d, ok := defLines(c.ix, n)
 			if !ok {
 				t.Errorf("%s: need %s %s not found in the repo map", q.ID, n.File, n.Symbol)
 				continue

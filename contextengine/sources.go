@@ -2,6 +2,7 @@ package contextengine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path"
 	"regexp"
@@ -9,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cairn-dev/cairn/repomap"
+	"github.com/cairn-dev/cairn/codeindex"
 	"github.com/cairn-dev/cairn/workspace"
 )
 
@@ -110,8 +111,8 @@ func (ss spans) covers(rel string, start, end int) bool {
 // the selection's identifiers and the question, and the repo map. It never
 // waits for indexing: what is indexed now is used, and the report says so.
 func indexSources(req Request, lines []string, sel *Selection, seen spans, report *Report, add func(*Item)) {
-	m, ix := req.Map, req.Search
-	if m == nil && ix == nil {
+	ix := req.Index
+	if ix == nil {
 		report.Notes = append(report.Notes, "no code index in this session: no repo map, definitions or search hits")
 		return
 	}
@@ -128,10 +129,10 @@ func indexSources(req Request, lines []string, sel *Selection, seen spans, repor
 	// The repo map's ranking (a personalized PageRank, the costliest step)
 	// runs while the definitions and the search hits are gathered; the
 	// map item renders from the cached ranking at allocation time.
-	var focus repomap.Focus
+	var focus codeindex.Focus
 	ranked := make(chan struct{})
-	if m != nil {
-		focus = repomap.Focus{Identifiers: idents, Mentioned: questionWords}
+	{
+		focus = codeindex.Focus{Identifiers: idents, Mentioned: questionWords}
 		if req.File != "" {
 			focus.Files = []string{req.File}
 		}
@@ -150,14 +151,12 @@ func indexSources(req Request, lines []string, sel *Selection, seen spans, repor
 		sort.Strings(focus.Related)
 		go func() {
 			defer close(ranked)
-			m.Render(focus, 1024)
+			ix.RenderMap(focus, 1024)
 		}()
-	} else {
-		close(ranked)
 	}
 
-	if m != nil && req.File != "" && sel != nil {
-		if sym, ok := m.EnclosingSymbol(req.File, sel.StartLine); ok && sym.EndLine-sym.Line < 400 &&
+	if req.File != "" && sel != nil {
+		if sym, ok := ix.EnclosingSymbol(req.File, sel.StartLine); ok && sym.EndLine-sym.Line < 400 &&
 			!(sym.Line >= sel.StartLine && sym.EndLine <= sel.EndLine) {
 			add(&Item{Source: SourceEnclosing, Location: fmt.Sprintf("%s:%d-%d %s", req.File, sym.Line, sym.EndLine, sym.Name),
 				Text:     fmt.Sprintf("## Enclosing %s %s: %s lines %d-%d\n%s", sym.Kind, sym.Name, req.File, sym.Line, sym.EndLine, numbered(lines, sym.Line, sym.EndLine)),
@@ -165,10 +164,10 @@ func indexSources(req Request, lines []string, sel *Selection, seen spans, repor
 		}
 	}
 
-	if m != nil {
+	{
 		defined, inSel := map[string]bool{}, map[string]bool{}
-		if ft, ok := m.Tags(req.File); ok && sel != nil {
-			for _, d := range ft.Defs {
+		if defs, ok := ix.FileSymbols(req.File); ok && sel != nil {
+			for _, d := range defs {
 				if d.NameLine >= sel.StartLine && d.NameLine <= sel.EndLine {
 					defined[d.Name] = true
 				}
@@ -182,16 +181,20 @@ func indexSources(req Request, lines []string, sel *Selection, seen spans, repor
 		for n := range defined {
 			inSel[n] = true
 		}
-		seen = definitionSources(req, m, sidents, inSel, sel, seen, report, add)
+		seen = definitionSources(req, ix, sidents, inSel, sel, seen, report, add)
 	}
 
-	if ix != nil {
+	{
 		queries := searchQueries(req.Question, questionWords, idents)
 		hitSeen := map[string]bool{}
 		for qi, q := range queries {
 			ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 			res, err := ix.Search(ctx, q, 6)
 			cancel()
+			if errors.Is(err, codeindex.ErrNoSearch) {
+				report.Notes = append(report.Notes, "no search index in this session: no search hits")
+				break
+			}
 			if err != nil {
 				report.Notes = append(report.Notes, fmt.Sprintf("search %q failed: %v", q, err))
 				continue
@@ -229,7 +232,7 @@ func indexSources(req Request, lines []string, sel *Selection, seen spans, repor
 		}
 	}
 
-	if m != nil {
+	{
 		add(&Item{Source: SourceRepoMap, Location: "repo map", Priority: prioRepoMap, Score: 1,
 			render: func(tokens int) string {
 				<-ranked
@@ -237,7 +240,7 @@ func indexSources(req Request, lines []string, sel *Selection, seen spans, repor
 				if tokens < 64 {
 					return ""
 				}
-				out, _ := m.Render(focus, tokens-16)
+				out, _ := ix.RenderMap(focus, tokens-16)
 				if strings.TrimSpace(out) == "" {
 					return ""
 				}
@@ -546,7 +549,7 @@ func isTestPath(rel string) bool {
 // the same file, the same directory (package), a file or package the
 // current file imports (more when the selection qualifies the name with
 // that import's alias); tests count less.
-func locality(d repomap.Symbol, file string, si *selIdent, imps fileImports) float64 {
+func locality(d codeindex.Symbol, file string, si *selIdent, imps fileImports) float64 {
 	l := 0.0
 	switch {
 	case d.Path == file:
@@ -632,7 +635,7 @@ const (
 // definitionSources adds the definitions of the names the selection (and
 // the question) use, ranked by how the name is used and how near its
 // definition is (see locality). It returns seen with the added spans.
-func definitionSources(req Request, m *repomap.Map, idents []*selIdent, inSel map[string]bool, sel *Selection, seen spans, report *Report, add func(*Item)) spans {
+func definitionSources(req Request, ix codeindex.Index, idents []*selIdent, inSel map[string]bool, sel *Selection, seen spans, report *Report, add func(*Item)) spans {
 	if len(idents) == 0 {
 		return seen
 	}
@@ -649,13 +652,13 @@ func definitionSources(req Request, m *repomap.Map, idents []*selIdent, inSel ma
 			names = append(names, orig)
 		}
 	}
-	lang := repomap.LanguageOf(req.File)
+	lang := codeindex.LanguageOf(req.File)
 	type cand struct {
-		d   repomap.Symbol
+		d   codeindex.Symbol
 		loc float64
 	}
 	per := map[string][]cand{}
-	for _, d := range m.DefinitionsOf(names) {
+	for _, d := range ix.Definitions(names) {
 		if d.Local || (d.Name == "init" && d.Scope == "" && d.Language == "go") {
 			continue
 		}
@@ -728,7 +731,7 @@ func definitionSources(req Request, m *repomap.Map, idents []*selIdent, inSel ma
 	return seen
 }
 
-func qualified(d repomap.Symbol) string {
+func qualified(d codeindex.Symbol) string {
 	if d.Scope != "" {
 		return d.Scope + "." + d.Name
 	}

@@ -383,7 +383,7 @@ func (h *harness) start(turns []model.ScriptTurn) (*serverConn, error) {
 	sc.ed = ed
 	// The context a question gets depends on what is indexed; wait for the
 	// initial indexing so a case sees the same context every time.
-	wctx, wcancel := context.WithTimeout(h.ctx, 20*time.Second)
+	wctx, wcancel := context.WithTimeout(h.ctx, 2*time.Minute)
 	_ = ed.WaitProgressEnd(wctx, "search index")
 	wcancel()
 	return sc, nil

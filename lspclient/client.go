@@ -38,6 +38,10 @@ type Options struct {
 	NoDocumentChanges bool
 	// RejectApplyEdit makes the editor refuse workspace/applyEdit.
 	RejectApplyEdit bool
+	// Plain makes the editor a plain LSP client: it does not declare
+	// experimental.cairn.runEvents, and it opens documents the server shows
+	// (window/showDocument), like eglot.
+	Plain bool
 }
 
 // Editor is one editor session connected to a server.
@@ -52,6 +56,7 @@ type Editor struct {
 	messages []string // showMessage / logMessage text
 	prompts  []string // showMessageRequest messages
 	applied  []protocol.WorkspaceEdit
+	shown    []string // window/showDocument URIs
 	changed  chan struct{}
 
 	progressTitle map[string]string // token → title of work-done progress begun
@@ -92,6 +97,12 @@ func Connect(ctx context.Context, rwc io.ReadWriteCloser, root string, opts Opti
 			"window": map[string]any{"workDoneProgress": true, "showMessage": map[string]any{}},
 		},
 		"initializationOptions": opts.Settings,
+	}
+	caps := init["capabilities"].(map[string]any)
+	if opts.Plain {
+		caps["window"].(map[string]any)["showDocument"] = map[string]any{"support": true}
+	} else {
+		caps["experimental"] = map[string]any{protocol.ExperimentalKey: map[string]any{protocol.ExperimentalRunEvents: true}}
 	}
 	var res json.RawMessage
 	if _, err := e.conn.Call(ctx, "initialize", init, &res); err != nil {
@@ -165,6 +176,16 @@ func (e *Editor) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 			return protocol.ApplyWorkspaceEditResult{Applied: false, FailureReason: err.Error()}, nil
 		}
 		return protocol.ApplyWorkspaceEditResult{Applied: true}, nil
+	case "window/showDocument":
+		var p struct {
+			URI string `json:"uri"`
+		}
+		_ = json.Unmarshal(params, &p)
+		e.mu.Lock()
+		e.shown = append(e.shown, p.URI)
+		e.mu.Unlock()
+		e.signal()
+		return map[string]bool{"success": true}, nil
 	case "window/workDoneProgress/create", "client/registerCapability":
 		return nil, nil
 	case "$/progress":
@@ -202,13 +223,11 @@ func (e *Editor) signal() {
 	e.mu.Unlock()
 }
 
-// wait blocks until something is recorded or ctx ends.
-func (e *Editor) wait(ctx context.Context) error {
-	e.mu.Lock()
-	ch := e.changed
-	e.mu.Unlock()
+// wait blocks until changed (taken under e.mu together with the state the
+// caller looked at) is closed by the next recorded change, or ctx ends.
+func (e *Editor) wait(ctx context.Context, changed <-chan struct{}) error {
 	select {
-	case <-ch:
+	case <-changed:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
@@ -226,8 +245,9 @@ func (e *Editor) WaitProgressEnd(ctx context.Context, substr string) error {
 				return nil
 			}
 		}
+		changed := e.changed
 		e.mu.Unlock()
-		if err := e.wait(ctx); err != nil {
+		if err := e.wait(ctx, changed); err != nil {
 			return fmt.Errorf("waiting for %q progress to end: %w", substr, err)
 		}
 	}
@@ -376,6 +396,31 @@ func (e *Editor) Messages() []string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return append([]string(nil), e.messages...)
+}
+
+// ShownDocuments returns the URIs the server asked to show (window/showDocument).
+func (e *Editor) ShownDocuments() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]string(nil), e.shown...)
+}
+
+// WaitUntil waits until cond holds, re-checking after every message from
+// the server.
+// cond must not take the editor's lock (use the accessor methods).
+func (e *Editor) WaitUntil(ctx context.Context, cond func() bool) error {
+	for {
+		e.mu.Lock()
+		changed := e.changed
+		e.mu.Unlock()
+		// Checked after taking the channel: a change in between closes it.
+		if cond() {
+			return nil
+		}
+		if err := e.wait(ctx, changed); err != nil {
+			return err
+		}
+	}
 }
 
 // Prompts returns the approval prompts shown.

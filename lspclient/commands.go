@@ -35,15 +35,75 @@ func (e *Editor) ExecuteID(ctx context.Context, command string, arg any, result 
 
 // Ask runs cairn.ask on 1-based inclusive lines of a file (0,0 for no selection).
 func (e *Editor) Ask(ctx context.Context, rel string, startLine, endLine int, question string) (string, error) {
-	p := protocol.AskParams{URI: e.URI(rel), Question: question}
+	res, err := e.AskThread(ctx, "", rel, startLine, endLine, question)
+	return res.RunID, err
+}
+
+// AskThread runs cairn.ask in a thread ("" starts a new one).
+func (e *Editor) AskThread(ctx context.Context, threadID, rel string, startLine, endLine int, question string) (protocol.AskResult, error) {
+	p := protocol.AskParams{URI: e.URI(rel), Question: question, ThreadID: threadID}
 	if startLine > 0 {
 		p.Range = &protocol.Range{Start: protocol.Position{Line: uint32(startLine - 1)}, End: protocol.Position{Line: uint32(endLine)}}
 	}
-	var ref protocol.RunRef
-	if err := e.Execute(ctx, protocol.CommandAsk, p, &ref); err != nil {
-		return "", err
+	var res protocol.AskResult
+	err := e.Execute(ctx, protocol.CommandAsk, p, &res)
+	return res, err
+}
+
+// ListThreads runs cairn.listThreads.
+func (e *Editor) ListThreads(ctx context.Context) ([]protocol.ThreadSummary, error) {
+	var res []protocol.ThreadSummary
+	err := e.Execute(ctx, protocol.CommandListThreads, struct{}{}, &res)
+	return res, err
+}
+
+// AcceptHunks runs cairn.acceptEdit for some hunks.
+func (e *Editor) AcceptHunks(ctx context.Context, editID string, hunks []int) (protocol.AcceptResult, error) {
+	var res protocol.AcceptResult
+	err := e.Execute(ctx, protocol.CommandAcceptEdit, protocol.EditRef{EditID: editID, Hunks: hunks}, &res)
+	return res, err
+}
+
+// RejectHunks runs cairn.rejectEdit for some hunks.
+func (e *Editor) RejectHunks(ctx context.Context, editID string, hunks []int) error {
+	return e.Execute(ctx, protocol.CommandRejectEdit, protocol.EditRef{EditID: editID, Hunks: hunks}, nil)
+}
+
+// CodeAction is the part of an LSP code action this editor uses.
+type CodeAction struct {
+	Title   string `json:"title"`
+	Command *struct {
+		Command   string            `json:"command"`
+		Arguments []json.RawMessage `json:"arguments"`
+	} `json:"command"`
+}
+
+// CodeActions asks for the code actions on 0-based lines from..to of a file.
+func (e *Editor) CodeActions(ctx context.Context, rel string, from, to int) ([]CodeAction, error) {
+	params := map[string]any{
+		"textDocument": map[string]any{"uri": e.URI(rel)},
+		"range":        protocol.Range{Start: protocol.Position{Line: uint32(from)}, End: protocol.Position{Line: uint32(to)}},
+		"context":      map[string]any{"diagnostics": []any{}},
 	}
-	return ref.RunID, nil
+	var res []CodeAction
+	_, err := e.conn.Call(ctx, "textDocument/codeAction", params, &res)
+	return res, err
+}
+
+// Run executes a code action's command, as an editor does when the user picks it.
+func (e *Editor) Run(ctx context.Context, a CodeAction, result any) error {
+	if a.Command == nil {
+		return fmt.Errorf("code action %q has no command", a.Title)
+	}
+	params := map[string]any{"command": a.Command.Command, "arguments": a.Command.Arguments}
+	var raw json.RawMessage
+	if _, err := e.conn.Call(ctx, "workspace/executeCommand", params, &raw); err != nil {
+		return err
+	}
+	if result != nil {
+		return json.Unmarshal(raw, result)
+	}
+	return nil
 }
 
 // Events returns the events received for a run so far.
@@ -65,11 +125,18 @@ func IsTerminal(kind string) bool {
 // WaitFor waits until cond holds for the run's events.
 func (e *Editor) WaitFor(ctx context.Context, runID string, cond func([]protocol.RunEvent) bool) ([]protocol.RunEvent, error) {
 	for {
-		evs := e.Events(runID)
+		// The events and the channel that announces the next change are
+		// taken together: an event recorded between the two would otherwise
+		// be announced on a channel nobody waits on, and a run's last event
+		// would leave WaitRun blocked until ctx ends.
+		e.mu.Lock()
+		evs := append([]protocol.RunEvent(nil), e.events[runID]...)
+		changed := e.changed
+		e.mu.Unlock()
 		if cond(evs) {
 			return evs, nil
 		}
-		if err := e.wait(ctx); err != nil {
+		if err := e.wait(ctx, changed); err != nil {
 			return evs, fmt.Errorf("waiting for run %s: %w", runID, err)
 		}
 	}

@@ -21,13 +21,30 @@ const (
 	CommandGetEdit = "cairn.getEdit"
 	// CommandListRuns lists the runs this server knows (an addition).
 	CommandListRuns = "cairn.listRuns"
+	// CommandListThreads lists the conversations (threads), newest first.
+	CommandListThreads = "cairn.listThreads"
 )
 
 // Commands lists every command advertised in executeCommandProvider.
 var Commands = []string{
 	CommandAsk, CommandCancel, CommandResume, CommandAcceptEdit, CommandRejectEdit,
-	CommandUndo, CommandRewind, CommandContextReport, CommandGetEdit, CommandListRuns,
+	CommandUndo, CommandRewind, CommandContextReport, CommandGetEdit, CommandListRuns, CommandListThreads,
 }
+
+// A client declares itself a Cairn client (it shows cairn/runEvent itself)
+// with capabilities.experimental.cairn.runEvents: true in initialize. Any
+// other client gets each answer through window/showDocument or
+// window/showMessage, and each proposed edit as code actions.
+const (
+	ExperimentalKey       = "cairn"
+	ExperimentalRunEvents = "runEvents"
+)
+
+// Titles of the code actions a plain LSP client gets for a proposed edit.
+const (
+	TitleAcceptEdit = "Accept Cairn's edit…"
+	TitleRejectEdit = "Reject Cairn's edit…"
+)
 
 // Notifications.
 const (
@@ -69,6 +86,22 @@ type AskParams struct {
 	URI      string `json:"uri"`
 	Range    *Range `json:"range,omitempty"`
 	Question string `json:"question"`
+	// ThreadID continues that conversation; empty starts a new thread.
+	ThreadID string `json:"threadId,omitempty"`
+}
+
+// AskResult is the result of cairn.ask.
+type AskResult struct {
+	RunID    string `json:"runId"`
+	ThreadID string `json:"threadId"`
+}
+
+// ThreadSummary is one element of cairn.listThreads' result.
+type ThreadSummary struct {
+	ThreadID string   `json:"threadId"`
+	Title    string   `json:"title"`
+	Runs     []string `json:"runs"`
+	Updated  string   `json:"updated"` // RFC 3339, UTC
 }
 
 // RunRef is the argument of cairn.cancel and cairn.resume, and the result of
@@ -80,6 +113,38 @@ type RunRef struct {
 // EditRef is the argument of cairn.acceptEdit, cairn.rejectEdit and cairn.getEdit.
 type EditRef struct {
 	EditID string `json:"editId"`
+	// Hunks are indices into cairn.getEdit's hunks (acceptEdit, rejectEdit);
+	// omitted means every pending hunk.
+	Hunks []int `json:"hunks,omitempty"`
+}
+
+// Hunk states.
+const (
+	HunkPending  = "pending"
+	HunkAccepted = "accepted"
+	HunkRejected = "rejected"
+)
+
+// Hunk is one contiguous change of a proposed edit, the unit of review.
+// Lines are 0-based and half-open, like an LSP range from (startLine, 0) to
+// (endLine, 0): startLine == endLine is a pure insertion before startLine.
+// startLine/endLine count in the file's text before the edit (the left side
+// of a diff); proposedStartLine/proposedEndLine in the proposed text (the
+// right side).
+type Hunk struct {
+	Index             int    `json:"index"`
+	Path              string `json:"path"`
+	URI               string `json:"uri"`
+	StartLine         int    `json:"startLine"`
+	EndLine           int    `json:"endLine"`
+	ProposedStartLine int    `json:"proposedStartLine"`
+	ProposedEndLine   int    `json:"proposedEndLine"`
+	Diff              string `json:"diff"`  // unified diff of this hunk alone, 3 lines of context
+	State             string `json:"state"` // pending, accepted, rejected
+	// CheckpointID is the checkpoint of the accept that applied this hunk.
+	CheckpointID string `json:"checkpointId,omitempty"`
+	// Undone is set when that checkpoint was undone since.
+	Undone bool `json:"undone,omitempty"`
 }
 
 // AcceptResult is the result of cairn.acceptEdit.
@@ -102,6 +167,11 @@ type UndoResult struct {
 	Applied bool `json:"applied"`
 	// Restored lists the workspace-relative files put back.
 	Restored []string `json:"restored,omitempty"`
+	// AlreadyUndone lists files that were already back at their pre-edit
+	// text (the editor's own undo); they are left as they are.
+	AlreadyUndone []string `json:"alreadyUndone,omitempty"`
+	// Reason says why nothing was applied.
+	Reason string `json:"reason,omitempty"`
 }
 
 // RewindParams is the argument of cairn.rewind.
@@ -142,6 +212,10 @@ type GetEditResult struct {
 	RunID  string     `json:"runId"`
 	Files  []EditFile `json:"files"`
 	Diff   string     `json:"diff"` // unified diff of all files
+	Hunks  []Hunk     `json:"hunks"`
+	// State is pending until every hunk is decided, then accepted (at least
+	// one hunk accepted) or rejected.
+	State string `json:"state"`
 }
 
 // DiagnosticsParams is cairn/didChangeDiagnostics. Diagnostics are LSP
@@ -164,6 +238,13 @@ type RunEvent struct {
 	RunID string `json:"runId"`
 	Seq   int    `json:"seq"`
 	Kind  string `json:"kind"`
+
+	// started: what the run is about, so a client that did not start it
+	// (a code action, a resume after restart, another client) can show it.
+	ThreadID string `json:"threadId,omitempty"`
+	Question string `json:"question,omitempty"`
+	URI      string `json:"uri,omitempty"`
+	Range    *Range `json:"range,omitempty"`
 
 	Delta string `json:"delta,omitempty"` // text
 

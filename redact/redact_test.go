@@ -11,9 +11,9 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
-	"time"
 )
 
 // Fake secrets are generated from a fixed seed so every run sees the same
@@ -357,17 +357,13 @@ func TestInvalidUTF8(t *testing.T) {
 	}
 }
 
-// TestHugeInputs feeds 1 MB inputs built to hurt: keyword storms, a PEM
-// header with no end, one enormous line, and realistic mixed text.
-func TestHugeInputs(t *testing.T) {
-	r := newTest(t)
-	size := 1 << 20
-	if raceEnabled {
-		size = 128 << 10 // the race detector slows regexp matching ~20x
-	}
+// hugeInputs returns inputs of size bytes built to hurt: keyword storms, a
+// PEM header with no end, one enormous line, and realistic mixed text. The
+// second result is the AWS key hidden in "mixed".
+func hugeInputs(size int) (map[string]string, string) {
 	rep := func(s string) string { return strings.Repeat(s, size/len(s)+1)[:size] }
 	aws := "AKIA" + randFrom(upperDigits, 16)
-	inputs := map[string]string{
+	return map[string]string{
 		"keyword-storm":    rep("key=token secret auth api ey "),
 		"assignments":      rep("api_key=" + randFrom(alnum, 20) + "\n"),
 		"pem-no-end":       "-----BEGIN RSA PRIVATE KEY-----\n" + rep("ABCDabcd0123+/==\n"),
@@ -376,23 +372,53 @@ func TestHugeInputs(t *testing.T) {
 		"url-storm":        rep("http://a:b@c http:// x://:@ "),
 		"mixed":            rep("// a comment with a key\nfunc f() { return \"" + aws + "\" }\n"),
 		"ey":               rep("ey"),
+	}, aws
+}
+
+// TestHugeInputs checks what the redactor does with inputs built to hurt.
+// How long it takes is BenchmarkHugeInputs' job: a test on a loaded machine
+// must not fail for being slow.
+func TestHugeInputs(t *testing.T) {
+	r := newTest(t)
+	size := 1 << 20
+	if raceEnabled {
+		size = 128 << 10 // the race detector slows regexp matching ~20x
 	}
-	// Generous: this guards against superlinear blow-ups, not speed; a
-	// loaded machine and -race are slow. Typical is 10–300 ms per input.
-	limit := 10 * time.Second
+	inputs, aws := hugeInputs(size)
 	for name, in := range inputs {
-		start := time.Now()
 		out, _ := r.Redact(in)
-		el := time.Since(start)
-		if el > limit {
-			t.Errorf("%s: %v for %d bytes", name, el, size)
+		if len(out) == 0 {
+			t.Errorf("%s: empty output for %d bytes", name, size)
 		}
-		t.Logf("%s: %v", name, el)
 		if name == "mixed" && strings.Contains(out, aws) {
 			t.Errorf("mixed: secret survived")
 		}
 		if name == "pem-no-end" && strings.Contains(out, "ABCDabcd0123") {
 			t.Errorf("truncated PEM body survived")
+		}
+	}
+}
+
+// BenchmarkHugeInputs guards against superlinear blow-ups: compare the
+// per-byte figures of the two sizes with benchstat (typical here is
+// 10–300 ms per 1 MB input).
+func BenchmarkHugeInputs(b *testing.B) {
+	r := newTest(b)
+	for _, size := range []int{256 << 10, 1 << 20} {
+		inputs, _ := hugeInputs(size)
+		names := make([]string, 0, len(inputs))
+		for n := range inputs {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			in := inputs[name]
+			b.Run(fmt.Sprintf("%s/%dKiB", name, size>>10), func(b *testing.B) {
+				b.SetBytes(int64(len(in)))
+				for b.Loop() {
+					r.Redact(in)
+				}
+			})
 		}
 	}
 }

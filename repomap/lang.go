@@ -3,11 +3,11 @@ package repomap
 import (
 	"embed"
 	"fmt"
-	"path"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/cairn-dev/cairn/workspace"
 	sitter "github.com/smacker/go-tree-sitter"
 	"github.com/smacker/go-tree-sitter/c"
 	"github.com/smacker/go-tree-sitter/cpp"
@@ -84,39 +84,13 @@ var languages = map[string]*language{
 	"php":        {name: "php", get: php.GetLanguage},
 }
 
-var extLanguages = map[string]string{
-	".go":   "go",
-	".py":   "python",
-	".pyi":  "python",
-	".js":   "javascript",
-	".mjs":  "javascript",
-	".cjs":  "javascript",
-	".jsx":  "javascript",
-	".ts":   "typescript",
-	".mts":  "typescript",
-	".cts":  "typescript",
-	".tsx":  "tsx",
-	".rs":   "rust",
-	".java": "java",
-	".c":    "c",
-	".h":    "c",
-	".cc":   "cpp",
-	".cpp":  "cpp",
-	".cxx":  "cpp",
-	".c++":  "cpp",
-	".hh":   "cpp",
-	".hpp":  "cpp",
-	".hxx":  "cpp",
-	".h++":  "cpp",
-	".rb":   "ruby",
-	".cs":   "csharp",
-	".php":  "php",
-}
-
-// LanguageOf returns the tags language of a path by its extension, or "" when
-// the repo map has no grammar for it.
+// LanguageOf returns the tags language of a path (workspace.LanguageOf),
+// or "" when the repo map has no grammar for it.
 func LanguageOf(rel string) string {
-	return extLanguages[strings.ToLower(path.Ext(rel))]
+	if l := workspace.LanguageOf(rel); languages[l] != nil {
+		return l
+	}
+	return ""
 }
 
 // Languages lists the supported language names.

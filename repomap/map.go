@@ -601,3 +601,9 @@ func (m *Map) Each(fn func(*FileTags)) {
 		fn(t)
 	}
 }
+
+// Skips returns why the map would not parse this content of rel
+// (binary, generated, minified...), or "".
+func (m *Map) Skips(rel string, content []byte) SkipReason {
+	return m.classify(rel, content)
+}

@@ -3,52 +3,110 @@
 # detector, the demo, the black-box LSP test with a real client library,
 # and the editor suites. It installs what the tests need when it is missing
 # (npm packages, Debian packages), so it works on a fresh machine.
-set -euo pipefail
+#
+# Every step runs even when an earlier one failed (a step that needs the
+# output of a failed one, such as the binary, says so and fails too); the
+# failing steps are listed at the end and the exit status is non-zero if
+# there is any.
+set -uo pipefail
 cd "$(dirname "$0")/.."
 export GOFLAGS="${GOFLAGS:--buildvcs=false}"
 export CGO_ENABLED=1
 
-step() { printf '\n==> %s\n' "$*"; }
+failed=()
 
-step "go mod download"
-go mod download
+# step NAME COMMAND...: runs COMMAND, remembering NAME if it fails.
+step() {
+  local name=$1
+  shift
+  printf '\n==> %s\n' "$name"
+  local start=$SECONDS rc
+  # Not in an if: there bash would ignore set -e inside the subshell.
+  ( set -e; "$@" )
+  rc=$?
+  if [ "$rc" -eq 0 ]; then
+    printf '<== %s: ok (%ds)\n' "$name" $((SECONDS - start))
+  else
+    printf '<== %s: FAILED with status %d (%ds)\n' "$name" "$rc" $((SECONDS - start))
+    failed+=("$name (status $rc)")
+  fi
+}
 
-step "gofmt"
-unformatted=$(git ls-files -co --exclude-standard -- '*.go' | while read -r f; do [ -f "$f" ] && echo "$f"; done | xargs -r gofmt -l)
-if [ -n "$unformatted" ]; then
-  echo "gofmt would change:"; echo "$unformatted"; exit 1
-fi
+gofmt_check() {
+  local unformatted
+  unformatted=$(git ls-files -co --exclude-standard -- '*.go' | while read -r f; do [ -f "$f" ] && echo "$f"; done | xargs -r gofmt -l)
+  if [ -n "$unformatted" ]; then
+    echo "gofmt would change:"; echo "$unformatted"; return 1
+  fi
+}
 
-step "go vet"
-go vet ./...
+npm_deps() {
+  (cd test/mcp && npm ci --no-audit --no-fund --loglevel=error)
+  (cd test/blackbox && npm ci --no-audit --no-fund --loglevel=error)
+  (cd test/acp && npm ci --no-audit --no-fund --loglevel=error)
+}
 
-step "npm ci: pinned MCP servers (test/mcp) and the black-box client (test/blackbox)"
-(cd test/mcp && npm ci --no-audit --no-fund --loglevel=error)
-(cd test/blackbox && npm ci --no-audit --no-fund --loglevel=error)
+build() {
+  mkdir -p bin
+  rm -f bin/cairn
+  go build -o bin/cairn ./cmd/cairn
+}
 
-step "go test -race ./..."
-go test -race -count=1 -timeout 20m ./...
+need_binary() {
+  if [ ! -x bin/cairn ]; then
+    echo "bin/cairn was not built (see the build step)"; return 1
+  fi
+}
 
-step "build"
-mkdir -p bin
-go build -o bin/cairn ./cmd/cairn
+demo() {
+  need_binary
+  if ! bin/cairn demo > /tmp/cairn-demo.out; then
+    cat /tmp/cairn-demo.out; return 1
+  fi
+  grep -q "identical to the original: true" /tmp/cairn-demo.out
+}
+
+evals() {
+  need_binary
+  bin/cairn eval --baseline evals/baseline.json
+}
+
+blackbox() {
+  need_binary
+  (cd test/blackbox && npm test)
+}
+
+acp_blackbox() {
+  need_binary
+  (cd test/acp && npm test)
+}
+
+suite() {
+  need_binary
+  bash "$1"
+}
+
+step "go mod download" go mod download
+step "gofmt" gofmt_check
+step "go vet" go vet ./...
+step "npm ci: pinned MCP servers (test/mcp), the black-box clients (test/blackbox, test/acp)" npm_deps
+step "go test -race ./..." go test -race -count=1 -timeout 20m ./...
+step "build" build
 export CAIRN_BIN="$PWD/bin/cairn"
+step "cairn demo" demo
+step "evals: the scripted suite against the committed baseline" evals
+step "black-box LSP test (vscode-languageserver-protocol + OpenAI SSE endpoint)" blackbox
+step "black-box ACP test (@agentclientprotocol/sdk + OpenAI SSE endpoint)" acp_blackbox
 
-step "cairn demo"
-bin/cairn demo > /tmp/cairn-demo.out || { cat /tmp/cairn-demo.out; exit 1; }
-grep -q "identical to the original: true" /tmp/cairn-demo.out
-
-step "evals: the scripted suite against the committed baseline"
-bin/cairn eval --baseline evals/baseline.json
-
-step "black-box LSP test (vscode-languageserver-protocol + OpenAI SSE endpoint)"
-(cd test/blackbox && npm test)
-
-for suite in editors/nvim/test/run.sh editors/emacs/test/run.sh editors/vscode/test/unit.sh editors/vscode/test/e2e.sh; do
-  if [ -f "$suite" ]; then
-    step "$suite"
-    bash "$suite"
+for s in editors/nvim/test/run.sh editors/emacs/test/run.sh editors/vscode/test/unit.sh editors/vscode/test/e2e.sh; do
+  if [ -f "$s" ]; then
+    step "$s" suite "$s"
   fi
 done
 
+if [ ${#failed[@]} -gt 0 ]; then
+  printf '\n%d step(s) failed:\n' "${#failed[@]}"
+  printf '  - %s\n' "${failed[@]}"
+  exit 1
+fi
 printf '\nAll test suites passed.\n'

@@ -63,7 +63,7 @@ func BenchmarkColdIndex(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		state := b.TempDir()
 		bd, _ := strconv.Atoi(os.Getenv("CAIRN_BENCH_BATCH")) // Options.BatchDocs; 0: default
-		ix, err := Open(ws, Options{StateDir: state, BatchDocs: bd})
+		ix, err := Open(ws, Options{StateDir: state, BatchDocs: bd, DeclsFunc: treeSitterDecls})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -94,7 +94,7 @@ func benchIndex(b *testing.B) (*Index, string) {
 	if state == "" {
 		state = b.TempDir()
 	}
-	ix, err := Open(ws, Options{StateDir: state})
+	ix, err := Open(ws, Options{StateDir: state, DeclsFunc: treeSitterDecls})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func BenchmarkWarmOpen(b *testing.B) {
 	ix.Close()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		ix, err := Open(ws, Options{StateDir: state})
+		ix, err := Open(ws, Options{StateDir: state, DeclsFunc: treeSitterDecls})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -75,9 +75,9 @@ type Options struct {
 	// StateDir/search.
 	StateDir string
 	// DeclsFunc finds the top-level declarations of a file during bulk
-	// (re)indexing and Update. Nil means HeuristicDecls (Go and Python by
-	// line patterns, windows for the rest); the coordinator plugs the repo
-	// map's tree-sitter parser in here.
+	// (re)indexing and Update: the package parses nothing itself (codeindex
+	// plugs in the repo map's tree-sitter tags). Nil chunks every file in
+	// line windows.
 	DeclsFunc DeclsFunc
 	// Progress, when set, is called as the background reconcile advances
 	// (for $/progress). It must not block for long.
@@ -154,7 +154,6 @@ type Index struct {
 	closed   bool
 	skipped  map[string]int
 	recovery string // why the index was rebuilt at Open, if it was
-	notified map[string]*time.Timer
 
 	pending sync.WaitGroup // batches not yet persisted (unsafe_batch)
 	recMu   sync.Mutex
@@ -176,7 +175,7 @@ func Open(ws *workspace.Workspace, opts Options) (*Index, error) {
 		return nil, errors.New("search: Options.StateDir is required")
 	}
 	if opts.DeclsFunc == nil {
-		opts.DeclsFunc = HeuristicDecls
+		opts.DeclsFunc = func(string, string, []byte) []Decl { return nil }
 	}
 	if opts.MaxFileSize <= 0 {
 		opts.MaxFileSize = 1 << 20
@@ -410,6 +409,9 @@ func (ix *Index) document(rel, lang string, c *chunk) *document.Document {
 	d.AddField(document.NewTextFieldCustom(fPath, nil, []byte(rel), optText, ix.kw))
 	if lang != "" {
 		d.AddField(document.NewTextFieldCustom(fLang, nil, []byte(lang), optText, ix.kw))
+		if fam := workspace.LanguageFamily(lang); fam != lang {
+			d.AddField(document.NewTextFieldCustom(fLang, nil, []byte(fam), optText, ix.kw))
+		}
 	}
 	d.AddField(document.NewTextFieldCustom(fKind, nil, []byte(c.Kind), optText, ix.kw))
 	return d
@@ -872,7 +874,7 @@ func (ix *Index) prepare(f workspace.File, gen uint64) prepared {
 		p.same = true
 		return p
 	}
-	p.lang = LangOf(f.Rel)
+	p.lang = workspace.LanguageOf(f.Rel)
 	p.chunks = chunkFile(b, ix.decls(f.Rel, p.lang, b))
 	return p
 }
@@ -1060,7 +1062,7 @@ func (ix *Index) Update(rel string) error {
 	if workspace.IsBinary(b) {
 		return ix.Remove(rel)
 	}
-	lang := LangOf(rel)
+	lang := workspace.LanguageOf(rel)
 	st := fileState{Size: info.Size(), Mod: info.ModTime().UnixNano(), Hash: workspace.Hash(string(b))}
 	ix.mu.Lock()
 	old, ok := ix.files[rel]
@@ -1086,7 +1088,7 @@ func (ix *Index) IndexFile(rel string, content []byte, lang string, decls []Decl
 		st.Size, st.Mod = info.Size(), info.ModTime().UnixNano()
 	}
 	if lang == "" {
-		lang = LangOf(rel)
+		lang = workspace.LanguageOf(rel)
 	}
 	return ix.indexFile(rel, content, lang, decls, st)
 }
@@ -1130,9 +1132,6 @@ func (ix *Index) Close() error {
 		ix.saveT.Stop()
 		ix.saveT = nil
 	}
-	for _, t := range ix.notified {
-		t.Stop()
-	}
 	ix.mu.Unlock()
 	ix.running.Wait()
 	err := ix.saveManifest()
@@ -1140,42 +1139,4 @@ func (ix *Index) Close() error {
 		err = cerr
 	}
 	return err
-}
-
-// NotifyDelay is how long Notify waits for a path to stay quiet.
-const NotifyDelay = 200 * time.Millisecond
-
-// Notify schedules Update(rel) once rel has had no further event for
-// NotifyDelay: feed it raw watcher events (create, write, rename, remove);
-// bursts (editors write temp files, rename, chmod) collapse into one update.
-func (ix *Index) Notify(rel string) {
-	rel = cleanRel(rel)
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
-	if ix.closed {
-		return
-	}
-	if ix.notified == nil {
-		ix.notified = map[string]*time.Timer{}
-	}
-	if t, ok := ix.notified[rel]; ok {
-		t.Reset(NotifyDelay)
-		return
-	}
-	ix.notified[rel] = time.AfterFunc(NotifyDelay, func() {
-		ix.mu.Lock()
-		delete(ix.notified, rel)
-		closed := ix.closed
-		if !closed {
-			ix.running.Add(1)
-		}
-		ix.mu.Unlock()
-		if closed {
-			return
-		}
-		defer ix.running.Done()
-		if err := ix.Update(rel); err != nil {
-			ix.log.Warn("search: update after file event failed", "path", rel, "err", err)
-		}
-	})
 }

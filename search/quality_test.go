@@ -89,7 +89,7 @@ func corpusIndex(t testing.TB) (*Index, time.Duration) {
 	if state == "" {
 		state = t.TempDir()
 	}
-	ix, err := Open(ws, Options{StateDir: state})
+	ix, err := Open(ws, Options{StateDir: state, DeclsFunc: treeSitterDecls})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,8 @@ const (
 // context) touch the range. Each carries a cairn.ask command, so a plain LSP
 // client can use Cairn.
 func (s *Server) CodeAction(ctx context.Context, params *lsp.CodeActionParams) ([]lsp.CommandOrCodeAction, error) {
-	if _, err := s.ready(); err != nil {
+	mgr, err := s.ready()
+	if err != nil {
 		return nil, err
 	}
 	uri := string(params.TextDocument.URI)
@@ -54,6 +55,13 @@ func (s *Server) CodeAction(ctx context.Context, params *lsp.CodeActionParams) (
 		}
 	}
 	actions := []lsp.CommandOrCodeAction{ask(TitleExplain, QuestionExplain, lsp.CodeActionKindEmpty)}
+	s.mu.Lock()
+	plain := !s.caps.cairnClient
+	s.mu.Unlock()
+	if plain {
+		// A plain client reviews proposed edits through code actions.
+		actions = append(s.editActions(mgr, abs, int(r.Start.Line), int(r.End.Line)), actions...)
+	}
 
 	var lines []string
 	seen := map[string]bool{}

@@ -43,12 +43,12 @@ func (s *Server) ExecuteCommand(ctx context.Context, params *lsp.ExecuteCommandP
 	case protocol.CommandAcceptEdit:
 		var p protocol.EditRef
 		if err = decodeArg(arg, &p, "editId"); err == nil {
-			result, err = mgr.Accept(ctx, p.EditID, s)
+			result, err = mgr.AcceptHunks(ctx, p.EditID, p.Hunks, s)
 		}
 	case protocol.CommandRejectEdit:
 		var p protocol.EditRef
 		if err = decodeArg(arg, &p, "editId"); err == nil {
-			err = mgr.Reject(p.EditID)
+			err = mgr.RejectHunks(p.EditID, p.Hunks)
 			result = struct{}{}
 		}
 	case protocol.CommandUndo:
@@ -70,6 +70,8 @@ func (s *Server) ExecuteCommand(ctx context.Context, params *lsp.ExecuteCommandP
 		}
 	case protocol.CommandListRuns:
 		result = s.listRuns(mgr)
+	case protocol.CommandListThreads:
+		result = mgr.Threads()
 	default:
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "unknown command %q; Cairn's commands are %s", params.Command, strings.Join(protocol.Commands, ", "))
 	}
@@ -136,21 +138,24 @@ func (s *Server) cmdAsk(ctx context.Context, mgr *agent.Manager, arg []byte) (an
 		}
 		sel = &contextengine.Selection{StartLine: int(p.Range.Start.Line) + 1, EndLine: end + 1}
 	}
-	s.waitForMCP(ctx)
-	progress := s.newRunProgress(p.Question)
-	emit := func(ev protocol.RunEvent) {
-		s.notifyRunEvent(ev)
-		progress.send(ev)
+	if p.ThreadID != "" && !agent.ValidThreadID(p.ThreadID) {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "threadId: invalid thread id %q", p.ThreadID)
 	}
-	run, err := mgr.Start(s.ctx, agent.AskRequest{Abs: abs, Selection: sel, Question: p.Question}, emit)
+	s.waitForMCP(ctx)
+	emit, abort := s.runEmitter(p.Question)
+	run, err := mgr.Start(s.ctx, agent.AskRequest{Abs: abs, Selection: sel, Question: p.Question, ThreadID: p.ThreadID, Range: p.Range}, emit)
 	if err != nil {
-		progress.send(protocol.RunEvent{Kind: protocol.EventFailed}) // ends the progress goroutine
+		abort()
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidRequest, "%v", err)
 	}
 	if id, ok := ctx.Value(requestIDKey{}).(jsonrpc2.ID); ok {
 		s.askRequests.Store(id, run.ID)
+		go func() { // a $/cancelRequest after the end has nothing to cancel
+			<-run.Done()
+			s.askRequests.Delete(id)
+		}()
 	}
-	return protocol.RunRef{RunID: run.ID}, nil
+	return protocol.AskResult{RunID: run.ID, ThreadID: run.ThreadID}, nil
 }
 
 // mcpStartWait bounds how long a question waits for MCP servers that are
@@ -199,8 +204,10 @@ func (s *Server) cmdResume(mgr *agent.Manager, arg []byte) (any, error) {
 	if err := decodeArg(arg, &p, "runId"); err != nil {
 		return nil, err
 	}
-	run, err := mgr.Resume(s.ctx, p.RunID, s.notifyRunEvent)
+	emit, abort := s.runEmitter("")
+	run, err := mgr.Resume(s.ctx, p.RunID, emit)
 	if err != nil {
+		abort()
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidRequest, "cannot resume %s: %v", p.RunID, err)
 	}
 	if w := run.Warnings(); len(w) > 0 {

@@ -118,9 +118,12 @@ turns:
 }
 
 func TestCancelKillsRunningCommand(t *testing.T) {
+	// The command sleeps an hour: a run that ends at all was cancelled, and
+	// its sleeps must be gone. No bound on how long the cancel took: the
+	// machine running this may be loaded.
 	script := `
 turns:
-  - toolCalls: [{name: run_command, arguments: {command: "ls; sleep 37 & sleep 37; echo never > never.txt"}}]
+  - toolCalls: [{name: run_command, arguments: {command: "ls; sleep 3737 & sleep 3737; echo never > never.txt"}}]
   - text: unreachable
 `
 	e := newEnv(t, greetWS, withScript(script))
@@ -128,28 +131,29 @@ turns:
 	if _, err := e.ed.WaitKind(e.ctx, run, protocol.EventApproval); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(200 * time.Millisecond) // the command is running
-	start := time.Now()
+	sleeps := func() string {
+		out, _ := exec.Command("pgrep", "-f", "^sleep 3737$").Output()
+		return strings.TrimSpace(string(out))
+	}
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(time.Minute); !cond(); time.Sleep(50 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("waited a minute for %s", what)
+			}
+		}
+	}
+	waitFor("the command to start", func() bool { return sleeps() != "" })
 	if err := e.ed.Cancel(e.ctx, run); err != nil {
 		t.Fatal(err)
 	}
 	if evs := e.waitRun(run); last(evs).Kind != protocol.EventCancelled {
 		t.Fatalf("want cancelled: %s", kinds(evs))
 	}
-	if d := time.Since(start); d > 10*time.Second {
-		t.Errorf("cancelling took %s", d)
-	}
 	// The group gets SIGTERM (then SIGKILL after a grace period): poll
 	// rather than race the kernel's reaping.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		out, _ := exec.Command("pgrep", "-f", "^sleep 37$").Output()
-		if strings.TrimSpace(string(out)) == "" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the command's process group survived the cancel: %s", out)
-		}
-		time.Sleep(50 * time.Millisecond)
+	waitFor("the command's process group to die", func() bool { return sleeps() == "" })
+	if _, err := os.Stat(filepath.Join(e.root, "never.txt")); err == nil {
+		t.Error("the command went on after the cancel: never.txt written")
 	}
 }

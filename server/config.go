@@ -9,7 +9,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/cairn-dev/cairn/agent"
+	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/tools"
 )
 
@@ -38,7 +41,9 @@ type Settings struct {
 	Replay struct {
 		Run string `json:"run"`
 	} `json:"replay"`
-	Agent struct {
+	// Sandbox confines run_command (see docs/security.md).
+	Sandbox tools.SandboxSettings `json:"sandbox"`
+	Agent   struct {
 		MaxSteps       int     `json:"maxSteps"`
 		MaxTokens      int     `json:"maxTokens"`      // input+output tokens per run
 		MaxCostUSD     float64 `json:"maxCostUSD"`     // per run, at trace.prices rates
@@ -122,6 +127,7 @@ func parseSettings(raw []byte) (Settings, []string) {
 	decode("agent", &s.Agent)
 	decode("replay", &s.Replay)
 	decode("policy", &s.Policy)
+	decode("sandbox", &s.Sandbox)
 	return s, warnings
 }
 
@@ -160,6 +166,9 @@ func (s Settings) withEnv(getenv func(string) string) (Settings, []string) {
 	}
 	if s.Replay.Run == "" {
 		s.Replay.Run = getenv("CAIRN_REPLAY_RUN")
+	}
+	if s.Sandbox.Mode == "" {
+		s.Sandbox.Mode = getenv("CAIRN_SANDBOX")
 	}
 	if s.Trace.OTLPEndpoint == "" {
 		s.Trace.OTLPEndpoint = getenv("OTEL_EXPORTER_OTLP_ENDPOINT")
@@ -211,4 +220,26 @@ func StateDir(root string, getenv func(string) string) (string, error) {
 	}
 	h := sha256.Sum256([]byte(root))
 	return filepath.Join(base, "cairn", hex.EncodeToString(h[:8])), nil
+}
+
+// ReadSettings reads settings as initializationOptions carry them (raw may
+// be empty) and fills what is unset from the environment. `cairn acp`, which
+// has no initializationOptions, reads its settings file through it.
+func ReadSettings(raw []byte, getenv func(string) string) (Settings, []string) {
+	s, warnings := parseSettings(raw)
+	s, more := s.withEnv(getenv)
+	return s, append(warnings, more...)
+}
+
+// RunConfig returns cfg with the settings' model and limits applied.
+func (s Settings) RunConfig(cfg agent.Config, provider model.Provider) agent.Config {
+	cfg.Provider = provider
+	cfg.ModelName = s.Model.Name
+	cfg.ContextWindow = s.Model.ContextWindow
+	cfg.MaxOutputTokens = s.Model.MaxOutputTokens
+	cfg.MaxSteps = s.Agent.MaxSteps
+	cfg.MaxTotalTokens = s.Agent.MaxTokens
+	cfg.MaxCostUSD = s.Agent.MaxCostUSD
+	cfg.MaxDuration = time.Duration(s.Agent.MaxDurationSec) * time.Second
+	return cfg
 }

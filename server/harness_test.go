@@ -41,6 +41,7 @@ type envConfig struct {
 	getenv   map[string]string
 	noProv   bool
 	state    string
+	root     string
 	newID    func(string) string
 	provider model.Provider
 }
@@ -56,6 +57,9 @@ func withState(dir string) envOption         { return func(c *envConfig) { c.sta
 
 // withProvider serves the model from p instead of a script.
 func withProvider(p model.Provider) envOption { return func(c *envConfig) { c.provider = p } }
+
+// withRoot serves an existing workspace (a second server on the same files).
+func withRoot(dir string) envOption { return func(c *envConfig) { c.root = dir } }
 
 // withCountingIDs makes run, edit and checkpoint ids a counter, so token
 // counts of text holding them repeat exactly (golden files).
@@ -79,8 +83,11 @@ func newEnv(t testing.TB, archive string, opts ...envOption) *env {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	root := t.TempDir()
-	writeTxtar(t, root, archive)
+	root := cfg.root
+	if root == "" {
+		root = t.TempDir()
+		writeTxtar(t, root, archive)
+	}
 	state := cfg.state
 	if state == "" {
 		state = t.TempDir()
@@ -101,7 +108,7 @@ func newEnv(t testing.TB, archive string, opts ...envOption) *env {
 		e.provider = model.NewScripted(s)
 		sopts.Provider = e.provider
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	e.ctx = ctx
 	serverEnd, clientEnd := net.Pipe()
@@ -116,12 +123,12 @@ func newEnv(t testing.TB, archive string, opts ...envOption) *env {
 	}
 	e.ed = ed
 	t.Cleanup(func() {
-		cctx, ccancel := context.WithTimeout(context.Background(), 10*time.Second)
+		cctx, ccancel := context.WithTimeout(context.Background(), time.Minute)
 		defer ccancel()
 		_ = ed.Close(cctx)
 		select {
 		case <-e.done:
-		case <-time.After(10 * time.Second):
+		case <-time.After(time.Minute):
 			t.Errorf("server did not stop after shutdown/exit")
 		}
 	})

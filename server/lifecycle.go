@@ -68,7 +68,9 @@ func (s *Server) Initialize(ctx context.Context, params *lsp.InitializeParams) (
 	if w := params.Capabilities.Window; w != nil {
 		caps.progress = w.WorkDoneProgress != nil && *w.WorkDoneProgress
 		caps.showMessageReq = w.ShowMessage != nil
+		caps.showDocument = w.ShowDocument != nil && w.ShowDocument.Support
 	}
+	caps.cairnClient = declaresRunEvents(params.Capabilities.Experimental)
 
 	settings, warnings := parseSettings(params.InitializationOptions)
 	s.mu.Lock()
@@ -121,7 +123,8 @@ func (s *Server) setupEngines(initial Settings) error {
 	if err != nil {
 		return err
 	}
-	reg := tools.NewBuiltinRegistry(s.ws.Root())
+	sb := tools.NewCommandSandbox(s.ws.Root())
+	reg := tools.NewBuiltinRegistryWith(s.ws.Root(), sb)
 	gate := tools.NewGate(tools.DefaultPolicy(), true, s, audit)
 	initial, _ = initial.withEnv(s.opts.Getenv)
 	rec, err := trace.NewRecorder(trace.Options{
@@ -151,15 +154,11 @@ func (s *Server) setupEngines(initial Settings) error {
 	deps := agent.Deps{WS: s.ws, Registry: reg, Gate: gate, Checkpoints: cps, Diagnostics: s.diags, Redactor: red, Tracer: rec,
 		FaultPoint: s.opts.FaultPoint}
 	if ix != nil {
-		deps.Map = ix
 		deps.Index = ix
-		if ix.Search != nil {
-			deps.Search = ix
-		}
 		ix.Start(s.ctx) // in the background: nothing here waits for indexing
 	}
 	s.mu.Lock()
-	s.registry, s.gate, s.tracer, s.mcp, s.index = reg, gate, rec, bridge, ix
+	s.registry, s.gate, s.tracer, s.mcp, s.index, s.sandbox = reg, gate, rec, bridge, ix, sb
 	s.mgr = agent.NewManager(agent.Config{StateDir: s.stateDir, NewID: s.opts.NewID}, deps)
 	s.mu.Unlock()
 	return nil
@@ -177,24 +176,19 @@ func (s *Server) applySettings(settings Settings, warnings []string) {
 	}
 	s.mu.Lock()
 	s.settings = settings
-	mgr, gate := s.mgr, s.gate
+	mgr, gate, sb := s.mgr, s.gate, s.sandbox
 	s.mu.Unlock()
+	if sb != nil {
+		warnings = append(warnings, sb.Configure(settings.Sandbox, s.stateDir)...)
+		s.reportSandbox(sb)
+	}
 	if gate != nil {
 		policy, problems := s.loadPolicy(settings)
 		warnings = append(warnings, problems...)
 		gate.SetPolicy(policy, settings.Approval.Mode != "policy")
 	}
 	if mgr != nil {
-		cfg := mgr.Config()
-		cfg.Provider = provider
-		cfg.ModelName = settings.Model.Name
-		cfg.ContextWindow = settings.Model.ContextWindow
-		cfg.MaxOutputTokens = settings.Model.MaxOutputTokens
-		cfg.MaxSteps = settings.Agent.MaxSteps
-		cfg.MaxTotalTokens = settings.Agent.MaxTokens
-		cfg.MaxCostUSD = settings.Agent.MaxCostUSD
-		cfg.MaxDuration = time.Duration(settings.Agent.MaxDurationSec) * time.Second
-		mgr.SetConfig(cfg)
+		mgr.SetConfig(settings.RunConfig(mgr.Config(), provider))
 	}
 	s.mu.Lock()
 	bridge := s.mcp
@@ -222,6 +216,34 @@ func (s *Server) applySettings(settings Settings, warnings []string) {
 	}
 }
 
+// reportSandbox logs how commands are confined and, when they cannot be,
+// tells the user once (again only if that changes).
+func (s *Server) reportSandbox(sb *tools.CommandSandbox) {
+	st, mode := sb.Status()
+	msg := st.Describe()
+	switch {
+	case mode == tools.SandboxOff:
+		msg = "commands are not sandboxed (sandbox.mode is off): every command that is not read-only asks first"
+	case !st.Available() && mode == tools.SandboxRequired:
+		msg += "; sandbox.mode is required, so run_command will refuse every command"
+	case !st.Available():
+		msg += "; every command that is not read-only asks first"
+	}
+	s.mu.Lock()
+	said := s.sandboxSaid == msg
+	s.sandboxSaid = msg
+	s.mu.Unlock()
+	if said {
+		return
+	}
+	if st.Available() && mode != tools.SandboxOff {
+		s.logToClient(slog.LevelInfo, "Cairn: "+msg)
+		return
+	}
+	s.logToClient(slog.LevelWarn, "Cairn: "+msg)
+	s.showMessage(lsp.MessageTypeWarning, "Cairn: "+msg)
+}
+
 // Initialized settles what a previous server left behind: checkpoints of an
 // accept that was cut short, and runs that were interrupted. Each
 // interrupted run is announced with a cairn/runEvent of kind interrupted and
@@ -230,9 +252,15 @@ func (s *Server) applySettings(settings Settings, warnings []string) {
 // workspace's .cairn/policy.json (which may only tighten: it comes with the
 // repository), then the user's settings (which may loosen).
 func (s *Server) loadPolicy(st Settings) (tools.Policy, []string) {
+	return LoadPolicy(s.ws.Root(), st)
+}
+
+// LoadPolicy builds the permission policy of the workspace at root (see
+// loadPolicy); `cairn acp` uses it too.
+func LoadPolicy(root string, st Settings) (tools.Policy, []string) {
 	policy := tools.DefaultPolicy()
 	var problems []string
-	if b, err := os.ReadFile(filepath.Join(s.ws.Root(), ".cairn", "policy.json")); err == nil {
+	if b, err := os.ReadFile(filepath.Join(root, ".cairn", "policy.json")); err == nil {
 		var file tools.Policy
 		if err := json.Unmarshal(b, &file); err != nil {
 			problems = append(problems, fmt.Sprintf(".cairn/policy.json is not valid: %v", err))
@@ -308,6 +336,20 @@ func (s *Server) DidChangeConfiguration(ctx context.Context, params *lsp.DidChan
 	settings, warnings := parseSettings(params.Settings)
 	s.applySettings(settings, warnings)
 	return nil
+}
+
+// declaresRunEvents reads capabilities.experimental.cairn.runEvents.
+func declaresRunEvents(experimental lsp.LSPAny) bool {
+	raw, err := json.Marshal(experimental)
+	if err != nil {
+		return false
+	}
+	var exp map[string]map[string]any
+	if json.Unmarshal(raw, &exp) != nil {
+		return false
+	}
+	v, _ := exp[protocol.ExperimentalKey][protocol.ExperimentalRunEvents].(bool)
+	return v
 }
 
 // ready returns the manager, or an error saying initialize has not happened.

@@ -44,7 +44,7 @@ turns:
 			return protocol.ActionAllowOnce
 		}}))
 	// The bridge starts servers in the background: wait for the tool.
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for !registered(e) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the MCP server's tools were not registered: %q", e.ed.Messages())

@@ -14,6 +14,12 @@ func (s *Server) newProvider(st Settings) (model.Provider, error) {
 	if s.opts.Provider != nil {
 		return s.opts.Provider, nil
 	}
+	return NewProvider(st, s.stateDir, s.opts.Getenv)
+}
+
+// NewProvider builds the provider that settings name; stateDir holds the
+// runs a replay provider reads. `cairn acp` builds its provider through it.
+func NewProvider(st Settings, stateDir string, getenv func(string) string) (model.Provider, error) {
 	switch st.Model.Provider {
 	case "":
 		return nil, fmt.Errorf("no model provider is set: set model.provider (or CAIRN_PROVIDER) to openai, anthropic or scripted")
@@ -30,12 +36,12 @@ func (s *Server) newProvider(st Settings) (model.Provider, error) {
 		if st.Replay.Run == "" {
 			return nil, fmt.Errorf("model.provider is replay but replay.run (or CAIRN_REPLAY_RUN) names no run")
 		}
-		resps, err := agent.RecordedResponses(s.stateDir, st.Replay.Run)
+		resps, err := agent.RecordedResponses(stateDir, st.Replay.Run)
 		if err != nil {
 			return nil, fmt.Errorf("replay.run: %w", err)
 		}
 		return model.NewReplay(resps), nil
 	default:
-		return newNetworkProvider(st, s.opts.Getenv)
+		return newNetworkProvider(st, getenv)
 	}
 }

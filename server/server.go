@@ -72,13 +72,15 @@ type Server struct {
 	mgr         *agent.Manager
 	registry    *tools.Registry
 	gate        *tools.Gate
+	sandbox     *tools.CommandSandbox
+	sandboxSaid string // the sandbox status last shown to the user
 	caps        clientCaps
 	diags       *diagnosticsStore
 	askRequests askRequestMap
 	tracer      *trace.Recorder
 	mcp         *mcp.Manager
 	mcpReady    chan struct{} // closed when the latest MCP configuration has started
-	index       *codeindex.Index
+	index       *codeindex.Local
 }
 
 type clientCaps struct {
@@ -86,6 +88,10 @@ type clientCaps struct {
 	resourceOps     bool
 	progress        bool
 	showMessageReq  bool
+	// cairnClient: capabilities.experimental.cairn.runEvents is true; the
+	// client shows cairn/runEvent itself (plain.go serves the others).
+	cairnClient  bool
+	showDocument bool
 }
 
 // Serve runs a server on in/out until the client sends exit or goes away.

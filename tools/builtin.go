@@ -4,15 +4,23 @@ import "github.com/cairn-dev/cairn/workspace"
 
 var walkOptions = workspace.WalkOptions{}
 
-// Builtins returns the built-in tools for the workspace at root.
-func Builtins(root string) []*Tool {
-	return []*Tool{ReadFile(), ListFiles(), EditFile(), GetDiagnostics(), RunCommand(root), SearchCode(), RepoMap()}
+// Builtins returns the built-in tools for the workspace at root; commands
+// are confined by sb.
+func Builtins(root string, sb *CommandSandbox) []*Tool {
+	return []*Tool{ReadFile(), ListFiles(), EditFile(), GetDiagnostics(), RunCommandWith(root, sb), SearchCode(), RepoMap()}
 }
 
-// NewBuiltinRegistry returns a registry holding the built-in tools.
+// NewBuiltinRegistry returns a registry holding the built-in tools, with
+// commands sandboxed in mode auto.
 func NewBuiltinRegistry(root string) *Registry {
+	return NewBuiltinRegistryWith(root, NewCommandSandbox(root))
+}
+
+// NewBuiltinRegistryWith returns a registry holding the built-in tools,
+// with commands confined by sb.
+func NewBuiltinRegistryWith(root string, sb *CommandSandbox) *Registry {
 	r := NewRegistry()
-	for _, t := range Builtins(root) {
+	for _, t := range Builtins(root, sb) {
 		if err := r.Register(t); err != nil {
 			panic(err) // the built-in schemas are constants: a failure is a programming error
 		}

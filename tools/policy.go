@@ -139,6 +139,10 @@ func (g *Gate) Decide(ctx context.Context, req ApprovalRequest, step int, inputS
 	}
 	policy, interactive := g.current()
 	action, rule := policy.Action(req.Tool, req.Risk, command)
+	if command != "" && strings.HasPrefix(command, OutsideSandbox) && action == Allow {
+		// Outside the sandbox only the user's word counts.
+		action, rule = Ask, "run outside the sandbox"
+	}
 	var d Decision
 	by := "policy: " + rule
 	switch action {

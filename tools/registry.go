@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/cairn-dev/cairn/codeindex"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/workspace"
 )
@@ -106,23 +107,12 @@ type DiagnosticsSource interface {
 	Diagnostics(abs string) []Diagnostic
 }
 
-// Searcher serves search_code.
-type Searcher interface {
-	SearchText(ctx context.Context, query string, limit int) (string, error)
-}
-
-// MapRenderer serves repo_map.
-type MapRenderer interface {
-	RenderMap(ctx context.Context, focus []string, tokens int) (string, error)
-}
-
 // Env is what a tool call may touch.
 type Env struct {
 	WS          *workspace.Workspace
 	Drafts      *workspace.Drafts
 	Diagnostics DiagnosticsSource
-	Search      Searcher
-	Map         MapRenderer
+	Index       codeindex.Index // the code index (search_code, repo_map); nil: none
 	RunID       string
 }
 

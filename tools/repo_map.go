@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+
+	"github.com/cairn-dev/cairn/codeindex"
 )
 
 const repoMapDescription = `Show the repository map: the most relevant definitions (types, functions, methods, classes) of the workspace, grouped by file with line numbers and signatures, ranked by how the code references itself. Give focus paths to rank the map toward those files.`
@@ -29,7 +31,7 @@ func RepoMap() *Tool {
 			if err := json.Unmarshal(input, &in); err != nil {
 				return errorResult("invalid input: %v", err), nil
 			}
-			if env.Map == nil {
+			if env.Index == nil {
 				return errorResult("the repo map is not available in this session"), nil
 			}
 			var focus []string
@@ -40,10 +42,7 @@ func RepoMap() *Tool {
 				}
 				focus = append(focus, env.WS.Rel(abs))
 			}
-			out, err := env.Map.RenderMap(ctx, focus, repoMapTokens)
-			if err != nil {
-				return errorResult("repo map failed: %v", err), nil
-			}
+			out := codeindex.MapText(env.Index, focus, repoMapTokens)
 			return Result{Content: out, Summary: fmt.Sprintf("repo map (%d focus files)", len(focus))}, nil
 		},
 	}

@@ -5,35 +5,157 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cairn-dev/cairn/tools/shell"
+	"github.com/cairn-dev/cairn/tools/shell/sandbox"
 )
 
-const runCommandDescription = `Run a shell command in the workspace root (bash), with a timeout (default 120 s, at most 600). Output (stdout and stderr together) is capped; the middle of long output is cut. Commands are classified by risk (read, write, network, install, destructive): read-only commands run at once, others may need the user's approval or be refused by policy. Prefer read-only commands (go test is write: it builds). Do not use it to edit files: use edit_file, which the user reviews.`
+const runCommandDescription = `Run a shell command in the workspace root (bash), with a timeout (default 120 s, at most 600). Output (stdout and stderr together) is capped; the middle of long output is cut. Commands are classified by risk (read, write, network, install, destructive): read-only commands run at once, others may need the user's approval or be refused by policy. Commands run in an OS sandbox: read-only commands can write nothing but $TMPDIR; others may also write the workspace (not .git) and tool caches; there is no network unless the command is rated network/install and approved; files outside the workspace and toolchains (e.g. ~/.ssh) are unreadable. If a command fails only because of the sandbox, you may call run_command again with withoutSandbox: true and a reason the user will read; the user must approve that exact command. Prefer read-only commands (go test is write: it builds). Do not use it to edit files: use edit_file, which the user reviews.`
 
-// RunCommand is the run_command tool for the workspace at root (the
-// classifier judges paths and redirections against it).
-func RunCommand(root string) *Tool {
+// OutsideSandbox starts the approval detail of a command that will run
+// without the OS sandbox. The gate never allows such a call by policy:
+// the user approves the exact command.
+const OutsideSandbox = "[outside the sandbox] "
+
+// Sandbox modes (setting sandbox.mode, env CAIRN_SANDBOX).
+const (
+	SandboxAuto     = "auto"
+	SandboxRequired = "required"
+	SandboxOff      = "off"
+)
+
+// SandboxSettings are the `sandbox` settings.
+type SandboxSettings struct {
+	Mode          string   `json:"mode"`
+	Network       bool     `json:"network"`
+	WritableRoots []string `json:"writableRoots"`
+	ReadableRoots []string `json:"readableRoots"`
+}
+
+// CommandSandbox decides how run_command confines each command: the
+// settings, the state directory to protect, and what the system allows.
+// Safe for concurrent use; settings may change between calls.
+type CommandSandbox struct {
+	mu       sync.Mutex
+	root     string
+	stateDir string
+	settings SandboxSettings
+	probe    func() sandbox.Status
+}
+
+// NewCommandSandbox returns the sandbox for commands run in root, in
+// mode auto until Configure says otherwise.
+func NewCommandSandbox(root string) *CommandSandbox {
+	return &CommandSandbox{root: root, settings: SandboxSettings{Mode: SandboxAuto}, probe: sandbox.Probe}
+}
+
+// Configure applies settings (invalid values are reported and replaced
+// by defaults) and the server's state directory (never writable).
+func (c *CommandSandbox) Configure(s SandboxSettings, stateDir string) []string {
+	var problems []string
+	switch s.Mode {
+	case "":
+		s.Mode = SandboxAuto
+	case SandboxAuto, SandboxRequired, SandboxOff:
+	default:
+		problems = append(problems, fmt.Sprintf("sandbox.mode %q is not auto, required or off; using auto", s.Mode))
+		s.Mode = SandboxAuto
+	}
+	keep := func(name string, in []string) []string {
+		var out []string
+		for _, p := range in {
+			if !filepath.IsAbs(p) {
+				problems = append(problems, fmt.Sprintf("%s: %q is not an absolute path; ignored", name, p))
+				continue
+			}
+			out = append(out, filepath.Clean(p))
+		}
+		return out
+	}
+	s.WritableRoots = keep("sandbox.writableRoots", s.WritableRoots)
+	s.ReadableRoots = keep("sandbox.readableRoots", s.ReadableRoots)
+	c.mu.Lock()
+	c.settings, c.stateDir = s, stateDir
+	c.mu.Unlock()
+	return problems
+}
+
+// Status reports what the system gives and the mode in force.
+func (c *CommandSandbox) Status() (sandbox.Status, string) {
+	c.mu.Lock()
+	mode := c.settings.Mode
+	c.mu.Unlock()
+	return c.probe(), mode
+}
+
+// confined reports whether commands run in the sandbox now.
+func (c *CommandSandbox) confined() bool {
+	st, mode := c.Status()
+	return mode != SandboxOff && st.Available()
+}
+
+// policy is the sandbox policy for a command of the given risk.
+func (c *CommandSandbox) policy(risk Risk) sandbox.Policy {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p := sandbox.Policy{
+		Profile:       sandbox.WorkspaceWrite,
+		Workspace:     c.root,
+		StateDir:      c.stateDir,
+		ReadableRoots: c.settings.ReadableRoots,
+		WritableRoots: c.settings.WritableRoots,
+		// A command rated network or install runs only after approval
+		// (or an explicit allow rule) and needs the network to work.
+		Network: c.settings.Network || risk == RiskNetwork || risk == RiskInstall,
+	}
+	if risk == RiskRead {
+		p.Profile = sandbox.ReadOnly
+		p.Network = false
+		p.WritableRoots = nil
+	}
+	return p
+}
+
+type runCommandInput struct {
+	Command        string `json:"command"`
+	TimeoutSec     int    `json:"timeoutSec"`
+	WithoutSandbox bool   `json:"withoutSandbox"`
+	Reason         string `json:"reason"`
+}
+
+// RunCommand is the run_command tool for the workspace at root, in
+// sandbox mode auto.
+func RunCommand(root string) *Tool { return RunCommandWith(root, NewCommandSandbox(root)) }
+
+// RunCommandWith is the run_command tool confined by sb. The classifier
+// judges paths and redirections against root and picks the profile: a
+// read command runs read-only, anything else workspace-write.
+func RunCommandWith(root string, sb *CommandSandbox) *Tool {
 	return &Tool{
 		Name:        "run_command",
 		Description: runCommandDescription,
 		Schema: json.RawMessage(`{"type":"object","properties":{
 			"command":{"type":"string","minLength":1},
-			"timeoutSec":{"type":"integer","minimum":1,"maximum":600}},
+			"timeoutSec":{"type":"integer","minimum":1,"maximum":600},
+			"withoutSandbox":{"type":"boolean","description":"run outside the OS sandbox; only after the command failed because of it; the user must approve"},
+			"reason":{"type":"string","description":"why the command needs to run outside the sandbox (shown to the user)"}},
 			"required":["command"],"additionalProperties":false}`),
 		Risk:           RiskDestructive,   // refined per input by Classify
 		Timeout:        605 * time.Second, // the command's own timeout is enforced by shell.Run
 		MaxOutputBytes: 32 << 10,
 		SideEffects:    true,
-		Run:            runRunCommand,
+		Run: func(ctx context.Context, env *Env, input json.RawMessage) (Result, error) {
+			return runRunCommand(ctx, env, input, sb)
+		},
 		Classify: func(input json.RawMessage) (Risk, string) {
-			var in struct {
-				Command string `json:"command"`
-			}
+			var in runCommandInput
 			_ = json.Unmarshal(input, &in)
 			c := shell.Classify(in.Command, shell.Options{Workspace: root})
+			risk := Risk(c.Risk)
 			detail := in.Command
 			if len(c.Packages) > 0 {
 				detail += "\npackages: " + strings.Join(c.Packages, ", ")
@@ -41,16 +163,25 @@ func RunCommand(root string) *Tool {
 			if r := c.Reason(); r != "" {
 				detail += "\n(" + r + ")"
 			}
-			return Risk(c.Risk), detail
+			// A command outside the sandbox always asks, unless it only
+			// reads and no sandbox was asked for.
+			switch {
+			case in.WithoutSandbox:
+				reason := strings.TrimSpace(in.Reason)
+				if reason == "" {
+					reason = "(no reason given)"
+				}
+				detail = OutsideSandbox + detail + "\nreason: " + reason
+			case risk != RiskRead && !sb.confined():
+				detail = OutsideSandbox + detail + "\nreason: commands cannot be sandboxed here"
+			}
+			return risk, detail
 		},
 	}
 }
 
-func runRunCommand(ctx context.Context, env *Env, input json.RawMessage) (Result, error) {
-	var in struct {
-		Command    string `json:"command"`
-		TimeoutSec int    `json:"timeoutSec"`
-	}
+func runRunCommand(ctx context.Context, env *Env, input json.RawMessage, sb *CommandSandbox) (Result, error) {
+	var in runCommandInput
 	if err := json.Unmarshal(input, &in); err != nil {
 		return errorResult("invalid input: %v", err), nil
 	}
@@ -58,9 +189,31 @@ func runRunCommand(ctx context.Context, env *Env, input json.RawMessage) (Result
 	if in.TimeoutSec > 0 {
 		timeout = time.Duration(in.TimeoutSec) * time.Second
 	}
+	root := env.WS.Root()
+	risk := Risk(shell.Classify(in.Command, shell.Options{Workspace: root}).Risk)
+	st, mode := sb.Status()
+	var pol *sandbox.Policy
+	profile := "no sandbox"
+	switch {
+	case in.WithoutSandbox:
+		profile = "outside the sandbox (approved)"
+	case mode == SandboxOff:
+		profile = "no sandbox (sandbox.mode is off)"
+	case !st.Available() && mode == SandboxRequired:
+		return errorResult("not run: sandbox.mode is required and %s", st.Describe()), nil
+	case !st.Available():
+		profile = "no sandbox (" + st.Err.Error() + ")"
+	default:
+		p := sb.policy(risk)
+		pol = &p
+		profile = string(p.Profile) + " sandbox"
+		if p.Network {
+			profile += " with network"
+		}
+	}
 	res, err := shell.Run(ctx, shell.RunOptions{
-		Dir: env.WS.Root(), Command: in.Command, Timeout: timeout, MaxOutputBytes: 32 << 10,
-		Env: shell.StripSecrets(os.Environ()),
+		Dir: root, Command: in.Command, Timeout: timeout, MaxOutputBytes: 32 << 10,
+		Env: shell.StripSecrets(os.Environ()), Sandbox: pol,
 	})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -80,10 +233,16 @@ func runRunCommand(ctx context.Context, env *Env, input json.RawMessage) (Result
 		fmt.Fprintf(&b, "[cancelled; the process group was killed]\n")
 	case res.Signal != "":
 		fmt.Fprintf(&b, "[killed by signal %s]\n", res.Signal)
+	case pol != nil && sandbox.Failed(res.ExitCode, res.Output):
+		fmt.Fprintf(&b, "[the sandbox could not be set up; the command did not run]\n")
 	default:
-		fmt.Fprintf(&b, "[exit status %d]\n", res.ExitCode)
+		fmt.Fprintf(&b, "[exit status %d; ran in: %s]\n", res.ExitCode, profile)
 	}
-	summary := fmt.Sprintf("exit %d in %s", res.ExitCode, res.Duration.Round(time.Millisecond))
+	if pol != nil && res.ExitCode != 0 && !res.TimedOut && !res.Cancelled && deniedBySandbox(res.Output) {
+		fmt.Fprintf(&b, "[this may have failed because of the %s sandbox (%s). If it cannot work inside it, call run_command again with withoutSandbox: true and a reason; the user decides]\n",
+			pol.Profile, sandboxLimits(*pol))
+	}
+	summary := fmt.Sprintf("exit %d in %s (%s)", res.ExitCode, res.Duration.Round(time.Millisecond), profile)
 	if res.TimedOut {
 		summary = "timed out"
 	}
@@ -91,4 +250,26 @@ func runRunCommand(ctx context.Context, env *Env, input json.RawMessage) (Result
 		return Result{}, ctx.Err()
 	}
 	return Result{Content: b.String(), Summary: summary, IsError: res.ExitCode != 0 || res.TimedOut}, nil
+}
+
+// deniedBySandbox recognizes the errors a confined command meets.
+func deniedBySandbox(out string) bool {
+	for _, s := range []string{"Permission denied", "Operation not permitted", "Read-only file system",
+		"Network is unreachable", "Could not resolve host", "Temporary failure in name resolution", "Device or resource busy"} {
+		if strings.Contains(out, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func sandboxLimits(p sandbox.Policy) string {
+	s := "writable: $TMPDIR only"
+	if p.Profile == sandbox.WorkspaceWrite {
+		s = "writable: the workspace except .git, $TMPDIR, tool caches"
+	}
+	if !p.Network {
+		s += "; no network"
+	}
+	return s + "; unreadable: files outside the workspace, toolchains and caches"
 }

@@ -3,8 +3,11 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/cairn-dev/cairn/codeindex"
 )
 
 const searchCodeDescription = `Search the workspace's code. The query takes plain words and identifiers (camelCase and snake_case are split, so "parse request" finds parseHTTPRequest), "quoted phrases", and filters: path:dir/or*glob, lang:go, sym:Name. Each hit is path:line: the best matching line, with the enclosing declaration and its line range; read_file shows more.`
@@ -29,13 +32,16 @@ func SearchCode() *Tool {
 			if err := json.Unmarshal(input, &in); err != nil {
 				return errorResult("invalid input: %v", err), nil
 			}
-			if env.Search == nil {
-				return errorResult("the search index is not available in this session"), nil
+			if env.Index == nil {
+				return errorResult("%v", codeindex.ErrNoSearch), nil
 			}
 			if in.Limit == 0 {
 				in.Limit = 20
 			}
-			out, err := env.Search.SearchText(ctx, in.Query, in.Limit)
+			out, err := codeindex.SearchText(ctx, env.Index, in.Query, in.Limit)
+			if errors.Is(err, codeindex.ErrNoSearch) {
+				return errorResult("%v", err), nil
+			}
 			if err != nil {
 				if ctx.Err() != nil {
 					return Result{}, ctx.Err()

@@ -229,7 +229,7 @@ func TestOTLPExportContent(t *testing.T) {
 // A collector that keeps failing does not hold Close beyond its context.
 func TestOTLPCollectorDown(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Retry-After", "30")
+		w.Header().Set("Retry-After", "3600")
 		http.Error(w, "overloaded", http.StatusServiceUnavailable)
 	}))
 	defer srv.Close()
@@ -238,12 +238,17 @@ func TestOTLPCollectorDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	scriptedRun(t, rec, "run-down")
+	// The collector asks for a retry in an hour: Close returning at all
+	// means it gave up when its context ended. No bound on how long that
+	// took: the machine running this may be loaded.
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	start := time.Now()
-	_ = rec.Close(ctx)
-	if d := time.Since(start); d > 3*time.Second {
-		t.Errorf("Close took %v", d)
+	closed := make(chan struct{})
+	go func() { defer close(closed); _ = rec.Close(ctx) }()
+	select {
+	case <-closed:
+	case <-time.After(time.Minute):
+		t.Fatal("Close did not return after its context ended")
 	}
 	// The local trace is complete regardless.
 	if tr, err := rec.Store().Load("run-down"); err != nil || len(tr.Spans) != 9 {

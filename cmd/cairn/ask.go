@@ -7,6 +7,7 @@ import (
 	"net"
 	"strings"
 
+	"github.com/cairn-dev/cairn/codeindex"
 	"github.com/cairn-dev/cairn/contextengine"
 	"github.com/cairn-dev/cairn/lspclient"
 	"github.com/cairn-dev/cairn/protocol"
@@ -116,7 +117,7 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	ws, ix, err := openIndex(*root)
+	ws, ix, err := openIndex(*root, codeindex.Options{})
 	if err != nil {
 		return err
 	}
@@ -132,16 +133,11 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if !ok {
 		return fmt.Errorf("%s does not exist", *file)
 	}
-	if _, err := ix.Map.Build(ctx); err == nil {
-		_ = ix.Map.SaveCache()
+	if err := ix.Reconcile(ctx); err != nil {
+		fmt.Fprintf(stderr, "cairn: updating the code index: %v\n", err)
 	}
 	req := contextengine.Request{Question: question, File: ws.Rel(abs), FileText: text, WS: ws, ContextWindow: *tokens, MaxOutput: *maxOut,
-		Map: ix.Map}
-	if ix.Search != nil {
-		if _, err := ix.Search.Reconcile(ctx); err == nil {
-			req.Search = ix.Search
-		}
-	}
+		Index: ix}
 	if from > 0 {
 		req.Selection = &contextengine.Selection{StartLine: from, EndLine: to}
 	}

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/cairn-dev/cairn/codeindex"
-	"github.com/cairn-dev/cairn/repomap"
 	"github.com/cairn-dev/cairn/server"
 	"github.com/cairn-dev/cairn/workspace"
 )
@@ -21,7 +20,7 @@ func init() {
 
 // openIndex opens the workspace's indexes in its state directory (shared
 // with the server: warm starts load the caches).
-func openIndex(root string) (*workspace.Workspace, *codeindex.Index, error) {
+func openIndex(root string, opts codeindex.Options) (*workspace.Workspace, *codeindex.Local, error) {
 	ws, err := workspace.Open(root)
 	if err != nil {
 		return nil, nil, err
@@ -31,7 +30,8 @@ func openIndex(root string) (*workspace.Workspace, *codeindex.Index, error) {
 		return nil, nil, err
 	}
 	ws.SetStateDir(state)
-	ix, err := codeindex.Open(ws, codeindex.Options{StateDir: state, NoWatch: true})
+	opts.StateDir, opts.NoWatch = state, true
+	ix, err := codeindex.Open(ws, opts)
 	if ix == nil {
 		return nil, nil, err
 	}
@@ -57,16 +57,14 @@ func runMap(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if *tokens <= 0 {
 		return fmt.Errorf("%w: --tokens must be positive", errUsage)
 	}
-	ws, ix, err := openIndex(*root)
+	ws, ix, err := openIndex(*root, codeindex.Options{NoSearch: true})
 	if err != nil {
 		return err
 	}
 	defer ix.Close()
-	stats, err := ix.Map.Build(ctx)
-	if err != nil {
+	if err := ix.Reconcile(ctx); err != nil {
 		return fmt.Errorf("building the repo map: %w", err)
 	}
-	_ = ix.Map.SaveCache()
 	var rels []string
 	for _, f := range focus {
 		abs, err := ws.Resolve(f)
@@ -75,10 +73,11 @@ func runMap(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 		rels = append(rels, ws.Rel(abs))
 	}
-	out, rs := ix.Map.Render(repomap.Focus{Files: rels}, *tokens)
+	out, rs := ix.RenderMap(codeindex.Focus{Files: rels}, *tokens)
 	fmt.Fprint(stdout, out)
-	fmt.Fprintf(stderr, "cairn map: %d files (%d parsed, the rest from cache), %d definitions shown in %d tokens of %d\n",
-		stats.Files, stats.Parsed, rs.Defs, rs.Tokens, rs.Budget)
+	st := ix.Stats()
+	fmt.Fprintf(stderr, "cairn map: %d files, %d definitions shown in %d tokens of %d\n",
+		st.MapFiles, rs.Defs, rs.Tokens, rs.Budget)
 	return nil
 }
 
@@ -93,22 +92,16 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if strings.TrimSpace(query) == "" {
 		return fmt.Errorf("%w: cairn search [--root DIR] [--limit N] [--json] QUERY", errUsage)
 	}
-	_, ix, err := openIndex(*root)
+	_, ix, err := openIndex(*root, codeindex.Options{})
 	if err != nil {
 		return err
 	}
 	defer ix.Close()
-	if ix.Search == nil {
-		return fmt.Errorf("the search index is not available")
-	}
 	// Bring the index up to date (a warm start only re-reads changed files).
-	if _, err := ix.Map.Build(ctx); err == nil {
-		_ = ix.Map.SaveCache()
+	if err := ix.Reconcile(ctx); err != nil {
+		return fmt.Errorf("updating the code index: %w", err)
 	}
-	if _, err := ix.Search.Reconcile(ctx); err != nil {
-		return fmt.Errorf("updating the search index: %w", err)
-	}
-	res, err := ix.Search.Search(ctx, query, *limit)
+	res, err := ix.Search(ctx, query, *limit)
 	if err != nil {
 		return err
 	}

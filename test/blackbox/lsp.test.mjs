@@ -5,83 +5,22 @@
 // deltas split across chunks and a [DONE] terminator.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, execFileSync } from 'node:child_process';
-import { createServer } from 'node:http';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync, readFileSync, mkdirSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve, dirname } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import {
   createProtocolConnection, StreamMessageReader, StreamMessageWriter,
 } from 'vscode-languageserver-protocol/node.js';
-
-const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-
-function cairnBinary() {
-  if (process.env.CAIRN_BIN) return process.env.CAIRN_BIN;
-  const out = join(mkdtempSync(join(tmpdir(), 'cairn-bin-')), 'cairn');
-  execFileSync('go', ['build', '-o', out, './cmd/cairn'], { cwd: repo, stdio: 'inherit' });
-  return out;
-}
-
-// chunk splits a string into n nearly equal pieces.
-function chunk(s, n) {
-  const size = Math.ceil(s.length / n);
-  const out = [];
-  for (let i = 0; i < s.length; i += size) out.push(s.slice(i, i + size));
-  return out;
-}
+import { cairnBinary, startModelServer, toolTurn, textTurn } from './helpers.mjs';
 
 // The model's turns, served in order, each as an SSE stream.
 function turns() {
   const read = JSON.stringify({ path: 'src/calc.js' });
   const edit = JSON.stringify({ path: 'src/calc.js', oldText: 'return a - b;', newText: 'return a + b;' });
-  const toolTurn = (id, name, args) => {
-    const ev = [{ id: 'chatcmpl-1', choices: [{ index: 0, delta: { role: 'assistant', content: null,
-      tool_calls: [{ index: 0, id, type: 'function', function: { name, arguments: '' } }] } }] }];
-    for (const piece of chunk(args, 4)) {
-      // Later deltas carry no id, as OpenAI sends them.
-      ev.push({ id: 'chatcmpl-1', choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: piece } }] } }] });
-    }
-    ev.push({ id: 'chatcmpl-1', choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }] });
-    ev.push({ id: 'chatcmpl-1', choices: [], usage: { prompt_tokens: 120, completion_tokens: 30 } });
-    return ev;
-  };
-  const textTurn = (text) => [
-    ...chunk(text, 5).map((c) => ({ id: 'chatcmpl-2', choices: [{ index: 0, delta: { content: c } }] })),
-    { id: 'chatcmpl-2', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }], usage: { prompt_tokens: 200, completion_tokens: 12 } },
-  ];
   return [toolTurn('call_read', 'read_file', read), toolTurn('call_edit', 'edit_file', edit),
     textTurn('add subtracted; it now adds.')];
-}
-
-function startModelServer() {
-  const script = turns();
-  const requests = [];
-  const server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (d) => { body += d; });
-    req.on('end', () => {
-      requests.push(JSON.parse(body));
-      const events = script[requests.length - 1];
-      if (!events || req.url !== '/v1/chat/completions') {
-        res.writeHead(500); res.end('unexpected request'); return;
-      }
-      res.writeHead(200, { 'Content-Type': 'text/event-stream' });
-      // Write each event in two TCP writes, split mid-line, to exercise reassembly.
-      const frames = events.map((e) => `data: ${JSON.stringify(e)}\n\n`).concat(['data: [DONE]\n\n']);
-      let i = 0;
-      const tick = () => {
-        if (i >= frames.length) { res.end(); return; }
-        const f = frames[i++];
-        const mid = Math.floor(f.length / 2);
-        res.write(f.slice(0, mid));
-        setTimeout(() => { res.write(f.slice(mid)); setTimeout(tick, 2); }, 2);
-      };
-      tick();
-    });
-  });
-  return new Promise((ok) => server.listen(0, '127.0.0.1', () => ok({ server, requests, port: server.address().port })));
 }
 
 // applyTextEdits applies LSP edits (positions in UTF-16 units) to text.
@@ -100,7 +39,7 @@ function applyTextEdits(text, edits) {
 
 test('ask → tool calls over OpenAI SSE → proposed edit → accept → undo restores byte for byte', async (t) => {
   const bin = cairnBinary();
-  const { server, requests, port } = await startModelServer();
+  const { server, requests, port } = await startModelServer(turns());
   t.after(() => server.close());
 
   const ws = mkdtempSync(join(tmpdir(), 'cairn-ws-'));
@@ -163,7 +102,7 @@ test('ask → tool calls over OpenAI SSE → proposed edit → accept → undo r
   });
   assert.match(runId, /^run-/);
   await new Promise((ok, fail) => {
-    const timer = setTimeout(() => fail(new Error(`run did not finish: ${JSON.stringify(events)}\n${stderr}`)), 20000);
+    const timer = setTimeout(() => fail(new Error(`run did not finish: ${JSON.stringify(events)}\n${stderr}`)), 120000); // generous: a loaded machine is slow, and only a hang should fail this
     onEvent = () => { if (events.some((e) => ['finished', 'failed', 'cancelled'].includes(e.kind))) { clearTimeout(timer); ok(); } };
     onEvent();
   });

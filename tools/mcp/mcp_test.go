@@ -71,16 +71,25 @@ func newTestManager(t *testing.T, handshake time.Duration) (*Manager, *tools.Reg
 	rec := &recorder{}
 	m := NewManager(Options{
 		Registry: reg, OnEvent: rec.onEvent, Logf: rec.logf, Dir: t.TempDir(),
-		HandshakeTimeout: handshake, ToolTimeout: 5 * time.Second,
+		HandshakeTimeout: handshake, ToolTimeout: time.Minute,
 	})
-	t.Cleanup(func() {
-		start := time.Now()
-		_ = m.Close()
-		if d := time.Since(start); d > 4*time.Second {
-			t.Errorf("Close took %s", d)
-		}
-	})
+	t.Cleanup(func() { within(t, "Close", func() { _ = m.Close() }) })
 	return m, reg, rec
+}
+
+// within runs f and fails the test if f has not returned after a minute.
+// It catches hangs (a Close or an Update that waits for a server that
+// never answers), never slowness: no test here asserts how long a thing
+// took, since the machine running it may be loaded.
+func within(t *testing.T, what string, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { defer close(done); f() }()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatalf("%s did not return within a minute", what)
+	}
 }
 
 func waitUntil(t *testing.T, d time.Duration, what string, cond func() bool) {
@@ -124,7 +133,7 @@ func call(t *testing.T, reg *tools.Registry, name, args string) tools.Result {
 }
 
 func TestFakeServerToolsAndResults(t *testing.T) {
-	m, reg, rec := newTestManager(t, 10*time.Second)
+	m, reg, rec := newTestManager(t, time.Minute)
 	fake := fakeServer("fake", "dynamic")
 	fake.Trust = TrustTrusted
 	m.Update(context.Background(), []ServerConfig{fake})
@@ -193,13 +202,13 @@ func TestFakeServerToolsAndResults(t *testing.T) {
 		t.Errorf("weird result = %+v", res)
 	}
 
-	// A call that never returns ends with the tool timeout.
+	// A call that never returns (the fake sleeps an hour) ends with the
+	// tool timeout.
 	sleep, _ := reg.Get("mcp__fake__sleep")
 	sleep.Timeout = 500 * time.Millisecond
-	start := time.Now()
-	res = call(t, reg, "mcp__fake__sleep", `{}`)
-	if !res.IsError || !strings.Contains(res.Content, "timed out") || time.Since(start) > 3*time.Second {
-		t.Errorf("sleep result = %+v after %s", res, time.Since(start))
+	within(t, "a call past its timeout", func() { res = call(t, reg, "mcp__fake__sleep", `{}`) })
+	if !res.IsError || !strings.Contains(res.Content, "timed out") {
+		t.Errorf("sleep result = %+v", res)
 	}
 	// The server is still usable after a timed-out call.
 	if res := call(t, reg, "mcp__fake__echo", `{"text":"still here"}`); res.Content != "echo: still here" {
@@ -208,7 +217,7 @@ func TestFakeServerToolsAndResults(t *testing.T) {
 }
 
 func TestListChangedReregisters(t *testing.T) {
-	m, reg, rec := newTestManager(t, 10*time.Second)
+	m, reg, rec := newTestManager(t, time.Minute)
 	m.Update(context.Background(), []ServerConfig{fakeServer("dyn", "dynamic")})
 	if _, ok := reg.Get("mcp__dyn__echo"); !ok {
 		t.Fatalf("echo not registered: %v\n%s", reg.Names(), rec.dump())
@@ -216,7 +225,7 @@ func TestListChangedReregisters(t *testing.T) {
 	if res := call(t, reg, "mcp__dyn__swap", `{}`); res.Content != "swapped" {
 		t.Fatalf("swap = %+v", res)
 	}
-	waitUntil(t, 5*time.Second, "echo2 to replace echo", func() bool {
+	waitUntil(t, time.Minute, "echo2 to replace echo", func() bool {
 		_, echo := reg.Get("mcp__dyn__echo")
 		_, echo2 := reg.Get("mcp__dyn__echo2")
 		return !echo && echo2
@@ -231,7 +240,7 @@ func TestListChangedReregisters(t *testing.T) {
 }
 
 func TestUntrustedServerToolsAreNetwork(t *testing.T) {
-	m, reg, rec := newTestManager(t, 10*time.Second)
+	m, reg, rec := newTestManager(t, time.Minute)
 	m.Update(context.Background(), []ServerConfig{fakeServer("u", "dynamic")}) // trust unset: untrusted
 	names := mcpTools(reg, "u")
 	if len(names) == 0 {
@@ -257,16 +266,14 @@ func TestUntrustedServerToolsAreNetwork(t *testing.T) {
 }
 
 func TestCommandNotFound(t *testing.T) {
-	m, reg, rec := newTestManager(t, 5*time.Second)
-	start := time.Now()
-	m.Update(context.Background(), []ServerConfig{
-		{Name: "missing", Command: "/nonexistent/cairn-mcp-server-xyz"},
-		{Name: "nocmd"},
-		fakeServer("ok", "dynamic"),
+	m, reg, rec := newTestManager(t, time.Minute)
+	within(t, "Update", func() {
+		m.Update(context.Background(), []ServerConfig{
+			{Name: "missing", Command: "/nonexistent/cairn-mcp-server-xyz"},
+			{Name: "nocmd"},
+			fakeServer("ok", "dynamic"),
+		})
 	})
-	if d := time.Since(start); d > 10*time.Second {
-		t.Errorf("Update took %s", d)
-	}
 	if e, ok := rec.event("missing", "failed to start"); !ok || !strings.Contains(e, "cairn-mcp-server-xyz") {
 		t.Errorf("no start failure reported:\n%s", rec.dump())
 	}
@@ -292,7 +299,7 @@ func TestCommandNotFound(t *testing.T) {
 }
 
 func TestServerDiesAtOnce(t *testing.T) {
-	m, reg, rec := newTestManager(t, 5*time.Second)
+	m, reg, rec := newTestManager(t, time.Minute)
 	m.Update(context.Background(), []ServerConfig{fakeServer("dead", "die")})
 	e, ok := rec.event("dead", "handshake failed")
 	if !ok {
@@ -309,12 +316,12 @@ func TestServerDiesAtOnce(t *testing.T) {
 }
 
 func TestGarbageOnStdout(t *testing.T) {
-	m, reg, rec := newTestManager(t, 5*time.Second)
-	start := time.Now()
-	m.Update(context.Background(), []ServerConfig{fakeServer("garbage", "garbage")})
-	if d := time.Since(start); d > 4*time.Second {
-		t.Errorf("a server printing garbage took %s to be reported", d)
-	}
+	// A handshake timeout far beyond the test's patience: the garbage must
+	// be reported as such, not as a server that never answered.
+	m, reg, rec := newTestManager(t, time.Hour)
+	within(t, "Update with a server printing garbage", func() {
+		m.Update(context.Background(), []ServerConfig{fakeServer("garbage", "garbage")})
+	})
 	if e, ok := rec.event("garbage", "handshake failed"); !ok || !strings.Contains(e, "not MCP JSON-RPC") {
 		t.Errorf("garbage not reported clearly:\n%s", rec.dump())
 	}
@@ -324,13 +331,13 @@ func TestGarbageOnStdout(t *testing.T) {
 }
 
 func TestGarbageAfterHandshake(t *testing.T) {
-	m, reg, rec := newTestManager(t, 10*time.Second)
-	m.Update(context.Background(), []ServerConfig{fakeServer("noisy", "garbage-later", "CAIRN_MCP_FAKE_DELAY", "1500")})
+	m, reg, rec := newTestManager(t, time.Minute)
+	m.Update(context.Background(), []ServerConfig{fakeServer("noisy", "garbage-later", "CAIRN_MCP_FAKE_DELAY", "5000")})
 	tool, ok := reg.Get("mcp__noisy__echo")
 	if !ok {
 		t.Fatalf("noisy did not register its tools before the noise:\n%s", rec.dump())
 	}
-	waitUntil(t, 10*time.Second, "the noise to be reported", func() bool { _, ok := rec.event("noisy", "withdrawn"); return ok })
+	waitUntil(t, time.Minute, "the noise to be reported", func() bool { _, ok := rec.event("noisy", "withdrawn"); return ok })
 	if len(mcpTools(reg, "noisy")) != 0 {
 		t.Errorf("tools not withdrawn: %v", reg.Names())
 	}
@@ -341,13 +348,11 @@ func TestGarbageAfterHandshake(t *testing.T) {
 }
 
 func TestHangingHandshakeTimesOut(t *testing.T) {
-	m, reg, rec := newTestManager(t, 1500*time.Millisecond)
-	start := time.Now()
-	m.Update(context.Background(), []ServerConfig{fakeServer("hang", "hang"), fakeServer("ok", "dynamic")})
-	if d := time.Since(start); d > 8*time.Second {
-		t.Errorf("Update with a hanging server took %s", d)
-	}
-	if _, ok := rec.event("hang", "no answer to the MCP handshake within 1.5s"); !ok {
+	m, reg, rec := newTestManager(t, 10*time.Second) // the hang is only declared after it: long enough for a loaded machine to start the other server
+	within(t, "Update with a hanging server", func() {
+		m.Update(context.Background(), []ServerConfig{fakeServer("hang", "hang"), fakeServer("ok", "dynamic")})
+	})
+	if _, ok := rec.event("hang", "no answer to the MCP handshake within 10s"); !ok {
 		t.Errorf("hang not reported:\n%s", rec.dump())
 	}
 	if len(mcpTools(reg, "hang")) != 0 {
@@ -359,13 +364,11 @@ func TestHangingHandshakeTimesOut(t *testing.T) {
 }
 
 func TestHangingToolsList(t *testing.T) {
-	m, reg, rec := newTestManager(t, 1500*time.Millisecond)
-	start := time.Now()
-	m.Update(context.Background(), []ServerConfig{fakeServer("slow", "hang-list")})
-	if d := time.Since(start); d > 8*time.Second {
-		t.Errorf("Update took %s", d)
-	}
-	if e, ok := rec.event("slow", "no answer to tools/list within 1.5s"); !ok || strings.Contains(e, "withdrawn") {
+	m, reg, rec := newTestManager(t, 10*time.Second) // tools/list is only declared hanging after it: long enough for a loaded machine to get through initialize
+	within(t, "Update with a hanging tools/list", func() {
+		m.Update(context.Background(), []ServerConfig{fakeServer("slow", "hang-list")})
+	})
+	if e, ok := rec.event("slow", "no answer to tools/list within 10s"); !ok || strings.Contains(e, "withdrawn") {
 		t.Errorf("hanging tools/list not reported:\n%s", rec.dump())
 	}
 	if len(mcpTools(reg, "slow")) != 0 || m.Servers()[0].State != StateFailed {
@@ -374,13 +377,13 @@ func TestHangingToolsList(t *testing.T) {
 }
 
 func TestServerExitsAfterHandshake(t *testing.T) {
-	m, reg, rec := newTestManager(t, 10*time.Second)
-	m.Update(context.Background(), []ServerConfig{fakeServer("quitter", "exit", "CAIRN_MCP_FAKE_DELAY", "1500"), fakeServer("ok", "dynamic")})
+	m, reg, rec := newTestManager(t, time.Minute)
+	m.Update(context.Background(), []ServerConfig{fakeServer("quitter", "exit", "CAIRN_MCP_FAKE_DELAY", "5000"), fakeServer("ok", "dynamic")})
 	tool, ok := reg.Get("mcp__quitter__echo")
 	if !ok {
 		t.Fatalf("quitter did not register before exiting:\n%s", rec.dump())
 	}
-	waitUntil(t, 10*time.Second, "the exit to be reported", func() bool { _, ok := rec.event("quitter", "exited"); return ok })
+	waitUntil(t, time.Minute, "the exit to be reported", func() bool { _, ok := rec.event("quitter", "exited"); return ok })
 	e, _ := rec.event("quitter", "exited")
 	for _, want := range []string{"exit status 3", "withdrawn", "fake: giving up"} {
 		if !strings.Contains(e, want) {
@@ -390,10 +393,10 @@ func TestServerExitsAfterHandshake(t *testing.T) {
 	if len(mcpTools(reg, "quitter")) != 0 {
 		t.Errorf("tools not withdrawn: %v", reg.Names())
 	}
-	start := time.Now()
+	// Answered at once as "not available", not after the tool timeout.
 	res, err := tool.Invoke(context.Background(), &tools.Env{}, json.RawMessage(`{"text":"x"}`))
-	if err != nil || !res.IsError || time.Since(start) > time.Second {
-		t.Errorf("call to a dead server = %+v, %v after %s", res, err, time.Since(start))
+	if err != nil || !res.IsError || !strings.Contains(res.Content, "not available") {
+		t.Errorf("call to a dead server = %+v, %v", res, err)
 	}
 	if st := m.Servers(); st[1].Name != "quitter" || st[1].State != StateFailed || !strings.Contains(st[1].Error, "exit status 3") {
 		t.Errorf("status = %+v", st)
@@ -410,21 +413,23 @@ func TestServerExitsAfterHandshake(t *testing.T) {
 }
 
 func TestCrashDuringCall(t *testing.T) {
-	m, reg, rec := newTestManager(t, 10*time.Second)
+	m, reg, rec := newTestManager(t, time.Minute)
 	m.Update(context.Background(), []ServerConfig{fakeServer("crashy", "dynamic")})
-	start := time.Now()
-	res := call(t, reg, "mcp__crashy__crash", `{}`)
-	if !res.IsError || time.Since(start) > 3*time.Second {
-		t.Errorf("crash call = %+v after %s", res, time.Since(start))
+	// The crash ends the call with a failure, not with the (minute-long)
+	// tool timeout.
+	var res tools.Result
+	within(t, "a call whose server crashes", func() { res = call(t, reg, "mcp__crashy__crash", `{}`) })
+	if !res.IsError || strings.Contains(res.Content, "timed out") {
+		t.Errorf("crash call = %+v", res)
 	}
-	waitUntil(t, 5*time.Second, "the crash to be reported", func() bool { _, ok := rec.event("crashy", "exit status 3"); return ok })
+	waitUntil(t, time.Minute, "the crash to be reported", func() bool { _, ok := rec.event("crashy", "exit status 3"); return ok })
 	if len(mcpTools(reg, "crashy")) != 0 {
 		t.Errorf("tools not withdrawn: %v", reg.Names())
 	}
 }
 
 func TestUpdateStopsRemovedAndChangedServers(t *testing.T) {
-	m, reg, rec := newTestManager(t, 10*time.Second)
+	m, reg, rec := newTestManager(t, time.Minute)
 	a, b := fakeServer("a", "dynamic"), fakeServer("b", "dynamic")
 	m.Update(context.Background(), []ServerConfig{a, b})
 	if len(mcpTools(reg, "a")) == 0 || len(mcpTools(reg, "b")) == 0 {
@@ -458,22 +463,19 @@ func TestUpdateStopsRemovedAndChangedServers(t *testing.T) {
 }
 
 func TestCloseAbortsHandshake(t *testing.T) {
-	m, _, rec := newTestManager(t, 30*time.Second)
+	// The handshake would wait an hour: only Close can end it in time.
+	m, _, rec := newTestManager(t, time.Hour)
 	done := make(chan struct{})
 	go func() {
 		m.Update(context.Background(), []ServerConfig{fakeServer("hang", "hang")})
 		close(done)
 	}()
 	time.Sleep(500 * time.Millisecond)
-	start := time.Now()
-	_ = m.Close()
+	within(t, "Close during a handshake", func() { _ = m.Close() })
 	select {
 	case <-done:
-	case <-time.After(5 * time.Second):
+	case <-time.After(time.Minute):
 		t.Fatal("Update did not return after Close")
-	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("Close took %s", d)
 	}
 	if _, ok := rec.event("hang", ""); ok {
 		t.Errorf("a deliberate Close was reported as a failure:\n%s", rec.dump())
@@ -481,7 +483,7 @@ func TestCloseAbortsHandshake(t *testing.T) {
 }
 
 func TestConfigValidation(t *testing.T) {
-	m, _, rec := newTestManager(t, 5*time.Second)
+	m, _, rec := newTestManager(t, time.Minute)
 	bad := fakeServer("x.y", "dynamic")
 	bad.Trust = "yes please"
 	m.Update(context.Background(), []ServerConfig{bad, fakeServer("x_y", "dynamic"), {Name: ""}})

@@ -94,7 +94,7 @@ func TestFilesystemServer(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "hello.txt"), []byte("hello from cairn\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	m, reg, rec := newTestManager(t, 20*time.Second)
+	m, reg, rec := newTestManager(t, 2*time.Minute)
 	start := time.Now()
 	m.Update(context.Background(), []ServerConfig{{
 		Name: "fs", Command: node, Trust: TrustTrusted,
@@ -152,7 +152,7 @@ func TestFilesystemServer(t *testing.T) {
 
 func TestEverythingServer(t *testing.T) {
 	node, dir := npmServers(t)
-	m, reg, rec := newTestManager(t, 20*time.Second)
+	m, reg, rec := newTestManager(t, 2*time.Minute)
 	start := time.Now()
 	m.Update(context.Background(), []ServerConfig{{
 		Name: "everything", Command: node, // untrusted
@@ -193,7 +193,7 @@ func TestEverythingServer(t *testing.T) {
 	// The everything server registers get-roots-list once it knows the
 	// client supports roots, and announces it with
 	// notifications/tools/list_changed.
-	waitUntil(t, 10*time.Second, "get-roots-list after list_changed", func() bool {
+	waitUntil(t, time.Minute, "get-roots-list after list_changed", func() bool {
 		_, ok := reg.Get("mcp__everything__get-roots-list")
 		return ok && rec.log("everything", "tool list changed")
 	})

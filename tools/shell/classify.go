@@ -200,7 +200,14 @@ func (c *classifier) arithStrings(src string, n syntax.Node, depth int) {
 func (c *classifier) decl(dc *syntax.DeclClause, depth int) verdict {
 	vd := v(Read, "shell variable declaration")
 	for _, a := range dc.Args {
+		if a.Naked && a.Value == nil {
+			continue // declare -p NAME names a variable, assigns nothing
+		}
 		vd = vd.max(c.assignNode(a, depth))
+		if a.Naked && a.Value != nil {
+			// declare 'a[$(cmd)]=1' evaluates the subscript.
+			vd = vd.max(c.subscripts(dc.Variant.Value, []arg{c.word(a.Value)}, depth))
+		}
 	}
 	return vd
 }
@@ -225,7 +232,18 @@ var cmdVars = set("GIT_SSH_COMMAND", "GIT_SSH", "GIT_PAGER", "PAGER", "MANPAGER"
 // loadVars change what code programs load.
 var loadVars = set("NODE_OPTIONS", "PERL5OPT", "PERL5LIB", "RUBYOPT", "RUBYLIB", "PYTHONPATH", "PYTHONSTARTUP",
 	"GOFLAGS", "NODE_PATH", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "CLASSPATH", "GIT_CONFIG_PARAMETERS",
-	"GIT_CONFIG_GLOBAL", "GIT_DIR", "GIT_WORK_TREE", "GIT_EXEC_PATH", "GIT_TEMPLATE_DIR", "NPM_CONFIG_USERCONFIG")
+	"GIT_CONFIG_GLOBAL", "GIT_DIR", "GIT_WORK_TREE", "GIT_EXEC_PATH", "GIT_TEMPLATE_DIR", "NPM_CONFIG_USERCONFIG",
+	// Where programs find their configuration, which can name commands
+	// (HOME=. git reads the workspace's .gitconfig; an rg config can
+	// hold --pre).
+	"HOME", "XDG_CONFIG_HOME", "RIPGREP_CONFIG_PATH", "ZDOTDIR", "INPUTRC", "CURL_HOME", "WGETRC",
+	"PIP_CONFIG_FILE", "PYTHONHOME", "PYTHONUSERBASE", "GEM_HOME", "GEM_PATH", "BUNDLE_GEMFILE",
+	"CARGO_HOME", "RUSTC_WRAPPER", "GOENV", "GOROOT", "GOTOOLCHAIN", "VIMINIT", "EXINIT", "MYVIMRC",
+	"GNUPGHOME", "DOCKER_CONFIG", "KUBECONFIG", "AWS_CONFIG_FILE", "BAT_CONFIG_PATH", "LESSKEY",
+	"GIT_ATTR_SOURCE", "MANOPT", "GIT_SSL_KEYLOGFILE")
+
+// traceVars name a file the program writes (traces, key logs, coverage).
+var traceVars = set("SSLKEYLOGFILE", "MALLOC_TRACE", "NODE_V8_COVERAGE", "GOCOVERDIR", "LLVM_PROFILE_FILE", "HISTFILE")
 
 // assign classifies NAME=value. Values are usually harmless; names that
 // hold command lines are classified by their value, names that inject
@@ -241,6 +259,20 @@ func (c *classifier) assign(name string, val arg, depth int) verdict {
 		return v(Destructive, "sets "+name+", which injects code into programs")
 	case name == "GOFLAGS" && !val.dyn && !strings.Contains(val.s, "exec") && !strings.Contains(val.s, "vettool") && !strings.Contains(val.s, "overlay"):
 		return v(Read, "sets GOFLAGS")
+	case strings.HasPrefix(name, "GIT_TRACE") || traceVars[name]:
+		// GIT_TRACE=1/2/true print to stderr; anything else is a file
+		// (or a socket) the program writes.
+		switch {
+		case val.dyn:
+			return v(Destructive, "sets "+name+" to a path not known statically")
+		case val.s == "" || val.s == "0" || val.s == "1" || val.s == "2" || val.s == "true" || val.s == "false":
+			return v(Read, "sets "+name)
+		case strings.HasPrefix(val.s, "af_unix:"):
+			return v(Write, "sets "+name+" to a socket")
+		}
+		return c.target(val, name+" makes the program write", false, false)
+	case strings.HasPrefix(name, "NPM_CONFIG_") || strings.HasPrefix(name, "npm_config_"):
+		return v(Write, "sets "+name+", which changes how npm runs scripts")
 	case name == "PATH":
 		return v(Write, "changes PATH, so command names no longer identify programs")
 	case loadVars[name] || strings.HasPrefix(name, "GIT_CONFIG_"):

@@ -61,8 +61,8 @@ func loadCorpus(t *testing.T) []corpusLine {
 
 func TestCorpus(t *testing.T) {
 	lines := loadCorpus(t)
-	if len(lines) < 150 {
-		t.Fatalf("corpus has %d commands, want at least 150", len(lines))
+	if len(lines) < 300 {
+		t.Fatalf("corpus has %d commands, want at least 300", len(lines))
 	}
 	per := map[Risk]int{}
 	for _, l := range lines {

@@ -170,6 +170,13 @@ func init() {
 		"route": (*classifier).netcfg, "gzip": (*classifier).compress, "gunzip": (*classifier).compress,
 		"bzip2": (*classifier).compress, "bunzip2": (*classifier).compress, "xz": (*classifier).compress,
 		"unxz": (*classifier).compress, "zstd": (*classifier).compress, "busybox": (*classifier).busybox,
+		"iconv": (*classifier).outputFlag, "tree": (*classifier).outputFlag, "info": (*classifier).outputFlag,
+		"xmllint": (*classifier).outputFlag, "history": (*classifier).history, "ldd": (*classifier).ldd,
+		"man":    (*classifier).man,
+		"printf": (*classifier).varNames, "read": (*classifier).varNames, "unset": (*classifier).varNames,
+		"wait": (*classifier).varNames, "export": (*classifier).varNames, "local": (*classifier).varNames,
+		"declare": (*classifier).varNames, "typeset": (*classifier).varNames, "readonly": (*classifier).varNames,
+		"getopts": (*classifier).varNames, "test": (*classifier).varNames, "[": (*classifier).varNames,
 	}
 }
 
@@ -253,6 +260,23 @@ func (c *classifier) inner(via string, args []arg, depth int) verdict {
 
 func (c *classifier) wrapper(name string, args []arg, depth int) verdict {
 	rest := skipFlags(args, wrapperValued[name]...)
+	out := v(Read, name)
+	if name == "time" || name == "strace" || name == "ltrace" {
+		// Their own output goes to a file: -o FILE, --output=FILE;
+		// strace -o '|cmd' pipes it to a command.
+		o := parseOpts(args[:len(args)-len(rest)], wrapperValued[name]...)
+		for _, f := range append(o.values["-o"], o.values["--output"]...) {
+			switch {
+			case strings.HasPrefix(f, "|") || strings.HasPrefix(f, "!"):
+				out = out.max(c.nested(name+" -o", f[1:], depth).max(v(Write, name+" -o pipes its output to a command")))
+			default:
+				out = out.max(c.target(lit(f), name+" -o writes", true, false))
+			}
+		}
+		if a, ok := o.long["output"]; ok && a != "" {
+			out = out.max(c.target(lit(a), name+" --output writes", true, false))
+		}
+	}
 	switch name {
 	case "nice":
 		// nice -5 cmd (old syntax) is handled by skipFlags.
@@ -265,7 +289,7 @@ func (c *classifier) wrapper(name string, args []arg, depth int) verdict {
 			rest = rest[1:] // the priority
 		}
 	}
-	return c.inner(name, rest, depth)
+	return out.max(c.inner(name, rest, depth))
 }
 
 func (c *classifier) commandBuiltin(name string, args []arg, depth int) verdict {
@@ -878,7 +902,7 @@ func (c *classifier) tar(name string, args []arg, _ int) verdict {
 		vd := v(Write, "tar creates an archive")
 		for _, f := range files {
 			if f != "-" {
-				vd = vd.max(c.target(arg{s: f}, "tar writes", true, false))
+				vd = vd.max(c.target(lit(f), "tar writes", true, false))
 			}
 		}
 		return vd
@@ -1023,11 +1047,11 @@ func (c *classifier) hash(name string, args []arg, _ int) verdict {
 	return v(Read, "hash")
 }
 
-func (c *classifier) mapfile(name string, args []arg, _ int) verdict {
+func (c *classifier) mapfile(name string, args []arg, depth int) verdict {
 	if parseOpts(args, "-C", "-c", "-d", "-n", "-O", "-s", "-u").has("C") {
 		return v(Destructive, name+" -C evaluates a callback string")
 	}
-	return v(Read, name+" reads lines")
+	return v(Read, name+" reads lines").max(c.subscripts(name, args, depth))
 }
 
 func (c *classifier) scriptCmd(name string, args []arg, depth int) verdict {
@@ -1210,3 +1234,128 @@ func (c *classifier) netcfg(name string, args []arg, _ int) verdict {
 	}
 	return v(Read, name+" shows network configuration")
 }
+
+// --- leaks of "read" commands ---
+
+// outputFlags are the options by which otherwise read-only tools write
+// their output to a file.
+var outputFlags = map[string][]string{
+	"iconv":   {"-o", "--output"},
+	"tree":    {"-o"},
+	"info":    {"-o", "--output"},
+	"xmllint": {"--output", "-o"},
+}
+
+// outputFlag judges tools that only read unless told to write their
+// output to a file.
+func (c *classifier) outputFlag(name string, args []arg, _ int) verdict {
+	flags := outputFlags[name]
+	o := parseOpts(args, flags...)
+	vd := v(Read, name+" only reads")
+	for _, f := range flags {
+		for _, val := range o.values[f] {
+			vd = vd.max(c.target(lit(val), name+" "+f+" writes", true, false))
+		}
+	}
+	for i, a := range args {
+		if a.dyn && i > 0 && slicesContains(flags, args[i-1].s) {
+			return v(Destructive, name+" writes to a path not known statically")
+		}
+	}
+	return vd
+}
+
+func slicesContains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// history -w/-a write the history list to a file ($HISTFILE, in the home
+// directory, when none is named).
+func (c *classifier) history(name string, args []arg, _ int) verdict {
+	o := parseOpts(args)
+	if !o.has("wa") {
+		return v(Read, "history lists or edits the in-memory history")
+	}
+	if len(o.operands) == 0 {
+		return v(Destructive, "history -w/-a writes $HISTFILE in the home directory")
+	}
+	return c.target(o.operands[0], "history writes", o.has("w"), false)
+}
+
+// ldd may run the program it inspects (it loads it with the dynamic
+// loader).
+func (c *classifier) ldd(name string, args []arg, _ int) verdict {
+	return v(Write, "ldd may execute the program it inspects")
+}
+
+// man runs a pager or browser it is given as a command.
+func (c *classifier) man(name string, args []arg, depth int) verdict {
+	o := parseOpts(args, "-P", "--pager", "-H", "--html", "-M", "-C", "--config-file")
+	for _, f := range []string{"-P", "--pager", "-H", "--html"} {
+		for _, val := range o.values[f] {
+			return c.nested("man "+f, val+" /dev/null", depth).max(v(Write, "man "+f+" runs a command"))
+		}
+	}
+	if len(o.values["-C"])+len(o.values["--config-file"]) > 0 {
+		return v(Write, "man reads another configuration")
+	}
+	return v(Read, "man only reads")
+}
+
+// subscriptCode reports whether a static word names an array element
+// whose subscript holds command substitution: bash evaluates it when the
+// builtin assigns, reads or tests the variable.
+func subscriptCode(a arg) (string, bool) {
+	if a.dyn {
+		return "", false
+	}
+	i := strings.Index(a.s, "[")
+	if i < 0 || !(strings.Contains(a.s[i:], "$(") || strings.Contains(a.s[i:], "`")) {
+		return "", false
+	}
+	sub := a.s[i+1:]
+	if j := strings.LastIndex(sub, "]"); j >= 0 {
+		sub = sub[:j]
+	}
+	return sub, true
+}
+
+// varNames judges builtins that take variable names (printf -v, read,
+// unset, wait -p, declare and kin, getopts, test -v): a name like
+// 'a[$(cmd)]' runs cmd.
+func (c *classifier) varNames(name string, args []arg, depth int) verdict {
+	vd := v(Read, name+" only reads")
+	if name == "printf" {
+		// printf FORMAT ARGS only prints; only the -v operand is a name.
+		o := parseOpts(args, "-v")
+		args = nil
+		for _, n := range o.values["-v"] {
+			args = append(args, arg{s: n})
+		}
+		if len(o.values["-v"]) > 0 {
+			vd = v(Read, "printf -v assigns a shell variable")
+		}
+	}
+	return vd.max(c.subscripts(name, args, depth))
+}
+
+// subscripts classifies the code in array subscripts of variable names.
+func (c *classifier) subscripts(name string, args []arg, depth int) verdict {
+	vd := v(Read, name)
+	for _, a := range args {
+		if sub, ok := subscriptCode(a); ok {
+			// The subscript is arithmetic; `: SUB` runs its substitutions.
+			vd = vd.max(c.nested(name+" array subscript", ": "+sub, depth).max(v(Write, name+" evaluates the array subscript of "+a.s+", which runs a command")))
+		}
+	}
+	return vd
+}
+
+// lit is a static word taken from inside another (an option's value); a
+// leading ~ counts as the home directory, to be safe.
+func lit(s string) arg { return arg{s: s, tilde: strings.HasPrefix(s, "~")} }

@@ -36,8 +36,9 @@
 //     analysed.
 //   - go build/test/run/generate, cargo build/test, npm run/test and make
 //     are write: they write build caches and outputs and run project code.
-//     go list/vet/doc/version/env stay read although they may fill the
-//     build cache. go mod tidy/download/vendor/verify are network.
+//     So is go vet, which compiles into the build cache (read commands run
+//     in the read-only sandbox, where the cache is not writable: a poisoned
+//     entry would run later, outside it). go list/doc/version/env stay read. go mod tidy/download/vendor/verify are network.
 //   - Paths are resolved against the workspace root (the commands run
 //     there), following `cd`/`pushd` with literal arguments; after a `cd`
 //     whose target is not known statically (or popd, or CDPATH), relative
@@ -73,7 +74,17 @@
 //     what code programs load (NODE_OPTIONS, PYTHONPATH, GIT_CONFIG_*, ...)
 //     are write.
 //   - Reading files outside the workspace (cat /etc/passwd) is read: the
-//     class is about effects. Output is redacted by the caller.
+//     class is about effects. The read-only sandbox is what keeps such a
+//     read from reaching ~/.ssh or another process's environment.
+//   - Options and variables that make a "read" tool write or run code are
+//     judged: iconv/tree/info/xmllint -o, time/strace/ltrace -o (strace
+//     -o '|cmd' runs cmd), git --output, history -w/-a, GIT_TRACE* and
+//     SSLKEYLOGFILE naming a file, git --config-env (destructive for keys
+//     that hold commands), git -c, --git-dir/--work-tree, HOME,
+//     XDG_CONFIG_HOME, RIPGREP_CONFIG_PATH and other configuration paths
+//     (write), and array subscripts with command substitution given to
+//     printf -v, read, mapfile, unset, wait -p, getopts, test -v and
+//     declare and its kin (bash evaluates them).
 //
 // Known limits: the classifier does not model the inside of scripts and
 // programs it starts (Makefiles, package scripts, python -c), aliases
@@ -83,6 +94,12 @@
 // /') are network, not destructive.
 //
 // # Running
+//
+// The classifier is not the security boundary: [RunOptions].Sandbox runs
+// the command in the OS sandbox (package sandbox), read-only for read
+// commands, so a misclassified command can no longer write or reach the
+// network. testdata/escapes.txt lists escape attempts that
+// TestSandboxCanaries runs for real in both profiles.
 //
 // [Run] executes a command with bash -c (or /bin/sh -c) in the workspace,
 // in its own process group, with standard input from /dev/null, a

@@ -48,6 +48,69 @@ var gitDynRisky = set("push", "checkout", "reset", "clean", "restore", "branch",
 var gitDestructive = set("prune", "filter-branch", "filter-repo", "prune-packed")
 
 func (c *classifier) git(name string, args []arg, depth int) verdict {
+	vd := c.gitGlobal(name, args, depth)
+	if vd.risk == Destructive {
+		return vd
+	}
+	return vd.max(c.gitCmd(name, args, depth))
+}
+
+// gitGlobal judges git's options before the subcommand: configuration
+// given on the command line (-c) or taken from the environment
+// (--config-env), and another repository or work tree.
+func (c *classifier) gitGlobal(name string, args []arg, depth int) verdict {
+	vd := v(Read, "git")
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a.dyn || !strings.HasPrefix(a.s, "-") {
+			return vd
+		}
+		val := ""
+		if i+1 < len(args) {
+			val = args[i+1].s
+		}
+		switch {
+		case a.s == "-c":
+			vd = vd.max(c.gitConfig(val, depth))
+			i++
+		case a.s == "--config-env" || strings.HasPrefix(a.s, "--config-env="):
+			if a.s == "--config-env" {
+				i++
+			} else {
+				val = strings.TrimPrefix(a.s, "--config-env=")
+			}
+			k, _, _ := strings.Cut(val, "=")
+			if gitKeyRunsCommand(strings.ToLower(k)) {
+				return v(Destructive, "git --config-env takes "+k+", a command, from the environment")
+			}
+			vd = vd.max(v(Write, "git --config-env takes configuration from the environment"))
+		case a.s == "--git-dir" || a.s == "--work-tree" || strings.HasPrefix(a.s, "--git-dir=") || strings.HasPrefix(a.s, "--work-tree="):
+			// Another repository brings its own configuration (fsmonitor,
+			// hooks, filters), which runs commands.
+			vd = vd.max(v(Write, "git "+a.s+" uses another repository's configuration"))
+			if !strings.Contains(a.s, "=") {
+				i++
+			}
+		case a.s == "-C" || a.s == "--namespace":
+			i++
+		}
+	}
+	return vd
+}
+
+// gitKeyRunsCommand reports configuration keys whose value git runs.
+func gitKeyRunsCommand(k string) bool {
+	return strings.HasPrefix(k, "alias.") || strings.HasSuffix(k, "sshcommand") || strings.HasSuffix(k, "pager") ||
+		strings.HasSuffix(k, "editor") || strings.HasSuffix(k, "fsmonitor") || strings.HasSuffix(k, ".textconv") ||
+		strings.HasPrefix(k, "filter.") || strings.HasSuffix(k, ".helper") || strings.HasSuffix(k, "askpass") ||
+		strings.HasPrefix(k, "diff.external") || strings.HasSuffix(k, ".command") || strings.HasSuffix(k, ".cmd") ||
+		strings.HasPrefix(k, "core.gitproxy") || k == "core.hookspath" || strings.HasPrefix(k, "include") ||
+		strings.HasSuffix(k, ".tool") || strings.HasSuffix(k, ".program") || strings.HasSuffix(k, ".path") ||
+		strings.HasPrefix(k, "credential") || strings.HasSuffix(k, ".driver") || strings.HasSuffix(k, ".process") ||
+		strings.HasSuffix(k, "proxycommand") || strings.HasSuffix(k, "processor")
+}
+
+func (c *classifier) gitCmd(name string, args []arg, depth int) verdict {
 	i := 0
 	for ; i < len(args); i++ {
 		a := args[i]
@@ -56,11 +119,6 @@ func (c *classifier) git(name string, args []arg, depth int) verdict {
 		}
 		switch {
 		case a.s == "-c":
-			if i+1 < len(args) {
-				if vd := c.gitConfig(args[i+1].s, depth); vd.risk == Destructive {
-					return vd
-				}
-			}
 			i++
 		case strings.HasPrefix(a.s, "--exec-path="):
 			return v(Destructive, "git --exec-path runs git programs from another directory")
@@ -104,6 +162,19 @@ found:
 		}
 	}
 	gs := "git " + s
+	// --output FILE (diff, log, show, format-patch, ...) writes a file.
+	out := v(Read, gs)
+	for j, a := range rest {
+		switch {
+		case strings.HasPrefix(a.s, "--output="):
+			out = out.max(c.target(lit(strings.TrimPrefix(a.s, "--output=")), gs+" --output writes", true, false))
+		case a.s == "--output" && j+1 < len(rest):
+			out = out.max(c.target(rest[j+1], gs+" --output writes", true, false))
+		}
+	}
+	if out.risk != Read {
+		return out
+	}
 	switch {
 	case gitRead[s]:
 		return v(Read, gs+" only reads")
@@ -273,6 +344,11 @@ found:
 func (c *classifier) gitConfig(kv string, depth int) verdict {
 	k, val, _ := strings.Cut(kv, "=")
 	k = strings.ToLower(k)
+	for _, safe := range []string{"color.", "user.", "core.quotepath", "log.", "i18n.", "core.abbrev", "advice.", "init.defaultbranch", "format.pretty", "diff.renames", "grep.linenumber", "blame.", "column."} {
+		if strings.HasPrefix(k, safe) {
+			return v(Read, "git display configuration "+k)
+		}
+	}
 	holdsCmd := strings.HasPrefix(k, "alias.") || strings.HasSuffix(k, "sshcommand") || strings.HasSuffix(k, "pager") ||
 		strings.HasSuffix(k, "editor") || strings.HasSuffix(k, "fsmonitor") || strings.HasSuffix(k, ".textconv") ||
 		strings.HasPrefix(k, "filter.") || strings.HasSuffix(k, ".helper") || strings.HasSuffix(k, "askpass") ||
@@ -286,6 +362,8 @@ func (c *classifier) gitConfig(kv string, depth int) verdict {
 		return v(Write, "git alias of a git command")
 	case k == "core.hookspath":
 		return v(Write, "git hooks path (hooks run scripts)")
+	case holdsCmd && strings.HasSuffix(k, "pager") && (val == "cat" || val == "less" || val == "more"):
+		return v(Read, "git pager "+val)
 	case holdsCmd:
 		if val == "" || val == "true" || val == "false" {
 			return v(Write, "git configuration "+k)
@@ -320,7 +398,12 @@ func (c *classifier) goCmd(name string, args []arg, depth int) verdict {
 	}
 	o := parseOpts(rest, "-o", "-C", "-run", "-bench", "-tags", "-ldflags", "-gcflags", "-mod", "-p", "-timeout", "-count", "-coverprofile", "-f", "-json-out", "-modfile", "-exec", "-toolexec", "-overlay", "-pgo")
 	switch s {
-	case "", "version", "list", "vet", "doc", "help":
+	case "vet":
+		// vet compiles: it writes the build cache, which the read-only
+		// sandbox keeps read-only (a poisoned cache entry would run later,
+		// outside the sandbox).
+		return v(Write, "go vet compiles packages into the build cache")
+	case "", "version", "list", "doc", "help":
 		if len(o.values["-exec"]) > 0 || len(o.values["-toolexec"]) > 0 {
 			return v(Write, "go "+s+" with -exec/-toolexec runs other programs")
 		}

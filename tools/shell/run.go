@@ -9,9 +9,12 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/cairn-dev/cairn/tools/shell/sandbox"
 )
 
 // RunOptions describe one command execution.
@@ -34,6 +37,11 @@ type RunOptions struct {
 	// KillGrace is how long the process group gets between SIGTERM and
 	// SIGKILL; 0 means DefaultKillGrace.
 	KillGrace time.Duration
+	// Sandbox, when set, confines the command (see package sandbox).
+	// Workspace defaults to Dir; an empty TempDir gets a private
+	// directory, set as $TMPDIR and removed after the command. Nil runs
+	// the command unconfined.
+	Sandbox *sandbox.Policy
 }
 
 // RunResult is the outcome of Run.
@@ -104,17 +112,42 @@ func Run(ctx context.Context, opts RunOptions) (RunResult, error) {
 		env = StripSecrets(os.Environ())
 	}
 
+	var cmd *exec.Cmd
+	if opts.Sandbox == nil {
+		cmd = exec.Command(Shell(), "-c", opts.Command)
+		cmd.Env = env
+	} else {
+		pol := *opts.Sandbox
+		if pol.Workspace == "" {
+			pol.Workspace = opts.Dir
+		}
+		if pol.TempDir == "" && pol.Profile != sandbox.Full {
+			tmp, err := os.MkdirTemp("", "cairn-cmd-*")
+			if err != nil {
+				return res, fmt.Errorf("creating the command's temporary directory: %w", err)
+			}
+			defer os.RemoveAll(tmp)
+			pol.TempDir = tmp
+			env = append(withoutVar(env, "TMPDIR"), "TMPDIR="+tmp)
+		}
+		var err error
+		cmd, err = sandbox.Command(pol, []string{Shell(), "-c", opts.Command}, env)
+		if err != nil {
+			return res, fmt.Errorf("setting up the %s sandbox: %w", pol.Profile, err)
+		}
+	}
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return res, err
 	}
-	cmd := exec.Command(Shell(), "-c", opts.Command)
 	cmd.Dir = opts.Dir
-	cmd.Env = env
 	cmd.Stdin = nil // /dev/null
 	cmd.Stdout = pw
 	cmd.Stderr = pw
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
 
 	out := newCapBuffer(max)
 	start := time.Now()
@@ -173,6 +206,17 @@ func Run(ctx context.Context, opts RunOptions) (RunResult, error) {
 		return res, werr
 	}
 	return res, nil
+}
+
+// withoutVar drops NAME=... entries from env.
+func withoutVar(env []string, name string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		if n, _, _ := strings.Cut(kv, "="); n != name {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 // terminate sends SIGTERM to the group, then SIGKILL after grace, and

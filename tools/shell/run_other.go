@@ -6,6 +6,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/cairn-dev/cairn/tools/shell/sandbox"
 )
 
 // RunOptions describe one command execution (see the unix version).
@@ -16,6 +18,7 @@ type RunOptions struct {
 	MaxOutputBytes int
 	Env            []string
 	KillGrace      time.Duration
+	Sandbox        *sandbox.Policy
 }
 
 // RunResult is the outcome of Run.

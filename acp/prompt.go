@@ -1,0 +1,311 @@
+package acp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/cairn-dev/cairn/agent"
+	"github.com/cairn-dev/cairn/contextengine"
+	"github.com/cairn-dev/cairn/protocol"
+)
+
+// ask is a prompt turned into what a Cairn run takes.
+type ask struct {
+	question string
+	abs      string // the file asked from ("" for none)
+	sel      *contextengine.Selection
+	// bufferText is the text the client sent for abs (an embedded
+	// resource holding the whole file): its unsaved buffer.
+	bufferText *string
+}
+
+// maxAttachment bounds the text of one attached resource put into the
+// question; the model can read the rest with read_file.
+const maxAttachment = 20000
+
+// parsePrompt reads the prompt's blocks. Text blocks are the question. The
+// first resource or resource_link naming a file in the workspace is the
+// file asked from; its range (an embedded resource's _meta.range, a
+// #L10-L20 / #L10:20 fragment, or, for an embedded text without either,
+// where that text sits in the file) is Cairn's selection. Further
+// resources are attached to the question; images and audio are refused
+// (the capabilities do not offer them).
+func parsePrompt(root string, readFile func(abs string) (string, bool), blocks []sdk.ContentBlock) (ask, error) {
+	var q ask
+	var text []string
+	var attached []string
+	for i, b := range blocks {
+		switch {
+		case b.Text != nil:
+			text = append(text, b.Text.Text)
+		case b.ResourceLink != nil:
+			abs, sel, ok := fileRef(root, b.ResourceLink.Uri)
+			if !ok {
+				attached = append(attached, fmt.Sprintf("(the user referred to %s)", b.ResourceLink.Uri))
+				continue
+			}
+			if q.abs == "" {
+				q.abs, q.sel = abs, sel
+				continue
+			}
+			attached = append(attached, fmt.Sprintf("(the user also referred to %s%s)", rel(root, abs), lines(sel)))
+		case b.Resource != nil:
+			res := b.Resource.Resource.TextResourceContents
+			if res == nil {
+				return q, invalidParams("prompt block %d: a binary resource; Cairn takes text resources", i)
+			}
+			abs, sel, ok := fileRef(root, res.Uri)
+			if sel == nil {
+				sel = metaRange(res.Meta)
+			}
+			if sel == nil {
+				sel = metaRange(b.Resource.Meta)
+			}
+			if ok && q.abs == "" {
+				if sel == nil {
+					if whole, exists := readFile(abs); exists && whole != res.Text {
+						sel = locate(whole, res.Text)
+					}
+				}
+				q.abs, q.sel = abs, sel
+				if sel == nil {
+					t := res.Text
+					q.bufferText = &t
+				}
+				continue
+			}
+			name := res.Uri
+			if ok {
+				name = rel(root, abs) + lines(sel)
+			}
+			body := res.Text
+			if len(body) > maxAttachment {
+				body = body[:maxAttachment] + "\n… (cut; read the file for the rest)"
+			}
+			attached = append(attached, fmt.Sprintf("Attached %s:\n```\n%s\n```", name, body))
+		case b.Image != nil, b.Audio != nil:
+			return q, invalidParams("prompt block %d: Cairn takes text, resource and resource_link blocks, not images or audio", i)
+		default:
+			return q, invalidParams("prompt block %d: unknown content block", i)
+		}
+	}
+	q.question = strings.TrimSpace(strings.Join(text, "\n"))
+	if len(attached) > 0 {
+		q.question = strings.TrimSpace(q.question + "\n\n" + strings.Join(attached, "\n\n"))
+	}
+	if q.question == "" {
+		return q, invalidParams("the prompt has no text")
+	}
+	return q, nil
+}
+
+// fileRef resolves a file:// URI (or an absolute path) inside root, with the
+// line range of its fragment.
+func fileRef(root, uri string) (abs string, sel *contextengine.Selection, ok bool) {
+	path, frag := uri, ""
+	if u, err := url.Parse(uri); err == nil && u.Scheme == "file" {
+		path, frag = u.Path, u.Fragment
+	} else if i := strings.IndexByte(uri, '#'); i >= 0 && filepath.IsAbs(uri) {
+		path, frag = uri[:i], uri[i+1:]
+	}
+	if !filepath.IsAbs(path) {
+		return "", nil, false
+	}
+	path = filepath.Clean(filepath.FromSlash(path))
+	if r, err := filepath.Rel(root, path); err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+		return "", nil, false
+	}
+	return path, fragmentRange(frag), true
+}
+
+// fragmentRE matches line fragments as clients write them: L10, L10-20,
+// L10-L20, L10:20 (Zed), 10-20; columns after a comma or colon are dropped.
+var fragmentRE = regexp.MustCompile(`^L?(\d+)(?:[.,:]\d+)??(?:(?:-|:)L?(\d+)(?:[.,]\d+)?)?$`)
+
+func fragmentRange(frag string) *contextengine.Selection {
+	m := fragmentRE.FindStringSubmatch(frag)
+	if m == nil {
+		return nil
+	}
+	start, _ := strconv.Atoi(m[1])
+	end := start
+	if m[2] != "" {
+		end, _ = strconv.Atoi(m[2])
+	}
+	if start < 1 || end < start {
+		return nil
+	}
+	return &contextengine.Selection{StartLine: start, EndLine: end}
+}
+
+// metaRange reads an LSP-style 0-based range from _meta.range (the form
+// Cairn's own clients send).
+func metaRange(meta map[string]any) *contextengine.Selection {
+	r, ok := meta["range"].(map[string]any)
+	if !ok {
+		return nil
+	}
+	line := func(key string) (int, bool) {
+		p, ok := r[key].(map[string]any)
+		if !ok {
+			return 0, false
+		}
+		l, ok := p["line"].(float64)
+		c, _ := p["character"].(float64)
+		if key == "end" && c == 0 {
+			l-- // a range ending at column 0 does not include that line
+		}
+		return int(l), ok
+	}
+	s, ok1 := line("start")
+	e, ok2 := line("end")
+	if !ok1 || !ok2 || s < 0 {
+		return nil
+	}
+	if e < s {
+		e = s
+	}
+	return &contextengine.Selection{StartLine: s + 1, EndLine: e + 1}
+}
+
+// locate finds the lines of part when it occurs exactly once in whole.
+func locate(whole, part string) *contextengine.Selection {
+	if strings.TrimSpace(part) == "" || strings.Count(whole, part) != 1 {
+		return nil
+	}
+	i := strings.Index(whole, part)
+	start := strings.Count(whole[:i], "\n") + 1
+	end := start + strings.Count(strings.TrimSuffix(part, "\n"), "\n")
+	return &contextengine.Selection{StartLine: start, EndLine: end}
+}
+
+func rel(root, abs string) string {
+	r, err := filepath.Rel(root, abs)
+	if err != nil {
+		return abs
+	}
+	return filepath.ToSlash(r)
+}
+
+func lines(sel *contextengine.Selection) string {
+	if sel == nil {
+		return ""
+	}
+	return fmt.Sprintf(" lines %d-%d", sel.StartLine, sel.EndLine)
+}
+
+// Prompt runs one turn: slash commands are answered directly; anything else
+// is a Cairn run on the session's thread, streamed as session/update until
+// it ends, mapped to a stop reason.
+func (a *adapter) Prompt(ctx context.Context, p sdk.PromptRequest) (_ sdk.PromptResponse, err error) {
+	defer recoverTo(&err, "Prompt")
+	s, err := a.session(p.SessionId)
+	if err != nil {
+		return sdk.PromptResponse{}, err
+	}
+	turnCtx, cancel := context.WithCancelCause(a.ctx)
+	s.mu.Lock()
+	if s.turn != nil {
+		s.mu.Unlock()
+		cancel(nil)
+		return sdk.PromptResponse{}, invalidRequest("session %s already has a prompt in progress; cancel it first", s.id)
+	}
+	s.turn = cancel
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.turn = nil
+		s.mu.Unlock()
+		cancel(nil)
+	}()
+	// The SDK cancels ctx on session/cancel; so does the client going away.
+	stop := context.AfterFunc(ctx, func() { cancel(errCancelled) })
+	defer stop()
+
+	a.announceCommands(s.id)
+	a.flushNotices(s)
+	if cmd, ok := slashCommand(p.Prompt); ok {
+		return a.runCommand(turnCtx, s, cmd)
+	}
+	root := s.w.ws.Root()
+	q, err := parsePrompt(root, func(abs string) (string, bool) {
+		text, ok, _ := a.readText(turnCtx, s, abs)
+		return text, ok
+	}, p.Prompt)
+	if err != nil {
+		return sdk.PromptResponse{}, err
+	}
+	a.openBuffers(turnCtx, s, q)
+	defer a.closeBuffers(s)
+	notes := a.reconcile(turnCtx, s)
+	question := q.question
+	if len(notes) > 0 {
+		question = "[Cairn] Since the last turn: " + strings.Join(notes, " ") + "\n\n" + question
+	}
+	s.w.waitForMCP(turnCtx)
+	if turnCtx.Err() != nil {
+		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
+	}
+	t := &turn{a: a, s: s, ctx: turnCtx, calls: map[string]*callState{}}
+	run, err := s.w.mgr.Start(turnCtx, s.askRequest(agent.AskRequest{Abs: q.abs, Selection: q.sel, Question: question}), t.emit)
+	if err != nil {
+		return sdk.PromptResponse{}, invalidRequest("%v", err)
+	}
+	a.mu.Lock()
+	a.runs[run.ID] = s
+	a.mu.Unlock()
+	s.addRun(run, q.question)
+	select {
+	case <-run.Done():
+	case <-turnCtx.Done():
+		run.Cancel()
+		<-run.Done()
+	}
+	return t.response(run)
+}
+
+// errCancelled is the cause of a turn ended by session/cancel.
+var errCancelled = errors.New("cancelled by the client (session/cancel)")
+
+// Cancel ends the session's turn; the prompt then answers with stop reason
+// cancelled. (The SDK has already cancelled the prompt's context.)
+func (a *adapter) Cancel(ctx context.Context, p sdk.CancelNotification) error {
+	if s, err := a.session(p.SessionId); err == nil {
+		s.cancelTurn(errCancelled)
+	}
+	return nil
+}
+
+// askRequest puts a run on the session's thread. This and addRun are the
+// seam between sessions and threads.
+func (s *session) askRequest(req agent.AskRequest) agent.AskRequest {
+	return req
+}
+
+// stopReason maps how a run ended to ACP's stop reasons.
+func stopReason(ev protocol.RunEvent) (sdk.StopReason, bool) {
+	switch ev.Kind {
+	case protocol.EventFinished:
+		return sdk.StopReasonEndTurn, true
+	case protocol.EventCancelled:
+		return sdk.StopReasonCancelled, true
+	case protocol.EventFailed:
+		switch ev.Class {
+		case agent.ClassStepLimit:
+			return sdk.StopReasonMaxTurnRequests, true
+		case agent.ClassTokenBudget, "max_tokens":
+			return sdk.StopReasonMaxTokens, true
+		case "refusal":
+			return sdk.StopReasonRefusal, true
+		}
+	}
+	return "", false
+}

@@ -1,0 +1,219 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/cairn-dev/cairn/agent"
+	"github.com/cairn-dev/cairn/protocol"
+)
+
+// turn streams one run's events to the client as session/update
+// notifications. emit is called from the run's goroutine, in order.
+type turn struct {
+	a     *adapter
+	s     *session
+	ctx   context.Context
+	calls map[string]*callState // by call id
+	// current is the call whose tool is running.
+	current string
+	last    protocol.RunEvent // the run's end
+	// replaying is set while session/load replays a finished run: edits are
+	// shown with their recorded fate, never reviewed again.
+	replaying bool
+	edits     map[string]agent.Edit // edits of a replayed run, by id
+}
+
+type callState struct {
+	tool   string
+	input  json.RawMessage
+	editID string
+}
+
+// emit turns a run event into updates; an edit proposal is reviewed when its
+// tool call has finished (so the run's journal has the edit first).
+func (t *turn) emit(ev protocol.RunEvent) {
+	id := t.s.id
+	switch ev.Kind {
+	case protocol.EventText:
+		t.a.send(id, sdk.UpdateAgentMessageText(ev.Delta))
+	case protocol.EventToolCall:
+		t.calls[ev.CallID] = &callState{tool: ev.Tool, input: ev.Input}
+		t.current = ev.CallID
+		t.a.send(id, sdk.SessionUpdate{ToolCall: &sdk.SessionUpdateToolCall{
+			ToolCallId: sdk.ToolCallId(ev.CallID), Title: toolTitle(ev.Tool, ev.Input), Kind: toolKind(ev.Tool),
+			Status: sdk.ToolCallStatusPending, Locations: t.locations(ev.Input), RawInput: rawJSON(ev.Input),
+		}})
+	case protocol.EventApproval:
+		status := sdk.ToolCallStatusInProgress
+		if !toolsDecisionAllowed(ev.Decision) {
+			status = sdk.ToolCallStatusFailed
+		}
+		t.a.send(id, sdk.UpdateToolCall(sdk.ToolCallId(ev.CallID), sdk.WithUpdateStatus(status)))
+	case protocol.EventEditProposed:
+		// Proposed while its tool call runs: the latest call.
+		if c := t.calls[t.current]; c != nil {
+			c.editID = ev.EditID
+		}
+	case protocol.EventToolResult:
+		c := t.calls[ev.CallID]
+		ok := ev.OK != nil && *ev.OK
+		if c != nil && c.editID != "" && ok {
+			if t.replaying {
+				t.replayEdit(ev.CallID, c)
+			} else {
+				t.review(ev.CallID, c)
+			}
+			return
+		}
+		status := sdk.ToolCallStatusCompleted
+		if !ok {
+			status = sdk.ToolCallStatusFailed
+		}
+		t.a.send(id, sdk.UpdateToolCall(sdk.ToolCallId(ev.CallID), sdk.WithUpdateStatus(status),
+			sdk.WithUpdateContent([]sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(ev.Summary))}),
+			sdk.WithUpdateRawOutput(map[string]any{"ok": ok, "summary": ev.Summary})))
+	case protocol.EventFinished, protocol.EventFailed, protocol.EventCancelled, protocol.EventInterrupted:
+		t.last = ev
+		if ev.Usage != nil && !t.replaying {
+			// Context use against the window, for the client's meter.
+			t.a.send(id, sdk.SessionUpdate{UsageUpdate: &sdk.SessionUsageUpdate{
+				Used: ev.Usage.InputTokens + ev.Usage.OutputTokens, Size: t.s.w.mgr.Config().ContextWindow}})
+		}
+		if _, mapped := stopReason(ev); !mapped && ev.Error != "" {
+			msg := fmt.Sprintf("\n\n[Cairn] The run %s: %s", ev.Kind, ev.Error)
+			if ev.Kind == protocol.EventInterrupted {
+				msg += "; /resume continues it"
+			}
+			t.a.send(id, sdk.UpdateAgentMessageText(msg))
+		}
+	}
+}
+
+// response is the prompt's answer once the run has ended.
+func (t *turn) response(run *agent.Run) (sdk.PromptResponse, error) {
+	ev := t.last
+	if ev.Kind == "" {
+		if evs := run.Events(); len(evs) > 0 {
+			ev = evs[len(evs)-1]
+		}
+	}
+	if t.ctx.Err() != nil || ev.Kind == protocol.EventCancelled {
+		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
+	}
+	reason, ok := stopReason(ev)
+	if !ok {
+		// A failure ACP has no stop reason for (model unreachable, bad
+		// key, ...): the prompt fails with Cairn's message.
+		return sdk.PromptResponse{}, &sdk.RequestError{Code: -32603, Message: fmt.Sprintf("the run failed (%s): %s", ev.Class, ev.Error)}
+	}
+	resp := sdk.PromptResponse{StopReason: reason}
+	if ev.Usage != nil {
+		resp.Usage = &sdk.Usage{InputTokens: ev.Usage.InputTokens, OutputTokens: ev.Usage.OutputTokens,
+			TotalTokens: ev.Usage.InputTokens + ev.Usage.OutputTokens}
+	}
+	return resp, nil
+}
+
+func toolsDecisionAllowed(d string) bool {
+	switch d {
+	case "policy_allow", "allow_once", "allow_session", "session_allow":
+		return true
+	}
+	return false
+}
+
+// toolKind is the ACP kind of a Cairn tool, for the client's icon.
+func toolKind(tool string) sdk.ToolKind {
+	switch tool {
+	case "read_file", "list_files", "repo_map", "get_diagnostics":
+		return sdk.ToolKindRead
+	case "search_code":
+		return sdk.ToolKindSearch
+	case "edit_file":
+		return sdk.ToolKindEdit
+	case "run_command":
+		return sdk.ToolKindExecute
+	}
+	if strings.HasPrefix(tool, "mcp__") && strings.Contains(strings.ToLower(tool), "fetch") {
+		return sdk.ToolKindFetch
+	}
+	return sdk.ToolKindOther
+}
+
+// toolInput is the union of the built-in tools' input fields a title or a
+// location is made from.
+type toolInput struct {
+	Path      string `json:"path"`
+	StartLine int    `json:"startLine"`
+	Query     string `json:"query"`
+	Command   string `json:"command"`
+	Glob      string `json:"glob"`
+}
+
+func parseInput(raw json.RawMessage) toolInput {
+	var in toolInput
+	_ = json.Unmarshal(raw, &in)
+	return in
+}
+
+// toolTitle is a short human title: the exact command, the file, the query.
+func toolTitle(tool string, raw json.RawMessage) string {
+	in := parseInput(raw)
+	switch tool {
+	case "read_file":
+		return "Read " + orDot(in.Path)
+	case "list_files":
+		return strings.TrimSpace("List " + orDot(in.Path) + " " + in.Glob)
+	case "search_code":
+		return fmt.Sprintf("Search %q", in.Query)
+	case "repo_map":
+		return "Repository map"
+	case "get_diagnostics":
+		return "Diagnostics " + in.Path
+	case "edit_file":
+		return "Edit " + in.Path
+	case "run_command":
+		return "Run `" + in.Command + "`"
+	}
+	return tool
+}
+
+func orDot(p string) string {
+	if p == "" {
+		return "."
+	}
+	return p
+}
+
+// locations are the absolute paths a tool call touches, so the client can
+// follow along.
+func (t *turn) locations(raw json.RawMessage) []sdk.ToolCallLocation {
+	in := parseInput(raw)
+	if in.Path == "" {
+		return nil
+	}
+	abs := in.Path
+	if !filepath.IsAbs(abs) {
+		abs = t.s.w.ws.Abs(in.Path)
+	}
+	loc := sdk.ToolCallLocation{Path: abs}
+	if in.StartLine > 0 {
+		l := in.StartLine
+		loc.Line = &l
+	}
+	return []sdk.ToolCallLocation{loc}
+}
+
+func rawJSON(raw json.RawMessage) any {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return string(raw)
+	}
+	return v
+}

@@ -1,0 +1,275 @@
+package acp
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/cairn-dev/cairn/agent"
+	"github.com/cairn-dev/cairn/checkpoint"
+	"github.com/cairn-dev/cairn/codeindex"
+	"github.com/cairn-dev/cairn/redact"
+	"github.com/cairn-dev/cairn/tools"
+	"github.com/cairn-dev/cairn/tools/mcp"
+	"github.com/cairn-dev/cairn/trace"
+	"github.com/cairn-dev/cairn/workspace"
+)
+
+// workspaceEngines are the engines of one workspace root, shared by the
+// sessions whose cwd it is: the same parts `cairn serve` assembles for its
+// workspace (registry, gate with audit, checkpoints, redactor, tracer, MCP
+// bridge, code index, run manager).
+type workspaceEngines struct {
+	ws       *workspace.Workspace
+	stateDir string
+	mgr      *agent.Manager
+	gate     *tools.Gate
+	policy   tools.Policy
+	sandbox  *tools.CommandSandbox
+	bridge   *mcp.Manager
+	index    *codeindex.Local
+	tracer   *trace.Recorder
+	setup    Setup
+
+	mu         sync.Mutex
+	sessionMCP map[sdk.SessionId][]mcp.ServerConfig
+	mcpReady   chan struct{}
+}
+
+// workspaceFor opens (once) the engines of the workspace at cwd.
+func (a *adapter) workspaceFor(cwd string) (*workspaceEngines, error) {
+	if !filepath.IsAbs(cwd) {
+		return nil, fmt.Errorf("cwd %q is not an absolute path", cwd)
+	}
+	ws, err := workspace.Open(cwd)
+	if err != nil {
+		return nil, fmt.Errorf("opening the workspace %s: %w", cwd, err)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if w, ok := a.workspaces[ws.Root()]; ok {
+		return w, nil
+	}
+	w, err := a.openEngines(ws)
+	if err != nil {
+		return nil, err
+	}
+	a.workspaces[ws.Root()] = w
+	return w, nil
+}
+
+func (a *adapter) openEngines(ws *workspace.Workspace) (*workspaceEngines, error) {
+	stateDir, err := a.opts.StateDir(ws.Root())
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(stateDir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating the state directory %s: %w", stateDir, err)
+	}
+	ws.SetStateDir(stateDir)
+	setup := a.opts.Configure(ws.Root(), stateDir)
+	for _, w := range setup.Warnings {
+		slog.Warn("configuration: " + w)
+	}
+	cps, err := checkpoint.Open(stateDir)
+	if err != nil {
+		return nil, err
+	}
+	environ := a.opts.Environ
+	if environ == nil {
+		environ = os.Environ()
+	}
+	red, err := redact.New(redact.Options{Environ: environ})
+	if err != nil {
+		return nil, fmt.Errorf("loading the secret-detection rules: %w", err)
+	}
+	if _, err := red.LoadDotEnv(ws.Root()); err != nil {
+		slog.Warn("reading .env files for redaction", "err", err)
+	}
+	audit, err := tools.OpenAuditLog(filepath.Join(stateDir, "audit.jsonl"), red.String)
+	if err != nil {
+		return nil, err
+	}
+	sb := tools.NewCommandSandbox(ws.Root())
+	for _, problem := range sb.Configure(setup.Sandbox, stateDir) {
+		slog.Warn("configuration: " + problem)
+	}
+	reg := tools.NewBuiltinRegistryWith(ws.Root(), sb)
+	gate := tools.NewGate(setup.Policy, setup.Interactive, &asker{a: a}, audit)
+	rec, err := trace.NewRecorder(trace.Options{StateDir: stateDir, Redact: red.String, ServiceVersion: a.opts.Version,
+		OTLPEndpoint: setup.OTLPEndpoint, OnError: func(err error) { slog.Warn("trace", "err", err) }})
+	if err != nil {
+		slog.Warn("traces are off", "err", err)
+		rec = nil
+	}
+	bridge := mcp.NewManager(mcp.Options{Registry: reg, Dir: ws.Root(), ClientVersion: a.opts.Version, Environ: environ,
+		OnEvent: func(server, message string) { slog.Warn(message, "mcpServer", server) },
+		Logf:    func(format string, args ...any) { slog.Info(fmt.Sprintf(format, args...)) }})
+	ix, err := codeindex.Open(ws, codeindex.Options{StateDir: stateDir})
+	if err != nil {
+		slog.Warn("code index", "err", err)
+	}
+	deps := agent.Deps{WS: ws, Registry: reg, Gate: gate, Checkpoints: cps, Redactor: red, Tracer: rec}
+	if ix != nil {
+		deps.Index = ix
+		ix.Start(a.ctx) // in the background: nothing waits for indexing
+	}
+	cfg := setup.Run
+	cfg.StateDir = stateDir
+	mgr := agent.NewManager(cfg, deps)
+	for _, note := range mgr.RecoverCheckpoints() {
+		slog.Warn(note)
+	}
+	w := &workspaceEngines{ws: ws, stateDir: stateDir, mgr: mgr, gate: gate, policy: setup.Policy, sandbox: sb, bridge: bridge, index: ix,
+		tracer: rec, setup: setup, sessionMCP: map[sdk.SessionId][]mcp.ServerConfig{}}
+	w.updateMCP(a.ctx)
+	w.reportSandbox()
+	slog.Info("workspace opened", "root", ws.Root(), "state", stateDir)
+	return w, nil
+}
+
+// setSessionMCP records a session's MCP servers and restarts the bridge with
+// the union of the settings' servers and every session's.
+func (w *workspaceEngines) setSessionMCP(ctx context.Context, id sdk.SessionId, servers []sdk.McpServer) []string {
+	var cfgs []mcp.ServerConfig
+	var problems []string
+	for _, s := range servers {
+		if s.Stdio == nil {
+			problems = append(problems, "only stdio MCP servers are supported; an http/sse server was ignored")
+			continue
+		}
+		c := mcp.ServerConfig{Name: s.Stdio.Name, Command: s.Stdio.Command, Args: s.Stdio.Args, Env: map[string]string{}}
+		for _, e := range s.Stdio.Env {
+			c.Env[e.Name] = e.Value
+		}
+		// A server the client sends is untrusted, as any server without a
+		// trust level is; the user's settings may mark a server of the same
+		// name (and command) trusted.
+		for _, t := range w.setup.MCPServers {
+			if t.Name == c.Name && t.Command == c.Command {
+				c.Trust = t.Trust
+			}
+		}
+		cfgs = append(cfgs, c)
+	}
+	w.mu.Lock()
+	w.sessionMCP[id] = cfgs
+	w.mu.Unlock()
+	w.updateMCP(ctx)
+	return problems
+}
+
+// updateMCP starts the union of configured servers in the background; a
+// prompt waits (bounded) for it.
+func (w *workspaceEngines) updateMCP(ctx context.Context) {
+	byName := map[string]mcp.ServerConfig{}
+	for _, c := range w.setup.MCPServers {
+		byName[c.Name] = c
+	}
+	w.mu.Lock()
+	for _, cfgs := range w.sessionMCP {
+		for _, c := range cfgs {
+			byName[c.Name] = c
+		}
+	}
+	ready := make(chan struct{})
+	w.mcpReady = ready
+	w.mu.Unlock()
+	all := make([]mcp.ServerConfig, 0, len(byName))
+	for _, c := range byName {
+		all = append(all, c)
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })
+	go func() {
+		defer close(ready)
+		w.bridge.Update(ctx, all)
+	}()
+}
+
+// mcpStartWait bounds how long a prompt waits for MCP servers still starting.
+const mcpStartWait = 20 * time.Second
+
+func (w *workspaceEngines) waitForMCP(ctx context.Context) {
+	w.mu.Lock()
+	ready := w.mcpReady
+	w.mu.Unlock()
+	if ready == nil {
+		return
+	}
+	select {
+	case <-ready:
+	case <-time.After(mcpStartWait):
+		slog.Warn("MCP servers are still starting; asking without their tools")
+	case <-ctx.Done():
+	}
+}
+
+// setInteractive switches the approval level of the workspace: ask (true)
+// or policy.
+func (w *workspaceEngines) setInteractive(ask bool) {
+	w.mu.Lock()
+	w.setup.Interactive = ask
+	w.mu.Unlock()
+	w.gate.SetPolicy(w.policy, ask)
+}
+
+func (w *workspaceEngines) interactive() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.setup.Interactive
+}
+
+func (w *workspaceEngines) close() {
+	w.mgr.CancelAll(fmt.Errorf("the ACP connection ended"))
+	_ = w.bridge.Close()
+	if w.index != nil {
+		_ = w.index.Close()
+	}
+	if w.tracer != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = w.tracer.Close(ctx)
+		cancel()
+	}
+}
+
+// setSandboxMode switches sandbox.mode (auto, required, off) for the
+// workspace's commands.
+func (w *workspaceEngines) setSandboxMode(mode string) error {
+	switch mode {
+	case tools.SandboxAuto, tools.SandboxRequired, tools.SandboxOff:
+	default:
+		return fmt.Errorf("unknown sandbox mode %q: use auto, required or off", mode)
+	}
+	w.mu.Lock()
+	w.setup.Sandbox.Mode = mode
+	settings := w.setup.Sandbox
+	w.mu.Unlock()
+	w.sandbox.Configure(settings, w.stateDir)
+	w.reportSandbox()
+	return nil
+}
+
+func (w *workspaceEngines) sandboxMode() string {
+	_, mode := w.sandbox.Status()
+	return mode
+}
+
+// reportSandbox logs how commands are confined.
+func (w *workspaceEngines) reportSandbox() {
+	st, mode := w.sandbox.Status()
+	switch {
+	case mode == tools.SandboxOff:
+		slog.Warn("commands are not sandboxed (sandbox.mode is off): every command that is not read-only asks first")
+	case !st.Available():
+		slog.Warn(st.Describe() + "; every command that is not read-only asks first")
+	default:
+		slog.Info(st.Describe())
+	}
+}

@@ -1,0 +1,308 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+
+	"github.com/cairn-dev/cairn/checkpoint"
+	"github.com/cairn-dev/cairn/protocol"
+	"github.com/cairn-dev/cairn/tools"
+)
+
+// Accepting and rejecting proposed edits, whole or hunk by hunk. Every
+// accept is its own checkpoint: the text of each file before it (the base
+// plus the hunks accepted earlier) and after it, journaled before the
+// editor is asked, so undo puts back exactly that accept's hunks.
+
+// Accept applies every pending hunk of a proposed edit.
+func (m *Manager) Accept(ctx context.Context, id string, ap Applier) (protocol.AcceptResult, error) {
+	return m.AcceptHunks(ctx, id, nil, ap)
+}
+
+// Reject drops every pending hunk of a proposed edit.
+func (m *Manager) Reject(id string) error { return m.RejectHunks(id, nil) }
+
+// selectHunks resolves hunk indices (nil: every pending hunk) and checks
+// that each is pending. Called with m.mu held.
+func selectHunks(e *Edit, idx []int) (map[int]bool, error) {
+	sel := map[int]bool{}
+	if idx == nil {
+		for _, h := range e.Hunks {
+			if h.State == EditPending {
+				sel[h.Index] = true
+			}
+		}
+		if len(sel) == 0 {
+			return nil, fmt.Errorf("edit %s has no pending hunks", e.ID)
+		}
+		return sel, nil
+	}
+	if len(idx) == 0 {
+		return nil, fmt.Errorf("hunks is empty: give hunk indices, or omit it for every pending hunk")
+	}
+	for _, i := range idx {
+		if i < 0 || i >= len(e.Hunks) {
+			return nil, fmt.Errorf("edit %s has no hunk %d (it has %d, numbered from 0)", e.ID, i, len(e.Hunks))
+		}
+		if st := e.Hunks[i].State; st != EditPending {
+			return nil, fmt.Errorf("hunk %d of edit %s was already %s", i, e.ID, st)
+		}
+		sel[i] = true
+	}
+	return sel, nil
+}
+
+// settle sets the edit's state once every hunk is decided: accepted when at
+// least one hunk was accepted, else rejected. Called with m.mu held.
+func (e *Edit) settle() {
+	if !decided(e.Hunks) {
+		e.State = EditPending
+		return
+	}
+	e.State = EditRejected
+	for _, h := range e.Hunks {
+		if h.State == EditAccepted {
+			e.State = EditAccepted
+		}
+	}
+}
+
+// AcceptHunks applies the given hunks of a proposed edit (nil: every pending
+// hunk) through the editor and records a checkpoint for them. Each file must
+// hold the text the edit was based on plus the hunks accepted earlier; when
+// the agent edited a file twice, accepting the later edit whole applies the
+// earlier pending one with it.
+func (m *Manager) AcceptHunks(ctx context.Context, id string, idx []int, ap Applier) (protocol.AcceptResult, error) {
+	m.mu.Lock()
+	e, ok := m.edits[id]
+	if !ok {
+		m.mu.Unlock()
+		return protocol.AcceptResult{}, fmt.Errorf("no proposed edit %q", id)
+	}
+	if e.State != EditPending {
+		st := e.State
+		m.mu.Unlock()
+		return protocol.AcceptResult{}, fmt.Errorf("edit %s was already %s", id, st)
+	}
+	sel, err := selectHunks(e, idx)
+	if err != nil {
+		m.mu.Unlock()
+		return protocol.AcceptResult{}, err
+	}
+	group := []*Edit{}
+	var files []tools.FileChange
+	for fi, f := range e.Files {
+		touched, all, untouched := false, true, true
+		for _, h := range e.Hunks {
+			if h.File != fi {
+				continue
+			}
+			touched = touched || sel[h.Index]
+			all = all && sel[h.Index]
+			untouched = untouched && h.State == EditPending
+		}
+		if !touched {
+			continue
+		}
+		base, baseOK, err := textWith(f, fi, e.Hunks, Hunk.applied)
+		if err != nil {
+			m.mu.Unlock()
+			return protocol.AcceptResult{}, err
+		}
+		target, targetOK, err := textWith(f, fi, e.Hunks, func(h Hunk) bool { return h.applied() || sel[h.Index] })
+		if err != nil {
+			m.mu.Unlock()
+			return protocol.AcceptResult{}, err
+		}
+		cur, exists, err := m.ws.ReadFile(f.Abs)
+		if err != nil {
+			m.mu.Unlock()
+			return protocol.AcceptResult{}, err
+		}
+		fc := tools.FileChange{Abs: f.Abs, Rel: f.Rel, Before: base, BeforeOK: baseOK, After: target, Delete: !targetOK, Created: !baseOK && targetOK}
+		if exists != baseOK || (exists && cur != base) {
+			prev := m.earlierPending(e, f.Abs, cur, exists)
+			if prev == nil || !all || !untouched {
+				m.mu.Unlock()
+				return protocol.AcceptResult{}, fmt.Errorf("cannot accept edit %s: %s changed since the edit was proposed; ask again: %w", id, f.Rel, ErrConflict)
+			}
+			// The file holds the base of an earlier pending edit of this
+			// run, on which this one was built: apply both.
+			fc.Before, fc.BeforeOK, fc.Created = cur, exists, !exists
+			group = append(group, prev)
+		}
+		files = append(files, fc)
+	}
+	// Reserve: a concurrent accept or reject of these hunks now fails.
+	for i := range sel {
+		e.Hunks[i].State = EditAccepted
+	}
+	for _, g := range group {
+		g.State = EditAccepted
+	}
+	m.mu.Unlock()
+	revert := func() {
+		m.mu.Lock()
+		for i := range sel {
+			e.Hunks[i].State = EditPending
+		}
+		for _, g := range group {
+			g.State = EditPending
+		}
+		m.mu.Unlock()
+	}
+
+	var changes []checkpoint.Change
+	for _, f := range files {
+		changes = append(changes, checkpoint.Change{Rel: f.Rel, Before: f.Before, BeforeExists: f.BeforeOK, After: f.After, AfterExists: !f.Delete})
+	}
+	cp, err := m.cps.Create(e.RunID, e.ID, e.Step, changes)
+	if err != nil {
+		revert()
+		return protocol.AcceptResult{}, fmt.Errorf("recording the checkpoint: %w", err)
+	}
+	we := m.workspaceEdit(files, func(f tools.FileChange) (string, bool) { return f.Before, f.BeforeOK }, ap.SupportsDocumentChanges())
+	res, err := ap.ApplyEdit(ctx, "Cairn: accept "+id, we)
+	if err != nil || !res.Applied {
+		revert()
+		_ = m.cps.SetStatus(cp.ID, checkpoint.StatusFailed)
+		reason := res.FailureReason
+		if err != nil {
+			reason = err.Error()
+		}
+		if reason == "" {
+			reason = "the editor did not apply the edit"
+		}
+		return protocol.AcceptResult{Applied: false, Reason: reason}, nil
+	}
+	m.faultPoint("during_accept")
+	if err := m.cps.SetStatus(cp.ID, checkpoint.StatusApplied); err != nil {
+		slog.Error("marking checkpoint applied", "checkpoint", cp.ID, "err", err)
+	}
+	m.mu.Lock()
+	for i := range sel {
+		e.Hunks[i].CheckpointID = cp.ID
+	}
+	e.CheckpointID = cp.ID
+	e.settle()
+	for _, g := range group {
+		g.CheckpointID = cp.ID
+		for i := range g.Hunks {
+			if g.Hunks[i].State == EditPending {
+				g.Hunks[i].State, g.Hunks[i].CheckpointID = EditAccepted, cp.ID
+			}
+		}
+	}
+	snap := e.clone()
+	var groupSnaps []*Edit
+	for _, g := range group {
+		groupSnaps = append(groupSnaps, g.clone())
+	}
+	m.mu.Unlock()
+	m.recordEdit(snap)
+	for _, g := range groupSnaps {
+		m.recordEdit(g)
+	}
+	if r, ok := m.Run(e.RunID); ok {
+		r.jrnl(checkpoint.RecEditState, e.Step, map[string]any{"editId": id, "state": snap.State, "checkpointId": cp.ID,
+			"hunks": sortedKeys(sel), "hunkState": EditAccepted})
+		r.send(protocol.RunEvent{Kind: protocol.EventCheckpoint, CheckpointID: cp.ID, Step: e.Step, EditID: id})
+		if snap.State != EditPending {
+			r.afterDecision(snap)
+		}
+	}
+	return protocol.AcceptResult{Applied: true, CheckpointID: cp.ID}, nil
+}
+
+// earlierPending finds a pending edit of e's run, proposed before e, whose
+// base for abs is the file's current text. Called with m.mu held.
+func (m *Manager) earlierPending(e *Edit, abs, cur string, exists bool) *Edit {
+	for j := len(m.order) - 1; j >= 0; j-- {
+		prev := m.edits[m.order[j]]
+		if prev == e || prev.RunID != e.RunID || prev.State != EditPending {
+			continue
+		}
+		for _, pf := range prev.Files {
+			if pf.Abs == abs && pf.BeforeOK == exists && pf.Before == cur {
+				return prev
+			}
+		}
+	}
+	return nil
+}
+
+// RejectHunks drops the given hunks of a proposed edit (nil: every pending
+// hunk). Once every hunk is decided, the run's later reads see the file as
+// the user has it; a run still going is told what was rejected.
+func (m *Manager) RejectHunks(id string, idx []int) error {
+	m.mu.Lock()
+	e, ok := m.edits[id]
+	if !ok {
+		m.mu.Unlock()
+		return fmt.Errorf("no proposed edit %q", id)
+	}
+	if e.State != EditPending {
+		st := e.State
+		m.mu.Unlock()
+		return fmt.Errorf("edit %s was already %s", id, st)
+	}
+	sel, err := selectHunks(e, idx)
+	if err != nil {
+		m.mu.Unlock()
+		return err
+	}
+	for i := range sel {
+		e.Hunks[i].State = EditRejected
+	}
+	e.settle()
+	snap := e.clone()
+	m.mu.Unlock()
+	m.recordEdit(snap)
+	if r, ok := m.Run(e.RunID); ok {
+		r.jrnl(checkpoint.RecEditState, e.Step, map[string]any{"editId": id, "state": snap.State, "hunks": sortedKeys(sel), "hunkState": EditRejected})
+		var parts []string
+		for _, i := range sortedKeys(sel) {
+			h := snap.Hunks[i]
+			parts = append(parts, fmt.Sprintf("hunk %d (%s lines %d-%d):\n```diff\n%s```", i, h.Rel, h.StartLine+1, max(h.EndLine, h.StartLine+1), h.Diff))
+		}
+		r.addNote(fmt.Sprintf("[Cairn] The user rejected %s of edit %s; do not propose the same change again unless asked:\n%s",
+			plural(len(sel), "hunk", "hunks"), id, strings.Join(parts, "\n")))
+		if snap.State != EditPending {
+			r.afterDecision(snap)
+		}
+	}
+	return nil
+}
+
+// afterDecision runs once every hunk of an edit is decided: if any was
+// rejected, the run's drafts of its files are dropped, so later reads see
+// the file as the user has it (the accepted hunks only).
+func (r *Run) afterDecision(e *Edit) {
+	for _, h := range e.Hunks {
+		if h.State == EditRejected {
+			for _, f := range e.Files {
+				r.drafts.Forget(f.Abs)
+			}
+			return
+		}
+	}
+}
+
+func sortedKeys(m map[int]bool) []int {
+	out := make([]int, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Ints(out)
+	return out
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}

@@ -1,0 +1,283 @@
+package agent
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cairn-dev/cairn/contextengine"
+	"github.com/cairn-dev/cairn/protocol"
+)
+
+// A thread is the conversation across runs: each run is one turn, and a
+// follow-up run sees the earlier turns (questions, answers, edits and the
+// fate of each hunk) through the context engine's history source. Threads
+// are kept as one JSON file each under <state>/threads/, rewritten
+// atomically on every change, so they survive restarts.
+
+// Thread is one conversation.
+type Thread struct {
+	ID      string       `json:"threadId"`
+	Title   string       `json:"title"`
+	Created time.Time    `json:"created"`
+	Updated time.Time    `json:"updated"`
+	Turns   []ThreadTurn `json:"turns"`
+}
+
+// ThreadTurn is one run of a thread.
+type ThreadTurn struct {
+	RunID string `json:"runId"`
+	contextengine.Turn
+}
+
+// threadIDRE is what a thread id may look like: it names a file.
+var threadIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,79}$`)
+
+// ValidThreadID reports whether id can name a thread.
+func ValidThreadID(id string) bool { return threadIDRE.MatchString(id) }
+
+// threadStore keeps the threads of a workspace, in memory and on disk.
+type threadStore struct {
+	mu     sync.Mutex
+	dir    string // "" keeps threads in memory only
+	loaded bool
+	byID   map[string]*Thread
+	ofRun  map[string]string // run id → thread id
+}
+
+func newThreadStore(stateDir string) *threadStore {
+	ts := &threadStore{byID: map[string]*Thread{}, ofRun: map[string]string{}}
+	if stateDir != "" {
+		ts.dir = filepath.Join(stateDir, "threads")
+	}
+	return ts
+}
+
+// load reads the threads on disk once. Unreadable files are logged and
+// skipped, never deleted.
+func (ts *threadStore) load() {
+	if ts.loaded {
+		return
+	}
+	ts.loaded = true
+	if ts.dir == "" {
+		return
+	}
+	entries, err := os.ReadDir(ts.dir)
+	if err != nil {
+		if !errors.Is(err, os.ErrNotExist) {
+			slog.Warn("listing threads", "dir", ts.dir, "err", err)
+		}
+		return
+	}
+	for _, e := range entries {
+		name, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok || !ValidThreadID(name) {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(ts.dir, e.Name()))
+		if err != nil {
+			slog.Warn("reading a thread", "thread", name, "err", err)
+			continue
+		}
+		var t Thread
+		if err := json.Unmarshal(b, &t); err != nil || t.ID != name {
+			slog.Warn("skipping an unreadable thread file", "file", e.Name(), "err", err)
+			continue
+		}
+		ts.byID[t.ID] = &t
+		for _, turn := range t.Turns {
+			ts.ofRun[turn.RunID] = t.ID
+		}
+	}
+}
+
+// save writes a thread atomically (temp file + rename). Called with mu held.
+func (ts *threadStore) save(t *Thread) error {
+	if ts.dir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(ts.dir, 0o700); err != nil {
+		return fmt.Errorf("creating the threads directory: %w", err)
+	}
+	b, err := json.MarshalIndent(t, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding thread %s: %w", t.ID, err)
+	}
+	tmp, err := os.CreateTemp(ts.dir, t.ID+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("saving thread %s: %w", t.ID, err)
+	}
+	_, werr := tmp.Write(b)
+	if err := errors.Join(werr, tmp.Sync(), tmp.Close()); err != nil {
+		_ = os.Remove(tmp.Name())
+		return fmt.Errorf("saving thread %s: %w", t.ID, err)
+	}
+	if err := os.Rename(tmp.Name(), filepath.Join(ts.dir, t.ID+".json")); err != nil {
+		_ = os.Remove(tmp.Name())
+		return fmt.Errorf("saving thread %s: %w", t.ID, err)
+	}
+	return nil
+}
+
+// begin adds a turn for runID: to thread id, or to a new thread when id is
+// empty. It returns the thread id and the earlier turns.
+func (ts *threadStore) begin(id, newID string, runID string, turn contextengine.Turn) (string, []contextengine.Turn, error) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	ts.load()
+	now := time.Now().UTC()
+	var t *Thread
+	if id == "" {
+		t = &Thread{ID: newID, Title: threadTitle(turn.Question), Created: now}
+	} else {
+		if !ValidThreadID(id) {
+			return "", nil, fmt.Errorf("invalid thread id %q", id)
+		}
+		var ok bool
+		if t, ok = ts.byID[id]; !ok {
+			return "", nil, fmt.Errorf("no thread %q in this workspace", id)
+		}
+	}
+	var history []contextengine.Turn
+	for _, tt := range t.Turns {
+		history = append(history, tt.Turn)
+	}
+	turn.Outcome = "running"
+	t.Turns = append(t.Turns, ThreadTurn{RunID: runID, Turn: turn})
+	t.Updated = now
+	if err := ts.save(t); err != nil {
+		t.Turns = t.Turns[:len(t.Turns)-1]
+		return "", nil, err
+	}
+	ts.byID[t.ID] = t
+	ts.ofRun[runID] = t.ID
+	return t.ID, history, nil
+}
+
+// historyOf returns the thread of a run and the turns before it (a resumed run).
+func (ts *threadStore) historyOf(runID string) (string, []contextengine.Turn) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	ts.load()
+	t, ok := ts.byID[ts.ofRun[runID]]
+	if !ok {
+		return "", nil
+	}
+	var history []contextengine.Turn
+	for _, tt := range t.Turns {
+		if tt.RunID == runID {
+			break
+		}
+		history = append(history, tt.Turn)
+	}
+	return t.ID, history
+}
+
+// update changes the turn of runID and saves its thread. A run outside any
+// thread (none recorded) is ignored.
+func (ts *threadStore) update(runID string, change func(*contextengine.Turn)) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	ts.load()
+	t, ok := ts.byID[ts.ofRun[runID]]
+	if !ok {
+		return
+	}
+	for i := range t.Turns {
+		if t.Turns[i].RunID == runID {
+			change(&t.Turns[i].Turn)
+			t.Updated = time.Now().UTC()
+			if err := ts.save(t); err != nil {
+				slog.Error("saving a thread", "thread", t.ID, "err", err)
+			}
+			return
+		}
+	}
+}
+
+// list returns every thread, most recently updated first.
+func (ts *threadStore) list() []protocol.ThreadSummary {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	ts.load()
+	all := make([]*Thread, 0, len(ts.byID))
+	for _, t := range ts.byID {
+		all = append(all, t)
+	}
+	sort.Slice(all, func(i, j int) bool {
+		if !all[i].Updated.Equal(all[j].Updated) {
+			return all[i].Updated.After(all[j].Updated)
+		}
+		return all[i].ID > all[j].ID
+	})
+	out := make([]protocol.ThreadSummary, 0, len(all))
+	for _, t := range all {
+		s := protocol.ThreadSummary{ThreadID: t.ID, Title: t.Title, Runs: []string{}, Updated: t.Updated.UTC().Format(time.RFC3339Nano)}
+		for _, turn := range t.Turns {
+			s.Runs = append(s.Runs, turn.RunID)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// get returns a copy of a thread.
+func (ts *threadStore) get(id string) (Thread, bool) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	ts.load()
+	t, ok := ts.byID[id]
+	if !ok {
+		return Thread{}, false
+	}
+	c := *t
+	c.Turns = append([]ThreadTurn(nil), t.Turns...)
+	return c, true
+}
+
+func threadTitle(question string) string {
+	q := strings.Join(strings.Fields(question), " ")
+	if r := []rune(q); len(r) > 80 {
+		q = string(r[:79]) + "…"
+	}
+	return q
+}
+
+// Threads lists the workspace's threads, most recently updated first.
+func (m *Manager) Threads() []protocol.ThreadSummary { return m.threads.list() }
+
+// Thread returns one thread with its turns.
+func (m *Manager) Thread(id string) (Thread, bool) { return m.threads.get(id) }
+
+// turnHunks converts an edit's hunks for the thread record.
+func turnHunks(e *Edit) contextengine.TurnEdit {
+	te := contextengine.TurnEdit{EditID: e.ID}
+	for _, h := range e.Hunks {
+		te.Hunks = append(te.Hunks, contextengine.TurnHunk{Index: h.Index, Path: h.Rel, StartLine: h.StartLine + 1, EndLine: max(h.EndLine, h.StartLine+1),
+			Diff: h.Diff, State: string(h.State), Undone: h.Undone})
+	}
+	return te
+}
+
+// recordEdit puts an edit's current hunk states into its run's turn.
+func (m *Manager) recordEdit(e *Edit) {
+	te := turnHunks(e)
+	m.threads.update(e.RunID, func(t *contextengine.Turn) {
+		for i := range t.Edits {
+			if t.Edits[i].EditID == e.ID {
+				t.Edits[i] = te
+				return
+			}
+		}
+		t.Edits = append(t.Edits, te)
+	})
+}

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/cairn-dev/cairn/acp"
+	"github.com/cairn-dev/cairn/agent"
+	"github.com/cairn-dev/cairn/server"
+	"github.com/cairn-dev/cairn/tools/mcp"
+)
+
+func init() {
+	register(command{"acp", "run as an Agent Client Protocol (v1) agent on stdin/stdout (Zed, JetBrains, CodeCompanion, avante, agent-shell)", runACP})
+}
+
+// runACP serves ACP on stdin/stdout. ACP has no initializationOptions:
+// settings come from the environment, as for `cairn serve`, and from an
+// optional JSON file holding the same `cairn` section.
+func runACP(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("acp", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	settingsFile := fs.String("settings", os.Getenv("CAIRN_SETTINGS"), "a JSON `FILE` with Cairn's settings: the cairn section that cairn serve takes as initializationOptions (default $CAIRN_SETTINGS)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: cairn acp takes no arguments (got %q)", errUsage, fs.Args())
+	}
+	var raw []byte
+	if *settingsFile != "" {
+		b, err := os.ReadFile(*settingsFile)
+		if err != nil {
+			return fmt.Errorf("--settings: %w", err)
+		}
+		if !json.Valid(b) {
+			return fmt.Errorf("--settings: %s is not valid JSON", *settingsFile)
+		}
+		raw = b
+	}
+	return acp.Serve(ctx, os.Stdin, stdout, acp.Options{
+		Version:   version,
+		StateDir:  func(root string) (string, error) { return server.StateDir(root, os.Getenv) },
+		Configure: func(root, stateDir string) acp.Setup { return acpSetup(raw, root, stateDir) },
+	})
+}
+
+// acpSetup reads the settings of one workspace exactly as `cairn serve`
+// does: provider, limits, approval mode, policy, MCP servers.
+func acpSetup(raw []byte, root, stateDir string) acp.Setup {
+	st, warnings := server.ReadSettings(raw, os.Getenv)
+	provider, err := server.NewProvider(st, stateDir, os.Getenv)
+	if err != nil {
+		warnings = append(warnings, err.Error())
+	}
+	policy, problems := server.LoadPolicy(root, st)
+	warnings = append(warnings, problems...)
+	b, _ := json.Marshal(st.MCPServers)
+	servers, err := mcp.ParseServers(b)
+	if err != nil {
+		warnings = append(warnings, err.Error())
+	}
+	return acp.Setup{
+		Run:          st.RunConfig(agent.Config{}, provider),
+		Interactive:  st.Approval.Mode != "policy",
+		Policy:       policy,
+		Sandbox:      st.Sandbox,
+		MCPServers:   servers,
+		OTLPEndpoint: st.Trace.OTLPEndpoint,
+		Warnings:     warnings,
+	}
+}

@@ -1,0 +1,127 @@
+package codeindex
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/cairn-dev/cairn/repomap"
+	"github.com/cairn-dev/cairn/search"
+)
+
+// Index is the code index API: everything tools, the context engine, the
+// agent and the commands ask of a workspace's code. The embedded engines
+// (Local: the tree-sitter repo map and the bleve search index, kept fresh
+// from one change stream) implement it; a remote backend (a Zoekt
+// webserver, an OpenSearch cluster; see docs/scale.md) can too, since
+// every answer is plain data.
+type Index interface {
+	// Search runs a code search query (words, identifiers, "phrases",
+	// path:, lang:, sym: filters). It returns ErrNoSearch when this
+	// session has no search index.
+	Search(ctx context.Context, query string, limit int) (*SearchResult, error)
+	// RenderMap renders the repository map ranked toward focus and fitted
+	// to tokens.
+	RenderMap(focus Focus, tokens int) (string, RenderStats)
+	// Definitions returns the definitions of the given names ("Name" or
+	// "Scope.Name"), sorted by path and line.
+	Definitions(names []string) []Symbol
+	// EnclosingSymbol returns the innermost definition of file rel whose
+	// line range holds the 1-based line.
+	EnclosingSymbol(rel string, line int) (Symbol, bool)
+	// FileSymbols returns the definitions of one file, in source order.
+	FileSymbols(rel string) ([]Symbol, bool)
+	// Stats describes what is indexed now.
+	Stats() Stats
+	// Ready is closed once the first full build of every engine ended;
+	// until then answers come from what is indexed so far.
+	Ready() <-chan struct{}
+}
+
+// The index's data types. They are the engines' own (aliases), so passing
+// them through the API copies nothing.
+type (
+	// Focus says what a map is ranked toward.
+	Focus = repomap.Focus
+	// RenderStats describes one map rendering.
+	RenderStats = repomap.RenderStats
+	// Symbol is a definition with its file and line range.
+	Symbol = repomap.Symbol
+	// SearchResult is the answer to one search query.
+	SearchResult = search.Result
+	// Hit is one search result: a chunk and its best matching line.
+	Hit = search.Hit
+)
+
+// Stats describe an index's content.
+type Stats struct {
+	Ready       bool   // the first full build ended
+	Indexing    bool   // a build or rescan is running
+	MapFiles    int    // files with definitions in the map
+	Definitions int    // definitions in the map
+	Searchable  bool   // the session has a search index
+	SearchFiles int    // files in the search index
+	SearchDocs  uint64 // chunks in the search index
+}
+
+// ErrNoSearch says the session has no search index (another Cairn server
+// holds this workspace's, or it could not be opened).
+var ErrNoSearch = errors.New("the search index is not available in this session")
+
+// LanguageOf names the language of a workspace-relative path by its name,
+// "" when unknown; the same table decides which grammar parses a file and
+// what a search lang: filter matches.
+func LanguageOf(rel string) string { return repomap.LanguageOf(rel) }
+
+// IsReady reports whether ix's first full build has ended.
+func IsReady(ix Index) bool {
+	select {
+	case <-ix.Ready():
+		return true
+	default:
+		return false
+	}
+}
+
+// SearchText serves the search_code tool: hits as `path:line: text`, with
+// the enclosing symbol, and a note when the index is still being built.
+func SearchText(ctx context.Context, ix Index, query string, limit int) (string, error) {
+	res, err := ix.Search(ctx, query, limit)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	for _, w := range res.Warnings {
+		fmt.Fprintf(&b, "note: %s\n", w)
+	}
+	if res.Partial {
+		b.WriteString("note: the index is still being built; results may be incomplete\n")
+	}
+	if len(res.Hits) == 0 {
+		b.WriteString("no matches\n")
+	}
+	for _, h := range res.Hits {
+		sym := ""
+		if h.Symbol != "" {
+			sym = fmt.Sprintf("  [%s %s, lines %d-%d]", h.Kind, h.Symbol, h.StartLine, h.EndLine)
+		}
+		fmt.Fprintf(&b, "%s%s\n", h.String(), sym)
+	}
+	return b.String(), nil
+}
+
+// MapText serves the repo_map tool: the map ranked toward the focus files.
+func MapText(ix Index, focus []string, tokens int) string {
+	if tokens <= 0 {
+		tokens = 2048
+	}
+	out, stats := ix.RenderMap(Focus{Files: focus}, tokens)
+	if stats.Defs == 0 {
+		return "the repo map is empty (no supported source files found yet)"
+	}
+	if !IsReady(ix) {
+		out = "note: the repo map is still being built; this shows what is parsed so far\n" + out
+	}
+	return out
+}

@@ -1,0 +1,73 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/tools/shell/sandbox"
+)
+
+func TestRunCommandIsSandboxed(t *testing.T) {
+	if st := sandbox.Probe(); !st.Available() {
+		t.Skipf("SKIP: the Landlock sandbox is not available here: %v", st.Err)
+	}
+	env := testEnv(t, map[string]string{"a.txt": "hello\n"})
+	outside := t.TempDir()
+	canary := filepath.Join(outside, "canary")
+	if err := os.WriteFile(canary, []byte("CANARY-OUTSIDE\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A read command runs read-only: it reads the workspace, not outside.
+	r := call(t, env, &Tool{Name: "run_command"}, `{"command":"cat a.txt `+canary+`"}`)
+	if !strings.Contains(r.Content, "hello") || strings.Contains(r.Content, "CANARY") || !strings.Contains(r.Content, "read-only") {
+		t.Errorf("read command: %+v", r)
+	}
+	if !strings.Contains(r.Content, "withoutSandbox") {
+		t.Errorf("a sandbox denial should say how to ask to run outside: %s", r.Content)
+	}
+	// A write command runs workspace-write: the workspace, not outside.
+	r = call(t, env, &Tool{Name: "run_command"}, `{"command":"echo made > new.txt; echo x > `+canary+`"}`)
+	if b, err := os.ReadFile(filepath.Join(env.WS.Root(), "new.txt")); err != nil || string(b) != "made\n" {
+		t.Errorf("workspace write failed: %v %q (%s)", err, b, r.Content)
+	}
+	if b, _ := os.ReadFile(canary); string(b) != "CANARY-OUTSIDE\n" {
+		t.Errorf("the canary outside the workspace was written: %q", b)
+	}
+}
+
+func TestOutsideSandboxAlwaysAsks(t *testing.T) {
+	root := t.TempDir()
+	sb := NewCommandSandbox(root)
+	tool := RunCommandWith(root, sb)
+	risk, detail := tool.RiskOf(json.RawMessage(`{"command":"ls","withoutSandbox":true,"reason":"needs ~/.config"}`))
+	if risk != RiskRead || !strings.HasPrefix(detail, OutsideSandbox) || !strings.Contains(detail, "needs ~/.config") {
+		t.Fatalf("risk %s detail %q", risk, detail)
+	}
+	p := DefaultPolicy()
+	p.Commands = map[string]Action{"ls": Allow}
+	g := NewGate(p, false, nil, nil)
+	d, err := g.Decide(context.Background(), ApprovalRequest{Tool: "run_command", Risk: risk, Detail: detail}, 1, "")
+	if err != nil || d.Allowed() {
+		t.Fatalf("a run outside the sandbox was allowed by policy: %s %v", d, err)
+	}
+	// Sandbox off: a write command asks even when policy allows writes.
+	sb.Configure(SandboxSettings{Mode: SandboxOff}, "")
+	risk, detail = tool.RiskOf(json.RawMessage(`{"command":"touch x"}`))
+	p.Risk[RiskWrite] = Allow
+	g.SetPolicy(p, false)
+	if d, _ := g.Decide(context.Background(), ApprovalRequest{Tool: "run_command", Risk: risk, Detail: detail}, 1, ""); d.Allowed() {
+		t.Fatalf("unsandboxed write allowed by policy: %s (%q)", d, detail)
+	}
+	// A read command still runs without asking.
+	risk, detail = tool.RiskOf(json.RawMessage(`{"command":"ls"}`))
+	if d, _ := g.Decide(context.Background(), ApprovalRequest{Tool: "run_command", Risk: risk, Detail: detail}, 1, ""); !d.Allowed() {
+		t.Fatalf("read command denied: %s", d)
+	}
+	if problems := sb.Configure(SandboxSettings{Mode: "sometimes", WritableRoots: []string{"rel"}}, ""); len(problems) != 2 {
+		t.Errorf("problems: %q", problems)
+	}
+}

@@ -1,0 +1,51 @@
+//go:build !linux
+
+package sandbox
+
+import (
+	"errors"
+	"os/exec"
+	"syscall"
+)
+
+// LaunchFailed is the exit status of a launcher that could not confine
+// itself.
+const LaunchFailed = 125
+
+// LaunchPrefix starts the launcher's own error message.
+const LaunchPrefix = "cairn sandbox: "
+
+// Failed reports whether a run's exit status and output are the
+// launcher's failure rather than the command's.
+func Failed(exitCode int, output string) bool {
+	return exitCode == LaunchFailed && len(output) >= len(LaunchPrefix) && output[:len(LaunchPrefix)] == LaunchPrefix
+}
+
+// Status says what confinement this system gives.
+type Status struct {
+	ABI   int
+	NetNS bool
+	Err   error
+}
+
+// Available reports whether commands can be sandboxed.
+func (s Status) Available() bool { return s.Err == nil }
+
+// Describe is one line for the user.
+func (s Status) Describe() string { return "commands are not sandboxed: " + s.Err.Error() }
+
+var errUnsupported = errors.New("the OS sandbox is only implemented on Linux (Landlock)")
+
+// Probe reports that this system has no sandbox.
+func Probe() Status { return Status{Err: errUnsupported} }
+
+// Command only runs the Full profile here.
+func Command(p Policy, argv []string, env []string) (*exec.Cmd, error) {
+	if p.Profile != Full {
+		return nil, errUnsupported
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = env
+	cmd.SysProcAttr = &syscall.SysProcAttr{}
+	return cmd, nil
+}

@@ -1,0 +1,334 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Profile names how much a sandboxed command may do (after Codex and
+// Claude Code).
+type Profile string
+
+const (
+	// ReadOnly: nothing writable but a private temporary directory; no
+	// network. Every command the classifier rates read runs like this.
+	ReadOnly Profile = "read-only"
+	// WorkspaceWrite: the workspace (minus .git/hooks, .git/config and
+	// the state directory), temp and the declared caches are writable;
+	// the network only when Policy.Network says so.
+	WorkspaceWrite Profile = "workspace-write"
+	// Full is no sandbox. Only a user's approval of the exact command
+	// may choose it.
+	Full Profile = "full"
+)
+
+// Policy is what one sandboxed command may touch.
+type Policy struct {
+	Profile Profile
+	// Workspace is the absolute workspace root (the command's working
+	// directory). Readable always, writable under WorkspaceWrite.
+	Workspace string
+	// StateDir is the server's state directory: never writable.
+	StateDir string
+	// TempDir is the command's private temporary directory ($TMPDIR);
+	// always writable. Required.
+	TempDir string
+	// Home is the user's home directory; "" means os.UserHomeDir. Only
+	// the declared caches and git configuration below it are readable.
+	Home string
+	// Caches are tool caches (readable always, writable under
+	// WorkspaceWrite). Nil means DefaultCaches(Home, getenv).
+	Caches []string
+	// Toolchains are directories below home that programs on PATH need
+	// (readable always). Nil means DefaultToolchains(Home, $PATH).
+	Toolchains []string
+	// ReadableRoots and WritableRoots are extra absolute directories
+	// (sandbox.readableRoots, sandbox.writableRoots). Writable roots are
+	// only writable under WorkspaceWrite; they are readable always.
+	ReadableRoots []string
+	WritableRoots []string
+	// Network allows network access (sandbox.network).
+	Network bool
+}
+
+// systemRoots are readable in every profile: programs, libraries,
+// configuration and the kernel's views. Missing ones are skipped.
+var systemRoots = []string{
+	"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt",
+	"/nix/store", "/snap", "/proc", "/sys", "/run/current-system",
+	"/dev/zero", "/dev/random", "/dev/urandom", "/dev/full",
+}
+
+// deviceFiles are writable in every profile.
+var deviceFiles = []string{"/dev/null", "/dev/tty", "/dev/ptmx", "/dev/pts"}
+
+// DefaultCaches lists the usual tool caches below home, honouring the
+// variables that move them.
+func DefaultCaches(home string, getenv func(string) string) []string {
+	var out []string
+	add := func(env, def string) {
+		if v := getenv(env); v != "" && filepath.IsAbs(v) {
+			out = append(out, v)
+			return
+		}
+		if def != "" {
+			out = append(out, def)
+		}
+	}
+	cache := getenv("XDG_CACHE_HOME")
+	if cache == "" && home != "" {
+		cache = filepath.Join(home, ".cache")
+	}
+	gopath := ""
+	if home != "" {
+		gopath = filepath.Join(home, "go")
+	}
+	if v := getenv("GOPATH"); v != "" {
+		gopath = strings.Split(v, string(os.PathListSeparator))[0]
+	}
+	if cache != "" {
+		add("GOCACHE", filepath.Join(cache, "go-build"))
+		add("PIP_CACHE_DIR", filepath.Join(cache, "pip"))
+	}
+	if gopath != "" {
+		add("GOMODCACHE", filepath.Join(gopath, "pkg", "mod"))
+	}
+	if home != "" {
+		add("npm_config_cache", filepath.Join(home, ".npm"))
+		out = append(out, filepath.Join(home, ".cargo", "registry"))
+	}
+	return out
+}
+
+// toolchainHomes are directories below home that hold whole toolchains
+// (version managers); a PATH entry inside one makes all of it readable.
+// Others (~/.local, ~/.cargo, which keeps registry tokens) only get the
+// PATH entry itself.
+var toolchainHomes = map[string]bool{".pyenv": true, ".nvm": true, ".rbenv": true, ".rustup": true, "go": true,
+	".volta": true, ".bun": true, ".deno": true, ".sdkman": true, ".asdf": true, ".goenv": true, ".nodenv": true, "sdk": true}
+
+// DefaultToolchains lists the readable directories the user's PATH needs
+// below home (everything outside home is covered by the system roots or
+// is not readable).
+func DefaultToolchains(home, path string) []string {
+	if home == "" {
+		return nil
+	}
+	var out []string
+	for _, dir := range filepath.SplitList(path) {
+		rel, err := filepath.Rel(home, dir)
+		if err != nil || !filepath.IsLocal(rel) {
+			continue
+		}
+		top := strings.Split(filepath.ToSlash(rel), "/")[0]
+		if toolchainHomes[top] {
+			out = append(out, filepath.Join(home, top))
+		} else {
+			out = append(out, filepath.Clean(dir))
+		}
+	}
+	return out
+}
+
+// gitDirs returns the repository directories a workspace whose .git is a
+// file (a worktree or submodule: "gitdir: PATH") lives on, so that git
+// can read them.
+func gitDirs(ws string) []string {
+	b, err := os.ReadFile(filepath.Join(ws, ".git"))
+	if err != nil {
+		return nil
+	}
+	dir, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:")
+	if !ok {
+		return nil
+	}
+	dir = strings.TrimSpace(dir)
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(ws, dir)
+	}
+	out := []string{filepath.Clean(dir)}
+	if c, err := os.ReadFile(filepath.Join(dir, "commondir")); err == nil {
+		common := strings.TrimSpace(string(c))
+		if !filepath.IsAbs(common) {
+			common = filepath.Join(dir, common)
+		}
+		out = append(out, filepath.Clean(common))
+	}
+	return out
+}
+
+// homeReadable are configuration files below home that tools need and
+// that hold no credentials by convention.
+var homeReadable = []string{".gitconfig", ".config/git", ".gitignore_global", "go/bin", ".cargo/bin", ".local/bin"}
+
+// Spec is what the launcher enforces: the result of a Policy, with every
+// path absolute and cleaned.
+type Spec struct {
+	Read    []string `json:"read"`
+	Write   []string `json:"write"`
+	Network bool     `json:"network"`
+	// Protect are paths below writable roots that the launcher
+	// bind-mounts read-only in its own mount namespace (only when
+	// Namespaces is set; otherwise Write already leaves them out).
+	Protect []string `json:"protect,omitempty"`
+	// Namespaces: the launcher runs in fresh user and mount namespaces.
+	Namespaces bool `json:"namespaces,omitempty"`
+	// Argv is the program to exec (Argv[0] absolute) and its arguments.
+	Argv []string `json:"argv"`
+}
+
+// Spec computes the rules of p for running argv. With namespaces, the
+// protected paths are carved out of the writable roots by read-only bind
+// mounts; without, by granting the writable roots piecewise.
+func (p Policy) Spec(argv []string, namespaces bool) (Spec, error) {
+	if p.Profile != ReadOnly && p.Profile != WorkspaceWrite {
+		return Spec{}, fmt.Errorf("sandbox: profile %q cannot be enforced (use read-only or workspace-write)", p.Profile)
+	}
+	if len(argv) == 0 || !filepath.IsAbs(argv[0]) {
+		return Spec{}, fmt.Errorf("sandbox: the program must be an absolute path, got %q", argv)
+	}
+	if p.TempDir == "" || !filepath.IsAbs(p.TempDir) {
+		return Spec{}, fmt.Errorf("sandbox: a private temporary directory is required")
+	}
+	home := p.Home
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	caches := p.Caches
+	if caches == nil {
+		caches = DefaultCaches(home, os.Getenv)
+	}
+	s := Spec{Network: p.Network, Argv: argv, Namespaces: namespaces}
+	read := append([]string(nil), systemRoots...)
+	read = append(read, argv[0])
+	if p.Workspace != "" {
+		read = append(read, p.Workspace)
+		read = append(read, gitDirs(p.Workspace)...)
+	}
+	toolchains := p.Toolchains
+	if toolchains == nil {
+		toolchains = DefaultToolchains(home, os.Getenv("PATH"))
+	}
+	read = append(read, toolchains...)
+	if home != "" {
+		for _, h := range homeReadable {
+			read = append(read, filepath.Join(home, h))
+		}
+	}
+	read = append(read, caches...)
+	read = append(read, p.ReadableRoots...)
+	read = append(read, p.WritableRoots...)
+
+	write := append([]string{p.TempDir}, deviceFiles...)
+	if p.Profile == WorkspaceWrite {
+		var protected []string
+		if p.StateDir != "" {
+			protected = append(protected, clean(p.StateDir))
+		}
+		roots := append([]string(nil), caches...)
+		roots = append(roots, p.WritableRoots...)
+		if p.Workspace != "" {
+			// All of .git, not only hooks and config: a writable .git
+			// lets a command plant a commondir file or replace config
+			// by rename, which moves hooks and config elsewhere.
+			ws := clean(p.Workspace)
+			protected = append(protected, filepath.Join(ws, ".git"))
+			roots = append(roots, ws)
+		}
+		for _, r := range roots {
+			if !filepath.IsAbs(r) {
+				return Spec{}, fmt.Errorf("sandbox: writable root %q is not absolute", r)
+			}
+			r = clean(r)
+			if namespaces {
+				write = append(write, r)
+				for _, pr := range protected {
+					if pr == r || strings.HasPrefix(pr, r+string(filepath.Separator)) {
+						s.Protect = append(s.Protect, pr)
+					}
+				}
+				continue
+			}
+			w, err := grantWrite(r, protected)
+			if err != nil {
+				return Spec{}, err
+			}
+			write = append(write, w...)
+		}
+	}
+	for _, r := range read {
+		if !filepath.IsAbs(r) {
+			return Spec{}, fmt.Errorf("sandbox: readable root %q is not absolute", r)
+		}
+	}
+	s.Read = dedupe(read)
+	s.Write = dedupe(write)
+	s.Protect = dedupe(s.Protect)
+	return s, nil
+}
+
+// clean resolves symbolic links where the path exists (Landlock rules
+// name inodes; a later check compares real paths).
+func clean(p string) string {
+	p = filepath.Clean(p)
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return p
+}
+
+// grantWrite returns the paths to make writable so that everything below
+// root is writable except the protected paths (and the directories on the
+// way to them, which stay read-only). Landlock rights hold for a whole
+// hierarchy, so a hole can only be made by granting the siblings.
+func grantWrite(root string, protected []string) ([]string, error) {
+	if slices.Contains(protected, root) {
+		return nil, nil
+	}
+	inside := false
+	for _, p := range protected {
+		if strings.HasPrefix(p, root+string(filepath.Separator)) {
+			inside = true
+		}
+	}
+	if !inside {
+		return []string{root}, nil
+	}
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("sandbox: listing %s to exclude protected paths: %w", root, err)
+	}
+	var out []string
+	for _, e := range entries {
+		if e.Type()&os.ModeSymlink != 0 {
+			// A rule on a link would grant its target, which may be
+			// anywhere; the link itself needs no right.
+			continue
+		}
+		w, err := grantWrite(filepath.Join(root, e.Name()), protected)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, w...)
+	}
+	return out, nil
+}
+
+func dedupe(in []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, p := range in {
+		p = filepath.Clean(p)
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	return out
+}

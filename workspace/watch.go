@@ -1,0 +1,276 @@
+package workspace
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// Change is one batch of the workspace's change stream: the
+// workspace-relative paths that changed (created, written, renamed or
+// removed; the reader decides which by looking), or Rescan when events were
+// lost (watcher overflow, the periodic reconcile) and only a full walk can
+// tell what changed.
+type Change struct {
+	Paths  []string
+	Rescan bool
+}
+
+// WatchOptions tune a Watcher. The zero value is usable.
+type WatchOptions struct {
+	// Debounce is how long the stream must be quiet before a batch is
+	// delivered (default Debounce): an editor's save (temporary file,
+	// rename, chmod) and a "save all" arrive as one batch.
+	Debounce time.Duration
+	// MaxWait delivers a batch at the latest this long after its first
+	// change, even if changes keep coming (default 1 s).
+	MaxWait time.Duration
+	// Reconcile asks for a rescan this often, to catch events the watcher
+	// missed (network file systems); default 5 min.
+	Reconcile time.Duration
+	// NoFS watches nothing on disk: only Touch feeds the stream (one-shot
+	// command-line use, tests).
+	NoFS bool
+}
+
+// Debounce is the workspace's one debounce: file-system events and editor
+// notifications (typing, saves) all wait for it.
+const Debounce = 50 * time.Millisecond
+
+// Watcher is the workspace's one change stream: file-system events under
+// the root (fsnotify, every file kind, new directories followed) and
+// editor notifications (Touch), debounced together into batches.
+type Watcher struct {
+	ws   *Workspace
+	opts WatchOptions
+
+	mu      sync.Mutex
+	pending map[string]bool
+	rescan  bool
+	first   time.Time // when the oldest pending change arrived
+	kick    chan struct{}
+}
+
+// NewWatcher returns a watcher of w; Run starts it.
+func (w *Workspace) NewWatcher(opts WatchOptions) *Watcher {
+	if opts.Debounce <= 0 {
+		opts.Debounce = Debounce
+	}
+	if opts.MaxWait <= 0 {
+		opts.MaxWait = time.Second
+	}
+	if opts.Reconcile <= 0 {
+		opts.Reconcile = 5 * time.Minute
+	}
+	return &Watcher{ws: w, opts: opts, pending: map[string]bool{}, kick: make(chan struct{}, 1)}
+}
+
+// Touch adds workspace-relative paths to the next batch (an editor's
+// didChange or didSave). It never blocks.
+func (wt *Watcher) Touch(rels ...string) {
+	wt.mu.Lock()
+	for _, rel := range rels {
+		wt.addLocked(rel)
+	}
+	wt.mu.Unlock()
+	wt.poke()
+}
+
+// Rescan asks for a full rescan in the next batch.
+func (wt *Watcher) Rescan() {
+	wt.mu.Lock()
+	wt.rescan = true
+	if wt.first.IsZero() {
+		wt.first = time.Now()
+	}
+	wt.mu.Unlock()
+	wt.poke()
+}
+
+func (wt *Watcher) addLocked(rel string) {
+	if rel == "" || rel == "." || len(rel) >= 2 && rel[:2] == ".." {
+		return
+	}
+	if len(wt.pending) == 0 && wt.first.IsZero() {
+		wt.first = time.Now()
+	}
+	wt.pending[rel] = true
+}
+
+func (wt *Watcher) poke() {
+	select {
+	case wt.kick <- struct{}{}:
+	default:
+	}
+}
+
+// take empties the pending batch.
+func (wt *Watcher) take() Change {
+	wt.mu.Lock()
+	defer wt.mu.Unlock()
+	ch := Change{Rescan: wt.rescan}
+	if !wt.rescan {
+		ch.Paths = make([]string, 0, len(wt.pending))
+		for rel := range wt.pending {
+			ch.Paths = append(ch.Paths, rel)
+		}
+		sort.Strings(ch.Paths)
+	}
+	wt.pending = map[string]bool{}
+	wt.rescan = false
+	wt.first = time.Time{}
+	return ch
+}
+
+func (wt *Watcher) empty() bool {
+	wt.mu.Lock()
+	defer wt.mu.Unlock()
+	return len(wt.pending) == 0 && !wt.rescan
+}
+
+func (wt *Watcher) age() time.Duration {
+	wt.mu.Lock()
+	defer wt.mu.Unlock()
+	if wt.first.IsZero() {
+		return 0
+	}
+	return time.Since(wt.first)
+}
+
+// skipWatchDirs are never watched (the walk skips them too).
+var skipWatchDirs = map[string]bool{".git": true, ".hg": true, ".svn": true, "node_modules": true, ".cairn-state": true,
+	"vendor": true, "third_party": true, "bower_components": true}
+
+// Run delivers batches to fn, one at a time on Run's goroutine, until ctx
+// ends (and returns ctx's error); changes that arrive while fn runs form
+// the next batch.
+func (wt *Watcher) Run(ctx context.Context, fn func(Change)) error {
+	if wt.opts.NoFS {
+		return wt.loop(ctx, fn, nil, nil, nil)
+	}
+	fw, err := fsnotify.NewWatcher()
+	if err != nil {
+		// Out of inotify instances, say: editor notifications and the
+		// periodic rescan still keep the indexes current.
+		slog.Warn("the file watcher is off; indexes follow editor saves and periodic rescans", "err", err)
+		return wt.loop(ctx, fn, nil, nil, nil)
+	}
+	defer fw.Close()
+	wt.addTree(fw, wt.ws.Root())
+	return wt.loop(ctx, fn, fw, fw.Events, fw.Errors)
+}
+
+func (wt *Watcher) addTree(fw *fsnotify.Watcher, dir string) {
+	root := wt.ws.Root()
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return nil
+		}
+		if p != root && (skipWatchDirs[d.Name()] || wt.ws.Ignored(wt.ws.Rel(p))) {
+			return filepath.SkipDir
+		}
+		fw.Add(p) // errors (limits, races with deletion) are left to the reconcile
+		return nil
+	})
+}
+
+// loop debounces events (from fw, which may be nil) and Touch calls into
+// batches for fn, which runs on its own goroutine so that changes keep
+// collecting while a batch is applied.
+func (wt *Watcher) loop(ctx context.Context, fn func(Change), fw *fsnotify.Watcher, events <-chan fsnotify.Event, errs <-chan error) error {
+	work := make(chan Change)
+	idle := make(chan struct{})
+	defer close(work)
+	go func() {
+		for ch := range work {
+			fn(ch)
+			idle <- struct{}{}
+		}
+	}()
+	busy := false
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	armed := false
+	arm := func() {
+		d := wt.opts.Debounce
+		if left := wt.opts.MaxWait - wt.age(); left < d {
+			d = max(left, 0)
+		}
+		if armed && !timer.Stop() {
+			select {
+			case <-timer.C:
+			default:
+			}
+		}
+		timer.Reset(d)
+		armed = true
+	}
+	reconcile := time.NewTicker(wt.opts.Reconcile)
+	defer reconcile.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			if busy {
+				<-idle // fn sees ctx ended; wait for it before returning
+			}
+			return ctx.Err()
+		case ev, ok := <-events:
+			if !ok {
+				events = nil
+				continue
+			}
+			rel := wt.ws.Rel(ev.Name)
+			if ev.Has(fsnotify.Create) {
+				if st, err := os.Lstat(ev.Name); err == nil && st.IsDir() {
+					if skipWatchDirs[filepath.Base(ev.Name)] || wt.ws.Ignored(rel) {
+						continue
+					}
+					wt.addTree(fw, ev.Name)
+					// Files created with the directory may predate the watch.
+					var rels []string
+					filepath.WalkDir(ev.Name, func(p string, d fs.DirEntry, err error) error {
+						if err == nil && d.Type().IsRegular() {
+							rels = append(rels, wt.ws.Rel(p))
+						}
+						return nil
+					})
+					wt.Touch(rels...)
+					continue
+				}
+			}
+			wt.Touch(rel)
+		case err, ok := <-errs:
+			if !ok {
+				errs = nil
+				continue
+			}
+			if errors.Is(err, fsnotify.ErrEventOverflow) {
+				wt.Rescan()
+			}
+		case <-reconcile.C:
+			wt.Rescan()
+		case <-wt.kick:
+			arm()
+		case <-timer.C:
+			armed = false
+			if busy || wt.empty() {
+				continue // a busy worker re-arms when it is done
+			}
+			busy = true
+			work <- wt.take()
+		case <-idle:
+			busy = false
+			if !wt.empty() {
+				arm()
+			}
+		}
+	}
+}
