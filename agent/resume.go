@@ -101,8 +101,8 @@ func (m *Manager) MarkInterrupted(ir InterruptedRun) protocol.RunEvent {
 // the workspace is checked against the recorded file hashes; a resume note
 // goes into the prompt; then the loop goes on.
 func (m *Manager) Resume(parent context.Context, runID string, emit func(protocol.RunEvent)) (*Run, error) {
-	if strings.ContainsAny(runID, `/\`) || runID == "" {
-		return nil, fmt.Errorf("invalid run id %q", runID)
+	if err := protocol.ValidateID("runId", runID); err != nil {
+		return nil, err
 	}
 	if r, ok := m.live(runID); ok {
 		return nil, fmt.Errorf("run %s is %s in this session, not interrupted", runID, r.State())
@@ -375,8 +375,8 @@ func (m *Manager) RecoverCheckpoints() []string {
 // RecordedResponses returns the model responses journaled for a run, in
 // order: what the replay provider re-serves.
 func RecordedResponses(stateDir, runID string) ([]model.Response, error) {
-	if strings.ContainsAny(runID, `/\`) || runID == "" {
-		return nil, fmt.Errorf("invalid run id %q", runID)
+	if err := protocol.ValidateID("runId", runID); err != nil {
+		return nil, err
 	}
 	recs, _, err := checkpoint.ReadJournal(journalPath(stateDir, runID))
 	if err != nil {
@@ -408,8 +408,8 @@ func (m *Manager) ContextReport(runID string) (string, error) {
 		}
 		return "", fmt.Errorf("run %s has not built its context yet", runID)
 	}
-	if strings.ContainsAny(runID, `/\`) || runID == "" {
-		return "", fmt.Errorf("invalid run id %q", runID)
+	if err := protocol.ValidateID("runId", runID); err != nil {
+		return "", err
 	}
 	recs, _, err := checkpoint.ReadJournal(journalPath(m.cfg.StateDir, runID))
 	if err != nil {

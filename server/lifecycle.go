@@ -314,6 +314,10 @@ func (s *Server) Initialized(ctx context.Context, params *lsp.InitializedParams)
 
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
+	if !s.initialized {
+		s.mu.Unlock()
+		return jsonrpc2.Errorf(jsonrpc2.Code(-32002), "shutdown before initialize: the server is not initialized") // ServerNotInitialized
+	}
 	s.shutdown = true
 	mgr := s.mgr
 	s.mu.Unlock()
