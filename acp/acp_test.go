@@ -200,6 +200,18 @@ func TestEditReviewAndReconcile(t *testing.T) {
 	if cp, _ := cps.Get(list[0].ID); cp.Status != checkpoint.StatusUndone {
 		t.Errorf("reverted checkpoint status = %q", cp.Status)
 	}
+	// The thread's history says the hunk was undone, and nothing was written.
+	threads, _ := filepath.Glob(filepath.Join(h.stateDir, "threads", "*.json"))
+	var thread []byte
+	if len(threads) == 1 {
+		thread, _ = os.ReadFile(threads[0])
+	}
+	if !strings.Contains(strings.ReplaceAll(string(thread), " ", ""), `"undone":true`) {
+		t.Errorf("the thread does not record the undone hunk: %s", thread)
+	}
+	if _, _, writes := h.client.snapshot(); len(writes) != 1 {
+		t.Errorf("reconcile wrote: %d writes", len(writes))
+	}
 }
 
 // allow_always and reject_always persist for the session; Cairn's policy
@@ -523,5 +535,37 @@ func TestNoticesAtTurnStart(t *testing.T) {
 	updates, _, _ = h.client.snapshot()
 	if got := strings.Count(agentText(updates), "only stdio"); got != 1 {
 		t.Errorf("the notice was shown %d times", got)
+	}
+}
+
+// A session is a thread: its second prompt continues the first one's
+// conversation, and a restart keeps it so.
+func TestSessionIsAThread(t *testing.T) {
+	script := "turns:\n  - text: \"Add subtracts by mistake.\"\n  - text: \"Then fix it.\"\n  - text: \"Still the same thread.\"\n"
+	h := newHarness(t, map[string]string{"calc.go": calc}, script, harnessConfig{interactive: true})
+	h.mustPrompt(sdk.TextBlock("why is Add wrong?"))
+	h.mustPrompt(sdk.TextBlock("and now?"))
+	reqs := h.provider.Received()
+	if got := reqs[1].Messages[1].Content; !strings.Contains(got, "why is Add wrong?") || !strings.Contains(got, "Add subtracts by mistake.") {
+		t.Errorf("the second prompt does not see the first turn:\n%s", got)
+	}
+	h2 := newHarness(t, nil, script, harnessConfig{interactive: true, root: h.root, stateDir: h.stateDir})
+	h2.session = h.session
+	if _, err := h2.conn.LoadSession(context.Background(), sdk.LoadSessionRequest{SessionId: h.session, Cwd: h.root, McpServers: []sdk.McpServer{}}); err != nil {
+		t.Fatal(err)
+	}
+	h2.mustPrompt(sdk.TextBlock("and after a restart?"))
+	got := h2.provider.Received()[0].Messages[1].Content
+	if !strings.Contains(got, "and now?") || !strings.Contains(got, "Then fix it.") {
+		t.Errorf("after a restart the thread is lost:\n%s", got)
+	}
+	list, err := h2.conn.ListSessions(context.Background(), sdk.ListSessionsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range list.Sessions {
+		if s.SessionId == h.session && (s.Title == nil || *s.Title != "why is Add wrong?") {
+			t.Errorf("session title %v", s.Title)
+		}
 	}
 }

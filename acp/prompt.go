@@ -284,9 +284,13 @@ func (a *adapter) Cancel(ctx context.Context, p sdk.CancelNotification) error {
 	return nil
 }
 
-// askRequest puts a run on the session's thread. This and addRun are the
-// seam between sessions and threads.
+// askRequest puts a run on the session's thread (a new one for the
+// session's first run). This, addRun and runs are the seam between
+// sessions and threads.
 func (s *session) askRequest(req agent.AskRequest) agent.AskRequest {
+	s.mu.Lock()
+	req.ThreadID = s.rec.ThreadID
+	s.mu.Unlock()
 	return req
 }
 

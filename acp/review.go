@@ -14,7 +14,6 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/cairn-dev/cairn/agent"
-	"github.com/cairn-dev/cairn/checkpoint"
 	"github.com/cairn-dev/cairn/protocol"
 	"github.com/cairn-dev/cairn/tools"
 	"github.com/cairn-dev/cairn/workspace"
@@ -401,8 +400,10 @@ func (a *adapter) closeBuffers(s *session) {
 
 // reconcile reads back the files the session wrote: ACP does not report
 // that a user rejected (reverted) an edit in the client's review, so each
-// turn starts by looking. A reverted file's checkpoint is marked undone;
-// any change is reported to the model.
+// turn starts by looking. A checkpoint whose files are all back at their
+// old text is undone the way /undo would find it already undone (its hunks
+// are marked undone in the thread, nothing is written); the model is told
+// of every revert and every other change.
 func (a *adapter) reconcile(ctx context.Context, s *session) []string {
 	s.mu.Lock()
 	written := make(map[string]writtenFile, len(s.written))
@@ -416,26 +417,41 @@ func (a *adapter) reconcile(ctx context.Context, s *session) []string {
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
+	files, reverted := map[string]int{}, map[string]int{} // per checkpoint
 	for _, abs := range paths {
 		wf := written[abs]
 		cur, exists, err := a.readText(ctx, s, abs)
 		if err != nil {
 			continue
 		}
+		if disk, err := os.ReadFile(abs); exists && (err != nil || string(disk) != cur) {
+			s.setOverlay(abs, cur) // the client's unsaved text is what counts
+		}
+		files[wf.checkpointID]++
 		switch {
 		case exists && cur == wf.after:
 			continue // still as written
 		case exists == wf.beforeExists && cur == wf.before:
-			if err := s.w.mgr.Checkpoints().SetStatus(wf.checkpointID, checkpoint.StatusUndone); err != nil {
-				slog.Warn("marking a reverted checkpoint undone", "checkpoint", wf.checkpointID, "err", err)
-			}
+			reverted[wf.checkpointID]++
 			notes = append(notes, fmt.Sprintf("the user rejected your edit of %s (it is back as it was).", wf.rel))
 		default:
 			notes = append(notes, fmt.Sprintf("the user changed %s after your edit was written; read it again before editing it.", wf.rel))
 		}
-		s.mu.Lock()
-		delete(s.written, abs)
-		s.mu.Unlock()
+		s.forgetWritten(abs)
+	}
+	cps := make([]string, 0, len(reverted))
+	for cp := range reverted {
+		cps = append(cps, cp)
+	}
+	sort.Strings(cps)
+	for _, cp := range cps {
+		if reverted[cp] != files[cp] {
+			continue
+		}
+		res, err := s.w.mgr.Undo(ctx, cp, false, &clientWriter{a: a, s: s})
+		if err != nil || res.Applied {
+			slog.Warn("settling a reverted checkpoint", "checkpoint", cp, "applied", res.Applied, "err", err)
+		}
 	}
 	return notes
 }

@@ -107,10 +107,13 @@ func loadSessionRecord(stateDir string, id sdk.SessionId) (sessionRecord, error)
 	return rec, nil
 }
 
-// addRun records a turn's run (and the thread it belongs to).
+// addRun records a turn's run and the thread it belongs to.
 func (s *session) addRun(run *agent.Run, question string) {
 	s.mu.Lock()
 	s.rec.Runs = append(s.rec.Runs, run.ID)
+	if s.rec.ThreadID == "" {
+		s.rec.ThreadID = run.ThreadID
+	}
 	if s.rec.Title == "" {
 		s.rec.Title = title(question)
 	}
@@ -119,10 +122,23 @@ func (s *session) addRun(run *agent.Run, question string) {
 	_ = s.save()
 }
 
+// runs are the session's runs, oldest first: its thread's turns (the
+// thread is the truth), else those the session recorded.
 func (s *session) runs() []string {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.rec.Runs...)
+	threadID := s.rec.ThreadID
+	recorded := append([]string(nil), s.rec.Runs...)
+	s.mu.Unlock()
+	if threadID != "" {
+		if t, ok := s.w.mgr.Thread(threadID); ok {
+			out := make([]string, 0, len(t.Turns))
+			for _, turn := range t.Turns {
+				out = append(out, turn.RunID)
+			}
+			return out
+		}
+	}
+	return recorded
 }
 
 func title(question string) string {

@@ -20,6 +20,7 @@ import (
 	"github.com/cairn-dev/cairn/contextengine"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/protocol"
+	"github.com/cairn-dev/cairn/redact"
 	"github.com/cairn-dev/cairn/tokencount"
 	"github.com/cairn-dev/cairn/tools"
 	"github.com/cairn-dev/cairn/trace"
@@ -101,6 +102,37 @@ type Run struct {
 	// the user should be told about the journal.
 	unknown  []unknownCall
 	warnings []string
+	redOnce  sync.Once
+	redactor *redact.Redactor // the run's fork of the session's; see red
+}
+
+// red returns the run's redactor: a fork of the session's, so the secret
+// values the run learns (from its context, its tool results) are masked
+// everywhere in the run without being taught to other runs.
+func (r *Run) red() *redact.Redactor {
+	r.redOnce.Do(func() {
+		base := redact.Default()
+		if r.m != nil && r.m.redactor != nil {
+			base = r.m.redactor
+		}
+		r.redactor = base.Fork()
+	})
+	return r.redactor
+}
+
+// redactEvent masks secrets in every text an event carries to the editor.
+// Edits are the exception: a proposed edit is the model's text for the
+// user's own file (built from redacted context), shown only to the user.
+func (r *Run) redactEvent(ev protocol.RunEvent) protocol.RunEvent {
+	red := r.red()
+	ev.Delta = red.String(ev.Delta)
+	ev.Summary = red.String(ev.Summary)
+	ev.Answer = red.String(ev.Answer)
+	ev.Error = red.String(ev.Error)
+	if len(ev.Input) > 0 {
+		ev.Input = red.JSON(ev.Input)
+	}
+	return ev
 }
 
 // ErrCancelledByUser is the cause recorded when cairn.cancel stops a run.
@@ -139,6 +171,7 @@ func (r *Run) Cancel() { r.cancel(ErrCancelledByUser) }
 
 // send assigns the next seq and emits the event. Terminal events set state.
 func (r *Run) send(ev protocol.RunEvent) {
+	ev = r.redactEvent(ev)
 	r.mu.Lock()
 	r.seq++
 	ev.RunID = r.ID
@@ -210,6 +243,14 @@ func (r *Run) takeNotes() {
 }
 
 func (r *Run) logf(level slog.Level, msg string, args ...any) {
+	for i, a := range args {
+		switch v := a.(type) {
+		case string:
+			args[i] = r.red().String(v)
+		case error:
+			args[i] = r.red().String(v.Error())
+		}
+	}
 	slog.Log(context.Background(), level, msg, append([]any{"run", r.ID}, args...)...)
 }
 
@@ -422,7 +463,9 @@ func (r *Run) jrnl(typ string, step int, data any) {
 		}
 		defer j.Close()
 	}
-	if _, err := j.Append(typ, step, seq, data); err != nil {
+	// Every string bound for the journal is redacted; file contents go to
+	// the blob store, not here.
+	if _, err := j.Append(typ, step, seq, r.red().Value(data)); err != nil {
 		r.logf(slog.LevelError, "journal append failed", "type", typ, "err", err)
 	}
 }
@@ -459,7 +502,7 @@ func (r *Run) buildContext(shrink int) (*contextengine.Built, error) {
 				Severity: d.Severity, Source: d.Source, Message: d.Message})
 		}
 	}
-	req.Redactor = r.m.redactor
+	req.Redactor = r.red()
 	if ix := r.m.index; ix != nil {
 		req.Index, req.IndexPending = ix, !codeindex.IsReady(ix)
 	}
@@ -620,7 +663,7 @@ func (r *Run) execTool(step int, env *tools.Env, call model.ToolCall) (content s
 		r.logf(slog.LevelError, "tool failed", "tool", call.Name, "err", err)
 		res = tools.Result{Content: fmt.Sprintf("%s failed: %v", call.Name, err), IsError: true, Summary: "failed"}
 	}
-	if red, findings := r.m.redactor.Redact(res.Content); len(findings) > 0 {
+	if red, findings := r.red().Redact(res.Content); len(findings) > 0 {
 		res.Content = red
 		span.Redactions = len(findings)
 		r.mu.Lock()

@@ -14,16 +14,23 @@
 //     keywords, secret groups, entropy thresholds, allowlists and stopwords
 //     applied as gitleaks applies them. Path-only rules and path/commit
 //     allowlists do not apply to free text and are skipped.
-//   - A few supplementary rules for what gitleaks, which targets committed
-//     files, leaves to others and an agent's logs and traces are full of:
-//     passwords in URLs and connection strings (postgres, mysql,
+//   - Supplementary rules for what gitleaks, which targets committed
+//     files, leaves to others and an agent's context, logs and traces are
+//     full of: passwords in URLs and connection strings (postgres, mysql,
 //     mongodb+srv, redis, amqp, https://user:pass@…; only the password is
 //     masked), sk-… keys of OpenAI-compatible providers without the
-//     T3BlbkFJ marker, Authorization headers, and PEM private keys cut off
-//     before their END line. See cairnRules.
+//     T3BlbkFJ marker, Authorization headers, PEM private keys cut off
+//     before their END line or read from their second line on (no BEGIN
+//     line), .netrc passwords, quoted strings assigned to secret-named
+//     identifiers (Django's SECRET_KEY = '…'), XML elements (<password>),
+//     command-line passwords (mysql -pPASS, --password=…), and properties
+//     or YAML password lines (spring.datasource.password=…). See
+//     cairnRules; the broad ones yield to gitleaks' generic rule.
 //   - Exact values: those passed in Options.Values or AddValues, the values
 //     of secret-looking environment variables (FromEnv, IsSecretEnvName) and
-//     of the workspace's .env and .env.* files (LoadDotEnv).
+//     of the workspace's .env and .env.* files at any depth outside
+//     dependency and VCS folders (LoadDotEnv). A run works on a Fork: the
+//     values it learns stay in that run.
 //
 // Each match becomes [REDACTED:<kind>], kind being the rule id
 // ("aws-access-token", "private-key", "url-password") or the value's kind
@@ -44,15 +51,31 @@
 // 10 s to 61 s); its config package alone still pulls in viper (6.8 MB,
 // 22 modules, 20 s of CPU). This package adds no module, makes it 3.9 MB
 // (mostly encoding/json, log/slog and net/url, which Cairn links anyway) and
-// costs 1.9 s of CPU. It compiles the rules in ~20 ms on first use and scans
-// 8-20x faster than gitleaks' detector on the same input, because like
-// gitleaks it runs a rule's regexp only where one of the rule's keywords
-// occurs (one Aho–Corasick pass over the text) and, unlike gitleaks, only
-// over the lines around each keyword hit rather than the whole text (PEM
-// rules reach 64 KiB forward). A test checks that windowed and whole-text
-// scanning agree; on $GOROOT/src/crypto this package and gitleaks report the
-// same 82 findings, on net/http gitleaks none and this package 11 (all
-// url-password, test URLs such as http://user:password@dummy.faketld/).
+// costs 1.9 s of CPU.
+//
+// # How it stays fast
+//
+// Every prompt, trace, journal record and log line passes through Redact,
+// so it must be cheap on ordinary text and bounded on hostile text. Go's
+// regexp has no DFA: its NFA costs input length × program size, and
+// gitleaks' rules are large programs. So:
+//   - A rule's regexp runs only near an occurrence of one of its keywords
+//     (one Aho–Corasick pass over the text finds them all), and only as far
+//     as its matches can reach (maxMatchLen, from the parsed expression).
+//   - A rule whose matches must start with one of a few literals (the
+//     generic rules, once their lazy `[\w.-]{0,50}?` lead is taken off and
+//     put back after the match) is tried, anchored, only where one starts,
+//     after a cheap check of its short leading part.
+//   - Other rules scan in pieces small enough for Go's backtracking engine
+//     (256 Kibit / program length), several times faster than its NFA.
+//   - Allowlists run each branch of an alternation separately, and only
+//     when literals it requires occur; stopwords and learned values are
+//     Aho–Corasick automata, so thousands of values cost one pass.
+//
+// A test compares the result with the plain whole-text scan of every rule
+// on real code; BenchmarkRedact and BenchmarkRedactHostile measure it (the
+// figures are in the README).
+//
 // Updating the rules is `go generate` with a new version in gen-rules.sh.
 //
 // Not carried over from gitleaks: decoding of base64/hex/percent-encoded

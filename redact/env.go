@@ -118,25 +118,18 @@ func looksLikeToken(v string) bool {
 // value that looks like a token or holds a URL password. It returns the
 // number of values added. Missing files are not an error.
 func (r *Redactor) LoadDotEnv(root string) (int, error) {
-	ents, err := os.ReadDir(root)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return 0, nil
-		}
-		return 0, err
+	if _, err := os.Stat(root); errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
 	}
-	var names []string
-	for _, e := range ents {
-		n := e.Name()
-		if (n == ".env" || strings.HasPrefix(n, ".env.")) && e.Type().IsRegular() {
-			names = append(names, n)
-		}
+	names, err := findDotEnv(root)
+	if err != nil {
+		return 0, err
 	}
 	sort.Strings(names)
 	total := 0
 	var errs []error
 	for _, n := range names {
-		data, err := os.ReadFile(filepath.Join(root, n))
+		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(n)))
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -253,4 +246,55 @@ func unescapeDouble(s string) string {
 		b.WriteByte(s[i])
 	}
 	return b.String()
+}
+
+// Bounds of the .env search: it runs at every server start, so it looks
+// at most this many folders and files, and never into dependency, build or
+// version-control folders, whose .env files belong to others.
+const (
+	dotEnvMaxDirs  = 20000
+	dotEnvMaxFiles = 100
+	dotEnvMaxDepth = 8
+)
+
+var dotEnvSkipDirs = map[string]bool{
+	".git": true, ".hg": true, ".svn": true, "node_modules": true, "vendor": true,
+	".venv": true, "venv": true, "__pycache__": true, "target": true, "dist": true,
+	"build": true, ".cache": true, ".next": true, ".tox": true,
+}
+
+// findDotEnv returns the workspace-relative, slash-separated paths of the
+// .env and .env.* files below root, sorted.
+func findDotEnv(root string) ([]string, error) {
+	var names []string
+	dirs := 0
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == root {
+				return err
+			}
+			return nil // an unreadable folder is skipped, not fatal
+		}
+		rel, _ := filepath.Rel(root, p)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			if p != root && (dotEnvSkipDirs[d.Name()] || strings.Count(rel, "/") >= dotEnvMaxDepth) {
+				return filepath.SkipDir
+			}
+			if dirs++; dirs > dotEnvMaxDirs {
+				return filepath.SkipAll
+			}
+			return nil
+		}
+		n := d.Name()
+		if (n == ".env" || strings.HasPrefix(n, ".env.")) && d.Type().IsRegular() {
+			names = append(names, rel)
+			if len(names) >= dotEnvMaxFiles {
+				return filepath.SkipAll
+			}
+		}
+		return nil
+	})
+	sort.Strings(names)
+	return names, err
 }

@@ -5,89 +5,21 @@ import (
 	"unicode/utf8"
 )
 
-// keywordIndex is an Aho–Corasick automaton over ASCII-lowercased bytes,
-// compiled to a DFA over byte classes. It answers "which rules have at
-// least one keyword in this text" in one pass, which is gitleaks' own
-// prefilter: a rule's regex only runs when one of its keywords occurs.
-type keywordIndex struct {
-	class   [256]uint8
-	nclass  int
-	delta   []int32   // state*nclass + class -> state
-	out     [][]int32 // state -> rule indexes (including via failure links)
-	nstates int
-}
+// keywordIndex answers "which rules have a keyword in this text, and
+// where" in one pass, which is gitleaks' own prefilter: a rule's regex only
+// runs near an occurrence of one of its keywords.
+type keywordIndex struct{ ac *acAutomaton }
 
 func newKeywordIndex(rules []*rule) *keywordIndex {
-	ki := &keywordIndex{}
-	// Byte classes: every byte that appears in a keyword gets its own
-	// class; all others share class 0.
-	for _, r := range rules {
-		for _, k := range r.keywords {
-			for i := 0; i < len(k); i++ {
-				b := lowerASCII(k[i])
-				if ki.class[b] == 0 {
-					ki.nclass++
-					ki.class[b] = uint8(ki.nclass)
-				}
-			}
-		}
-	}
-	ki.nclass++
-	// Trie.
-	type node struct {
-		next map[uint8]int32
-		out  []int32
-	}
-	nodes := []node{{next: map[uint8]int32{}}}
+	var pats []string
+	var ids []int32
 	for ri, r := range rules {
 		for _, k := range r.keywords {
-			if k == "" {
-				continue
-			}
-			s := int32(0)
-			for i := 0; i < len(k); i++ {
-				c := ki.class[lowerASCII(k[i])]
-				n, ok := nodes[s].next[c]
-				if !ok {
-					nodes = append(nodes, node{next: map[uint8]int32{}})
-					n = int32(len(nodes) - 1)
-					nodes[s].next[c] = n
-				}
-				s = n
-			}
-			nodes[s].out = appendUnique(nodes[s].out, int32(ri))
+			pats = append(pats, k)
+			ids = append(ids, int32(ri))
 		}
 	}
-	ki.nstates = len(nodes)
-	ki.delta = make([]int32, ki.nstates*ki.nclass)
-	ki.out = make([][]int32, ki.nstates)
-	fail := make([]int32, ki.nstates)
-	// BFS to fill failure links and the full transition table.
-	queue := make([]int32, 0, ki.nstates)
-	for c := 0; c < ki.nclass; c++ {
-		if n, ok := nodes[0].next[uint8(c)]; ok && c != 0 {
-			ki.delta[c] = n
-			fail[n] = 0
-			queue = append(queue, n)
-		}
-	}
-	ki.out[0] = nodes[0].out
-	for len(queue) > 0 {
-		s := queue[0]
-		queue = queue[1:]
-		ki.out[s] = append(append([]int32(nil), nodes[s].out...), ki.out[fail[s]]...)
-		for c := 0; c < ki.nclass; c++ {
-			n, ok := nodes[s].next[uint8(c)]
-			if ok && c != 0 {
-				ki.delta[int(s)*ki.nclass+c] = n
-				fail[n] = ki.delta[int(fail[s])*ki.nclass+c]
-				queue = append(queue, n)
-			} else {
-				ki.delta[int(s)*ki.nclass+c] = ki.delta[int(fail[s])*ki.nclass+c]
-			}
-		}
-	}
-	return ki
+	return &keywordIndex{ac: newACIDs(pats, ids, true)}
 }
 
 // Windows around keyword hits: a rule's regex runs only on the lines
@@ -101,50 +33,102 @@ const (
 )
 
 // windows returns, for every rule with a keyword in s, the merged byte
-// ranges [start, end) of s to scan. Rules without hits get nil.
+// ranges [start, end) of s to scan. Rules without hits get nil. A rule
+// whose matches have a bounded length (rule.maxLen) only needs the bytes
+// within that length of the keyword: a storm of keywords on one long line
+// then costs a few hundred bytes per hit, not the whole line.
 func (ki *keywordIndex) windows(s string, rules []*rule) [][]window {
 	out := make([][]window, len(rules))
-	st := int32(0)
-	nc := int32(ki.nclass)
 	// Newline look-ups are memoized: hit positions only grow, so each
 	// memo moves forward monotonically and the scan stays linear.
 	var nl1, nl2 nlMemo
-	for i := 0; i < len(s); i++ {
-		st = ki.delta[st*nc+int32(ki.class[lowerASCII(s[i])])]
-		if len(ki.out[st]) == 0 {
-			continue
-		}
-		// End of the line after the hit's line.
-		lineEnd := len(s)
-		if a := nl1.next(s, i+1); a < len(s) {
-			lineEnd = nl2.next(s, a+1)
-			if lineEnd < len(s) {
-				lineEnd++
+	var back lineTracker
+	ki.ac.each(s, func(hitEnd int, ri int32) bool {
+		i := hitEnd - 1
+		r := rules[ri]
+		var start, end int
+		switch {
+		case r.after > 0:
+			start, end = back.lineBack(s, i, windowBefore), runeStart(s, min(len(s), hitEnd+r.after))
+		case r.before > 0:
+			start, end = lineBack(s, max(0, i-r.before), windowBefore), lineEndAfter(s, i, &nl1, &nl2)
+		default:
+			start = back.lineBack(s, i, windowBefore)
+			end = min(lineEndAfter(s, i, &nl1, &nl2), runeStart(s, min(len(s), hitEnd+windowAfter)))
+			if r.maxLen > 0 {
+				start = max(start, wordStart(s, hitEnd-r.maxLen))
+				end = min(end, runeStart(s, min(len(s), hitEnd+r.maxLen)))
 			}
 		}
-		for _, ri := range ki.out[st] {
-			ws := out[ri]
-			r := rules[ri]
-			var end int
-			if r.after > 0 {
-				end = runeStart(s, min(len(s), i+1+r.after))
-			} else {
-				end = min(lineEnd, runeStart(s, min(len(s), i+1+windowAfter)))
-			}
-			if n := len(ws); n > 0 && i < ws[n-1].end {
-				ws[n-1].end = max(ws[n-1].end, end)
-				continue
-			}
-			w := window{lineBack(s, i, windowBefore), end}
-			if n := len(ws); n > 0 && w.start <= ws[n-1].end {
-				ws[n-1].end = max(ws[n-1].end, w.end)
-			} else {
-				ws = append(ws, w)
-			}
-			out[ri] = ws
+		ws := out[ri]
+		if n := len(ws); n > 0 && start <= ws[n-1].end {
+			ws[n-1].end = max(ws[n-1].end, end)
+		} else {
+			ws = append(ws, window{start, end})
 		}
-	}
+		out[ri] = ws
+		return true
+	})
 	return out
+}
+
+// lineEndAfter returns the end (past the newline) of the line after the
+// one holding s[i].
+func lineEndAfter(s string, i int, nl1, nl2 *nlMemo) int {
+	a := nl1.next(s, i+1)
+	if a >= len(s) {
+		return len(s)
+	}
+	e := nl2.next(s, a+1)
+	if e < len(s) {
+		e++
+	}
+	return e
+}
+
+// wordStart moves i back to the start of the word it falls in (at most 64
+// bytes), so that a window never starts where \b would hold falsely.
+func wordStart(s string, i int) int {
+	if i <= 0 {
+		return 0
+	}
+	for k := 0; k < 64 && i > 0 && isWordByte(s[i-1]) && isWordByte(s[i]); k++ {
+		i--
+	}
+	return runeStart(s, i)
+}
+
+func isWordByte(b byte) bool {
+	return b == '_' || ('0' <= b && b <= '9') || ('a' <= b && b <= 'z') || ('A' <= b && b <= 'Z')
+}
+
+// lineTracker answers lineBack for nondecreasing positions, remembering
+// the last two newlines seen, so that a long line full of keyword hits is
+// not searched backwards once per hit.
+type lineTracker struct {
+	pos      int // newlines before pos have been seen
+	nl1, nl2 int // the last and the one before (-1: none); valid when init
+	init     bool
+}
+
+func (t *lineTracker) lineBack(s string, i, limit int) int {
+	if !t.init {
+		t.nl1, t.nl2, t.init = -1, -1, true
+	}
+	for t.pos < i {
+		j := strings.IndexByte(s[t.pos:i], '\n')
+		if j < 0 {
+			t.pos = i
+			break
+		}
+		t.nl2, t.nl1 = t.nl1, t.pos+j
+		t.pos += j + 1
+	}
+	lo := max(0, i-limit)
+	if t.nl2 >= lo {
+		return t.nl2 + 1
+	}
+	return runeStart(s, lo)
 }
 
 // nlMemo answers "index of the first newline at or after p" for

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // Finding is one redacted span. Start and End are byte offsets into the
@@ -37,11 +38,13 @@ type Redactor struct {
 	// wholeText disables keyword windows (tests compare both paths).
 	wholeText bool
 
+	// parent, for a Fork, is the Redactor whose values also apply; the
+	// values a run learns stay in the run's fork.
+	parent *Redactor
+
 	mu     sync.RWMutex
 	values map[string]string // value -> kind, written by AddValues
-	sorted []string          // snapshot of values, longest first; rebuilt lazily
-	kinds  map[string]string // snapshot of values; never written after publication
-	vkinds map[string]bool   // snapshot of the kinds of values
+	snap   *valueSet         // matcher over values; rebuilt lazily when dirty
 	dirty  bool
 
 	cmu    sync.Mutex
@@ -66,6 +69,9 @@ func compiled() ([]*rule, []allowlist, *keywordIndex, error) {
 			return
 		}
 		rules = append(rules, cairnRules()...)
+		for _, ru := range rules {
+			prepareScan(ru)
+		}
 		compiledRules, compiledGlobal = rules, global
 		compiledKW = newKeywordIndex(rules)
 		for _, ru := range rules {
@@ -143,34 +149,60 @@ func (r *Redactor) AddValues(kind string, values ...string) {
 	}
 }
 
-func (r *Redactor) valueList() ([]string, map[string]string, map[string]bool) {
+// valueSet is an immutable snapshot of a Redactor's exact values: one
+// Aho–Corasick automaton finds all of them in one pass, however many a
+// session has learned.
+type valueSet struct {
+	ac     *acAutomaton
+	kinds  []string        // pattern id -> kind
+	vkinds map[string]bool // the kinds, for telling markers apart
+}
+
+func (r *Redactor) values0() *valueSet {
 	r.mu.RLock()
 	if !r.dirty {
-		s, m, k := r.sorted, r.kinds, r.vkinds
+		vs := r.snap
 		r.mu.RUnlock()
-		return s, m, k
+		return vs
 	}
 	r.mu.RUnlock()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.dirty {
-		s := make([]string, 0, len(r.values))
-		m := make(map[string]string, len(r.values))
-		ks := map[string]bool{}
-		for v, k := range r.values {
-			s = append(s, v)
-			m[v] = k
-			ks[k] = true
+		vals := make([]string, 0, len(r.values))
+		for v := range r.values {
+			vals = append(vals, v)
 		}
-		sort.Slice(s, func(i, j int) bool {
-			if len(s[i]) != len(s[j]) {
-				return len(s[i]) > len(s[j])
-			}
-			return s[i] < s[j]
-		})
-		r.sorted, r.kinds, r.vkinds, r.dirty = s, m, ks, false
+		sort.Strings(vals)
+		vs := &valueSet{kinds: make([]string, len(vals)), vkinds: map[string]bool{}}
+		for i, v := range vals {
+			vs.kinds[i] = r.values[v]
+			vs.vkinds[r.values[v]] = true
+		}
+		vs.ac = newAC(vals, false)
+		r.snap, r.dirty = vs, false
 	}
-	return r.sorted, r.kinds, r.vkinds
+	return r.snap
+}
+
+// valueSets returns the snapshots of r and its ancestors.
+func (r *Redactor) valueSets() []*valueSet {
+	var out []*valueSet
+	for x := r; x != nil; x = x.parent {
+		if vs := x.values0(); vs != nil {
+			out = append(out, vs)
+		}
+	}
+	return out
+}
+
+// Fork returns a Redactor with r's rules and values whose own learned
+// values (AddValues on the fork) stay in the fork: a run learns the
+// secrets it meets without teaching them to the rest of the session, and
+// without slowing the session's other runs.
+func (r *Redactor) Fork() *Redactor {
+	return &Redactor{rules: r.rules, global: r.global, kw: r.kw, always: r.always, wholeText: r.wholeText,
+		parent: r, values: map[string]string{}, counts: map[string]int{}}
 }
 
 // Counts returns how many spans of each kind this Redactor has masked.
@@ -198,7 +230,8 @@ const markerPrefix = "[REDACTED:"
 
 // span priorities: exact values beat specific rules beat generic ones.
 const (
-	prioGeneric = iota
+	prioBroad = iota
+	prioGeneric
 	prioRule
 	prioValue
 )
@@ -265,128 +298,245 @@ func (r *Redactor) find(s string) []span {
 		for _, i := range r.always {
 			wins[i] = []window{{0, len(s)}}
 		}
-		if r.wholeText {
-			for i := range wins {
-				if len(wins[i]) > 0 {
-					wins[i] = []window{{0, len(s)}}
-				}
-			}
-		}
 		for i, ws := range wins {
+			if len(ws) == 0 {
+				continue
+			}
+			if r.wholeText {
+				// The reference the tests compare with: the rule's own
+				// regexp over the whole text, as gitleaks runs it.
+				ref := *r.rules[i]
+				ref.scan, ref.leadMax = ref.re, 0
+				spans = r.scanPiece(&ref, s, 0, len(s), len(s), spans)
+				continue
+			}
 			for _, w := range ws {
 				spans = r.applyRule(r.rules[i], s, w, spans)
 			}
 		}
 	}
-	vals, kinds, _ := r.valueList()
-	for _, v := range vals {
-		for off := 0; off < len(s); {
-			j := strings.Index(s[off:], v)
-			if j < 0 {
-				break
-			}
-			st := off + j
-			spans = append(spans, span{st, st + len(v), kinds[v], prioValue})
-			off = st + len(v)
-		}
+	for _, vs := range r.valueSets() {
+		vs.ac.each(s, func(end int, id int32) bool {
+			spans = append(spans, span{end - vs.ac.lens[id], end, vs.kinds[id], prioValue})
+			return true
+		})
 	}
 	return spans
 }
 
+// Pieces: a window is scanned in pieces of about rule.piece bytes, each
+// read on to overlap bytes past its end, and only matches that start in a
+// piece's own part are kept. Small inputs let Go's regexp use its
+// backtracking engine, several times faster than its NFA on these rules.
+const rematchCap = 64 << 10
+
 func (r *Redactor) applyRule(ru *rule, s string, w window, spans []span) []span {
-	var memo map[string]bool
-	prio := prioRule
-	if strings.HasPrefix(ru.id, "generic") {
-		prio = prioGeneric
+	if ru.anchored != nil {
+		return r.scanAnchored(ru, s, w, spans)
 	}
-	for _, m := range ru.re.FindAllStringSubmatchIndex(s[w.start:w.end], -1) {
-		for k := range m {
-			if m[k] >= 0 {
-				m[k] += w.start
-			}
+	if ru.after > 0 || ru.before > 0 {
+		// PEM blocks: one scan; the reach was bounded by the window.
+		return r.scanPiece(ru, s, w.start, w.end, w.end, spans)
+	}
+	for a := w.start; a < w.end; {
+		own := w.end
+		if w.end-a > ru.piece+ru.overlap {
+			own = cutPoint(s, a+ru.piece/2, a+ru.piece)
 		}
-		if m[1] == w.end && w.end < len(s) {
-			// The match reaches the window's edge: it may continue past
-			// it. Match again from its start over the rest of the text.
-			m2 := ru.re.FindStringSubmatchIndex(s[m[0]:])
-			if m2 != nil && m2[0] == 0 {
-				for k := range m2 {
-					if m2[k] >= 0 {
-						m2[k] += m[0]
-					}
-				}
-				m = m2
-			}
-		}
-		ms, me := m[0], m[1]
-		// gitleaks trims newlines from the match.
-		for me > ms && s[me-1] == '\n' {
-			me--
-		}
-		for ms < me && s[ms] == '\n' {
-			ms++
-		}
-		if ms >= me {
-			continue
-		}
-		ss, se := ms, me
-		if ru.secretGroup > 0 {
-			g := ru.secretGroup
-			if 2*g+1 >= len(m) || m[2*g] < 0 {
-				continue
-			}
-			ss, se = m[2*g], m[2*g+1]
-		} else {
-			for g := 1; 2*g+1 < len(m); g++ {
-				if m[2*g] >= 0 && m[2*g+1] > m[2*g] {
-					ss, se = m[2*g], m[2*g+1]
-					break
-				}
-			}
-		}
-		ss, se = max(ss, ms), min(se, me)
-		if ss >= se {
-			continue
-		}
-		secret := s[ss:se]
-		if ru.entropy > 0 && shannon(secret) <= ru.entropy {
-			continue
-		}
-		if ru.needDigit && !hasDigit(secret) {
-			continue
-		}
-		if strings.HasPrefix(secret, markerPrefix) {
-			continue
-		}
-		match := s[ms:me]
-		line := ""
-		if ru.lineAllow {
-			line = lineAround(s, ms, me)
-		}
-		if len(ru.allow) > 0 || len(r.global) > 0 {
-			// Repeated matches (a token logged a thousand times) are
-			// checked against the allowlists once per call.
-			key := ""
-			if !ru.lineAllow {
-				key = match + "\x00" + strconv.Itoa(ss-ms) + "\x00" + strconv.Itoa(se-ms)
-			}
-			allowed, seen := memo[key]
-			if key == "" || !seen {
-				allowed = allowedBy(r.global, secret, match, line) || allowedBy(ru.allow, secret, match, line)
-				if key != "" {
-					if memo == nil {
-						memo = map[string]bool{}
-					}
-					memo[key] = allowed
-				}
-			}
-			if allowed {
-				continue
-			}
-		}
-		spans = append(spans, span{ss, se, ru.id, prio})
+		spans = r.scanPiece(ru, s, a, own, min(w.end, own+ru.overlap), spans)
+		a = own
 	}
 	return spans
+}
+
+// scanAnchored tries ru's anchored regexp at each place in w where one of
+// its start literals occurs, left to right, skipping places inside the
+// last match: the matches FindAll would give, without trying the
+// positions where no match can start.
+func (r *Redactor) scanAnchored(ru *rule, s string, w window, spans []span) []span {
+	var starts []int
+	ru.starts.each(s[w.start:w.end], func(end int, id int32) bool {
+		starts = append(starts, w.start+end-ru.starts.lens[id])
+		return true
+	})
+	sort.Ints(starts)
+	k := keeper{r: r, ru: ru, s: s}
+	next := -1
+	for _, p := range starts {
+		if p < next {
+			continue
+		}
+		if ru.head != nil && !ru.head.MatchString(s[p:min(len(s), p+ru.headLen+1)]) {
+			next = p + 1
+			continue
+		}
+		end := len(s)
+		switch {
+		case ru.after > 0:
+			end = min(end, w.end)
+		case ru.maxLen > 0:
+			end = min(end, p+ru.maxLen+1)
+		default:
+			end = min(end, p+ru.overlap)
+		}
+		m := ru.anchored.FindStringSubmatchIndex(s[p:end])
+		if m == nil {
+			next = p + 1
+			continue
+		}
+		shift(m, p)
+		m = k.complete(m, end)
+		next = max(m[1], p+1)
+		spans = k.keep(m, spans)
+	}
+	return spans
+}
+
+// cutPoint picks where a piece ends, in (lo, hi]: after a newline if there
+// is one, else after a byte that is not part of a word (so that \b does not
+// hold falsely at the next piece's start), else at a rune start.
+func cutPoint(s string, lo, hi int) int {
+	if j := strings.LastIndexByte(s[lo:hi], '\n'); j >= 0 {
+		return lo + j + 1
+	}
+	for i := hi; i > lo; i-- {
+		if !isWordByte(s[i-1]) && s[i-1] < utf8.RuneSelf {
+			return i
+		}
+	}
+	return runeStart(s, hi)
+}
+
+// scanPiece applies ru to s[start:end] and keeps the matches that start
+// before own.
+func (r *Redactor) scanPiece(ru *rule, s string, start, own, end int, spans []span) []span {
+	k := keeper{r: r, ru: ru, s: s}
+	for _, m := range ru.scan.FindAllStringSubmatchIndex(s[start:end], -1) {
+		shift(m, start)
+		if m[0] >= own {
+			break
+		}
+		spans = k.keep(k.complete(m, end), spans)
+	}
+	return spans
+}
+
+func shift(m []int, by int) {
+	for i := range m {
+		if m[i] >= 0 {
+			m[i] += by
+		}
+	}
+}
+
+// keeper turns a rule's regexp matches into spans: it applies the secret
+// group, entropy, digit and allowlist checks as gitleaks does.
+type keeper struct {
+	r    *Redactor
+	ru   *rule
+	s    string
+	memo map[string]bool
+}
+
+// complete finishes a match m found in s[:end]: one that reaches end may
+// continue past it and is matched again from its start; a lazy leading
+// class taken off the rule's regexp is put back.
+func (k *keeper) complete(m []int, end int) []int {
+	s, ru := k.s, k.ru
+	if m[1] == end && end < len(s) {
+		lim := len(s)
+		if ru.after == 0 && ru.before == 0 {
+			lim = min(len(s), m[0]+rematchCap)
+		}
+		if m2 := ru.scan.FindStringSubmatchIndex(s[m[0]:lim]); m2 != nil && m2[0] == 0 {
+			shift(m2, m[0])
+			m = m2
+		}
+	}
+	if ru.leadMax > 0 {
+		m[0] = ru.extendLead(s, m[0])
+	}
+	return m
+}
+
+func (k *keeper) keep(m []int, spans []span) []span {
+	s, ru, r := k.s, k.ru, k.r
+	if ru.lineStart && !blankBefore(s, m[0]) {
+		return spans
+	}
+	prio := prioRule
+	if ru.broad {
+		prio = prioBroad
+	} else if strings.HasPrefix(ru.id, "generic") {
+		prio = prioGeneric
+	}
+	ms, me := m[0], m[1]
+	// gitleaks trims newlines from the match.
+	for me > ms && s[me-1] == '\n' {
+		me--
+	}
+	for ms < me && s[ms] == '\n' {
+		ms++
+	}
+	if ms >= me {
+		return spans
+	}
+	ss, se := ms, me
+	if ru.secretGroup > 0 {
+		g := ru.secretGroup
+		if 2*g+1 >= len(m) || m[2*g] < 0 {
+			return spans
+		}
+		ss, se = m[2*g], m[2*g+1]
+	} else {
+		for g := 1; 2*g+1 < len(m); g++ {
+			if m[2*g] >= 0 && m[2*g+1] > m[2*g] {
+				ss, se = m[2*g], m[2*g+1]
+				break
+			}
+		}
+	}
+	ss, se = max(ss, ms), min(se, me)
+	if ss >= se {
+		return spans
+	}
+	secret := s[ss:se]
+	if ru.entropy > 0 && shannon(secret) <= ru.entropy {
+		return spans
+	}
+	if ru.needDigit && !hasDigit(secret) {
+		return spans
+	}
+	if strings.HasPrefix(secret, markerPrefix) {
+		return spans
+	}
+	match := s[ms:me]
+	line := ""
+	if ru.lineAllow {
+		line = lineAround(s, ms, me)
+	}
+	if len(ru.allow) > 0 || len(r.global) > 0 {
+		// Repeated matches (a token logged a thousand times) are checked
+		// against the allowlists once per call.
+		key := ""
+		if !ru.lineAllow {
+			key = match + "\x00" + strconv.Itoa(ss-ms) + "\x00" + strconv.Itoa(se-ms)
+		}
+		allowed, seen := k.memo[key]
+		if key == "" || !seen {
+			allowed = allowedBy(r.global, secret, match, line) || allowedBy(ru.allow, secret, match, line)
+			if key != "" {
+				if k.memo == nil {
+					k.memo = map[string]bool{}
+				}
+				k.memo[key] = allowed
+			}
+		}
+		if allowed {
+			return spans
+		}
+	}
+	return append(spans, span{ss, se, ru.id, prio})
 }
 
 func allowedBy(lists []allowlist, secret, match, line string) bool {
@@ -418,13 +568,21 @@ func lineAround(s string, start, end int) string {
 // isKind reports whether kind is one this Redactor produces: a rule id or
 // the kind of a registered value. Only such markers are left alone, so text
 // cannot shield a secret by wrapping it as "[REDACTED:<secret>]".
-func (r *Redactor) isKind(kind string, vkinds map[string]bool) bool {
-	return ruleIDs[kind] || vkinds[kind]
+func (r *Redactor) isKind(kind string, vsets []*valueSet) bool {
+	if ruleIDs[kind] {
+		return true
+	}
+	for _, vs := range vsets {
+		if vs.vkinds[kind] {
+			return true
+		}
+	}
+	return false
 }
 
 // markers returns the spans of existing [REDACTED:kind] markers in s.
 func (r *Redactor) markers(s string) []span {
-	_, _, vkinds := r.valueList()
+	vsets := r.valueSets()
 	var out []span
 	for off := 0; ; {
 		i := strings.Index(s[off:], markerPrefix)
@@ -438,7 +596,7 @@ func (r *Redactor) markers(s string) []span {
 		}
 		en := st + len(markerPrefix) + j + 1
 		kind := s[st+len(markerPrefix) : en-1]
-		if !r.isKind(kind, vkinds) {
+		if !r.isKind(kind, vsets) {
 			off = st + len(markerPrefix)
 			continue
 		}
@@ -501,4 +659,20 @@ func merge(spans, marks []span) []span {
 		res = append(res, sp)
 	}
 	return res
+}
+
+// blankBefore reports whether only spaces and tabs stand between the start
+// of the line holding s[i] and i.
+func blankBefore(s string, i int) bool {
+	for i > 0 {
+		switch s[i-1] {
+		case ' ', '\t':
+			i--
+		case '\n':
+			return true
+		default:
+			return false
+		}
+	}
+	return true
 }

@@ -11,7 +11,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 )
@@ -90,9 +89,9 @@ func positiveCases(t testing.TB) []tcase {
 	sshBody := randFrom(alnum+"+/", 380)
 	ssh := "-----BEGIN OPENSSH PRIVATE KEY-----\n" + sshBody[:70] + "\n" + sshBody[70:140] + "\n" + sshBody[140:] + "\n-----END OPENSSH PRIVATE KEY-----\n"
 	truncated := rsa[:len(rsa)/2]
-	pw := randFrom(alnum, 18)
+	pw := "Xk9mQ2vL7pR4wZ8tB3" // fixed: its entropy must clear generic-api-key's 3.5 bits
 	apiKey := randFrom(alnum, 32)
-	secret := randFrom(lowerHex, 40)
+	secret := "9f3b2c7d1e8a4f6b0c5d2e9a7b3c1d8e4f6a0b2c" // fixed: random hex may hold a gitleaks stopword
 	dbpw := randFrom(alnum, 14)
 	bearer := randFrom(urlsafe, 40)
 
@@ -357,68 +356,29 @@ func TestInvalidUTF8(t *testing.T) {
 	}
 }
 
-// hugeInputs returns inputs of size bytes built to hurt: keyword storms, a
-// PEM header with no end, one enormous line, and realistic mixed text. The
-// second result is the AWS key hidden in "mixed".
-func hugeInputs(size int) (map[string]string, string) {
-	rep := func(s string) string { return strings.Repeat(s, size/len(s)+1)[:size] }
-	aws := "AKIA" + randFrom(upperDigits, 16)
-	return map[string]string{
-		"keyword-storm":    rep("key=token secret auth api ey "),
-		"assignments":      rep("api_key=" + randFrom(alnum, 20) + "\n"),
-		"pem-no-end":       "-----BEGIN RSA PRIVATE KEY-----\n" + rep("ABCDabcd0123+/==\n"),
-		"pem-headers-only": rep("-----BEGIN PRIVATE KEY-----\n"),
-		"one-line":         rep(randFrom(alnum+" =:/@", 997)),
-		"url-storm":        rep("http://a:b@c http:// x://:@ "),
-		"mixed":            rep("// a comment with a key\nfunc f() { return \"" + aws + "\" }\n"),
-		"ey":               rep("ey"),
-	}, aws
-}
-
-// TestHugeInputs checks what the redactor does with inputs built to hurt.
-// How long it takes is BenchmarkHugeInputs' job: a test on a loaded machine
-// must not fail for being slow.
+// TestHugeInputs feeds inputs built to hurt (keyword storms, a PEM header
+// with no end, one enormous line, realistic mixed text) and checks what is
+// masked. How fast is BenchmarkRedactHostile's business: no test here
+// measures time, so the suite passes on a loaded machine.
 func TestHugeInputs(t *testing.T) {
 	r := newTest(t)
-	size := 1 << 20
+	size := 128 << 10
 	if raceEnabled {
-		size = 128 << 10 // the race detector slows regexp matching ~20x
+		size = 32 << 10 // the race detector slows regexp matching ~20x
 	}
-	inputs, aws := hugeInputs(size)
-	for name, in := range inputs {
+	for name, in := range hostileInputs(size) {
 		out, _ := r.Redact(in)
-		if len(out) == 0 {
-			t.Errorf("%s: empty output for %d bytes", name, size)
-		}
-		if name == "mixed" && strings.Contains(out, aws) {
-			t.Errorf("mixed: secret survived")
+		if strings.Contains(name, "mixed") && strings.Contains(out, "AKIA") {
+			t.Errorf("%s: secret survived", name)
 		}
 		if name == "pem-no-end" && strings.Contains(out, "ABCDabcd0123") {
 			t.Errorf("truncated PEM body survived")
 		}
-	}
-}
-
-// BenchmarkHugeInputs guards against superlinear blow-ups: compare the
-// per-byte figures of the two sizes with benchstat (typical here is
-// 10–300 ms per 1 MB input).
-func BenchmarkHugeInputs(b *testing.B) {
-	r := newTest(b)
-	for _, size := range []int{256 << 10, 1 << 20} {
-		inputs, _ := hugeInputs(size)
-		names := make([]string, 0, len(inputs))
-		for n := range inputs {
-			names = append(names, n)
+		if name == "assignments-distinct" && strings.Count(out, "[REDACTED:") < size/64 {
+			t.Errorf("assignments: only %d markers", strings.Count(out, "[REDACTED:"))
 		}
-		sort.Strings(names)
-		for _, name := range names {
-			in := inputs[name]
-			b.Run(fmt.Sprintf("%s/%dKiB", name, size>>10), func(b *testing.B) {
-				b.SetBytes(int64(len(in)))
-				for b.Loop() {
-					r.Redact(in)
-				}
-			})
+		if again, _ := r.Redact(out); again != out {
+			t.Errorf("%s: not idempotent", name)
 		}
 	}
 }
@@ -437,7 +397,7 @@ func TestWindowsMatchWholeText(t *testing.T) {
 	texts := []string{all.String()}
 	for _, src := range goSource(t, "net/http") {
 		texts = append(texts, src)
-		if len(texts) > 20 {
+		if len(texts) > 20 || (raceEnabled && len(texts) > 5) {
 			break
 		}
 	}

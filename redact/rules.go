@@ -59,6 +59,34 @@ type rule struct {
 	// after, when set, is how far past a keyword hit the rule's regex
 	// may reach (PEM blocks span lines); otherwise matches are line-local.
 	after int
+	// scan is the regexp find runs: re, or re without a lazy leading
+	// class (leadClass, at most leadMax runes), put back by extendLead.
+	scan      *regexp.Regexp
+	leadClass []rune
+	leadMax   int
+	// anchored is scan anchored at its start, tried only where one of
+	// starts (the literals every match begins with) occurs.
+	anchored *regexp.Regexp
+	starts   *acAutomaton
+	// head, when set, is a short leading part of anchored (at most
+	// headLen bytes) tried first: where it fails, anchored would too.
+	head    *regexp.Regexp
+	headLen int
+	// piece and overlap: find scans long windows in pieces (applyRule).
+	piece, overlap int
+	// maxLen bounds the length of a match in bytes (0: unbounded); find
+	// scans only that far around a keyword and in pieces of that order.
+	maxLen int
+	// before, when set, is how far before a keyword hit a match may start
+	// (a private key's body ahead of its END line).
+	before int
+	// lineStart keeps only matches with nothing but blanks before them
+	// on their line (a `^[ \t]*` the regexp itself does not carry, so that
+	// it can be tried where its keywords are).
+	lineStart bool
+	// broad marks Cairn's catch-all rules: where gitleaks' own generic
+	// rule finds the same secret, its kind is kept.
+	broad bool
 	// lineAllow is set when an allowlist of the rule (or the global one)
 	// targets the whole line, which is then computed for each match.
 	lineAllow bool
@@ -69,9 +97,9 @@ type rule struct {
 const pemReach = 64 << 10
 
 type allowlist struct {
-	target    string // "", "match" or "line"
-	regexes   []*regexp.Regexp
-	stopwords []string // lower case
+	target string // "", "match" or "line"
+	re     *matcher
+	stop   *acAutomaton // stopwords, matched case-insensitively
 }
 
 func (a *allowlist) allowed(secret, match, line string) bool {
@@ -82,22 +110,10 @@ func (a *allowlist) allowed(secret, match, line string) bool {
 	case "line":
 		t = line
 	}
-	if t != "" {
-		for _, re := range a.regexes {
-			if re.MatchString(t) {
-				return true
-			}
-		}
+	if t != "" && a.re.match(t) {
+		return true
 	}
-	if len(a.stopwords) > 0 && secret != "" {
-		ls := strings.ToLower(secret)
-		for _, w := range a.stopwords {
-			if strings.Contains(ls, w) {
-				return true
-			}
-		}
-	}
-	return false
+	return a.stop != nil && secret != "" && a.stop.containsAny(secret)
 }
 
 func compileAllowlist(a glAllowlist) (allowlist, bool, error) {
@@ -110,15 +126,15 @@ func compileAllowlist(a glAllowlist) (allowlist, bool, error) {
 		return allowlist{}, false, nil
 	}
 	out := allowlist{target: a.RegexTarget}
-	for _, s := range a.Regexes {
-		re, err := regexp.Compile(s)
+	if len(a.Regexes) > 0 {
+		m, err := newMatcher(a.Regexes)
 		if err != nil {
 			return allowlist{}, false, err
 		}
-		out.regexes = append(out.regexes, re)
+		out.re = m
 	}
-	for _, w := range a.StopWords {
-		out.stopwords = append(out.stopwords, strings.ToLower(w))
+	if len(a.StopWords) > 0 {
+		out.stop = newAC(a.StopWords, true)
 	}
 	return out, true, nil
 }
@@ -176,13 +192,25 @@ func loadGitleaks() ([]*rule, []allowlist, error) {
 
 // placeholder matches values that are references or templates rather than
 // secrets: $VAR, ${VAR}, {{ x }}, <password>, %s, ****, and Cairn's own marker.
-var placeholder = regexp.MustCompile(`^(?:\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\{\{.*\}\}|<[^<>]*>|%[a-z]|\*+|x+|X+|\.\.\.|\[REDACTED:[^\]]*\])$`)
+const placeholderExpr = `^(?:\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\{\{.*\}\}|<[^<>]*>|%[a-z]|\*+|x+|X+|\.\.\.|\[REDACTED:[^\]]*\])$`
+
+var placeholder = regexp.MustCompile(placeholderExpr)
+
+// mustMatcher compiles Cairn's own allowlist expressions; they are
+// constants, so a failure is a programming error caught by every test.
+func mustMatcher(exprs ...string) *matcher {
+	m, err := newMatcher(exprs)
+	if err != nil {
+		panic(err)
+	}
+	return m
+}
 
 // cairnRules supplement gitleaks where its rules are deliberately narrow
 // (gitleaks targets committed files, Cairn also scrubs logs, traces and
 // tool output). Each is listed with why.
 func cairnRules() []*rule {
-	ph := allowlist{regexes: []*regexp.Regexp{placeholder}}
+	ph := allowlist{re: mustMatcher(placeholderExpr)}
 	return []*rule{
 		{
 			// Credentials in URLs and connection strings: postgres://u:p@h,
@@ -215,6 +243,67 @@ func cairnRules() []*rule {
 			entropy:     3,
 			keywords:    []string{"authorization"},
 			allow:       []allowlist{ph},
+		},
+		{
+			// A private key read from its second line on (read_file with a
+			// startLine, tail): no BEGIN line, only the base64 body and the
+			// END line. The body ahead of END is masked.
+			id:       "private-key",
+			re:       regexp.MustCompile(`(?:[A-Za-z0-9+/=]{16,}\r?\n)+-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----`),
+			keywords: []string{"private key-----", "private key block-----"},
+			before:   pemReach,
+		},
+		{
+			// .netrc entries: "machine h login u password p" on one line,
+			// or a login line followed by a password line.
+			id:       "netrc-password",
+			broad:    true,
+			re:       regexp.MustCompile(`(?i)\b(?:machine|default|login)[ \t]+\S+(?:[ \t]+login[ \t]+\S+)?[ \t]+password[ \t]+(\S+)|(?im)^[ \t]*login[ \t]+\S+[ \t]*\r?\n[ \t]*password[ \t]+(\S+)`),
+			keywords: []string{"machine", "login"},
+			allow:    []allowlist{ph},
+		},
+		{
+			// A quoted string assigned to a secret-named identifier: Django's
+			// SECRET_KEY = 'django-insecure-…', password = "…" in code and
+			// config. gitleaks' generic rule stops at the punctuation such
+			// values hold; entropy keeps ordinary words out.
+			id:       "quoted-secret",
+			broad:    true,
+			re:       regexp.MustCompile(`(?i)[\w.-]{0,60}?(?:secret[_-]?key|password|passwd|api[_-]?key|auth[_-]?token|access[_-]?token|private[_-]?key|client[_-]?secret)[\w.-]*["']?[ \t]*(?:=|:|:=|=>)[ \t]*[rbuf]?(?:'([^'\n\\]{8,200})'|"([^"\n\\]{8,200})")`),
+			entropy:  3,
+			keywords: []string{"secret", "password", "passwd", "key", "token"},
+			// Words and identifiers ("encodeUserPassword", "not set") are
+			// names and messages in code, not secrets.
+			allow: []allowlist{ph, {re: mustMatcher(`^[A-Za-z_][A-Za-z_ .-]*$`)}},
+		},
+		{
+			// XML configuration: <password>…</password>, <apiKey>…</apiKey>.
+			id:          "xml-secret",
+			broad:       true,
+			re:          regexp.MustCompile(`(?i)<([\w.:-]*(?:password|passwd|secret|api[_-]?key|access[_-]?key|token))>[ \t\r\n]*([^<\s][^<]{2,200}?)[ \t\r\n]*</`),
+			secretGroup: 2,
+			keywords:    []string{"password>", "passwd>", "secret>", "key>", "token>"},
+			allow:       []allowlist{ph},
+		},
+		{
+			// Passwords on command lines: mysql -pPASS, --password=PASS,
+			// --password PASS.
+			id:       "cli-password",
+			broad:    true,
+			re:       regexp.MustCompile(`\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlsh|mariadb)\b[^\n|;&]*?[ \t]-p([^\s'"-][^\s'"]*|'[^'\n]+'|"[^"\n]+")|(?i)--password[= ]('[^'\n]+'|"[^"\n]+"|[^\s'"-][^\s'"]*)`),
+			keywords: []string{"mysql", "mariadb", "--password"},
+			allow:    []allowlist{ph},
+		},
+		{
+			// Java properties and YAML: spring.datasource.password=…,
+			// db.password: …, a line "password: …". Values that are
+			// expressions in code (req.Password, p,) are not secrets.
+			id:        "config-password",
+			broad:     true,
+			re:        regexp.MustCompile(`(?i)[\w.-]{0,80}?(?:password|passwd|pwd|secret)[ \t]*[=:][ \t]*([^\s#'"{}\[\]&*!|>$%][^\s#]{1,}[^\s#,;(){}\[\]])[ \t]*(?:\r?\n|\z)`),
+			keywords:  []string{"password", "passwd", "pwd", "secret"},
+			lineStart: true,
+			allow:     []allowlist{ph, {re: mustMatcher(`^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$`, `^(?i:true|false|null|none|nil|yes|no)$`)}},
 		},
 		{
 			// A PEM private key cut off before its END line (truncated tool

@@ -174,6 +174,10 @@ test('cairn acp: selection prompt → streamed text → edit with diff → permi
   const cancelled = await second;
   assert.equal(cancelled.stopReason, 'cancelled');
   assert.equal(requests.length, 4);
+  // The session is a thread: the second prompt continued the first turn.
+  const secondUser = requests[3].messages.find((m) => m.role === 'user').content;
+  assert.match(secondUser, /Why does add subtract\? Fix it\./);
+  assert.match(secondUser, /add subtracted; it now adds\./);
 
   const list = await a.agent.request(acp.methods.agent.session.list, { cwd: ws });
   assert.ok(list.sessions.some((s) => s.sessionId === sessionId && s.title.startsWith('Why does add subtract?')));

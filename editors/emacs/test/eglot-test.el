@@ -3,10 +3,12 @@
 ;; Run by run.sh: emacs -Q --batch -l eglot-test.el
 ;; env: CAIRN_BIN, WS (workspace with hello.go), SCRIPT (scripted model)
 ;;
-;; Uses standard LSP only: textDocument/codeAction offers "Explain this
-;; code", whose command (cairn.ask) runs; the run's proposed edit is accepted
-;; with workspace/executeCommand cairn.acceptEdit, the server sends
-;; workspace/applyEdit, and the file changes.
+;; Uses standard LSP only, the way a user would: `eglot-code-actions' (the
+;; pick answered as from the keyboard) offers "Explain this code", whose
+;; command (cairn.ask) runs; the answer is shown to the user (eglot 1.9 has
+;; no window/showDocument, so the server sends it as window/showMessage); the
+;; proposed edit is offered as the code action "Accept Cairn's edit…" on the
+;; changed lines, which applies it through workspace/applyEdit.
 
 ;;; Code:
 (require 'cl-lib)
@@ -17,6 +19,13 @@
 (defvar cairn-test-passed 0)
 (defvar cairn-test-failed 0)
 (defvar cairn-test-events nil "Every cairn/runEvent, newest first.")
+(defvar cairn-test-messages nil "Every message shown to the user, newest first.")
+
+(advice-add 'message :around
+            (lambda (orig fmt &rest args)
+              (let ((m (apply orig fmt args)))
+                (when (stringp m) (push m cairn-test-messages))
+                m)))
 
 (defun cairn-test-out (fmt &rest args)
   (princ (concat (apply #'format fmt args) "\n")))
@@ -85,14 +94,11 @@
 (find-file cairn-test-file)
 (cairn-test-go-mode)
 
-(cairn-test "eglot connects to cairn serve"
-  (let ((project (cons 'transient cairn-test-ws))
-        (process-environment
-         (append (list (concat "CAIRN_PROVIDER=scripted")
-                       (concat "CAIRN_SCRIPT=" (getenv "SCRIPT")))
-                 process-environment)))
-    (setq eglot-workspace-configuration
-          `((:cairn . (:model (:provider "scripted") :scripted (:path ,(getenv "SCRIPT"))))))
+(cairn-test "eglot connects to cairn serve (setq-default configuration, as in the README)"
+  (let ((project (cons 'transient cairn-test-ws)))
+    ;; eglot 1.9: buffer-local, so the README says setq-default.
+    (setq-default eglot-workspace-configuration
+                  `((:cairn . (:model (:provider "scripted") :scripted (:path ,(getenv "SCRIPT"))))))
     (eglot '(cairn-test-go-mode) project 'eglot-lsp-server
            (list (getenv "CAIRN_BIN") "serve") "go"))
   (setq cairn-test-server
@@ -100,50 +106,57 @@
   (unless (eglot--server-capable :codeActionProvider)
     (error "Server does not advertise codeActionProvider")))
 
-(cairn-test "code action \"Explain this code\" runs"
-  (let* ((beg (progn (goto-char (point-min)) (forward-line 4) (point)))
-         (end (progn (forward-line 3) (point)))
-         (actions (eglot-code-actions beg end))
-         (explain (cl-find-if (lambda (a) (string-match-p "Explain this code"
-                                                            (or (plist-get a :title) "")))
-                              actions)))
-    (unless explain
-      (error "No \"Explain this code\" action among %S"
-             (mapcar (lambda (a) (plist-get a :title)) actions)))
-    ;; A Command, or a CodeAction carrying one.
-    (let* ((cmd (if (stringp (plist-get explain :command)) explain (plist-get explain :command)))
-           (result (eglot-execute-command cairn-test-server
-                                          (intern (plist-get cmd :command))
-                                          (plist-get cmd :arguments))))
-      (setq cairn-test-run (plist-get result :runId))
-      (unless (stringp cairn-test-run) (error "cairn.ask returned %S" result))
-      (cairn-test-wait "the run to end"
-                       (lambda () (cl-some (lambda (k) (cairn-test-event cairn-test-run k))
-                                           '("finished" "failed" "cancelled")))
-                       60)
-      (let ((fin (cairn-test-event cairn-test-run "finished")))
-        (unless fin
-          (error "Run did not finish: %S" (cairn-test-run-events cairn-test-run))))
-      (let ((seqs (mapcar (lambda (e) (plist-get e :seq)) (cairn-test-run-events cairn-test-run))))
-        (unless (equal seqs (number-sequence 1 (length seqs)))
-          (error "Event seq not 1..n: %S" seqs))))))
+(defun cairn-test-pick-action (beg end title-re)
+  "Run `eglot-code-actions' on BEG..END as a user would, picking TITLE-RE."
+  (let ((offered nil)
+        (last-nonmenu-event ?\r))      ; invoked from the keyboard: completing-read
+    (cl-letf (((symbol-function 'completing-read)
+               (lambda (_prompt items &rest _)
+                 (setq offered (mapcar #'car items))
+                 (or (cl-find-if (lambda (s) (string-match-p title-re s)) offered)
+                     (error "No action matching %s among %S" title-re offered)))))
+      (eglot-code-actions beg end nil t))
+    offered))
 
-(cairn-test "the proposed edit is accepted with cairn.acceptEdit"
-  (let ((proposed (cairn-test-event cairn-test-run "editProposed")))
-    (unless proposed (error "No editProposed event: %S" (cairn-test-run-events cairn-test-run)))
-    (setq cairn-test-edit (plist-get proposed :editId))
-    (when (not (equal (buffer-string) cairn-test-original))
-      (error "The buffer changed before accepting"))
-    (let ((res (eglot-execute-command cairn-test-server 'cairn.acceptEdit
-                                      (vector (list :editId cairn-test-edit)))))
-      (unless (eq (plist-get res :applied) t) (error "cairn.acceptEdit returned %S" res)))
-    (with-current-buffer (find-buffer-visiting cairn-test-file)
-      (unless (string-match-p "Hello, world" (buffer-string))
-        (error "Buffer not edited: %s" (buffer-string)))
-      (save-buffer))
-    (let ((disk (with-temp-buffer (insert-file-contents cairn-test-file) (buffer-string))))
-      (unless (string-match-p "fmt.Println(\"Hello, world\")" disk)
-        (error "File on disk not edited: %s" disk)))))
+(defun cairn-test-line-region (first last)
+  "Buffer positions of lines FIRST..LAST (1-based)."
+  (save-excursion
+    (goto-char (point-min)) (forward-line (1- first))
+    (let ((beg (point)))
+      (forward-line (1+ (- last first)))
+      (cons beg (point)))))
+
+(cairn-test "code action \"Explain this code\": the answer is shown"
+  (let ((r (cairn-test-line-region 5 7)))
+    (cairn-test-pick-action (car r) (cdr r) "Explain this code"))
+  (let ((shown (cairn-test-wait "the answer shown to the user"
+                                (lambda () (cl-find-if (lambda (m) (string-match-p "This prints a greeting" m))
+                                                       cairn-test-messages))
+                                60)))
+    (unless (string-match-p "Accept Cairn's edit" shown)
+      (error "The answer does not say how to accept the edit: %s" shown))
+    (cairn-test-out "  shown: %s" (car (split-string shown "\n")))))
+
+(cairn-test "code action \"Accept Cairn's edit…\" on the changed line applies the edit"
+  (unless (equal (buffer-string) cairn-test-original)
+    (error "The buffer changed before accepting"))
+  (let* ((r (cairn-test-line-region 6 6))
+         (offered (cairn-test-pick-action (car r) (cdr r) "Accept Cairn's edit")))
+    (unless (cl-some (lambda (s) (string-match-p "Reject Cairn's edit" s)) offered)
+      (error "No Reject action next to Accept: %S" offered)))
+  (cairn-test-wait "the edit in the buffer"
+                   (lambda () (string-match-p "fmt.Println(\"Hello, world\")" (buffer-string)))
+                   30)
+  (save-buffer)
+  (let ((disk (with-temp-buffer (insert-file-contents cairn-test-file) (buffer-string))))
+    (unless (equal disk (replace-regexp-in-string "\"Hello\"" "\"Hello, world\"" cairn-test-original))
+      (error "File on disk is not the original with the edit: %s" disk))))
+
+(cairn-test "the accept actions are gone once the edit is decided"
+  (let* ((r (cairn-test-line-region 6 6))
+         (titles (mapcar (lambda (a) (plist-get a :title)) (eglot-code-actions (car r) (cdr r)))))
+    (when (cl-some (lambda (s) (string-match-p "Cairn's edit" (or s ""))) titles)
+      (error "Still offered after the accept: %S" titles))))
 
 (cairn-test-finish)
 ;;; eglot-test.el ends here

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Tests of the Neovim plugin in headless Neovim: unit tests of the pure helpers,
-# then an end-to-end run against the real cairn binary on the scripted model.
+# an end-to-end run against the real cairn binary on the scripted model, then
+# threads/hunks/code actions against an OpenAI-compatible test endpoint.
 # env: CAIRN_BIN (default: build ./cmd/cairn to /tmp/cairn-bin/cairn), NVIM (default: nvim)
 # Exits non-zero on failure.
 set -euo pipefail
@@ -58,13 +59,37 @@ run_nvim() {
   (cd "$work/ws" && HOME="$work/home" XDG_CACHE_HOME="$work/cache" XDG_STATE_HOME="$work/state-nvim" \
     XDG_CONFIG_HOME="$work/config" XDG_DATA_HOME="$work/data" TMPDIR="$work/tmp" \
     CAIRN_STATE_DIR="$work/state" CAIRN_NVIM_DIR="$here" CAIRN_BIN="$CAIRN_BIN" \
-    WS="$work/ws" SCRIPT="$work/script.yaml" \
+    WS="$work/ws" SCRIPT="$work/script.yaml" MODEL_URL="${MODEL_URL:-}" REQUESTS="${REQUESTS:-}" \
     timeout 300 "$NVIM" --headless -u NONE -i NONE -n --cmd "set rtp^=$here" --cmd 'filetype on' -c "luafile $1")
 }
+
+# The threads suite talks to an OpenAI-compatible endpoint that records what
+# the model is sent (editors/test-model.mjs; Node is needed for it).
+printf 'package main\n\nfunc one() string {\n\treturn "one"\n}\n\nfunc two() string {\n\treturn "two"\n}\n' > "$work/ws/two.go"
+cat > "$work/turns.json" <<'JSON'
+[
+  {"text": "It prints Hello.", "delayMs": 150},
+  {"text": "Il affiche Bonjour."},
+  {"toolCalls": [{"name": "edit_file", "arguments": {"path": "two.go",
+    "oldText": "return \"one\"\n}\n\nfunc two() string {\n\treturn \"two\"",
+    "newText": "return \"uno\"\n}\n\nfunc two() string {\n\treturn \"dos\""}}]},
+  {"text": "Two changes proposed."},
+  {"text": "It explains itself."},
+  {"toolCalls": [{"name": "edit_file", "arguments": {"path": "hello.go", "oldText": "Hello", "newText": "Howdy"}}]},
+  {"text": "Proposed Howdy."}
+]
+JSON
+node "$repo/editors/test-model.mjs" "$work/turns.json" "$work/requests.jsonl" "$work/model.port" > "$work/model.log" 2>&1 &
+model_pid=$!
+trap 'kill "$model_pid" 2>/dev/null || true' EXIT
+for _ in $(seq 1 100); do [ -s "$work/model.port" ] && break; sleep 0.1; done
+[ -s "$work/model.port" ] || { echo "[nvim-test] the test model server did not start: $(cat "$work/model.log")"; exit 1; }
 
 status=0
 run_nvim "$here/test/unit.lua" || status=1
 run_nvim "$here/test/e2e.lua" || status=1
+MODEL_URL="http://127.0.0.1:$(cat "$work/model.port")/v1" REQUESTS="$work/requests.jsonl" \
+  run_nvim "$here/test/threads.lua" || status=1
 if [ "$status" -ne 0 ]; then
   echo "[nvim-test] FAILED; scratch files kept in $work"
   exit 1

@@ -53,6 +53,26 @@ T.test('merge is deep for maps, replaces lists', function()
   T.eq(m, { model = { provider = 'openai', name = 'y' }, list = { 3 } })
 end)
 
+T.test('hunk_at finds the pending hunk under or next to the cursor, either side', function()
+  local hunks = {
+    { index = 0, path = 'two.go', startLine = 3, endLine = 4, proposedStartLine = 3, proposedEndLine = 4, state = 'pending' },
+    { index = 1, path = 'two.go', startLine = 7, endLine = 8, proposedStartLine = 7, proposedEndLine = 10, state = 'pending' },
+  }
+  T.eq(util.hunk_at(hunks, 'two.go', 4, 'new').index, 0)
+  T.eq(util.hunk_at(hunks, 'two.go', 10, 'new').index, 1, 'last line of a grown hunk')
+  T.eq(util.hunk_at(hunks, 'two.go', 11, 'old'), nil, 'the old side of hunk 2 ends at line 8: 3 lines away')
+  T.eq(util.hunk_at(hunks, 'two.go', 7, 'old').index, 1, 'next to a change')
+  T.eq(util.hunk_at(hunks, 'one.go', 4, 'new'), nil, 'other file')
+  hunks[1].state = 'accepted'
+  T.eq(util.hunk_at(hunks, 'two.go', 4, 'new'), nil, 'decided hunks are skipped')
+end)
+
+T.test('summarize shows the telling field of a tool input', function()
+  T.eq(util.summarize({ command = 'go test ./...', timeoutSec = 100 }), 'go test ./...')
+  T.eq(util.summarize({ path = 'a.go', startLine = 1 }), 'a.go')
+  T.truthy(util.summarize({ x = 1 }):find('"x"', 1, true), 'JSON of the input')
+end)
+
 T.test('is_approval recognises the three actions only', function()
   T.eq(util.is_approval({ { title = 'Allow once' }, { title = 'Allow for session' }, { title = 'Deny' } }), true)
   T.eq(util.is_approval({ { title = 'Retry' } }), false)

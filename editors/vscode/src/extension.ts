@@ -1,5 +1,6 @@
-// Cairn for VS Code: starts `cairn serve`, streams runs into an answer view,
-// shows proposed edits in the native diff editor, accepts/rejects/undoes.
+// Cairn for VS Code: starts `cairn serve`, streams runs into the chat view (and
+// a log), shows proposed edits in the native diff editor, accepts/rejects them
+// whole or hunk by hunk, undoes.
 import * as fs from 'fs';
 import * as os from 'os';
 import * as vscode from 'vscode';
@@ -13,8 +14,11 @@ import {
   ShowMessageRequest,
   ShowMessageRequestParams,
   State,
+  StaticFeature,
   TransportKind,
 } from 'vscode-languageclient/node';
+import { ChatAction, ChatViewProvider } from './chatView';
+import { ChatModel, editState } from './logic/chat';
 import { approvalPrompt, isApproval } from './logic/approval';
 import { KeyedDebouncer } from './logic/debounce';
 import { forwardable, PlainDiagnostic } from './logic/diagnostics';
@@ -22,6 +26,9 @@ import {
   diffTitle,
   EditStore,
   GetEditResult,
+  Hunk,
+  hunkAt,
+  hunkSpan,
   lineDelta,
   parseProposedQuery,
   PROPOSED_SCHEME,
@@ -46,6 +53,18 @@ const REPORT_SCHEME = 'cairn-report';
 const reports = new Map<string, string>();
 const reportChanged = new vscode.EventEmitter<vscode.Uri>();
 const lensesChanged = new vscode.EventEmitter<void>();
+const chat = new ChatModel();
+let chatView: ChatViewProvider;
+
+/** Declares a Cairn client: the server then streams cairn/runEvent instead of showDocument. */
+const cairnClientFeature: StaticFeature = {
+  fillClientCapabilities(caps) {
+    caps.experimental = { ...(caps.experimental as object | undefined), cairn: { runEvents: true } };
+  },
+  initialize() { /* nothing to set up */ },
+  getState: () => ({ kind: 'static' }),
+  clear() { /* nothing to release */ },
+};
 
 function settings(): Record<string, unknown> {
   const cfg = vscode.workspace.getConfiguration('cairn');
@@ -57,6 +76,10 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
   status = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 50);
   status.name = 'Cairn';
   ctx.subscriptions.push(answers, status, proposedChanged, lensesChanged, reportChanged);
+  chatView = new ChatViewProvider(ctx.extensionUri, chat, onChatAction);
+  ctx.subscriptions.push(vscode.window.registerWebviewViewProvider(ChatViewProvider.viewType, chatView, {
+    webviewOptions: { retainContextWhenHidden: true },
+  }));
 
   const delay = () => vscode.workspace.getConfiguration('cairn').get<number>('diagnostics.debounceMs', 300);
   diagDebouncer = new KeyedDebouncer<string>(delay(), (uri) => sendDiagnostics(uri));
@@ -102,10 +125,15 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
   reg('cairn.showContextReport', showContextReport);
   reg('cairn.acceptProposedEdit', (arg?: unknown) => settleEdit(arg, 'accept'));
   reg('cairn.rejectProposedEdit', (arg?: unknown) => settleEdit(arg, 'reject'));
+  reg('cairn.acceptHunk', (editId?: string, index?: number) => settleHunk('accept', editId, index));
+  reg('cairn.rejectHunk', (editId?: string, index?: number) => settleHunk('reject', editId, index));
+  reg('cairn.followUp', () => chatView.reveal(true));
+  reg('cairn.showThreads', listThreads);
   reg('cairn.showProposedEdit', (editId: string) => openDiff(editId));
   reg('cairn.undoLastEdit', undoLastEdit);
   reg('cairn.resumeRun', resumeRun);
-  reg('cairn.showOutput', () => answers.show(true));
+  reg('cairn.showOutput', () => chatView.reveal(true));
+  reg('cairn.showLog', () => answers.show(true));
   reg('cairn.restartServer', async () => { await stopClient(); await startClient(ctx); });
 
   await startClient(ctx);
@@ -151,6 +179,7 @@ async function startClient(ctx: vscode.ExtensionContext): Promise<void> {
     outputChannelName: 'Cairn Server',
   };
   const c = new LanguageClient('cairn', 'Cairn', serverOptions, clientOptions);
+  c.registerFeature(cairnClientFeature);
   client = c;
   c.onDidChangeState((e) => {
     if (e.newState === State.Running) updateStatus();
@@ -216,6 +245,8 @@ function onConfigChange(e: vscode.ConfigurationChangeEvent): void {
 // ---- status bar ----
 
 function updateStatus(state?: 'starting' | 'stopped' | 'missing'): void {
+  // Shows the hunk actions on a diff editor's title bar while an edit waits for review.
+  vscode.commands.executeCommand('setContext', 'cairn.reviewing', edits.pending().length > 0);
   const label = modelLabel(settings());
   const active = runs.running();
   if (state === 'missing') {
@@ -270,37 +301,63 @@ async function askWith(question: string, wholeLineIfEmpty = false): Promise<void
   const sel = editor.selection;
   let range: vscode.Range | undefined = sel.isEmpty ? undefined : new vscode.Range(sel.start, sel.end);
   if (!range && wholeLineIfEmpty) range = editor.document.lineAt(sel.active.line).range;
-  const uri = editor.document.uri.toString();
-  const where = vscode.workspace.asRelativePath(editor.document.uri) +
-    (range ? `:${range.start.line + 1}-${range.end.line + 1}` : '');
-  const res = await exec<{ runId: string }>('cairn.ask', {
-    uri,
-    range: range ? { start: { line: range.start.line, character: range.start.character }, end: { line: range.end.line, character: range.end.character } } : undefined,
-    question,
-  });
-  beginRun(res.runId, question, where);
+  // A new question from the editor starts a new thread; follow-ups come from the chat view.
+  await ask(question, editor.document.uri.toString(), range ? lspRange(range) : undefined, undefined);
+}
+
+interface LspRange { start: { line: number; character: number }; end: { line: number; character: number } }
+
+function lspRange(r: vscode.Range): LspRange {
+  return { start: { line: r.start.line, character: r.start.character }, end: { line: r.end.line, character: r.end.character } };
+}
+
+function whereOf(uri: string | undefined, range: LspRange | undefined): string | undefined {
+  if (!uri) return undefined;
+  let name = uri;
+  try {
+    name = vscode.workspace.asRelativePath(vscode.Uri.parse(uri));
+  } catch { /* keep the uri */ }
+  return name + (range ? `:${range.start.line + 1}-${range.end.line + 1}` : '');
+}
+
+/** Sends cairn.ask (in threadId's thread, or a new one) and shows the run. */
+async function ask(question: string, uri: string, range: LspRange | undefined, threadId: string | undefined): Promise<void> {
+  const res = await exec<{ runId: string; threadId?: string }>('cairn.ask', { uri, range, question, threadId });
+  beginRun(res.runId, question, whereOf(uri, range), { threadId: res.threadId ?? threadId, uri, range });
 }
 
 // Output of events that arrived before cairn.ask answered with their run id.
 const early = new Map<string, string>();
 const begun = new Set<string>();
 
-function beginRun(runId: string, question: string, where?: string): void {
+function beginRun(runId: string, question: string, where?: string, meta: { threadId?: string; uri?: string; range?: unknown } = {}): void {
+  chat.begin(runId, { question, where, ...meta });
+  chatView.update();
+  if (begun.has(runId)) return;
   runs.begin(runId, { question, file: where });
   begun.add(runId);
   answers.append(transcript.header(runId, question, where));
   answers.append(early.get(runId) ?? '');
   early.delete(runId);
-  answers.show(true);
+  chatView.reveal(false).catch(() => undefined);
   updateStatus();
 }
 
-function onRunEvent(ev: RunEvent): void {
+function onRunEvent(ev: RunEvent & Record<string, any>): void {
   if (!runs.apply(ev)) return;
+  chat.apply(ev);
+  chatView.update();
   const r = runs.get(ev.runId)!;
   const out = transcript.render(ev, r.tools);
   if (begun.has(ev.runId)) answers.append(out);
   else early.set(ev.runId, (early.get(ev.runId) ?? '') + out);
+  // A run this window did not start (the lightbulb's code action, another
+  // client, a resume): its `started` event says what it is about.
+  if (ev.kind === 'started' && typeof ev.threadId === 'string') chat.begin(ev.runId, { threadId: ev.threadId });
+  if (ev.kind === 'started' && typeof ev.question === 'string' && ev.question) {
+    const uri = typeof ev.uri === 'string' ? ev.uri : undefined;
+    beginRun(ev.runId, ev.question, whereOf(uri, ev.range), { threadId: ev.threadId, uri, range: ev.range });
+  }
   if (ev.kind === 'editProposed' && ev.editId) {
     openDiff(ev.editId).catch((err) => vscode.window.showErrorMessage(`Cairn: cannot show edit ${ev.editId}: ${errorText(err)}`));
   }
@@ -314,6 +371,43 @@ function onRunEvent(ev: RunEvent): void {
   if (ev.kind === 'started' || TERMINAL.has(ev.kind)) updateStatus();
 }
 
+// ---- the chat view's actions ----
+
+async function onChatAction(a: ChatAction): Promise<void> {
+  switch (a.type) {
+    case 'ask': {
+      const anchor = chat.anchor(a.threadId);
+      const editor = vscode.window.activeTextEditor;
+      const uri = anchor?.uri ?? (editor?.document.uri.scheme === 'file' ? editor.document.uri.toString() : undefined);
+      if (!uri) throw new Error('open a file first: a question is asked about a file.');
+      await ask(a.question, uri, a.threadId ? undefined : (editor && !editor.selection.isEmpty ? lspRange(editor.selection) : undefined), a.threadId);
+      return;
+    }
+    case 'cancel': return cancelRun(a.runId);
+    case 'resume': return resumeRun(a.runId);
+    case 'review': return openDiff(a.editId, true);
+    case 'accept': return settleEdit(a.editId, 'accept');
+    case 'reject': return settleEdit(a.editId, 'reject');
+    case 'selectThread':
+      chat.select(a.threadId);
+      chatView.update();
+      return;
+    case 'newThread':
+      chat.select(undefined);
+      chatView.update();
+      chatView.reveal(true);
+      return;
+    case 'listThreads': return listThreads();
+  }
+}
+
+async function listThreads(): Promise<void> {
+  const list = await exec<{ threadId: string; title: string; runs: string[]; updated?: string }[]>('cairn.listThreads', {});
+  chat.mergeThreads(list ?? []);
+  chatView.update();
+  await chatView.reveal(false);
+}
+
 // ---- proposed edits ----
 
 function proposedUri(editId: string, i: number, relPath: string, side: 'proposed' | 'current' = 'proposed'): vscode.Uri {
@@ -321,37 +415,72 @@ function proposedUri(editId: string, i: number, relPath: string, side: 'proposed
   return vscode.Uri.from({ scheme: PROPOSED_SCHEME, path: p.path, query: p.query });
 }
 
-async function openDiff(editId: string): Promise<void> {
-  let res = edits.get(editId);
-  if (!res) {
-    res = await exec<GetEditResult>('cairn.getEdit', { editId });
-    if (!res.editId) res.editId = editId;
-    edits.put(res);
-  }
+/** Fetches an edit's files and hunks (cairn.getEdit) into the store and the chat view. */
+async function fetchEdit(editId: string): Promise<GetEditResult> {
+  const res = await exec<GetEditResult>('cairn.getEdit', { editId });
+  if (!res.editId) res.editId = editId;
+  edits.put(res);
+  const hunks = res.hunks ?? [];
+  const state = editState(hunks);
+  if (hunks.length && state !== 'pending') edits.settle(editId, state === 'rejected' ? 'rejected' : 'accepted');
+  chat.setEdit({
+    editId, state: hunks.length ? state : (edits.state(editId) as 'pending' | 'accepted' | 'rejected') ?? 'pending',
+    files: res.files.map((f) => f.path),
+    hunks: hunks.map((h) => ({ index: h.index, path: h.path, startLine: h.startLine, endLine: h.endLine, state: h.state })),
+  });
+  chatView.update();
   lensesChanged.fire();
+  for (let i = 0; i < res.files.length; i++) proposedChanged.fire(proposedUri(editId, i, res.files[i].path));
   updateStatus();
+  return res;
+}
+
+async function openDiff(editId: string, focus = false): Promise<void> {
+  const res = await fetchEdit(editId);
   for (let i = 0; i < res.files.length; i++) {
     const f = res.files[i];
     const right = proposedUri(editId, i, f.path);
-    proposedChanged.fire(right);
     const left = f.create ? proposedUri(editId, i, f.path, 'current') : vscode.Uri.parse(f.uri);
-    const d = lineDelta(f.current, f.proposed);
-    await vscode.commands.executeCommand('vscode.diff', left, right, `${diffTitle(f)} (+${d.added} −${d.removed})`, {
+    const fileHunks = (res.hunks ?? []).filter((h) => h.path === f.path);
+    const n = fileHunks.length;
+    // Changed lines: from the hunks where the server lists them (exact), else a rough count.
+    const d = n && fileHunks.every((h) => typeof h.proposedEndLine === 'number')
+      ? fileHunks.reduce((a, h) => ({ added: a.added + (h.proposedEndLine! - h.proposedStartLine!), removed: a.removed + (h.endLine - h.startLine) }), { added: 0, removed: 0 })
+      : lineDelta(f.current, f.proposed);
+    await vscode.commands.executeCommand('vscode.diff', left, right, `${diffTitle(f)} (+${d.added} −${d.removed}${n > 1 ? `, ${n} hunks` : ''})`, {
       preview: false,
-      preserveFocus: i > 0,
+      preserveFocus: !focus && i > 0,
     });
   }
+}
+
+function hunkLabel(h: Hunk): string {
+  return `hunk ${h.index + 1}`;
 }
 
 function codeLenses(doc: vscode.TextDocument): vscode.CodeLens[] {
   const top = new vscode.Range(0, 0, 0, 0);
   if (doc.uri.scheme === PROPOSED_SCHEME) {
     const ref = parseProposedQuery(doc.uri.query);
-    if (!ref || edits.state(ref.editId) !== 'pending') return [];
-    return [
-      new vscode.CodeLens(top, { title: '$(check) Accept edit', command: 'cairn.acceptProposedEdit', arguments: [ref.editId] }),
-      new vscode.CodeLens(top, { title: '$(close) Reject edit', command: 'cairn.rejectProposedEdit', arguments: [ref.editId] }),
+    if (!ref || ref.side !== 'proposed' || edits.state(ref.editId) !== 'pending') return [];
+    const res = edits.get(ref.editId);
+    const path = res?.files[ref.file]?.path;
+    const pending = (res?.hunks ?? []).filter((h) => h.state === 'pending');
+    const lenses = [
+      new vscode.CodeLens(top, { title: '$(check-all) Accept all', command: 'cairn.acceptProposedEdit', arguments: [ref.editId] }),
+      new vscode.CodeLens(top, { title: '$(close-all) Reject all', command: 'cairn.rejectProposedEdit', arguments: [ref.editId] }),
     ];
+    // One pair per hunk of this file, on its first changed line.
+    if (pending.length > 1 || (res?.hunks ?? []).length > 1) {
+      for (const h of pending.filter((x) => x.path === path)) {
+        const at = new vscode.Range(hunkSpan(h).newStart, 0, hunkSpan(h).newStart, 0);
+        lenses.push(
+          new vscode.CodeLens(at, { title: `$(check) Accept ${hunkLabel(h)}`, command: 'cairn.acceptHunk', arguments: [ref.editId, h.index] }),
+          new vscode.CodeLens(at, { title: `$(close) Reject ${hunkLabel(h)}`, command: 'cairn.rejectHunk', arguments: [ref.editId, h.index] }),
+        );
+      }
+    }
+    return lenses;
   }
   const e = edits.pendingFor(doc.uri.toString());
   if (!e) return [];
@@ -360,6 +489,69 @@ function codeLenses(doc: vscode.TextDocument): vscode.CodeLens[] {
     new vscode.CodeLens(top, { title: 'Accept', command: 'cairn.acceptProposedEdit', arguments: [e.editId] }),
     new vscode.CodeLens(top, { title: 'Reject', command: 'cairn.rejectProposedEdit', arguments: [e.editId] }),
   ];
+}
+
+/** The pending hunk under the cursor of the active editor (either side of a diff). */
+function hunkAtCursor(): { editId: string; hunk: Hunk } | undefined {
+  const ed = vscode.window.activeTextEditor;
+  if (!ed) return undefined;
+  const line = ed.selection.active.line;
+  if (ed.document.uri.scheme === PROPOSED_SCHEME) {
+    const ref = parseProposedQuery(ed.document.uri.query);
+    const res = ref && edits.get(ref.editId);
+    const path = res?.files[ref!.file]?.path;
+    const h = res && path !== undefined ? hunkAt(res.hunks ?? [], path, line, 'new') : undefined;
+    return h ? { editId: ref!.editId, hunk: h } : undefined;
+  }
+  const res = edits.pendingFor(ed.document.uri.toString());
+  const f = res?.files.find((x) => vscode.Uri.parse(x.uri).toString() === ed.document.uri.toString());
+  const h = res && f ? hunkAt(res.hunks ?? [], f.path, line, 'old') : undefined;
+  return h ? { editId: res!.editId, hunk: h } : undefined;
+}
+
+/** Accepts or rejects one hunk: by arguments (CodeLens), else the hunk at the cursor. */
+async function settleHunk(how: 'accept' | 'reject', editId?: string, index?: number): Promise<void> {
+  if (typeof editId !== 'string' || typeof index !== 'number') {
+    const at = hunkAtCursor();
+    if (!at) {
+      vscode.window.showInformationMessage('Cairn: put the cursor on a change of a proposed edit (in its diff editor) to accept or reject that hunk.');
+      return;
+    }
+    editId = at.editId;
+    index = at.hunk.index;
+  }
+  if (how === 'accept') {
+    const res = await exec<{ applied: boolean; checkpointId?: string; reason?: string }>('cairn.acceptEdit', { editId, hunks: [index] });
+    if (!res || !res.applied) {
+      vscode.window.showErrorMessage(`Cairn: hunk ${index + 1} was not applied${res?.reason ? `: ${res.reason}` : '.'}`);
+      return;
+    }
+    const files = (edits.get(editId)?.files ?? []).map((f) => f.uri);
+    await saveFiles(files);
+    if (res.checkpointId) checkpoints.push({ checkpointId: res.checkpointId, editId, files });
+    answers.appendLine(`✓ accepted hunk ${index + 1} of edit ${editId}${res.checkpointId ? ` (checkpoint ${res.checkpointId})` : ''}`);
+  } else {
+    await exec('cairn.rejectEdit', { editId, hunks: [index] });
+    answers.appendLine(`✗ rejected hunk ${index + 1} of edit ${editId}`);
+  }
+  const after = await fetchEdit(editId);
+  if (!(after.hunks ?? []).some((h) => h.state === 'pending')) {
+    await closeDiffs(editId);
+    const first = after.files[0]?.uri;
+    if (first) await vscode.window.showTextDocument(vscode.Uri.parse(first), { preview: false });
+  }
+}
+
+/** Saves the files an accepted edit or an undo changed: the checkpoint describes the disk. */
+async function saveFiles(uris: string[]): Promise<void> {
+  for (const u of uris) {
+    try {
+      const doc = await vscode.workspace.openTextDocument(vscode.Uri.parse(u));
+      if (doc.isDirty) await doc.save();
+    } catch (err) {
+      vscode.window.showWarningMessage(`Cairn: could not save ${u}: ${errorText(err)}`);
+    }
+  }
 }
 
 /** Which edit a command means: an id, a proposed document's URI, the active diff, or a pick. */
@@ -420,11 +612,20 @@ async function settleEdit(arg: unknown, how: 'accept' | 'reject'): Promise<void>
     }
     edits.settle(editId, 'accepted');
     const files = e ? e.files.map((f) => f.uri) : [];
+    await saveFiles(files);
     if (res.checkpointId) checkpoints.push({ checkpointId: res.checkpointId, editId, files });
     answers.appendLine(`✓ accepted edit ${editId}${res.checkpointId ? ` (checkpoint ${res.checkpointId}; "Cairn: Undo Last Accepted Edit" restores)` : ''}`);
     await closeDiffs(editId);
     if (files[0]) await vscode.window.showTextDocument(vscode.Uri.parse(files[0]), { preview: false });
     vscode.window.setStatusBarMessage(`Cairn: applied edit ${editId}`, 5000);
+  }
+  try {
+    await fetchEdit(editId);
+  } catch {
+    // An older server without hunks: the local state is all there is.
+    const v = chat.edit(editId);
+    if (v) chat.setEdit({ ...v, state: how === 'accept' ? 'accepted' : 'rejected' });
+    chatView.update();
   }
   lensesChanged.fire();
   updateStatus();
@@ -436,13 +637,23 @@ async function undoLastEdit(): Promise<void> {
     vscode.window.showInformationMessage('Cairn: no accepted edit to undo in this session.');
     return;
   }
-  const res = await exec<{ applied: boolean; restored?: string[] }>('cairn.undo', { checkpointId: last.checkpointId });
+  const res = await exec<{ applied: boolean; restored?: string[]; alreadyUndone?: string[]; reason?: string }>('cairn.undo', { checkpointId: last.checkpointId });
+  const why = res?.reason ?? '';
+  if (res && !res.applied && (res.alreadyUndone?.length || /already undone/i.test(why))) {
+    // The editor's own undo already put the text back; write it, so the disk is undone too.
+    checkpoints.pop();
+    await saveFiles(last.files);
+    answers.appendLine(`↶ edit ${last.editId} was already undone`);
+    vscode.window.showInformationMessage('Cairn: already undone: the files are back at their pre-edit text.');
+    return;
+  }
   if (!res || !res.applied) {
-    vscode.window.showErrorMessage('Cairn: the undo was not applied.');
+    vscode.window.showErrorMessage(`Cairn: the undo was not applied${why ? `: ${why}` : '.'}`);
     return;
   }
   checkpoints.pop();
-  answers.appendLine(`↶ undid edit ${last.editId}${res.restored?.length ? `: restored ${res.restored.join(', ')}` : ''}`);
+  await saveFiles(last.files);
+  answers.appendLine(`↶ undid edit ${last.editId}${res.restored?.length ? `: restored ${res.restored.join(', ')}` : ''}${res.alreadyUndone?.length ? `; already undone: ${res.alreadyUndone.join(', ')}` : ''}`);
   if (last.files[0]) await vscode.window.showTextDocument(vscode.Uri.parse(last.files[0]), { preview: false });
   vscode.window.setStatusBarMessage('Cairn: restored the files', 5000);
 }

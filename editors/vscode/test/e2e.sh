@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # End-to-end test of the Cairn VS Code extension in real VS Code (code-server
 # 4.100.3) driven by headless Chromium (playwright-core), with the real cairn
-# binary on the scripted model: ask on a selection, the diff editor opens,
-# accept, the file changes, undo, it is restored.
+# binary and an OpenAI-compatible test endpoint (editors/test-model.mjs): the
+# chat view, threads and follow-ups, the diff editor, accept/reject whole and
+# per hunk, undo, cancel, approvals, a run started from the lightbulb.
 #
 # Installs what it needs, skipping what is already there: Debian's chromium,
 # ripgrep and libkrb5-dev; the extension's npm packages; code-server and
@@ -82,7 +83,7 @@ fi
 work=$(mktemp -d /tmp/cairn-vscode-e2e.XXXXXX)
 status=0
 CAIRN_BIN="$CAIRN_BIN" VSIX="$vsix" WORK="$work" SHOTS="${SHOTS-$work}" \
-  CODE_SERVER="$code_server" CHROMIUM="${CHROMIUM:-$(command -v chromium)}" \
+  CODE_SERVER="$code_server" CHROMIUM="${CHROMIUM:-$(command -v chromium)}" TEST_MODEL="$repo/editors/test-model.mjs" \
   HOME="$work/home" XDG_CACHE_HOME="$work/cache" TMPDIR="$work/tmp" CAIRN_STATE_DIR="$work/state" \
   timeout 900 node "$here/test/e2e/run.mjs" || status=$?
 if [ "$status" -ne 0 ]; then

@@ -98,6 +98,84 @@ function M.handshake(cmd, settings, timeout_ms)
   return result
 end
 
+--- Splits an http(s) URL into scheme, host, port, path.
+function M.parse_url(url)
+  local scheme, rest = tostring(url or ''):match('^(https?)://(.+)$')
+  if not scheme then
+    return nil
+  end
+  local hostport, path = rest:match('^([^/]+)(.*)$')
+  local host, port = hostport:match('^%[(.+)%]:?(%d*)$')
+  if not host then
+    host, port = hostport:match('^([^:]+):?(%d*)$')
+  end
+  port = tonumber(port) or (scheme == 'https' and 443 or 80)
+  return { scheme = scheme, host = host, port = port, path = (path ~= '' and path or '/') }
+end
+
+--- Probes a model endpoint: connects, and for plain http sends GET <base>/models
+--- and reads the status line. Returns true, what or false, why.
+function M.probe(base, timeout_ms)
+  local u = M.parse_url(base)
+  if not u then
+    return false, 'not an http(s) URL: ' .. tostring(base)
+  end
+  local uv = vim.uv or vim.loop
+  local addrs = uv.getaddrinfo(u.host, tostring(u.port), { socktype = 'stream' })
+  if not addrs or #addrs == 0 then
+    return false, ('cannot resolve %s'):format(u.host)
+  end
+  local tcp = uv.new_tcp()
+  local done, result, why = false, false, nil
+  local got = ''
+  tcp:connect(addrs[1].addr, u.port, function(cerr)
+    if cerr then
+      done, why = true, ('cannot connect to %s:%d: %s'):format(u.host, u.port, cerr)
+      return
+    end
+    if u.scheme == 'https' then
+      done, result, why = true, true, ('%s:%d accepts connections (TLS not checked)'):format(u.host, u.port)
+      return
+    end
+    local path = u.path:gsub('/$', '') .. '/models'
+    tcp:write(('GET %s HTTP/1.0\r\nHost: %s\r\nAccept: application/json\r\n\r\n'):format(path, u.host))
+    tcp:read_start(function(rerr, data)
+      if rerr or not data then
+        done = true
+        why = why or ('the connection closed before an HTTP answer' .. (rerr and (': ' .. rerr) or ''))
+        return
+      end
+      got = got .. data
+      local status = got:match('^HTTP/%d[%.%d]* (%d%d%d)')
+      if status then
+        done, result = true, true
+        why = ('GET %s answered HTTP %s'):format(path, status)
+      end
+    end)
+  end)
+  vim.wait(timeout_ms or 5000, function()
+    return done
+  end, 20)
+  if not tcp:is_closing() then
+    tcp:close()
+  end
+  if not done then
+    return false, ('no answer from %s:%d within %d ms'):format(u.host, u.port, timeout_ms or 5000)
+  end
+  return result, why
+end
+
+local function probe_check(base)
+  local up, what = M.probe(base, 5000)
+  if up then
+    ok('model endpoint reachable: ' .. what)
+  else
+    err('model endpoint ' .. base .. ' is down: ' .. tostring(what), {
+      'start the model server, or fix settings.model.baseURL / $OPENAI_BASE_URL / $ANTHROPIC_BASE_URL',
+    })
+  end
+end
+
 local function model_checks(settings)
   local model = settings.model or {}
   local provider = model.provider or vim.env.CAIRN_PROVIDER
@@ -118,6 +196,7 @@ local function model_checks(settings)
   elseif provider == 'openai' then
     local base = model.baseURL or vim.env.OPENAI_BASE_URL
     info('endpoint: ' .. (base or 'https://api.openai.com/v1 (default)'))
+    probe_check(base or 'https://api.openai.com/v1')
     if (vim.env.OPENAI_API_KEY or '') == '' then
       if base and (base:match('127%.0%.0%.1') or base:match('localhost')) then
         info('OPENAI_API_KEY is empty (fine for a local endpoint)')
@@ -128,6 +207,7 @@ local function model_checks(settings)
       ok('OPENAI_API_KEY is set')
     end
   elseif provider == 'anthropic' then
+    probe_check(model.baseURL or vim.env.ANTHROPIC_BASE_URL or 'https://api.anthropic.com')
     if (vim.env.ANTHROPIC_API_KEY or '') == '' then
       err('ANTHROPIC_API_KEY is not set in the environment Neovim was started from')
     else

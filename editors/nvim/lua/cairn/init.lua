@@ -1,5 +1,6 @@
 -- Cairn for Neovim (0.7.2 and 0.8+): starts `cairn serve`, streams runs into a
--- scratch buffer, shows proposed edits as a diff tab, accepts/rejects/undoes.
+-- scratch buffer, keeps threads for follow-ups, shows proposed edits as a diff
+-- tab, accepts/rejects them whole or hunk by hunk, undoes.
 local util = require('cairn.util')
 
 local M = {}
@@ -17,7 +18,10 @@ local defaults = {
   filetypes = {},
   diagnostics_debounce_ms = 300,
   answer_height = 12,
-  keymaps = { accept = 'ga', reject = 'gx', close = 'q' },
+  -- In the diff tab: accept/reject the whole edit, or the hunk under the cursor.
+  keymaps = { accept = 'ga', reject = 'gx', accept_hunk = 'gh', reject_hunk = 'gH', close = 'q' },
+  -- Echo what a run is doing (tool calls, waiting) in the command line.
+  progress_echo = true,
   -- Seconds to wait for an approval answer from an asynchronous vim.ui.select.
   approval_timeout = 120,
 }
@@ -36,6 +40,9 @@ local state = {
   early = {}, -- runId -> output received before cairn.ask answered
   begun = {},
   diag_timers = {},
+  thread = nil, -- the current thread: follow-ups go there
+  threads = {}, -- threadId -> { title, runs = {runId}, uri }
+  progress = nil, -- { run_id, what, since } while a run works
 }
 M._state = state
 
@@ -140,6 +147,10 @@ local function client_config(bufnr)
     workspace_folders = { { uri = vim.uri_from_fname(root), name = vim.fn.fnamemodify(root, ':t') } },
     init_options = M.config.settings,
     settings = { cairn = M.config.settings },
+    -- A Cairn client: the server streams cairn/runEvent (not showDocument).
+    capabilities = vim.tbl_deep_extend('force', vim.lsp.protocol.make_client_capabilities(), {
+      experimental = { cairn = { runEvents = true } },
+    }),
     handlers = handlers,
     on_exit = function(code, signal)
       vim.schedule(function()
@@ -277,9 +288,78 @@ local function run(run_id)
   return r
 end
 
-local function begin_run(run_id, question, where)
+local function note_thread(thread_id, run_id, question, uri)
+  if type(thread_id) ~= 'string' or thread_id == '' then
+    return
+  end
+  local t = state.threads[thread_id]
+  if not t then
+    t = { title = question, runs = {} }
+    state.threads[thread_id] = t
+  end
+  if run_id and not vim.tbl_contains(t.runs, run_id) then
+    table.insert(t.runs, run_id)
+  end
+  t.uri = uri or t.uri
+  state.thread = thread_id
+end
+
+-- ---- progress: a statusline function and echo ------------------------------------
+
+local progress_timer
+
+local function progress_text()
+  local p = state.progress
+  if not p then
+    return nil
+  end
+  local secs = math.floor(((vim.uv or vim.loop).now() - p.since) / 1000)
+  return ('Cairn: %s%s'):format(p.what, secs >= 2 and (' (%ds)'):format(secs) or '')
+end
+
+local function set_progress(run_id, what)
+  local uv = vim.uv or vim.loop
+  if what then
+    state.progress = { run_id = run_id, what = what, since = uv.now() }
+    if not progress_timer then
+      -- Ticks while a run works, so a long tool (a 100 s `go test`) visibly counts up.
+      progress_timer = uv.new_timer()
+      progress_timer:start(1000, 1000, vim.schedule_wrap(function()
+        if not state.progress then
+          return
+        end
+        pcall(vim.cmd, 'redrawstatus')
+        if M.config.progress_echo then
+          pcall(vim.api.nvim_echo, { { progress_text() or '', 'Comment' } }, false, {})
+        end
+      end))
+    end
+  elseif state.progress and state.progress.run_id == run_id then
+    state.progress = nil
+    if progress_timer then
+      progress_timer:stop()
+      progress_timer:close()
+      progress_timer = nil
+    end
+  end
+  if M.config.progress_echo then
+    pcall(vim.api.nvim_echo, { { progress_text() or '', 'Comment' } }, false, {})
+  end
+  pcall(vim.cmd, 'redrawstatus')
+end
+M._set_progress = set_progress
+
+local function begin_run(run_id, question, where, meta)
   local r = run(run_id)
-  r.question, r.where = question, where
+  meta = meta or {}
+  r.question = r.question or question
+  r.where = r.where or where
+  r.uri = r.uri or meta.uri
+  r.thread_id = meta.thread_id or r.thread_id
+  note_thread(r.thread_id, run_id, question, r.uri)
+  if state.begun[run_id] then
+    return
+  end
   state.begun[run_id] = true
   show_answers()
   append_answer(state.transcript.header(run_id, question, where))
@@ -308,7 +388,32 @@ local function on_run_event(ev)
   end
   if ev.kind == 'started' then
     r.status = 'running'
+    set_progress(ev.runId, 'thinking…')
+    if type(ev.threadId) == 'string' then
+      r.thread_id = ev.threadId
+    end
+    -- A run this session did not start (vim.lsp.buf.code_action, a resume):
+    -- its started event says what it is about, so it is shown like any other.
+    if type(ev.question) == 'string' and ev.question ~= '' then
+      local where
+      if type(ev.uri) == 'string' then
+        where = vim.fn.fnamemodify(vim.uri_to_fname(ev.uri), ':.')
+        if type(ev.range) == 'table' and ev.range.start then
+          where = where .. (':%d-%d'):format(ev.range.start.line + 1, ev.range['end'].line + 1)
+        end
+      end
+      begin_run(ev.runId, ev.question, where, { thread_id = ev.threadId, uri = ev.uri })
+    end
+  elseif ev.kind == 'toolCall' then
+    set_progress(ev.runId, 'running ' .. (ev.tool or 'a tool') .. ' ' .. util.summarize(ev.input, 60))
+  elseif ev.kind == 'toolResult' or ev.kind == 'approval' then
+    set_progress(ev.runId, 'thinking…')
+  elseif ev.kind == 'text' then
+    if not state.progress or state.progress.what ~= 'answering…' then
+      set_progress(ev.runId, 'answering…')
+    end
   elseif util.terminal[ev.kind] then
+    set_progress(ev.runId, nil)
     r.status = ev.kind
     if ev.kind == 'failed' then
       notify(('run failed%s: %s'):format(ev.class and (' (' .. ev.class .. ')') or '', ev.error or ''), vim.log.levels.ERROR)
@@ -391,6 +496,9 @@ local function open_file_diff(edit_id, f, idx)
     vim.cmd('edit ' .. vim.fn.fnameescape(fname))
   end
   local left_win = vim.api.nvim_get_current_win()
+  vim.api.nvim_win_set_var(left_win, 'cairn_edit_id', edit_id)
+  vim.api.nvim_win_set_var(left_win, 'cairn_side', 'old')
+  vim.api.nvim_win_set_var(left_win, 'cairn_path', f.path)
   local ft = vim.bo.filetype
   vim.cmd('diffthis')
   -- Right: the proposed text.
@@ -399,7 +507,14 @@ local function open_file_diff(edit_id, f, idx)
   vim.bo[pb].buftype = 'nofile'
   vim.bo[pb].bufhidden = 'wipe'
   vim.bo[pb].swapfile = false
-  vim.api.nvim_buf_set_name(pb, ('cairn://proposed/%s/%d/%s'):format(edit_id, idx, f.path))
+  -- The tab line shows this name: the file's name first, not a shortened
+  -- path (cairn://proposed/e1/1/pkg/x.go used to read c//p/e/1/p/x.go).
+  vim.api.nvim_buf_set_name(pb, ('%s (Cairn proposed %s)'):format(vim.fn.fnamemodify(f.path, ':t'), edit_id))
+  vim.api.nvim_buf_set_var(pb, 'cairn_proposed', { edit_id = edit_id, file = idx, path = f.path })
+  vim.api.nvim_win_set_var(0, 'cairn_edit_id', edit_id)
+  vim.api.nvim_win_set_var(0, 'cairn_side', 'new')
+  vim.api.nvim_win_set_var(0, 'cairn_path', f.path)
+  vim.api.nvim_tabpage_set_var(tab, 'cairn_title', 'Cairn: ' .. f.path)
   vim.api.nvim_buf_set_lines(pb, 0, -1, false, util.split_lines(f.proposed))
   vim.bo[pb].modifiable = false
   if ft and ft ~= '' then
@@ -411,8 +526,13 @@ local function open_file_diff(edit_id, f, idx)
   buf_keymap(pb, km.accept, ('<Cmd>lua require("cairn").accept(%q)<CR>'):format(edit_id), 'Cairn: accept the proposed edit')
   buf_keymap(pb, km.reject, ('<Cmd>lua require("cairn").reject(%q)<CR>'):format(edit_id), 'Cairn: reject the proposed edit')
   buf_keymap(pb, km.close, '<Cmd>tabclose<CR>', 'Cairn: close the diff (the edit stays pending)')
+  -- Hunk keys on both sides of the diff (the left buffer is the real file: only while the tab lives).
+  for _, b in ipairs({ pb, vim.api.nvim_win_get_buf(left_win) }) do
+    buf_keymap(b, km.accept_hunk, '<Cmd>lua require("cairn").accept_hunk()<CR>', 'Cairn: accept the hunk under the cursor')
+    buf_keymap(b, km.reject_hunk, '<Cmd>lua require("cairn").reject_hunk()<CR>', 'Cairn: reject the hunk under the cursor')
+  end
   pcall(function()
-    vim.wo.statusline = ('Cairn proposed: %s   %s accept  %s reject'):format(f.path, km.accept, km.reject)
+    vim.wo.statusline = ('Cairn proposed: %s   %s/%s hunk  %s/%s all'):format(f.path, km.accept_hunk, km.reject_hunk, km.accept, km.reject)
   end)
   -- The run's answer below the diff, so it can be read while reviewing.
   local pw = vim.api.nvim_get_current_win()
@@ -425,7 +545,8 @@ local function open_file_diff(edit_id, f, idx)
   return tab, left_win
 end
 
-function open_diff(edit_id, cb)
+--- Fetches an edit (cairn.getEdit: files and hunks) into state; cb(res).
+local function fetch_edit(edit_id, cb)
   M.exec('cairn.getEdit', { editId = edit_id }, function(err, res)
     if err or type(res) ~= 'table' then
       notify(('cannot fetch edit %s: %s'):format(edit_id, err and err.message or 'no result'), vim.log.levels.ERROR)
@@ -438,6 +559,16 @@ function open_diff(edit_id, cb)
       table.insert(state.edit_order, edit_id)
     end
     e.result = res
+    if type(res.state) == 'string' and res.state ~= 'pending' and res.state ~= '' then
+      e.state = res.state
+    end
+    cb(res, e)
+  end)
+end
+M.fetch_edit = fetch_edit
+
+function open_diff(edit_id, cb)
+  fetch_edit(edit_id, function(res, e)
     for i, f in ipairs(res.files or {}) do
       local tab = open_file_diff(edit_id, f, i)
       table.insert(e.tabs, tab)
@@ -462,6 +593,13 @@ local function close_tabs(edit_id)
           vim.api.nvim_win_call(w, function()
             vim.cmd('diffoff')
           end)
+          local okv, side = pcall(vim.api.nvim_win_get_var, w, 'cairn_side')
+          if okv and side == 'old' then
+            local b = vim.api.nvim_win_get_buf(w)
+            for _, lhs in ipairs({ M.config.keymaps.accept_hunk, M.config.keymaps.reject_hunk }) do
+              pcall(vim.api.nvim_buf_del_keymap, b, 'n', lhs)
+            end
+          end
         end
       end
       if #vim.api.nvim_list_tabpages() > 1 then
@@ -484,6 +622,93 @@ local function pick_edit(edit_id)
   return p[#p]
 end
 
+--- Writes the buffers of these file URIs that an accept or undo changed: the
+--- checkpoint describes the disk, so nothing is left unsaved. No autocmds:
+--- a format-on-save must not change what was accepted.
+local function save_files(uris)
+  for _, u in ipairs(uris or {}) do
+    local b = vim.uri_to_bufnr(u)
+    if vim.api.nvim_buf_is_loaded(b) and vim.bo[b].modified then
+      local okw, werr = pcall(vim.api.nvim_buf_call, b, function()
+        vim.cmd('silent noautocmd write')
+      end)
+      if not okw then
+        notify('could not save ' .. vim.uri_to_fname(u) .. ': ' .. tostring(werr), vim.log.levels.WARN)
+      end
+    end
+  end
+end
+M._save_files = save_files
+
+local function edit_uris(edit_id)
+  local e = state.edits[edit_id]
+  local files = {}
+  for _, f in ipairs(e and e.result and e.result.files or {}) do
+    table.insert(files, f.uri)
+  end
+  return files
+end
+
+--- Accepts (how = 'accept') or rejects one hunk of an edit: index is 0-based
+--- (cairn.getEdit's index); nil: the hunk under the cursor in the diff tab.
+local function settle_hunk(how, edit_id, index, cb)
+  if not edit_id or index == nil then
+    local okv, id = pcall(vim.api.nvim_win_get_var, 0, 'cairn_edit_id')
+    local _, side = pcall(vim.api.nvim_win_get_var, 0, 'cairn_side')
+    local _, path = pcall(vim.api.nvim_win_get_var, 0, 'cairn_path')
+    local e = okv and state.edits[id]
+    local h = e and e.result and util.hunk_at(e.result.hunks, path, vim.api.nvim_win_get_cursor(0)[1], side)
+    if not h then
+      notify('no pending hunk under the cursor (use it in a Cairn diff tab, on or next to a change)', vim.log.levels.WARN)
+      return
+    end
+    edit_id, index = id, h.index
+  end
+  local method = how == 'accept' and 'cairn.acceptEdit' or 'cairn.rejectEdit'
+  M.exec(method, { editId = edit_id, hunks = { index } }, function(err, res)
+    if err then
+      notify(how .. ' hunk failed: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      return
+    end
+    if how == 'accept' then
+      if type(res) ~= 'table' or not res.applied then
+        notify('hunk ' .. (index + 1) .. ' was not applied', vim.log.levels.ERROR)
+        return
+      end
+      save_files(edit_uris(edit_id))
+      if res.checkpointId then
+        table.insert(state.checkpoints, { checkpointId = res.checkpointId, editId = edit_id, files = edit_uris(edit_id) })
+      end
+    end
+    append_answer(('\n%s hunk %d of edit %s\n'):format(how == 'accept' and 'accepted' or 'rejected', index + 1, edit_id))
+    fetch_edit(edit_id, function(r2, e)
+      local pending = false
+      for _, h in ipairs(r2.hunks or {}) do
+        pending = pending or h.state == 'pending'
+      end
+      if not pending then
+        if e.state == 'pending' then
+          e.state = how == 'accept' and 'accepted' or 'rejected'
+        end
+        close_tabs(edit_id)
+      else
+        pcall(vim.cmd, 'diffupdate')
+      end
+      if cb then
+        cb(res, r2)
+      end
+    end)
+  end)
+end
+
+function M.accept_hunk(edit_id, index, cb)
+  settle_hunk('accept', edit_id, index, cb)
+end
+
+function M.reject_hunk(edit_id, index, cb)
+  settle_hunk('reject', edit_id, index, cb)
+end
+
 function M.accept(edit_id, cb)
   edit_id = pick_edit(edit_id)
   if not edit_id then
@@ -501,10 +726,8 @@ function M.accept(edit_id, cb)
     end
     local e = state.edits[edit_id] or { tabs = {} }
     e.state = 'accepted'
-    local files = {}
-    for _, f in ipairs(e.result and e.result.files or {}) do
-      table.insert(files, f.uri)
-    end
+    local files = edit_uris(edit_id)
+    save_files(files)
     if res.checkpointId then
       table.insert(state.checkpoints, { checkpointId = res.checkpointId, editId = edit_id, files = files })
     end
@@ -546,11 +769,23 @@ function M.undo(cb)
       notify('undo refused: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
       return
     end
+    if type(res) == 'table' and not res.applied and type(res.alreadyUndone) == 'table' and #res.alreadyUndone > 0 then
+      -- The editor's own undo already put the text back; write it, so the disk is undone too.
+      table.remove(state.checkpoints)
+      save_files(last.files)
+      append_answer(('\nedit %s was already undone\n'):format(last.editId))
+      notify('already undone: ' .. table.concat(res.alreadyUndone, ', '))
+      if cb then
+        cb(res)
+      end
+      return
+    end
     if type(res) ~= 'table' or not res.applied then
-      notify('the undo was not applied', vim.log.levels.ERROR)
+      notify('the undo was not applied' .. ((type(res) == 'table' and res.reason) and (': ' .. res.reason) or ''), vim.log.levels.ERROR)
       return
     end
     table.remove(state.checkpoints)
+    save_files(last.files)
     append_answer(('\nundid edit %s\n'):format(last.editId))
     if cb then
       cb(res)
@@ -577,12 +812,78 @@ function M.ask(question, line1, line2, bufnr)
   end
   local name = vim.api.nvim_buf_get_name(bufnr)
   local where = vim.fn.fnamemodify(name, ':.') .. (line1 and (':%d-%d'):format(line1, line2) or '')
-  M.exec('cairn.ask', { uri = vim.uri_from_bufnr(bufnr), range = range, question = question }, function(err, res)
+  M.send_ask(question, vim.uri_from_bufnr(bufnr), range, where, nil)
+end
+
+--- cairn.ask in thread_id's thread (nil: a new thread); shows the run.
+function M.send_ask(question, uri, range, where, thread_id, cb)
+  M.exec('cairn.ask', { uri = uri, range = range, question = question, threadId = thread_id }, function(err, res)
     if err or type(res) ~= 'table' or not res.runId then
       notify('ask failed: ' .. (err and err.message or vim.inspect(res)), vim.log.levels.ERROR)
       return
     end
-    begin_run(res.runId, question, where)
+    begin_run(res.runId, question, where, { thread_id = res.threadId or thread_id, uri = uri })
+    if cb then
+      cb(res)
+    end
+  end)
+end
+
+--- Asks a follow-up in the current thread (the last run's, or the one picked
+--- with :CairnThreads); with no thread yet, a new question about this buffer.
+function M.follow_up(question, cb)
+  if not question or question == '' then
+    notify('usage: :CairnFollowUp {question}', vim.log.levels.WARN)
+    return
+  end
+  local t = state.thread and state.threads[state.thread]
+  if not t then
+    return M.ask(question)
+  end
+  local uri = t.uri or vim.uri_from_bufnr(0)
+  M.send_ask(question, uri, nil, vim.fn.fnamemodify(vim.uri_to_fname(uri), ':.') .. ' (follow-up)', state.thread, cb)
+end
+
+--- The current thread id (nil before the first run).
+function M.current_thread()
+  return state.thread
+end
+
+--- Lists the server's threads (cairn.listThreads; they survive restarts) and
+--- makes the picked one current, so :CairnFollowUp continues it.
+function M.threads(cb)
+  M.exec('cairn.listThreads', vim.empty_dict(), function(err, res)
+    if err then
+      notify('listing threads failed: ' .. (err.message or ''), vim.log.levels.ERROR)
+      return
+    end
+    local list = type(res) == 'table' and res or {}
+    if cb then
+      return cb(list)
+    end
+    if #list == 0 then
+      notify('no threads yet: :CairnAsk starts one')
+      return
+    end
+    vim.ui.select(list, {
+      prompt = 'Cairn threads (newest first):',
+      format_item = function(t)
+        return ('%s%s  [%d run%s, %s]'):format(t.threadId == state.thread and '* ' or '', t.title or t.threadId,
+          #(t.runs or {}), #(t.runs or {}) == 1 and '' or 's', t.updated or '')
+      end,
+    }, function(t)
+      if t then
+        local have = state.threads[t.threadId] or { title = t.title, runs = {} }
+        state.threads[t.threadId] = have
+        for _, id in ipairs(t.runs or {}) do
+          if not vim.tbl_contains(have.runs, id) then
+            table.insert(have.runs, id)
+          end
+        end
+        state.thread = t.threadId
+        notify(('current thread: %s (:CairnFollowUp continues it)'):format(t.title or t.threadId))
+      end
+    end)
   end)
 end
 
@@ -707,10 +1008,12 @@ end
 
 -- ---- setup ----------------------------------------------------------------------------
 
+--- For the statusline: what a run is doing (with seconds), else edits to review.
+---   vim.o.statusline = '%f %= %{v:lua.require("cairn").status()}'
 function M.status()
   local running = runs_with('running')
   if #running > 0 then
-    return 'Cairn: running'
+    return progress_text() or 'Cairn: running'
   end
   local p = #pending_edits()
   if p > 0 then
@@ -768,6 +1071,26 @@ function M.setup(opts)
   command('CairnContext', function(o)
     M.context_report(o.args)
   end, { nargs = '?', desc = 'Cairn: show the context report of the last run' })
+  command('CairnFollowUp', function(o)
+    M.follow_up(o.args)
+  end, { nargs = '+', desc = 'Cairn: ask a follow-up in the current thread' })
+  command('CairnThreads', function()
+    M.threads()
+  end, { desc = 'Cairn: list threads; the picked one becomes current' })
+  command('CairnNewThread', function()
+    state.thread = nil
+    notify('the next :CairnFollowUp starts a new thread')
+  end, { desc = 'Cairn: forget the current thread' })
+  command('CairnAcceptHunk', function(o)
+    local n = tonumber(o.args)
+    local okv, id = pcall(vim.api.nvim_win_get_var, 0, 'cairn_edit_id')
+    M.accept_hunk(n and (okv and id or pending_edits()[#pending_edits()]) or nil, n and n - 1 or nil)
+  end, { nargs = '?', desc = 'Cairn: accept the hunk under the cursor (or hunk N)' })
+  command('CairnRejectHunk', function(o)
+    local n = tonumber(o.args)
+    local okv, id = pcall(vim.api.nvim_win_get_var, 0, 'cairn_edit_id')
+    M.reject_hunk(n and (okv and id or pending_edits()[#pending_edits()]) or nil, n and n - 1 or nil)
+  end, { nargs = '?', desc = 'Cairn: reject the hunk under the cursor (or hunk N)' })
   command('CairnAnswers', function()
     show_answers()
   end, { desc = 'Cairn: show the answer buffer' })

@@ -162,6 +162,46 @@ local function short(v, max)
 end
 M.short = short
 
+--- One line for a tool input: its most telling field (command, path, query), else the JSON.
+function M.summarize(input, max)
+  if type(input) == 'table' then
+    for _, k in ipairs({ 'command', 'path', 'query', 'glob' }) do
+      if type(input[k]) == 'string' and input[k] ~= '' then
+        return short(input[k], max)
+      end
+    end
+  end
+  return short(input, max)
+end
+
+--- The pending hunk of `path` at 1-based `line` of one side of the diff
+--- ('old': the file as it is, 'new': the proposed text), if the line is in the
+--- hunk or within `slack` lines of it (default 2). Hunk lines are 0-based,
+--- half-open (cairn.getEdit's startLine/endLine, proposedStartLine/proposedEndLine).
+function M.hunk_at(hunks, path, line, side, slack)
+  slack = slack or 2
+  local best, best_d
+  for _, h in ipairs(hunks or {}) do
+    if h.state == 'pending' and (path == nil or h.path == path) then
+      local s, e
+      if side == 'new' and type(h.proposedStartLine) == 'number' then
+        s, e = h.proposedStartLine, h.proposedEndLine
+      else
+        s, e = h.startLine, h.endLine
+      end
+      -- 1-based first and last line; a pure insertion/deletion is the line at s.
+      local first, last = s + 1, math.max(s + 1, e)
+      local d = line < first and first - line or (line > last and line - last or 0)
+      if not best_d or d < best_d then
+        best, best_d = h, d
+      end
+    end
+  end
+  if best_d and best_d <= slack then
+    return best
+  end
+end
+
 local decisions = {
   allow_once = 'allowed once',
   allow_session = 'allowed for the session',

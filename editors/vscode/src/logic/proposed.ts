@@ -16,6 +16,7 @@ export interface GetEditResult {
   runId?: string;
   files: EditFile[];
   diff?: string;
+  hunks?: Hunk[];
 }
 
 /** side "current" is the file's text before the edit (used for new files). */
@@ -65,8 +66,9 @@ export class EditStore {
   private order: string[] = [];
 
   put(result: GetEditResult): void {
-    if (!this.edits.has(result.editId)) this.order.push(result.editId);
-    this.edits.set(result.editId, { result, state: 'pending' });
+    const had = this.edits.get(result.editId);
+    if (!had) this.order.push(result.editId);
+    this.edits.set(result.editId, { result, state: had?.state ?? 'pending' });
   }
   get(editId: string): GetEditResult | undefined { return this.edits.get(editId)?.result; }
   file(ref: { editId: string; file: number }): EditFile | undefined { return this.edits.get(ref.editId)?.result.files[ref.file]; }
@@ -83,4 +85,84 @@ export class EditStore {
     const list = this.pending().filter((e) => e.files.some((f) => f.uri === uri));
     return list[list.length - 1];
   }
+}
+
+/** One hunk of a proposed edit, as cairn.getEdit lists it. */
+export interface Hunk {
+  index: number;
+  path: string;
+  /** 0-based, half-open, in the file's text before the edit (the diff's left side). */
+  startLine: number;
+  endLine: number;
+  /** The same in the proposed text (the right side). */
+  proposedStartLine?: number;
+  proposedEndLine?: number;
+  diff: string;
+  state: 'pending' | 'accepted' | 'rejected' | string;
+}
+
+/** 0-based, inclusive line spans of a hunk's changed lines on both sides. */
+export interface HunkSpan { oldStart: number; oldEnd: number; newStart: number; newEnd: number }
+
+/**
+ * Where a hunk's changed lines are on the old (current) and new (proposed)
+ * side: from the server's line fields (0-based, half-open), else from its
+ * unified-diff text, context lines left out.
+ */
+export function hunkSpan(h: Pick<Hunk, 'diff' | 'startLine' | 'endLine' | 'proposedStartLine' | 'proposedEndLine'>): HunkSpan {
+  if (typeof h.proposedStartLine === 'number' && typeof h.proposedEndLine === 'number') {
+    return {
+      oldStart: h.startLine, oldEnd: Math.max(h.startLine, h.endLine - 1),
+      newStart: h.proposedStartLine, newEnd: Math.max(h.proposedStartLine, h.proposedEndLine - 1),
+    };
+  }
+  const lines = (h.diff ?? '').split('\n');
+  const hdr = lines.findIndex((l) => /^@@ -\d+(,\d+)? \+\d+(,\d+)? @@/.test(l));
+  if (hdr < 0) {
+    const s = Math.max(0, h.startLine ?? 0);
+    const e = Math.max(s, (h.endLine ?? s + 1) - 1);
+    return { oldStart: s, oldEnd: e, newStart: s, newEnd: e };
+  }
+  const m = /^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@/.exec(lines[hdr])!;
+  let o = Number(m[1]) - 1;
+  let n = Number(m[2]) - 1;
+  // A zero-length side's start is the line before the change (unified diff).
+  if (/^@@ -\d+,0 /.test(lines[hdr])) o++;
+  if (/ \+\d+,0 @@/.test(lines[hdr])) n++;
+  let oS = -1, oE = -1, nS = -1, nE = -1;
+  for (const l of lines.slice(hdr + 1)) {
+    if (l.startsWith('@@')) break;
+    if (l.startsWith('\\')) continue;
+    if (l.startsWith('-')) {
+      if (oS < 0) oS = o;
+      oE = o;
+      if (nS < 0) nS = nE = n; // a pure deletion sits at this line of the new side
+      o++;
+    } else if (l.startsWith('+')) {
+      if (nS < 0) nS = n;
+      nE = n;
+      if (oS < 0) oS = oE = o; // a pure insertion sits at this line of the old side
+      n++;
+    } else if (l.startsWith(' ') || l === '') {
+      o++;
+      n++;
+    }
+  }
+  if (oS < 0) oS = oE = o;
+  if (nS < 0) nS = nE = n;
+  return { oldStart: oS, oldEnd: oE, newStart: nS, newEnd: nE };
+}
+
+/** The pending hunk of a file at a 0-based line of one side, if the line is in or next to it. */
+export function hunkAt<T extends Hunk>(hunks: T[], path: string, line: number, side: 'old' | 'new'): T | undefined {
+  let best: T | undefined;
+  let bestDist = Infinity;
+  for (const h of hunks) {
+    if (h.path !== path || h.state !== 'pending') continue;
+    const s = hunkSpan(h);
+    const [a, b] = side === 'old' ? [s.oldStart, s.oldEnd] : [s.newStart, s.newEnd];
+    const d = line < a ? a - line : line > b ? line - b : 0;
+    if (d < bestDist) { best = h; bestDist = d; }
+  }
+  return bestDist <= 3 ? best : undefined;
 }

@@ -1,0 +1,163 @@
+// The Cairn chat view: a webview view in the panel that shows the current
+// thread (questions, streamed Markdown answers, tool calls, approvals, edit
+// cards) and takes follow-ups. State lives in the extension (ChatModel); the
+// page only renders it and posts the user's actions back.
+import * as crypto from 'crypto';
+import * as vscode from 'vscode';
+import { ChatModel } from './logic/chat';
+
+export type ChatAction =
+  | { type: 'ready' }
+  | { type: 'ask'; question: string; threadId?: string }
+  | { type: 'cancel'; runId: string }
+  | { type: 'resume'; runId: string }
+  | { type: 'review' | 'accept' | 'reject'; editId: string }
+  | { type: 'selectThread'; threadId: string }
+  | { type: 'newThread' }
+  | { type: 'listThreads' };
+
+export class ChatViewProvider implements vscode.WebviewViewProvider {
+  static readonly viewType = 'cairn.chat';
+  private view?: vscode.WebviewView;
+  private timer?: NodeJS.Timeout;
+
+  constructor(
+    private readonly extensionUri: vscode.Uri,
+    private readonly model: ChatModel,
+    private readonly onAction: (a: ChatAction) => Promise<void>,
+  ) {}
+
+  resolveWebviewView(view: vscode.WebviewView): void {
+    this.view = view;
+    view.webview.options = { enableScripts: true, localResourceRoots: [vscode.Uri.joinPath(this.extensionUri, 'dist')] };
+    view.webview.html = this.html(view.webview);
+    view.webview.onDidReceiveMessage(async (a: ChatAction) => {
+      try {
+        if (a.type === 'ready') this.post();
+        else await this.onAction(a);
+      } catch (err) {
+        vscode.window.showErrorMessage(`Cairn: ${err instanceof Error ? err.message : String((err as any)?.message ?? err)}`);
+      }
+    });
+    view.onDidChangeVisibility(() => { if (view.visible) this.post(); });
+    view.onDidDispose(() => { this.view = undefined; });
+  }
+
+  /** Shows the view (opening the panel) without taking focus from the editor unless asked. */
+  async reveal(focusInput = false): Promise<void> {
+    if (!this.view) {
+      await vscode.commands.executeCommand(`${ChatViewProvider.viewType}.focus`);
+      if (!focusInput) await vscode.commands.executeCommand('workbench.action.focusActiveEditorGroup');
+    } else {
+      this.view.show(!focusInput);
+    }
+    if (focusInput) this.view?.webview.postMessage({ type: 'focusInput' });
+  }
+
+  /** Re-renders soon: streamed deltas arrive many per second, the page redraws at most every 50 ms. */
+  update(): void {
+    if (this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.post();
+    }, 50);
+  }
+
+  private post(): void {
+    this.view?.webview.postMessage({ type: 'state', state: this.model.view() });
+  }
+
+  private html(webview: vscode.Webview): string {
+    const nonce = crypto.randomBytes(16).toString('base64');
+    const script = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview.js'));
+    return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'nonce-${nonce}'; script-src 'nonce-${nonce}'; img-src ${webview.cspSource} https: data:;">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<style nonce="${nonce}">${CSS}</style>
+</head>
+<body>
+<div id="app">
+  <details id="thread-box">
+    <summary>Threads (<span id="thread-count">0</span>)</summary>
+    <div class="thread-tools">
+      <button type="button" id="new-thread" title="Start a new thread with the next question">New thread</button>
+      <button type="button" id="refresh" title="List the server's threads (cairn.listThreads)">Refresh</button>
+    </div>
+    <div id="threads" role="listbox" aria-label="Threads"></div>
+  </details>
+  <main id="conversation" tabindex="0" aria-label="Conversation"></main>
+  <form id="ask">
+    <label for="input" class="sr-only">Question</label>
+    <textarea id="input" rows="2" aria-label="Follow-up question"></textarea>
+    <button type="button" id="send" class="primary" title="Send (Enter)">Send</button>
+  </form>
+</div>
+<script nonce="${nonce}" src="${script}"></script>
+</body>
+</html>`;
+  }
+}
+
+const CSS = `
+:root { color-scheme: light dark; }
+body { margin: 0; padding: 0; color: var(--vscode-foreground); background: var(--vscode-sideBar-background, var(--vscode-panel-background));
+  font-family: var(--vscode-font-family); font-size: var(--vscode-font-size); }
+#app { display: flex; flex-direction: column; height: 100vh; }
+#thread-box { border-bottom: 1px solid var(--vscode-panel-border, transparent); padding: 4px 8px; }
+#thread-box summary { cursor: pointer; color: var(--vscode-descriptionForeground); }
+.thread-tools { display: flex; gap: 6px; margin: 6px 0; }
+#threads { display: flex; flex-direction: column; gap: 2px; max-height: 30vh; overflow: auto; }
+.thread { display: flex; justify-content: space-between; text-align: left; background: transparent; color: var(--vscode-foreground); border: 1px solid transparent; padding: 3px 6px; }
+.thread.current { background: var(--vscode-list-activeSelectionBackground); color: var(--vscode-list-activeSelectionForeground); }
+.thread:hover { background: var(--vscode-list-hoverBackground); }
+.t-count { color: var(--vscode-descriptionForeground); margin-left: 8px; }
+#conversation { flex: 1; overflow: auto; padding: 8px 12px; }
+#conversation:focus { outline: 1px solid var(--vscode-focusBorder); outline-offset: -1px; }
+.run { margin-bottom: 14px; }
+.question { background: var(--vscode-textBlockQuote-background, var(--vscode-editor-inactiveSelectionBackground)); border-left: 3px solid var(--vscode-textLink-foreground); padding: 6px 8px; border-radius: 2px; }
+.q-text { font-weight: 600; white-space: pre-wrap; }
+.where { color: var(--vscode-descriptionForeground); font-family: var(--vscode-editor-font-family); font-size: 0.9em; margin-top: 2px; }
+.answer { padding: 4px 2px; }
+.md p { margin: 6px 0; }
+.md code { font-family: var(--vscode-editor-font-family); background: var(--vscode-textCodeBlock-background); padding: 0 3px; border-radius: 3px; }
+.md pre { background: var(--vscode-textCodeBlock-background); padding: 6px 8px; overflow: auto; border-radius: 3px; }
+.md pre code { background: none; padding: 0; }
+.md a { color: var(--vscode-textLink-foreground); }
+details.tool { margin: 3px 0; font-family: var(--vscode-editor-font-family); font-size: 0.92em; }
+details.tool summary { cursor: pointer; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; color: var(--vscode-descriptionForeground); }
+details.tool summary:focus-visible, button:focus-visible, .thread:focus-visible { outline: 1px solid var(--vscode-focusBorder); }
+.detail { margin: 4px 0 4px 18px; }
+.detail pre { margin: 2px 0 6px; white-space: pre-wrap; background: var(--vscode-textCodeBlock-background); padding: 4px 6px; max-height: 220px; overflow: auto; }
+.label { color: var(--vscode-descriptionForeground); font-size: 0.85em; }
+.mark.good, .decision.good { color: var(--vscode-testing-iconPassed, var(--vscode-charts-green)); }
+.mark.bad, .decision.bad { color: var(--vscode-errorForeground); }
+.decision { margin-left: 6px; font-style: italic; }
+.edit { border: 1px solid var(--vscode-panel-border, var(--vscode-widget-border)); border-radius: 4px; padding: 6px 8px; margin: 6px 0; background: var(--vscode-editorWidget-background); }
+.edit-head .files { font-family: var(--vscode-editor-font-family); }
+.edit .state { color: var(--vscode-descriptionForeground); }
+.edit.accepted .state { color: var(--vscode-testing-iconPassed, var(--vscode-charts-green)); }
+.edit.rejected .state { color: var(--vscode-errorForeground); }
+.hunks { margin: 4px 0; padding-left: 18px; font-family: var(--vscode-editor-font-family); font-size: 0.9em; }
+.hunks .accepted { color: var(--vscode-testing-iconPassed, var(--vscode-charts-green)); }
+.hunks .rejected { color: var(--vscode-errorForeground); text-decoration: line-through; }
+.actions { display: flex; gap: 6px; margin-top: 6px; }
+button { font-family: inherit; font-size: inherit; cursor: pointer; border: 1px solid var(--vscode-button-border, transparent); padding: 3px 10px; border-radius: 2px;
+  background: var(--vscode-button-secondaryBackground); color: var(--vscode-button-secondaryForeground); }
+button:hover { background: var(--vscode-button-secondaryHoverBackground); }
+button.primary { background: var(--vscode-button-background); color: var(--vscode-button-foreground); }
+button.primary:hover { background: var(--vscode-button-hoverBackground); }
+.run-status { color: var(--vscode-descriptionForeground); font-size: 0.9em; display: flex; align-items: center; gap: 6px; }
+.run-status.failed, .run-status.interrupted { color: var(--vscode-errorForeground); }
+.spinner { width: 10px; height: 10px; border: 2px solid var(--vscode-descriptionForeground); border-top-color: transparent; border-radius: 50%; animation: spin 1s linear infinite; display: inline-block; }
+@keyframes spin { to { transform: rotate(360deg); } }
+@media (prefers-reduced-motion: reduce) { .spinner { animation: none; } }
+.muted { color: var(--vscode-descriptionForeground); }
+#ask { display: flex; gap: 6px; padding: 6px 8px; border-top: 1px solid var(--vscode-panel-border, transparent); }
+#input { flex: 1; resize: vertical; font-family: inherit; font-size: inherit; color: var(--vscode-input-foreground); background: var(--vscode-input-background);
+  border: 1px solid var(--vscode-input-border, transparent); padding: 4px 6px; }
+#input:focus { outline: 1px solid var(--vscode-focusBorder); }
+.sr-only { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }
+`;

@@ -1,0 +1,257 @@
+// The chat view's model: threads, their runs, and each run's items (streamed
+// text, tool calls with their results and approvals, proposed edits), built
+// from cairn/runEvent. Pure: the webview renders what view() returns.
+import { RunEvent, summarizeInput, TERMINAL, Usage } from './runs';
+
+export interface ToolItem {
+  kind: 'tool';
+  callId: string;
+  tool: string;
+  /** One line: the tool and a short form of its input. */
+  title: string;
+  /** The whole input, pretty-printed, for the expandable detail. */
+  input: string;
+  ok?: boolean;
+  summary?: string;
+  decision?: string;
+}
+export interface TextItem { kind: 'text'; text: string }
+export interface EditItem { kind: 'edit'; editId: string }
+export type Item = TextItem | ToolItem | EditItem;
+
+export type EditState = 'pending' | 'accepted' | 'rejected' | 'partial';
+export interface HunkView { index: number; path: string; startLine: number; endLine: number; state: string }
+export interface EditView { editId: string; state: EditState; files: string[]; hunks: HunkView[]; checkpointId?: string }
+
+export interface ChatRun {
+  runId: string;
+  threadId?: string;
+  question: string;
+  /** "path:line-line", for the header. */
+  where?: string;
+  uri?: string;
+  range?: unknown;
+  status: 'running' | 'finished' | 'failed' | 'cancelled' | 'interrupted';
+  items: Item[];
+  usage?: Usage;
+  error?: string;
+  lastSeq: number;
+}
+
+export interface ThreadSummary { threadId: string; title: string; runs: string[]; updated?: string }
+
+export interface ViewState {
+  threads: { threadId: string; title: string; runs: number; updated?: string; current: boolean }[];
+  current?: string;
+  /** Runs of the current thread the server reported but this window never saw. */
+  unseen: number;
+  runs: ChatRun[];
+  edits: Record<string, EditView>;
+}
+
+export const DECISION_TEXT: Record<string, string> = {
+  allow_once: 'allowed once',
+  allow_session: 'allowed for the session',
+  deny: 'denied',
+  policy_allow: 'allowed by policy',
+  policy_deny: 'denied by policy',
+};
+
+function pretty(input: unknown): string {
+  if (input === undefined || input === null) return '';
+  if (typeof input === 'string') return input;
+  try {
+    return JSON.stringify(input, null, 2);
+  } catch {
+    return String(input);
+  }
+}
+
+/** A one-line label for a tool call: the most telling input field, else the JSON. */
+export function toolTitle(tool: string, input: unknown): string {
+  if (input && typeof input === 'object') {
+    const o = input as Record<string, unknown>;
+    for (const k of ['command', 'path', 'query', 'glob']) {
+      if (typeof o[k] === 'string' && o[k]) return `${tool} ${summarizeInput(o[k], 80)}`;
+    }
+  }
+  return `${tool} ${summarizeInput(input, 80)}`.trimEnd();
+}
+
+/** The thread a run belongs to, and the chat view's state. */
+export class ChatModel {
+  private runs = new Map<string, ChatRun>();
+  private threads = new Map<string, ThreadSummary>();
+  private threadOrder: string[] = [];
+  private editViews = new Map<string, EditView>();
+  current?: string;
+
+  run(runId: string): ChatRun | undefined { return this.runs.get(runId); }
+
+  private ensure(runId: string): ChatRun {
+    let r = this.runs.get(runId);
+    if (!r) {
+      r = { runId, question: '', status: 'running', items: [], lastSeq: 0 };
+      this.runs.set(runId, r);
+    }
+    return r;
+  }
+
+  private addToThread(threadId: string, runId: string, title: string): void {
+    let t = this.threads.get(threadId);
+    if (!t) {
+      t = { threadId, title: title || threadId, runs: [] };
+      this.threads.set(threadId, t);
+    }
+    if (!t.runs.includes(runId)) t.runs.push(runId);
+    if (!t.title || t.title === threadId) t.title = title || t.title;
+    this.threadOrder = [threadId, ...this.threadOrder.filter((id) => id !== threadId)];
+  }
+
+  /**
+   * Registers a run with what is known of it (from cairn.ask's answer or a
+   * `started` event); later calls fill in what earlier ones lacked. The run's
+   * thread becomes the current one.
+   */
+  begin(runId: string, meta: { threadId?: string; question?: string; where?: string; uri?: string; range?: unknown }): ChatRun {
+    const r = this.ensure(runId);
+    if (meta.question && !r.question) r.question = meta.question;
+    if (meta.where && !r.where) r.where = meta.where;
+    if (meta.uri && !r.uri) r.uri = meta.uri;
+    if (meta.range && !r.range) r.range = meta.range;
+    if (meta.threadId) r.threadId = meta.threadId;
+    if (r.threadId) {
+      this.addToThread(r.threadId, runId, r.question);
+      this.current = r.threadId;
+    }
+    return r;
+  }
+
+  /** Applies one event; false for a duplicate or stale one. */
+  apply(ev: RunEvent & Record<string, unknown>): boolean {
+    if (!ev || typeof ev.runId !== 'string') return false;
+    const r = this.ensure(ev.runId);
+    if (typeof ev.seq === 'number') {
+      if (ev.seq <= r.lastSeq) return false;
+      r.lastSeq = ev.seq;
+    }
+    const last = r.items[r.items.length - 1];
+    switch (ev.kind) {
+      case 'started':
+        r.status = 'running';
+        break;
+      case 'text':
+        if (last && last.kind === 'text') last.text += ev.delta ?? '';
+        else if (ev.delta) r.items.push({ kind: 'text', text: ev.delta });
+        break;
+      case 'toolCall':
+        r.items.push({
+          kind: 'tool', callId: ev.callId ?? '', tool: ev.tool ?? 'tool',
+          title: toolTitle(ev.tool ?? 'tool', ev.input), input: pretty(ev.input),
+        });
+        break;
+      case 'toolResult': {
+        const t = this.tool(r, ev.callId);
+        if (t) {
+          t.ok = ev.ok !== false;
+          t.summary = ev.summary;
+        }
+        break;
+      }
+      case 'approval': {
+        const t = this.tool(r, ev.callId);
+        if (t) t.decision = ev.decision;
+        break;
+      }
+      case 'editProposed':
+        if (ev.editId && !r.items.some((i) => i.kind === 'edit' && i.editId === ev.editId)) {
+          r.items.push({ kind: 'edit', editId: ev.editId });
+          if (!this.editViews.has(ev.editId)) this.editViews.set(ev.editId, { editId: ev.editId, state: 'pending', files: [], hunks: [] });
+        }
+        break;
+      case 'finished':
+        r.status = 'finished';
+        r.usage = ev.usage;
+        // A run whose text never streamed still shows its answer.
+        if (ev.answer && !r.items.some((i) => i.kind === 'text')) r.items.push({ kind: 'text', text: ev.answer });
+        break;
+      default:
+        if (TERMINAL.has(ev.kind)) {
+          r.status = ev.kind as ChatRun['status'];
+          r.error = ev.error;
+        }
+    }
+    return true;
+  }
+
+  private tool(r: ChatRun, callId?: string): ToolItem | undefined {
+    for (let i = r.items.length - 1; i >= 0; i--) {
+      const it = r.items[i];
+      if (it.kind === 'tool' && it.callId === callId) return it;
+    }
+    return undefined;
+  }
+
+  /** Records an edit's files and hunks (from cairn.getEdit) and what the user decided. */
+  setEdit(v: EditView): void {
+    this.editViews.set(v.editId, v);
+  }
+  edit(editId: string): EditView | undefined { return this.editViews.get(editId); }
+
+  /** Merges the server's thread list (cairn.listThreads), which survives restarts. */
+  mergeThreads(list: ThreadSummary[]): void {
+    for (const t of list) {
+      const have = this.threads.get(t.threadId);
+      if (have) {
+        for (const id of t.runs ?? []) if (!have.runs.includes(id)) have.runs.push(id);
+        if (t.title) have.title = t.title;
+        have.updated = t.updated;
+      } else {
+        this.threads.set(t.threadId, { threadId: t.threadId, title: t.title || t.threadId, runs: [...(t.runs ?? [])], updated: t.updated });
+      }
+      if (!this.threadOrder.includes(t.threadId)) this.threadOrder.push(t.threadId);
+    }
+  }
+
+  select(threadId: string | undefined): void { this.current = threadId; }
+
+  /** The runs of a thread that this window saw, oldest first. */
+  threadRuns(threadId: string | undefined): ChatRun[] {
+    const t = threadId ? this.threads.get(threadId) : undefined;
+    if (!t) return [];
+    return t.runs.map((id) => this.runs.get(id)).filter((r): r is ChatRun => !!r && !!r.question);
+  }
+
+  /** The newest run of the thread that has a file to ask about. */
+  anchor(threadId: string | undefined): ChatRun | undefined {
+    const rs = this.threadRuns(threadId).filter((r) => r.uri);
+    return rs[rs.length - 1];
+  }
+
+  view(): ViewState {
+    const t = this.current ? this.threads.get(this.current) : undefined;
+    const runs = this.threadRuns(this.current);
+    const edits: Record<string, EditView> = {};
+    for (const r of runs) for (const i of r.items) if (i.kind === 'edit') {
+      const e = this.editViews.get(i.editId);
+      if (e) edits[i.editId] = e;
+    }
+    return {
+      threads: this.threadOrder.map((id) => this.threads.get(id)!).map((x) => ({
+        threadId: x.threadId, title: x.title, runs: x.runs.length, updated: x.updated, current: x.threadId === this.current,
+      })),
+      current: this.current,
+      unseen: t ? t.runs.length - runs.length : 0,
+      runs,
+      edits,
+    };
+  }
+}
+
+/** The overall state of an edit from its hunks' states ('partial': some accepted, some rejected). */
+export function editState(hunks: { state: string }[]): EditState {
+  if (hunks.length === 0 || hunks.some((h) => h.state === 'pending')) return 'pending';
+  if (hunks.every((h) => h.state === 'accepted')) return 'accepted';
+  if (hunks.every((h) => h.state === 'rejected')) return 'rejected';
+  return 'partial';
+}

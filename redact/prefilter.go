@@ -1,0 +1,186 @@
+package redact
+
+import (
+	"regexp"
+	"regexp/syntax"
+	"strings"
+	"unicode/utf8"
+)
+
+// A matcher answers "does any of these regular expressions match t" for
+// an allowlist. Go's regexp runs a large alternation (gitleaks' generic
+// allowlist has about 40 branches) with its slowest engine on every
+// candidate secret; here each top-level branch is its own small regexp,
+// and a branch runs only when, for each of its required literal sets, one
+// literal of the set occurs in t (all found in one Aho–Corasick pass).
+type matcher struct {
+	branches []*regexp.Regexp
+	always   []int            // branches with no required literal
+	need     []int            // branch -> number of literal sets it requires
+	setOf    []int32          // literal-set id -> branch
+	lits     *acAutomaton     // literal -> literal-set id
+	whole    []*regexp.Regexp // the regexps as written: the tests' reference
+}
+
+func newMatcher(exprs []string) (*matcher, error) {
+	m := &matcher{}
+	var pats []string
+	var ids []int32
+	for _, expr := range exprs {
+		whole, err := regexp.Compile(expr)
+		if err != nil {
+			return nil, err
+		}
+		m.whole = append(m.whole, whole)
+		re, err := syntax.Parse(expr, syntax.Perl)
+		if err != nil {
+			return nil, err
+		}
+		for _, b := range topBranches(re) {
+			br, err := regexp.Compile(b.String())
+			if err != nil {
+				// Should not happen (String re-serializes a parsed
+				// expression); fall back to the regexp as written.
+				br = whole
+			}
+			bi := len(m.branches)
+			m.branches = append(m.branches, br)
+			sets := requiredSets(b)
+			m.need = append(m.need, len(sets))
+			if len(sets) == 0 {
+				m.always = append(m.always, bi)
+				continue
+			}
+			for _, set := range sets {
+				id := int32(len(m.setOf))
+				m.setOf = append(m.setOf, int32(bi))
+				for _, l := range set {
+					pats = append(pats, l)
+					ids = append(ids, id)
+				}
+			}
+		}
+	}
+	if len(pats) > 0 {
+		m.lits = newACIDs(pats, ids, true)
+	}
+	return m, nil
+}
+
+// match reports whether any regexp matches t.
+func (m *matcher) match(t string) bool {
+	if m == nil {
+		return false
+	}
+	for _, bi := range m.always {
+		if m.branches[bi].MatchString(t) {
+			return true
+		}
+	}
+	if m.lits == nil {
+		return false
+	}
+	var seen map[int32]bool // literal sets hit
+	var got map[int32]int   // branch -> sets hit
+	found := false
+	m.lits.each(t, func(_ int, set int32) bool {
+		if seen[set] {
+			return true
+		}
+		if seen == nil {
+			seen, got = map[int32]bool{}, map[int32]int{}
+		}
+		seen[set] = true
+		bi := m.setOf[set]
+		got[bi]++
+		if got[bi] == m.need[bi] && m.branches[bi].MatchString(t) {
+			found = true
+			return false
+		}
+		return true
+	})
+	return found
+}
+
+// topBranches splits an unanchored alternation at the top (looking through
+// captures) into its branches; anything else is one branch.
+func topBranches(re *syntax.Regexp) []*syntax.Regexp {
+	for re.Op == syntax.OpCapture {
+		re = re.Sub[0]
+	}
+	if re.Op != syntax.OpAlternate {
+		return []*syntax.Regexp{re}
+	}
+	var out []*syntax.Regexp
+	for _, sub := range re.Sub {
+		out = append(out, topBranches(sub)...)
+	}
+	return out
+}
+
+// requiredSets returns literal sets, lower-cased, such that every match of
+// re contains (ASCII case-insensitively) a literal of each set; none when
+// nothing is known. Literals with non-ASCII bytes are not used: their case
+// folds are not ASCII.
+func requiredSets(re *syntax.Regexp) [][]string {
+	switch re.Op {
+	case syntax.OpLiteral:
+		s := string(re.Rune)
+		if s == "" {
+			return nil
+		}
+		for i := 0; i < len(s); i++ {
+			if s[i] >= utf8.RuneSelf {
+				return nil
+			}
+		}
+		return [][]string{{strings.ToLower(s)}}
+	case syntax.OpCapture, syntax.OpPlus:
+		return requiredSets(re.Sub[0])
+	case syntax.OpRepeat:
+		if re.Min < 1 {
+			return nil
+		}
+		return requiredSets(re.Sub[0])
+	case syntax.OpConcat:
+		var all [][]string
+		for _, sub := range re.Sub {
+			all = append(all, requiredSets(sub)...)
+		}
+		return all
+	case syntax.OpAlternate:
+		// One set: for each branch, its most selective set (the one whose
+		// shortest literal is longest).
+		var union []string
+		for _, sub := range re.Sub {
+			best := mostSelective(requiredSets(sub))
+			if best == nil {
+				return nil
+			}
+			union = append(union, best...)
+		}
+		return [][]string{union}
+	}
+	return nil
+}
+
+func mostSelective(sets [][]string) []string {
+	var best []string
+	bestLen := 0
+	for _, set := range sets {
+		if l := shortest(set); l > bestLen {
+			best, bestLen = set, l
+		}
+	}
+	return best
+}
+
+func shortest(set []string) int {
+	n := -1
+	for _, s := range set {
+		if n < 0 || len(s) < n {
+			n = len(s)
+		}
+	}
+	return n
+}
