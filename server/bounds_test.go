@@ -11,9 +11,12 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/cairn-dev/cairn/lspclient"
 	"github.com/cairn-dev/cairn/protocol"
 	"github.com/cairn-dev/cairn/server"
+	"github.com/cairn-dev/cairn/tools"
 )
 
 func startRaw(t *testing.T) (*rawConn, chan error) {
@@ -121,5 +124,105 @@ func TestIDsAreValidatedBeforeUse(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(e.state, "journal.jsonl")); err == nil {
 		t.Errorf("a command wrote a journal at the state dir's top")
+	}
+}
+
+// TestUnansweredApprovalIsDenied: an editor that never answers the approval
+// request gets the call denied after the timeout, audited as no answer, and
+// the run goes on.
+func TestUnansweredApprovalIsDenied(t *testing.T) {
+	e := newEnv(t, greetWS, withScript(`turns:
+  - toolCalls: [{name: run_command, arguments: {command: "echo ran >> counter.txt"}}]
+  - text: "ok"
+`), withEditor(lspclient.Options{NeverAnswer: []string{"window/showMessageRequest"}}),
+		withServerOptions(func(o *server.Options) { o.ApprovalTimeout = 500 * time.Millisecond }))
+	run := e.ask("greet/greet.go", 0, 0, "count")
+	evs := e.waitRun(run)
+	if l := last(evs); l.Kind != protocol.EventFinished {
+		t.Fatalf("run ended %+v; events %s", l, kinds(evs))
+	}
+	appr := ofKind(evs, protocol.EventApproval)
+	if len(appr) != 1 || !strings.Contains(appr[0].Decision, "deny") {
+		t.Fatalf("approval events %+v", appr)
+	}
+	if _, err := os.Stat(filepath.Join(e.root, "counter.txt")); err == nil {
+		t.Error("the command ran without an answer")
+	}
+	recs, err := tools.ReadAudit(filepath.Join(e.state, "audit.jsonl"))
+	if err != nil || len(recs) == 0 {
+		t.Fatalf("audit: %v %v", recs, err)
+	}
+	if r := recs[len(recs)-1]; !strings.Contains(r.By, "no answer") || !strings.Contains(r.By, "did not answer") {
+		t.Errorf("audit record does not say the editor did not answer: %+v", r)
+	}
+	if e.ed.Cancelled() == 0 {
+		t.Error("the server did not cancel the unanswered request")
+	}
+}
+
+// TestUnansweredApplyEditFailsAccept: accept does not wait forever on an
+// editor that never answers workspace/applyEdit; the edit stays pending.
+func TestUnansweredApplyEditFailsAccept(t *testing.T) {
+	e := newEnv(t, greetWS, withScript(editScript), withEditor(lspclient.Options{NeverAnswer: []string{"workspace/applyEdit"}}),
+		withServerOptions(func(o *server.Options) { o.ClientTimeout = 500 * time.Millisecond }))
+	run := e.ask("greet/greet.go", 4, 6, "Add an exclamation mark")
+	evs := e.waitRun(run)
+	edits := ofKind(evs, protocol.EventEditProposed)
+	if len(edits) == 0 {
+		t.Fatalf("no edit proposed: %s", kinds(evs))
+	}
+	res, err := e.ed.Accept(e.ctx, edits[0].EditID)
+	if err != nil {
+		t.Fatalf("accept: %v", err)
+	}
+	if res.Applied || !strings.Contains(res.Reason, "did not answer") {
+		t.Fatalf("accept with no answer: %+v", res)
+	}
+	var got protocol.GetEditResult
+	if err := e.ed.Execute(e.ctx, protocol.CommandGetEdit, map[string]any{"editId": edits[0].EditID}, &got); err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range got.Hunks {
+		if h.State != "pending" {
+			t.Errorf("hunk %d is %s after a failed accept, want pending", h.Index, h.State)
+		}
+	}
+}
+
+// TestUnansweredProgressCreate: a client that never answers
+// window/workDoneProgress/create holds neither indexing nor runs.
+func TestUnansweredProgressCreate(t *testing.T) {
+	var turns strings.Builder
+	turns.WriteString("turns:\n")
+	for range 40 {
+		turns.WriteString("  - text: \"ok\"\n")
+	}
+	e := newEnv(t, greetWS, withScript(turns.String()), withEditor(lspclient.Options{NeverAnswer: []string{"window/workDoneProgress/create"}}),
+		withServerOptions(func(o *server.Options) { o.ClientTimeout = 300 * time.Millisecond }))
+	// Runs finish, and the index becomes ready (the context stops saying it
+	// is still being built).
+	for i := 0; ; i++ {
+		run := e.ask("greet/greet.go", 0, 0, "hello")
+		if l := last(e.waitRun(run)); l.Kind != protocol.EventFinished {
+			t.Fatalf("run %d ended %+v", i, l)
+		}
+		report, err := e.ed.ContextReport(e.ctx, run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(report, "still being built") {
+			break
+		}
+		if i == 39 {
+			t.Fatal("the index never became ready")
+		}
+		select {
+		case <-e.ctx.Done():
+			t.Fatal("the index never became ready")
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	if e.ed.Cancelled() == 0 {
+		t.Error("the server did not cancel the unanswered create request")
 	}
 }

@@ -301,14 +301,20 @@ func (s *Server) Initialized(ctx context.Context, params *lsp.InitializedParams)
 		}
 	}
 	runs = recent
-	for _, ir := range runs {
-		s.notifyRunEvent(mgr.MarkInterrupted(ir))
+	if len(runs) == 0 {
+		return nil
 	}
-	if len(runs) > 0 {
+	// Sent off the read loop: this handler runs in wire order, and a client
+	// that writes while it does not read (a synchronous pipe) would otherwise
+	// deadlock with it.
+	go func() {
+		for _, ir := range runs {
+			s.notifyRunEvent(mgr.MarkInterrupted(ir))
+		}
 		msg := fmt.Sprintf("Cairn: %d run(s) were interrupted when the server stopped, the latest: %q. Resume with cairn.resume {runId: %q}.",
 			len(runs), truncate(runs[0].Question, 80), runs[0].ID)
 		s.showMessage(lsp.MessageTypeInfo, msg)
-	}
+	}()
 	return nil
 }
 
