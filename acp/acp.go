@@ -9,7 +9,8 @@
 // (initialize, connection), sessions.go (new, load, list, resume, close,
 // modes), prompt.go (prompt blocks, turns, cancel), updates.go (run events
 // → updates), review.go (edits, permissions, the fs bridge), commands.go
-// (slash commands), workspaces.go (the engines of each workspace).
+// (slash commands), workspaces.go (the engines of each workspace),
+// replay.go (session/load), framing.go (malformed lines answered, not fatal).
 package acp
 
 import (
@@ -67,7 +68,8 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(errors.New("the ACP connection ended"))
 	a := newAdapter(ctx, opts)
-	conn := sdk.NewAgentSideConnection(a, out, in)
+	w := &lockedWriter{w: out}
+	conn := sdk.NewAgentSideConnection(a, w, guardInput(in, w))
 	conn.SetLogger(slog.Default())
 	a.conn = conn
 	select {

@@ -569,3 +569,42 @@ func TestSessionIsAThread(t *testing.T) {
 		}
 	}
 }
+
+// A prompt sent while another runs in the same session replaces it: the
+// first ends cancelled, the second runs.
+func TestPromptReplacesPrompt(t *testing.T) {
+	h := newHarness(t, nil, "turns:\n  - {chunks: [\"one \", \"two\"], stall: true}\n  - text: second answer\n", harnessConfig{interactive: true})
+	first := make(chan sdk.PromptResponse, 1)
+	go func() {
+		r, _ := h.prompt(sdk.TextBlock("go slowly"))
+		first <- r
+	}()
+	deadline := time.After(30 * time.Second)
+	for {
+		updates, _, _ := h.client.snapshot()
+		if strings.Contains(agentText(updates), "two") {
+			break
+		}
+		select {
+		case <-deadline:
+			t.Fatal("no text streamed")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	second := h.mustPrompt(sdk.TextBlock("something else"))
+	if second.StopReason != sdk.StopReasonEndTurn {
+		t.Errorf("second prompt: %q", second.StopReason)
+	}
+	select {
+	case r := <-first:
+		if r.StopReason != sdk.StopReasonCancelled {
+			t.Errorf("first prompt: %q", r.StopReason)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the first prompt never ended")
+	}
+	updates, _, _ := h.client.snapshot()
+	if !strings.Contains(agentText(updates), "second answer") {
+		t.Error("the second prompt's answer is missing")
+	}
+}

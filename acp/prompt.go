@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -211,21 +212,14 @@ func (a *adapter) Prompt(ctx context.Context, p sdk.PromptRequest) (_ sdk.Prompt
 	if err != nil {
 		return sdk.PromptResponse{}, err
 	}
+	// One turn at a time: a prompt sent while another runs (the SDK has
+	// already cancelled the older one's context) waits for it to wind down.
 	turnCtx, cancel := context.WithCancelCause(a.ctx)
-	s.mu.Lock()
-	if s.turn != nil {
-		s.mu.Unlock()
-		cancel(nil)
-		return sdk.PromptResponse{}, invalidRequest("session %s already has a prompt in progress; cancel it first", s.id)
+	defer cancel(nil)
+	if err := s.beginTurn(ctx, cancel); err != nil {
+		return sdk.PromptResponse{}, err
 	}
-	s.turn = cancel
-	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		s.turn = nil
-		s.mu.Unlock()
-		cancel(nil)
-	}()
+	defer s.endTurn()
 	// The SDK cancels ctx on session/cancel; so does the client going away.
 	stop := context.AfterFunc(ctx, func() { cancel(errCancelled) })
 	defer stop()
@@ -270,6 +264,42 @@ func (a *adapter) Prompt(ctx context.Context, p sdk.PromptRequest) (_ sdk.Prompt
 		<-run.Done()
 	}
 	return t.response(run)
+}
+
+// turnWait bounds how long a prompt waits for the session's previous turn
+// to end after cancelling it.
+const turnWait = 30 * time.Second
+
+// beginTurn makes cancel the session's turn, first cancelling and waiting
+// for a turn still in progress.
+func (s *session) beginTurn(ctx context.Context, cancel context.CancelCauseFunc) error {
+	deadline := time.NewTimer(turnWait)
+	defer deadline.Stop()
+	for {
+		s.mu.Lock()
+		if s.turn == nil {
+			s.turn, s.turnDone = cancel, make(chan struct{})
+			s.mu.Unlock()
+			return nil
+		}
+		prev, done := s.turn, s.turnDone
+		s.mu.Unlock()
+		prev(errors.New("a new prompt replaced this one"))
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-deadline.C:
+			return invalidRequest("session %s: the previous prompt did not end", s.id)
+		}
+	}
+}
+
+func (s *session) endTurn() {
+	s.mu.Lock()
+	s.turn = nil
+	close(s.turnDone)
+	s.mu.Unlock()
 }
 
 // errCancelled is the cause of a turn ended by session/cancel.

@@ -30,6 +30,8 @@ type session struct {
 	rec sessionRecord
 	// turn cancels the prompt turn in progress (nil when idle).
 	turn context.CancelCauseFunc
+	// turnDone is closed when that turn has ended.
+	turnDone chan struct{}
 	// editChoice is a remembered allow_always / reject_always for edits.
 	editChoice sdk.PermissionOptionKind
 	// rejectedAlways holds tool approvals answered reject_always.

@@ -87,6 +87,7 @@ func (m *Manager) AcceptHunks(ctx context.Context, id string, idx []int, ap Appl
 		m.mu.Unlock()
 		return protocol.AcceptResult{}, fmt.Errorf("edit %s was already %s", id, st)
 	}
+	e.ensureHunks()
 	sel, err := selectHunks(e, idx)
 	if err != nil {
 		m.mu.Unlock()
@@ -125,6 +126,9 @@ func (m *Manager) AcceptHunks(ctx context.Context, id string, idx []int, ap Appl
 		fc := tools.FileChange{Abs: f.Abs, Rel: f.Rel, Before: base, BeforeOK: baseOK, After: target, Delete: !targetOK, Created: !baseOK && targetOK}
 		if exists != baseOK || (exists && cur != base) {
 			prev := m.earlierPending(e, f.Abs, cur, exists)
+			if prev != nil {
+				prev.ensureHunks()
+			}
 			if prev == nil || !all || !untouched {
 				m.mu.Unlock()
 				return protocol.AcceptResult{}, fmt.Errorf("cannot accept edit %s: %s changed since the edit was proposed; ask again: %w", id, f.Rel, ErrConflict)
@@ -249,6 +253,7 @@ func (m *Manager) RejectHunks(id string, idx []int) error {
 		m.mu.Unlock()
 		return fmt.Errorf("edit %s was already %s", id, st)
 	}
+	e.ensureHunks()
 	sel, err := selectHunks(e, idx)
 	if err != nil {
 		m.mu.Unlock()

@@ -37,6 +37,22 @@ type Edit struct {
 	Hunks        []Hunk
 }
 
+// ensureHunks computes the hunks of an edit restored without them (from a
+// journal); an edit decided as a whole gives each hunk its state. Called
+// with m.mu held, or on an edit not shared yet.
+func (e *Edit) ensureHunks() {
+	if e.Hunks != nil || len(e.Files) == 0 {
+		return
+	}
+	e.Hunks = splitHunks(e.Files)
+	for i := range e.Hunks {
+		e.Hunks[i].State = e.State
+		if e.State == EditAccepted {
+			e.Hunks[i].CheckpointID = e.CheckpointID
+		}
+	}
+}
+
 // clone copies an edit with its own hunks.
 func (e *Edit) clone() *Edit {
 	c := *e
@@ -77,6 +93,7 @@ func (m *Manager) EditByID(id string) (*Edit, bool) {
 	if !ok {
 		return nil, false
 	}
+	e.ensureHunks()
 	return e.clone(), true
 }
 
@@ -87,6 +104,7 @@ func (m *Manager) PendingEdits() []*Edit {
 	var out []*Edit
 	for _, id := range m.order {
 		if e := m.edits[id]; e.State == EditPending {
+			e.ensureHunks()
 			out = append(out, e.clone())
 		}
 	}
@@ -106,7 +124,7 @@ func (m *Manager) workspaceEdit(files []tools.FileChange, base func(tools.FileCh
 	var we protocol.WorkspaceEdit
 	for _, f := range files {
 		before, existed := base(f)
-		uri := FileURI(f.Abs)
+		uri := FileURI(m.ws.ClientPath(f.Abs))
 		edits := toWire(workspace.TextEdits(before, f.After))
 		if !docChanges {
 			if we.Changes == nil {
@@ -156,12 +174,12 @@ func (m *Manager) EditView(id string) (*protocol.GetEditResult, error) {
 		if err != nil {
 			return nil, err
 		}
-		res.Files = append(res.Files, protocol.EditFile{URI: FileURI(f.Abs), Path: f.Rel, Current: cur, Proposed: f.After, Create: f.Created})
+		res.Files = append(res.Files, protocol.EditFile{URI: FileURI(m.ws.ClientPath(f.Abs)), Path: f.Rel, Current: cur, Proposed: f.After, Create: f.Created})
 		diff.WriteString(workspace.UnifiedDiff(f.Rel, cur, f.After))
 	}
 	res.Diff = diff.String()
 	for _, h := range e.Hunks {
-		res.Hunks = append(res.Hunks, protocol.Hunk{Index: h.Index, Path: h.Rel, URI: FileURI(e.Files[h.File].Abs),
+		res.Hunks = append(res.Hunks, protocol.Hunk{Index: h.Index, Path: h.Rel, URI: FileURI(m.ws.ClientPath(e.Files[h.File].Abs)),
 			StartLine: h.StartLine, EndLine: h.EndLine, ProposedStartLine: h.NewStartLine, ProposedEndLine: h.NewEndLine,
 			Diff: h.Diff, State: string(h.State), CheckpointID: h.CheckpointID, Undone: h.Undone})
 	}

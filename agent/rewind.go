@@ -149,6 +149,11 @@ func (m *Manager) Rewind(ctx context.Context, runID string, step int, restoreFil
 	for id := range laterEdits {
 		if e, ok := m.edits[id]; ok && e.State == EditPending {
 			e.State = EditRejected
+			for i := range e.Hunks {
+				if e.Hunks[i].State == EditPending {
+					e.Hunks[i].State = EditRejected
+				}
+			}
 		}
 	}
 	delete(m.runs, runID) // resume reloads it from the journal

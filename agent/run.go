@@ -213,7 +213,7 @@ func (r *Run) finish(st State, ev protocol.RunEvent) {
 func (r *Run) startedEvent() protocol.RunEvent {
 	ev := protocol.RunEvent{Kind: protocol.EventStarted, ThreadID: r.ThreadID, Question: r.Question, Range: r.req.Range}
 	if r.req.Abs != "" {
-		ev.URI = FileURI(r.req.Abs)
+		ev.URI = FileURI(r.m.ws.ClientPath(r.req.Abs))
 	}
 	if ev.Range == nil && r.req.Selection != nil {
 		ev.Range = &protocol.Range{Start: protocol.Position{Line: uint32(max(r.req.Selection.StartLine-1, 0))},

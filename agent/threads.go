@@ -151,6 +151,9 @@ func (ts *threadStore) begin(id, newID string, runID string, turn contextengine.
 	for _, tt := range t.Turns {
 		history = append(history, tt.Turn)
 	}
+	if t.Title == "" {
+		t.Title = threadTitle(turn.Question)
+	}
 	turn.Outcome = "running"
 	t.Turns = append(t.Turns, ThreadTurn{RunID: runID, Turn: turn})
 	t.Updated = now
@@ -250,6 +253,34 @@ func threadTitle(question string) string {
 		q = string(r[:79]) + "…"
 	}
 	return q
+}
+
+// create starts an empty thread (a client that opens a conversation before
+// its first question: an ACP session/new).
+func (ts *threadStore) create(id, title string) error {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	ts.load()
+	now := time.Now().UTC()
+	t := &Thread{ID: id, Title: threadTitle(title), Created: now, Updated: now, Turns: []ThreadTurn{}}
+	if err := ts.save(t); err != nil {
+		return err
+	}
+	ts.byID[id] = t
+	return nil
+}
+
+// NewThread starts an empty thread and returns its id; the first run asked
+// in it (AskRequest.ThreadID) names it after its question when title is "".
+func (m *Manager) NewThread(title string) (string, error) {
+	m.mu.Lock()
+	newID := m.cfg.NewID
+	m.mu.Unlock()
+	id := newID("thread")
+	if err := m.threads.create(id, title); err != nil {
+		return "", err
+	}
+	return id, nil
 }
 
 // Threads lists the workspace's threads, most recently updated first.

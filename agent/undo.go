@@ -82,7 +82,7 @@ func (m *Manager) Undo(ctx context.Context, cpID string, force bool, ap Applier)
 	var restored []string
 	for _, r := range restores {
 		abs := m.ws.Abs(r.Rel)
-		uri := FileURI(abs)
+		uri := FileURI(m.ws.ClientPath(abs))
 		switch {
 		case !r.TargetExists && docChanges:
 			we.DocumentChanges = append(we.DocumentChanges, protocol.DeleteFile{Kind: "delete", URI: uri, Options: &protocol.FileOptions{IgnoreIfNotExists: true}})

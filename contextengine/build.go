@@ -220,7 +220,7 @@ func Build(req Request) (*Built, error) {
 	}
 
 	indexSources(req, lines, sel, seen, report, add)
-	historySources(req, add)
+	historySources(req, report, add)
 	openDocSources(req, seen, add)
 
 	red := req.Redactor

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/codeindex"
+	"github.com/cairn-dev/cairn/search"
 	"github.com/cairn-dev/cairn/workspace"
 	"golang.org/x/tools/txtar"
 )
@@ -470,5 +471,19 @@ func TestParseImports(t *testing.T) {
 	}
 	if !importMatch("lib/compile/resolve", "lib/compile/resolve.ts") || importMatch("lib/compile/resolve", "lib/core.ts") {
 		t.Error("importMatch")
+	}
+}
+
+// Search hits become candidates best chunk per file first, so one file's
+// three chunks do not push every other file out.
+func TestBestPerFileFirst(t *testing.T) {
+	h := func(p string, line int) search.Hit { return search.Hit{Path: p, StartLine: line} }
+	got := bestPerFileFirst([]search.Hit{h("a.go", 1), h("a.go", 9), h("a.go", 20), h("b.go", 3), h("a.go", 30), h("c.go", 4)}, 4)
+	var s []string
+	for _, x := range got {
+		s = append(s, fmt.Sprintf("%s:%d", x.Path, x.StartLine))
+	}
+	if strings.Join(s, " ") != "a.go:1 b.go:3 c.go:4 a.go:9" {
+		t.Errorf("order = %v", s)
 	}
 }

@@ -8,14 +8,16 @@ import (
 )
 
 // The history source: the earlier turns of the conversation (thread) a
-// question continues. Each turn is one candidate that renders itself to the
-// room it gets: whole (question, answer, every edit with the fate of each
-// hunk), then summarized (the answer's head, one line per hunk), then the
-// bare minimum (the question and the fates), else dropped. Newer turns score
-// higher, so when the budget is short the oldest turns are summarized and
-// then dropped first. What the user rejected is kept longest: the model must
-// not propose it again blindly.
-
+// question continues, as one candidate that renders itself to the room it
+// gets. Each turn is written whole (question, answer, every edit with the
+// fate of each hunk and its diff), summarized (the answer's head, one line
+// per hunk, the diffs of rejected hunks), minimal (the question and the
+// fates) or dropped. When the whole thread does not fit in the history's
+// share of the budget, the older turns degrade first, oldest first (all
+// summarized, then cut to the minimum, then dropped), and only then the
+// newest turn. What the user rejected stays longest: the model must not
+// propose it again blindly. The item's location in the context report says
+// which turns were kept whole, summarized, cut or dropped.
 // Turn is one earlier exchange of a thread.
 type Turn struct {
 	Question  string     `json:"question"`
@@ -53,34 +55,82 @@ const prioHistory = prioProject
 
 func init() { sourceCaps[SourceHistory] = historyCap }
 
-// historySources adds one item per earlier turn, oldest first (the reading
-// order of the prompt).
-func historySources(req Request, add func(*Item)) {
+// historySources adds the thread's earlier turns as one item. A build that
+// had to shorten them is marked degraded.
+func historySources(req Request, report *Report, add func(*Item)) {
 	n := len(req.History)
-	for i, t := range req.History {
-		t, num := t, i+1
-		it := &Item{Source: SourceHistory, Location: fmt.Sprintf("turn %d of %d: %s", num, n, oneLine(t.Question, 60)),
-			Priority: prioHistory, Score: float64(num) / float64(n)}
-		it.render = func(tokens int) string {
-			for _, level := range []int{historyWhole, historySummary, historyMinimal} {
-				text := renderTurn(num, t, level)
-				if tokencount.Count(text) <= tokens {
-					if level != historyWhole {
-						it.Location = fmt.Sprintf("turn %d of %d (summarized): %s", num, n, oneLine(t.Question, 60))
-					}
-					return text
-				}
-			}
-			return ""
-		}
-		add(it)
+	if n == 0 {
+		return
 	}
+	// The order turns degrade in: every older turn, oldest first, down one
+	// level at a time; the newest turn last.
+	type step struct{ turn, level int }
+	var steps []step
+	for _, level := range []int{historySummary, historyMinimal, historyDropped} {
+		for i := 0; i < n-1; i++ {
+			steps = append(steps, step{i, level})
+		}
+	}
+	for _, level := range []int{historySummary, historyMinimal} {
+		steps = append(steps, step{n - 1, level})
+	}
+	it := &Item{Source: SourceHistory, Location: fmt.Sprintf("%d earlier turns", n), Priority: prioHistory, Score: 1}
+	it.render = func(tokens int) string {
+		levels := make([]int, n) // all whole
+		for k := -1; k < len(steps); k++ {
+			if k >= 0 {
+				levels[steps[k].turn] = steps[k].level
+			}
+			text := renderTurns(req.History, levels)
+			if tokencount.Count(text) <= tokens {
+				it.Location = describeLevels(levels)
+				if k >= 0 {
+					report.Degraded = true
+				}
+				return text
+			}
+		}
+		return ""
+	}
+	add(it)
+}
+
+// renderTurns writes the turns at their levels, oldest first.
+func renderTurns(turns []Turn, levels []int) string {
+	var b strings.Builder
+	for i, t := range turns {
+		if levels[i] != historyDropped {
+			b.WriteString(renderTurn(i+1, t, levels[i]))
+		}
+	}
+	return b.String()
+}
+
+// describeLevels says what happened to each turn, for the context report:
+// "turns 1-2 dropped, 3-5 summarized, 6 whole".
+func describeLevels(levels []int) string {
+	names := map[int]string{historyWhole: "whole", historySummary: "summarized", historyMinimal: "cut to the question and edit fates", historyDropped: "dropped"}
+	var parts []string
+	for i := 0; i < len(levels); {
+		j := i
+		for j+1 < len(levels) && levels[j+1] == levels[i] {
+			j++
+		}
+		span := fmt.Sprint(i + 1)
+		if j > i {
+			span = fmt.Sprintf("%d-%d", i+1, j+1)
+		}
+		parts = append(parts, span+" "+names[levels[i]])
+		i = j + 1
+	}
+	return fmt.Sprintf("%d earlier turns: %s", len(levels), strings.Join(parts, ", "))
 }
 
 const (
 	historyWhole = iota
 	historySummary
 	historyMinimal
+	historyDropped
 )
 
 // renderTurn writes a turn at a level of detail.

@@ -189,7 +189,7 @@ func indexSources(req Request, lines []string, sel *Selection, seen spans, repor
 		hitSeen := map[string]bool{}
 		for qi, q := range queries {
 			ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
-			res, err := ix.Search(ctx, q, 6)
+			res, err := ix.Search(ctx, q, 2*searchHits)
 			cancel()
 			if errors.Is(err, codeindex.ErrNoSearch) {
 				report.Notes = append(report.Notes, "no search index in this session: no search hits")
@@ -202,7 +202,7 @@ func indexSources(req Request, lines []string, sel *Selection, seen spans, repor
 			if res.Partial && qi == 0 {
 				report.Notes = append(report.Notes, "the search index is still being built: hits may be missing")
 			}
-			for rank, h := range res.Hits {
+			for rank, h := range bestPerFileFirst(res.Hits, searchHits) {
 				key := fmt.Sprintf("%s:%d", h.Path, h.StartLine)
 				if hitSeen[key] {
 					continue
@@ -247,6 +247,27 @@ func indexSources(req Request, lines []string, sel *Selection, seen spans, repor
 				return "## Repository map (ranked for this question)\n" + out
 			}})
 	}
+}
+
+// searchHits is how many hits of each search query become candidates.
+const searchHits = 6
+
+// bestPerFileFirst orders hits so that every file's best chunk comes before
+// any file's second one (a question is answered by a file more often than by
+// three chunks of one file), and keeps the first n.
+func bestPerFileFirst(hits []codeindex.Hit, n int) []codeindex.Hit {
+	seen := map[string]bool{}
+	var first, rest []codeindex.Hit
+	for _, h := range hits {
+		if seen[h.Path] {
+			rest = append(rest, h)
+			continue
+		}
+		seen[h.Path] = true
+		first = append(first, h)
+	}
+	out := append(first, rest...)
+	return out[:min(n, len(out))]
 }
 
 // searchQueries: the question as a whole, then the selection's rarest-looking

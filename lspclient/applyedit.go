@@ -15,7 +15,8 @@ import (
 
 // applyEdit applies a WorkspaceEdit the way an editor does: all or nothing,
 // refusing a versioned document edit whose version does not match the
-// buffer; then it saves the touched files, like a user who accepts and saves.
+// buffer; then it saves the touched files, like a user who accepts and saves
+// (unless Options.NoSave).
 func (e *Editor) applyEdit(ctx context.Context, raw json.RawMessage) error {
 	var we struct {
 		Changes         map[string][]protocol.TextEdit `json:"changes"`
@@ -177,6 +178,9 @@ func (e *Editor) applyEdit(ctx context.Context, raw json.RawMessage) error {
 			if err := e.Type(ctx, filepath.ToSlash(rel), r.text); err != nil {
 				return err
 			}
+		}
+		if e.opts.NoSave {
+			continue
 		}
 		if err := e.save(ctx, abs); err != nil {
 			return err

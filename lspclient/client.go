@@ -39,6 +39,9 @@ type Options struct {
 	NoDocumentChanges bool
 	// RejectApplyEdit makes the editor refuse workspace/applyEdit.
 	RejectApplyEdit bool
+	// NoSave leaves buffers that workspace/applyEdit changed unsaved (as
+	// Neovim and Emacs do): the disk keeps the old text until Save.
+	NoSave bool
 	// Plain makes the editor a plain LSP client: it does not declare
 	// experimental.cairn.runEvents, and it opens documents the server shows
 	// (window/showDocument), like eglot.
@@ -47,6 +50,9 @@ type Options struct {
 	// editor never answers, like a client that hangs; the server's
 	// $/cancelRequest notifications are counted (Cancelled).
 	NeverAnswer []string
+	// NoShowDocument makes a Plain editor declare no window/showDocument
+	// support (an older LSP client).
+	NoShowDocument bool
 }
 
 // Editor is one editor session connected to a server.
@@ -84,9 +90,8 @@ func Connect(ctx context.Context, rwc io.ReadWriteCloser, root string, opts Opti
 	if err != nil {
 		return nil, err
 	}
-	if real, err := filepath.EvalSymlinks(abs); err == nil {
-		abs = real
-	}
+	// The root is named as given, symlinks and all, as VS Code and Neovim
+	// do (the server resolves it).
 	e := &Editor{Root: abs, opts: opts, buffers: map[string]*buffer{}, events: map[string][]protocol.RunEvent{}, changed: make(chan struct{}), stop: make(chan struct{}),
 		progressTitle: map[string]string{}}
 	e.conn = jsonrpc2.NewConn(jsonrpc2.NewHeaderStream(rwc))
@@ -108,7 +113,7 @@ func Connect(ctx context.Context, rwc io.ReadWriteCloser, root string, opts Opti
 	}
 	caps := init["capabilities"].(map[string]any)
 	if opts.Plain {
-		caps["window"].(map[string]any)["showDocument"] = map[string]any{"support": true}
+		caps["window"].(map[string]any)["showDocument"] = map[string]any{"support": !opts.NoShowDocument}
 	} else {
 		caps["experimental"] = map[string]any{protocol.ExperimentalKey: map[string]any{protocol.ExperimentalRunEvents: true}}
 	}

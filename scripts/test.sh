@@ -46,6 +46,22 @@ npm_deps() {
   (cd test/acp && npm ci --no-audit --no-fund --loglevel=error)
 }
 
+# The quality sets run on real code nobody here wrote (internal/corpora):
+# the Go tree, CPython 3.11's email and asyncio, and the npm packages pinned
+# in test/corpora. CAIRN_QUALITY=1 makes their tests run (and fail, under
+# CI=true, when a corpus is missing); they assert floors, not wall times.
+quality_corpora() {
+  (cd test/corpora && npm ci --no-audit --no-fund --loglevel=error --ignore-scripts)
+  if [ ! -f /usr/lib/python3.11/asyncio/tasks.py ] && [ ! -f /root/.pyenv/versions/3.11.7/lib/python3.11/asyncio/tasks.py ]; then
+    apt-get install -y --no-install-recommends libpython3.11-stdlib ||
+      { apt-get update && apt-get install -y --no-install-recommends libpython3.11-stdlib; }
+  fi
+}
+
+quality_sets() {
+  CAIRN_QUALITY=1 go test -count=1 -timeout 30m -run 'TestFresh' ./search
+}
+
 build() {
   mkdir -p bin
   rm -f bin/cairn
@@ -91,6 +107,8 @@ step "gofmt" gofmt_check
 step "go vet" go vet ./...
 step "npm ci: pinned MCP servers (test/mcp), the black-box clients (test/blackbox, test/acp)" npm_deps
 step "go test -race ./..." go test -race -count=1 -timeout 20m ./...
+step "quality corpora: rxjs and zod from npm, CPython 3.11's standard library" quality_corpora
+step "quality sets on real code (floors on retrieval, map and context figures)" quality_sets
 step "build" build
 export CAIRN_BIN="$PWD/bin/cairn"
 step "cairn demo" demo

@@ -259,7 +259,11 @@ func TestRankingSweep(t *testing.T) {
 	ix, _ := corpusIndex(t)
 	defer ix.Close()
 	save := []float64{boostMeta, testFactor, fileShare}
-	defer func() { boostMeta, testFactor, fileShare = save[0], save[1], save[2] }()
+	saveBody, saveMeta := refLength[fBody], refLength[fMeta]
+	defer func() {
+		boostMeta, testFactor, fileShare = save[0], save[1], save[2]
+		refLength[fBody], refLength[fMeta] = saveBody, saveMeta
+	}()
 	ours := func(q string) []string {
 		res, err := ix.Search(context.Background(), q, 30)
 		if err != nil {
@@ -267,12 +271,14 @@ func TestRankingSweep(t *testing.T) {
 		}
 		return distinctFiles(res.Hits)
 	}
-	for _, meta := range []float64{4, 5, 8, 12} {
-		for _, tf := range []float64{0.4} {
-			for _, fs := range []float64{0, 0.3} {
-				boostMeta, testFactor, fileShare = meta, tf, fs
+	saveTop := fileTop
+	defer func() { fileTop = saveTop }()
+	for _, body := range []int{100, 300, 1000} {
+		for _, bm := range []float64{2, 5, 10} {
+			for _, top := range []int{3, 5} {
+				refLength[fBody], boostMeta, fileTop = body, bm, top
 				r5, mrr, _ := evaluate(qs, ours)
-				t.Logf("meta=%.1f test=%.1f share=%.1f  recall@5=%.3f MRR=%.3f", meta, tf, fs, r5, mrr)
+				t.Logf("body=%d boostMeta=%.0f fileTop=%d  recall@5=%.3f MRR=%.3f", body, bm, top, r5, mrr)
 			}
 		}
 	}

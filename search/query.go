@@ -167,20 +167,60 @@ func isFilterName(s string) bool {
 }
 
 // Ranking knobs (variables so the quality harness can explore them; the
-// values were picked with TestRankingSweep on testdata/queries.txt). Body
-// text must match (BM25); a match in the meta field (symbol, path words, doc
-// comment and declaration line) adds boostMeta times its score. Then the first rerankDepth
-// chunks are reranked: test files and testdata count for less (questions are
-// usually about the implementation), and a chunk gains a share of the score
-// of other chunks of its file that matched (files about the question win
-// over a lone chunk that happens to use its words).
+// values were picked with TestRankingSweep on testdata/queries.txt, never on
+// testdata/fresh.tsv). Body text must match (BM25); a match in the meta field
+// (symbol, path words, doc comment and declaration line) adds boostMeta times
+// its score. Then the first rerankDepth chunks are reranked: test files and
+// testdata count for less unless the query is about tests (questions are
+// usually about the implementation), so do declaration-only files (.d.ts,
+// .pyi) and prose (README.md, CHANGELOG, .rst) unless the query asks for
+// documentation, and a chunk gains a share of the score of the best other chunks of
+// its file that matched (files about the question win over a lone chunk that
+// happens to use its words).
+//
+// The pool is rerankDepth whatever the limit, so a result's top k is the
+// prefix of a larger limit's (TestRankingIndependentOfLimit).
 var (
-	boostMeta   = 5.0
+	boostMeta   = 2.0
 	testFactor  = 0.4
 	fileShare   = 0.3
-	rerankDepth = 50
+	fileTop     = 5 // the other chunks of a file that lend it their score: its best ones, so a big file is not ahead for its size
+	declFactor  = 0.5
+	rerankDepth = 200
 	maxPerFile  = 3 // hits from one file in a result, so one file cannot fill it
 )
+
+// BM25 length normalization compares a chunk's field length with the
+// average. bleve computes that average from the term dictionaries of the
+// segments the index happens to be split into (their sizes summed, so a term
+// in ten segments counts ten times): the same tree indexed twice, or updated
+// instead of rebuilt, scored differently. The search hands bleve fixed
+// reference lengths instead (TestScoresIndependentOfSegments); with the
+// live document count, BM25's idf stays exact. The values are in tokens
+// (identifier parts and stems included) and were picked with
+// TestRankingSweep like the knobs above.
+var refLength = map[string]int{
+	fBody:  1000,
+	fMeta:  60,
+	fSymKW: 1,
+	fPath:  1,
+	fLang:  1,
+	fKind:  1,
+}
+
+// bm25Stats are the corpus statistics BM25 uses, independent of the
+// segment layout.
+func (ix *Index) bm25Stats() (*search.BM25Stats, error) {
+	n, err := ix.idx.DocCount()
+	if err != nil {
+		return nil, fmt.Errorf("counting documents: %w", err)
+	}
+	st := &search.BM25Stats{DocCount: float64(n), FieldCardinality: map[string]int{}}
+	for f, l := range refLength {
+		st.FieldCardinality[f] = l * int(n)
+	}
+	return st, nil
+}
 
 // build turns a parsed query into a bleve query.
 func (p *Parsed) build() query.Query {
@@ -194,11 +234,17 @@ func (p *Parsed) build() query.Query {
 		meta.SetField(fMeta)
 		meta.Analyzer = analyzerQuery
 		meta.SetBoost(boostMeta)
-		bq := bleve.NewBooleanQuery()
-		bq.AddMust(body)
-		bq.AddShould(meta)
-		bq.Should.(*query.DisjunctionQuery).SetMin(0)
-		must = append(must, bq)
+		// body AND (body OR meta): the body must match, and the score is
+		// body + meta (the required body clause scores nothing). A boolean
+		// query with a "should" clause would say it more directly, but
+		// bleve's BooleanSearcher loses should-matches when a conjunction
+		// around it (filters) advances it: scores changed from run to run.
+		required := bleve.NewMatchQuery(text)
+		required.SetField(fBody)
+		required.Analyzer = analyzerQuery
+		required.SetBoost(0)
+		either := bleve.NewDisjunctionQuery(body, meta)
+		must = append(must, bleve.NewConjunctionQuery(either, required))
 	}
 	for _, ph := range p.Phrases {
 		if len(terms(ph)) == 0 {
@@ -261,8 +307,9 @@ func pathFilter(v string) query.Query {
 }
 
 // Search runs a query and returns up to limit hits (DefaultLimit when limit
-// <= 0), each with its best matching line. Errors wrapping ErrBadQuery are
-// about the query text. While a reconcile runs the result is marked Partial.
+// <= 0), each with its best matching line; at most 3 hits come from one
+// file. Errors wrapping ErrBadQuery are about the query text. While a
+// reconcile runs the result is marked Partial.
 func (ix *Index) Search(ctx context.Context, q string, limit int) (res *Result, err error) {
 	p, err := ParseQuery(q)
 	if err != nil {
@@ -271,8 +318,30 @@ func (ix *Index) Search(ctx context.Context, q string, limit int) (res *Result, 
 	return ix.SearchParsed(ctx, p, limit)
 }
 
+// BestPerFile keeps the first (best) hit of each file, up to n files: a
+// result grouped by file (`cairn search --files`). Search keeps at most 3
+// hits per file, so a search for 3n hits holds n files when there are.
+func BestPerFile(hits []Hit, n int) []Hit {
+	seen := map[string]bool{}
+	var out []Hit
+	for _, h := range hits {
+		if len(out) == n {
+			break
+		}
+		if !seen[h.Path] {
+			seen[h.Path] = true
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
 // SearchParsed runs an already parsed query.
-func (ix *Index) SearchParsed(ctx context.Context, p Parsed, limit int) (res *Result, err error) {
+func (ix *Index) SearchParsed(ctx context.Context, p Parsed, limit int) (*Result, error) {
+	return ix.search(ctx, p, limit)
+}
+
+func (ix *Index) search(ctx context.Context, p Parsed, limit int) (res *Result, err error) {
 	if limit <= 0 {
 		limit = DefaultLimit
 	}
@@ -301,13 +370,18 @@ func (ix *Index) SearchParsed(ctx context.Context, p Parsed, limit int) (res *Re
 		}
 		bq = bleve.NewConjunctionQuery(must...)
 	}
-	depth := limit * 4
-	if depth < rerankDepth {
-		depth = rerankDepth
+	stats, err := ix.bm25Stats()
+	if err != nil {
+		return nil, fmt.Errorf("search: %w", err)
 	}
-	sr, err := ix.idx.SearchInContext(ctx, bleve.NewSearchRequestOptions(bq, depth, 0, false))
+	run := func(q query.Query) (*bleve.SearchResult, error) {
+		req := bleve.NewSearchRequestOptions(q, rerankDepth+rerankDepth/4, 0, false)
+		req.PreSearchData = map[string]interface{}{search.BM25PreSearchDataKey: stats}
+		return ix.idx.SearchInContext(ctx, req)
+	}
+	sr, err := run(bq)
 	if err == nil && sr.Total == 0 && bq != full {
-		sr, err = ix.idx.SearchInContext(ctx, bleve.NewSearchRequestOptions(full, depth, 0, false))
+		sr, err = run(full)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
@@ -318,7 +392,7 @@ func (ix *Index) SearchParsed(ctx context.Context, p Parsed, limit int) (res *Re
 	}
 	qt := queryTerms(&p)
 	files := map[string]*fileLines{}
-	cands := rerank(sr.Hits)
+	cands := rerank(pool(sr.Hits), aboutTests(&p), aboutDocs(&p))
 	if len(cands) > limit {
 		cands = cands[:limit]
 	}
@@ -333,6 +407,55 @@ func (ix *Index) SearchParsed(ctx context.Context, p Parsed, limit int) (res *Re
 		res.Hits = append(res.Hits, hit)
 	}
 	return res, nil
+}
+
+// pool returns the first rerankDepth matches by score, ties broken by id,
+// from the rerankDepth×1.25 that bleve collected. Bleve breaks ties by
+// internal document number, which depends on the segment layout: when the
+// ties at the cut may continue past what was collected, the tied score is
+// left out entirely, so the pool is the same whatever the layout.
+func pool(in search.DocumentMatchCollection) search.DocumentMatchCollection {
+	sort.Slice(in, func(i, j int) bool {
+		if in[i].Score != in[j].Score {
+			return in[i].Score > in[j].Score
+		}
+		return in[i].ID < in[j].ID
+	})
+	if len(in) <= rerankDepth {
+		return in
+	}
+	cut := in[rerankDepth-1].Score
+	if in[len(in)-1].Score < cut || len(in) < rerankDepth+rerankDepth/4 {
+		return in[:rerankDepth]
+	}
+	n := rerankDepth
+	for n > 0 && in[n-1].Score == cut {
+		n--
+	}
+	return in[:n]
+}
+
+// aboutTests reports whether the query asks about tests ("test", "tests",
+// "testing", "tested", "_test", a path: filter naming them): then test files
+// are not ranked down.
+func aboutTests(p *Parsed) bool {
+	for _, w := range p.Words {
+		for _, run := range identRuns(w) {
+			parts := splitIdent([]byte(run), nil)
+			for _, pt := range parts {
+				switch strings.ToLower(run[pt[0]:pt[1]]) {
+				case "test", "tests", "testing", "tested", "testdata", "spec", "specs", "fixture", "fixtures":
+					return true
+				}
+			}
+		}
+	}
+	for _, v := range p.Paths {
+		if isTestPath(v) || strings.Contains(v, "test") {
+			return true
+		}
+	}
+	return false
 }
 
 // compoundWholes lists the lowercase whole forms of the plain words'
@@ -363,42 +486,117 @@ func identRuns(s string) []string {
 	})
 }
 
-// rerank decodes hits and applies the test-file factor and the file share.
-func rerank(in search.DocumentMatchCollection) []Hit {
+// rerank decodes hits and applies the test-file factor (unless the query
+// is about tests) and the file share, then keeps at most maxPerFile hits
+// per file. Ties are broken by path and line, so the order does not depend on
+// where documents sit in the index.
+func rerank(in search.DocumentMatchCollection, tests, docs bool) []Hit {
 	hits := make([]Hit, 0, len(in))
-	fileSum := map[string]float64{}
 	for _, h := range in {
 		rel, start, end, kind, sym, ok := parseID(h.ID)
 		if !ok {
 			continue
 		}
 		score := h.Score
-		if isTestPath(rel) {
+		if !tests && isTestPath(rel) {
 			score *= testFactor
 		}
-		fileSum[rel] += score
+		if isDeclarationFile(rel) || (!docs && isProse(rel)) {
+			score *= declFactor
+		}
 		hits = append(hits, Hit{Path: rel, StartLine: start, EndLine: end, Kind: kind, Symbol: sym, Score: score, Line: start})
+	}
+	// The file share: each chunk gains fileShare × the scores of its file's
+	// best fileTop other chunks in the pool.
+	best := map[string][]float64{} // per file, its fileTop+1 best scores, descending
+	for _, h := range hits {
+		b := best[h.Path]
+		i := sort.Search(len(b), func(i int) bool { return b[i] < h.Score })
+		if i <= fileTop {
+			b = append(b, 0)
+			copy(b[i+1:], b[i:])
+			b[i] = h.Score
+			if len(b) > fileTop+1 {
+				b = b[:fileTop+1]
+			}
+			best[h.Path] = b
+		}
 	}
 	for i := range hits {
 		h := &hits[i]
-		h.Score += fileShare * (fileSum[h.Path] - h.Score)
+		b, others, n := best[h.Path], 0.0, 0
+		self := false
+		for _, v := range b {
+			if !self && v == h.Score {
+				self = true
+				continue
+			}
+			if n < fileTop {
+				others += v
+				n++
+			}
+		}
+		h.Score += fileShare * others
 	}
-	sort.SliceStable(hits, func(i, j int) bool { return hits[i].Score > hits[j].Score })
-	perFile := map[string]int{}
+	sort.Slice(hits, func(i, j int) bool {
+		a, b := hits[i], hits[j]
+		if a.Score != b.Score {
+			return a.Score > b.Score
+		}
+		if a.Path != b.Path {
+			return a.Path < b.Path
+		}
+		return a.StartLine < b.StartLine
+	})
+	count := map[string]int{}
 	out := hits[:0]
 	for _, h := range hits {
-		if perFile[h.Path] < maxPerFile {
-			perFile[h.Path]++
+		if count[h.Path] < maxPerFile {
+			count[h.Path]++
 			out = append(out, h)
 		}
 	}
 	return out
 }
 
+// aboutDocs reports whether the query asks for documentation.
+func aboutDocs(p *Parsed) bool {
+	for _, w := range p.Words {
+		switch strings.ToLower(strings.Trim(w, ".,;:?!'\"()")) {
+		case "readme", "doc", "docs", "documentation", "documented", "document", "changelog", "manual", "guide":
+			return true
+		}
+	}
+	for _, v := range p.Paths {
+		if isProse(v) {
+			return true
+		}
+	}
+	return false
+}
+
+// isProse reports documentation files.
+func isProse(rel string) bool {
+	base := strings.ToLower(path.Base(rel))
+	for _, ext := range []string{".md", ".markdown", ".rst", ".txt", ".adoc"} {
+		if strings.HasSuffix(base, ext) {
+			return true
+		}
+	}
+	return strings.HasPrefix(base, "readme") || strings.HasPrefix(base, "changelog")
+}
+
+// isDeclarationFile reports files that only declare what is implemented
+// elsewhere: TypeScript declarations and Python stubs.
+func isDeclarationFile(rel string) bool {
+	return strings.HasSuffix(rel, ".d.ts") || strings.HasSuffix(rel, ".d.mts") || strings.HasSuffix(rel, ".d.cts") || strings.HasSuffix(rel, ".pyi")
+}
+
 func isTestPath(rel string) bool {
 	return strings.HasSuffix(rel, "_test.go") || strings.Contains(rel, "testdata/") ||
 		strings.Contains(rel, "/test/") || strings.HasPrefix(rel, "test/") ||
-		strings.Contains(rel, ".test.") || strings.Contains(rel, ".spec.") || strings.HasPrefix(path.Base(rel), "test_")
+		strings.Contains(rel, ".test.") || strings.Contains(rel, ".spec.") || strings.HasPrefix(path.Base(rel), "test_") ||
+		strings.Contains(rel, "__tests__/") || strings.HasPrefix(rel, "benchmarks/") || strings.Contains(rel, "/benchmarks/")
 }
 
 type qterms struct {

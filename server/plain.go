@@ -162,34 +162,50 @@ func answerMarkdown(question, answer string, edits []*protocol.GetEditResult) st
 	return b.String()
 }
 
+// Titles of the per-hunk actions offered besides the whole-edit ones when an
+// edit has more than one hunk.
+const (
+	titleAcceptHunk = "Accept this hunk of Cairn's edit…"
+	titleRejectHunk = "Reject this hunk of Cairn's edit…"
+)
+
 // editActions offers the pending edits whose hunks touch lines from..to
-// (0-based, inclusive) of abs as Accept/Reject code actions.
+// (0-based, inclusive) of abs as Accept/Reject code actions: the whole edit
+// (titles fixed by the contract), and, for an edit of several hunks, each
+// pending hunk that the range touches.
 func (s *Server) editActions(mgr *agent.Manager, abs string, from, to int) []lsp.CommandOrCodeAction {
 	var out []lsp.CommandOrCodeAction
+	action := func(title, cmd string, ref protocol.EditRef) lsp.CommandOrCodeAction {
+		arg, _ := json.Marshal(ref)
+		return &lsp.CodeAction{
+			Title:   title,
+			Command: lsp.Command{Title: title, Command: cmd, Arguments: []lsp.LSPAny{jsontext.Value(arg)}},
+		}
+	}
 	for _, e := range mgr.PendingEdits() {
-		touches := false
+		var touched []int
 		for _, h := range e.Hunks {
-			if e.Files[h.File].Abs != abs {
+			if e.Files[h.File].Abs != abs || h.State != agent.EditPending {
 				continue
 			}
 			end := max(h.EndLine-1, h.StartLine)
 			if h.StartLine <= to && end >= from {
-				touches = true
-				break
+				touched = append(touched, h.Index)
 			}
 		}
-		if !touches {
+		if len(touched) == 0 {
 			continue
 		}
-		for _, a := range []struct{ title, cmd string }{
-			{protocol.TitleAcceptEdit, protocol.CommandAcceptEdit},
-			{protocol.TitleRejectEdit, protocol.CommandRejectEdit},
-		} {
-			arg, _ := json.Marshal(protocol.EditRef{EditID: e.ID})
-			out = append(out, &lsp.CodeAction{
-				Title:   a.title,
-				Command: lsp.Command{Title: a.title, Command: a.cmd, Arguments: []lsp.LSPAny{jsontext.Value(arg)}},
-			})
+		out = append(out,
+			action(protocol.TitleAcceptEdit, protocol.CommandAcceptEdit, protocol.EditRef{EditID: e.ID}),
+			action(protocol.TitleRejectEdit, protocol.CommandRejectEdit, protocol.EditRef{EditID: e.ID}))
+		if len(e.Hunks) < 2 {
+			continue
+		}
+		for _, i := range touched {
+			out = append(out,
+				action(titleAcceptHunk, protocol.CommandAcceptEdit, protocol.EditRef{EditID: e.ID, Hunks: []int{i}}),
+				action(titleRejectHunk, protocol.CommandRejectEdit, protocol.EditRef{EditID: e.ID, Hunks: []int{i}}))
 		}
 	}
 	return out

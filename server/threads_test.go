@@ -214,7 +214,7 @@ func TestThreadFollowUpSeesHistoryAndSurvivesRestart(t *testing.T) {
 		t.Errorf("a new thread's first prompt has history:\n%s", p)
 	}
 	report, err := e.ed.ContextReport(e.ctx, second.RunID)
-	if err != nil || !strings.Contains(report, "| history | turn 1 of 1") {
+	if err != nil || !strings.Contains(report, "| history | 1 earlier turns: 1 whole |") {
 		t.Errorf("the context report does not show the history item: %v\n%s", err, report)
 	}
 
@@ -356,19 +356,112 @@ func TestPlainClientSeesAnswerAndAcceptsThroughCodeAction(t *testing.T) {
 	if accept == nil || !strings.Contains(strings.Join(titles, "|"), protocol.TitleRejectEdit) {
 		t.Fatalf("code actions on the edited line: %q", titles)
 	}
+	// Per hunk: reject the hunk under the cursor (line 9: Mul's).
+	var rejectHunk *lspclient.CodeAction
+	for i := range actions {
+		if actions[i].Title == "Reject this hunk of Cairn's edit…" {
+			rejectHunk = &actions[i]
+		}
+	}
+	if rejectHunk == nil || !strings.Contains(string(rejectHunk.Command.Arguments[0]), `"hunks":[1]`) {
+		t.Fatalf("no per-hunk reject for hunk 1: %q", titles)
+	}
+	if err := e.ed.Run(e.ctx, *rejectHunk, nil); err != nil {
+		t.Fatal(err)
+	}
+	// Accepting the edit now applies what is left pending: hunk 0.
+	actions, _ = e.ed.CodeActions(e.ctx, "calc/calc.go", 4, 4)
+	accept = nil
+	for i := range actions {
+		if actions[i].Title == protocol.TitleAcceptEdit {
+			accept = &actions[i]
+		}
+	}
+	if accept == nil {
+		t.Fatalf("no accept action on hunk 0's line: %+v", actions)
+	}
 	var res protocol.AcceptResult
 	if err := e.ed.Run(e.ctx, *accept, &res); err != nil || !res.Applied {
 		t.Fatalf("accept through the code action: %+v %v", res, err)
 	}
-	want := strings.Replace(strings.Replace(calcOrig, "return a + b", "return a * b", 1), "return a - b", "return a + b", 1)
+	want := strings.Replace(calcOrig, "return a - b", "return a + b", 1)
 	if got := e.read("calc/calc.go"); got != want {
 		t.Fatalf("after accept:\n%q", got)
 	}
 	// Decided: the actions are gone.
-	actions, _ = e.ed.CodeActions(e.ctx, "calc/calc.go", 9, 9)
+	actions, _ = e.ed.CodeActions(e.ctx, "calc/calc.go", 4, 4)
 	for _, a := range actions {
 		if a.Title == protocol.TitleAcceptEdit {
 			t.Errorf("accept action still offered after accept")
 		}
+	}
+}
+
+// An editor that leaves the accepted buffer unsaved (Neovim, Emacs): the
+// checkpoint describes the text, so undo and "already undone" are right
+// whether or not the buffer was saved.
+func TestUnsavedAcceptUndo(t *testing.T) {
+	e := newEnv(t, calcWS, withScript("turns:"+twoHunkTurns), withEditor(lspclient.Options{NoSave: true}))
+	e.open("calc/calc.go")
+	evs := e.waitRun(e.ask("calc/calc.go", 0, 0, "fix the operators"))
+	editID := ofKind(evs, protocol.EventEditProposed)[0].EditID
+	res, err := e.ed.AcceptHunks(e.ctx, editID, []int{0})
+	if err != nil || !res.Applied {
+		t.Fatalf("accept: %+v %v", res, err)
+	}
+	wantOne := strings.Replace(calcOrig, "return a - b", "return a + b", 1)
+	if got, _ := e.ed.Text("calc/calc.go"); got != wantOne {
+		t.Fatalf("buffer after accept: %q", got)
+	}
+	if got := e.read("calc/calc.go"); got != calcOrig {
+		t.Fatalf("the disk changed although the editor did not save: %q", got)
+	}
+	// Hunk 1 builds on the unsaved buffer.
+	r1, err := e.ed.AcceptHunks(e.ctx, editID, []int{1})
+	if err != nil || !r1.Applied {
+		t.Fatalf("accept hunk 1 over an unsaved buffer: %+v %v", r1, err)
+	}
+	if u, err := e.ed.Undo(e.ctx, r1.CheckpointID); err != nil || !u.Applied {
+		t.Fatalf("undo hunk 1, unsaved: %+v %v", u, err)
+	}
+	if got, _ := e.ed.Text("calc/calc.go"); got != wantOne {
+		t.Fatalf("buffer after undoing hunk 1: %q", got)
+	}
+	// Saved, then undone in the editor and saved again: already undone.
+	if err := e.ed.Save(e.ctx, "calc/calc.go"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.ed.Type(e.ctx, "calc/calc.go", calcOrig); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.ed.Save(e.ctx, "calc/calc.go"); err != nil {
+		t.Fatal(err)
+	}
+	u, err := e.ed.Undo(e.ctx, res.CheckpointID)
+	if err != nil || u.Applied || len(u.AlreadyUndone) != 1 {
+		t.Fatalf("undo after the editor's undo, saved: %+v %v", u, err)
+	}
+}
+
+// A plain client that cannot open documents gets the answer as a message.
+func TestPlainClientWithoutShowDocumentGetsMessage(t *testing.T) {
+	e := newEnv(t, calcWS, withScript("turns:"+twoHunkTurns), withEditor(lspclient.Options{Plain: true, NoShowDocument: true}))
+	evs := e.waitRun(e.ask("calc/calc.go", 0, 0, "fix the operators"))
+	if last(evs).Kind != protocol.EventFinished {
+		t.Fatalf("run: %s", kinds(evs))
+	}
+	has := func() bool {
+		for _, m := range e.ed.Messages() {
+			if strings.Contains(m, "Fixed Add and Mul.") && strings.Contains(m, protocol.TitleAcceptEdit) {
+				return true
+			}
+		}
+		return false
+	}
+	if err := e.ed.WaitUntil(e.ctx, has); err != nil {
+		t.Fatalf("no window/showMessage with the answer: %v; messages: %q", err, e.ed.Messages())
+	}
+	if len(e.ed.ShownDocuments()) != 0 {
+		t.Errorf("showDocument sent to a client without support")
 	}
 }

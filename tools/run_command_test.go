@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,5 +70,32 @@ func TestOutsideSandboxAlwaysAsks(t *testing.T) {
 	}
 	if problems := sb.Configure(SandboxSettings{Mode: "sometimes", WritableRoots: []string{"rel"}}, ""); len(problems) != 2 {
 		t.Errorf("problems: %q", problems)
+	}
+}
+
+// TestNoSandboxHere: where the system has no sandbox, read commands still
+// run, every other command's prompt says it runs outside the sandbox, and
+// mode required refuses to run anything.
+func TestNoSandboxHere(t *testing.T) {
+	env := testEnv(t, map[string]string{"a.txt": "hello\n"})
+	sb := NewCommandSandbox(env.WS.Root())
+	sb.probe = func() sandbox.Status {
+		return sandbox.Status{Err: errors.New("Landlock is not enabled in this kernel")}
+	}
+	tool := RunCommandWith(env.WS.Root(), sb)
+	if _, detail := tool.RiskOf(json.RawMessage(`{"command":"cat a.txt"}`)); strings.HasPrefix(detail, OutsideSandbox) {
+		t.Errorf("read command marked: %q", detail)
+	}
+	if _, detail := tool.RiskOf(json.RawMessage(`{"command":"touch b"}`)); !strings.HasPrefix(detail, OutsideSandbox) || !strings.Contains(detail, "cannot be sandboxed") {
+		t.Errorf("write command not marked: %q", detail)
+	}
+	res, err := tool.Invoke(context.Background(), env, json.RawMessage(`{"command":"cat a.txt"}`))
+	if err != nil || !strings.Contains(res.Content, "hello") || !strings.Contains(res.Content, "no sandbox") {
+		t.Errorf("read command without a sandbox: %+v %v", res, err)
+	}
+	sb.Configure(SandboxSettings{Mode: SandboxRequired}, "")
+	res, err = tool.Invoke(context.Background(), env, json.RawMessage(`{"command":"cat a.txt"}`))
+	if err != nil || !res.IsError || strings.Contains(res.Content, "hello") || !strings.Contains(res.Content, "required") {
+		t.Errorf("mode required ran a command without a sandbox: %+v %v", res, err)
 	}
 }

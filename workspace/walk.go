@@ -27,6 +27,7 @@ const (
 	SkipBinary    SkipReason = "binary"
 	SkipOversized SkipReason = "oversized"
 	SkipVendored  SkipReason = "vendored"
+	SkipBuilt     SkipReason = "build output"
 	SkipUnread    SkipReason = "unreadable"
 )
 
@@ -47,10 +48,60 @@ var alwaysSkipDirs = map[string]bool{".git": true, ".hg": true, ".svn": true, "n
 // vendoredDirs hold third-party code: skipped and counted as vendored.
 var vendoredDirs = map[string]bool{"vendor": true, "third_party": true, "bower_components": true}
 
+// buildDirs are where JavaScript, TypeScript and Python builds write their
+// output. A directory of that name is build output only next to a build
+// manifest (cmd/dist and go/build in the Go tree are source), see builtDir.
+var buildDirs = map[string]bool{"dist": true, "build": true, "out": true, ".next": true, ".nuxt": true, "__pycache__": true, "coverage": true}
+
+// buildManifests name the files whose presence in a directory makes its
+// buildDirs children build output.
+var buildManifests = []string{"package.json", "tsconfig.json", "pyproject.toml", "setup.py", "setup.cfg"}
+
+// lockFiles are package managers' lockfiles: long, generated, never the answer.
+var lockFiles = map[string]bool{
+	"package-lock.json": true, "npm-shrinkwrap.json": true, "yarn.lock": true, "pnpm-lock.yaml": true,
+	"bun.lockb": true, "Cargo.lock": true, "poetry.lock": true, "Pipfile.lock": true, "uv.lock": true,
+	"composer.lock": true, "Gemfile.lock": true, "go.sum": true, "go.work.sum": true,
+}
+
+// builtFile reports build output recognizable by its name: minified code and
+// bundles, source maps, lockfiles.
+func builtFile(name string) bool {
+	if lockFiles[name] {
+		return true
+	}
+	for _, suf := range []string{".min.js", ".min.mjs", ".min.css", ".umd.js", ".bundle.js", ".js.map", ".mjs.map", ".css.map", ".d.ts.map"} {
+		if strings.HasSuffix(name, suf) {
+			return true
+		}
+	}
+	return false
+}
+
+// builtDir reports whether the directory name inside absParent is build
+// output: one of buildDirs next to a build manifest (__pycache__ anywhere).
+func builtDir(absParent, name string) bool {
+	if !buildDirs[name] {
+		return false
+	}
+	if name == "__pycache__" {
+		return true
+	}
+	for _, m := range buildManifests {
+		if _, err := os.Stat(filepath.Join(absParent, m)); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
 // Walk lists the workspace's indexable files in lexical order, honoring
 // .gitignore and .cairnignore files at every level, and skipping VCS
-// folders, vendored trees, binary files and oversized files (counted in the
-// returned stats). Symlinks are not followed, so loops cannot hang it.
+// folders, vendored trees, build output (dist/, build/, out/ beside a
+// package.json or pyproject.toml; minified files, bundles, source maps,
+// lockfiles), binary files and oversized files (counted in the returned
+// stats). A .gitignore or .cairnignore negation ("!dist/") does not bring
+// build output back; .cairnignore can only take more away. Symlinks are not followed, so loops cannot hang it.
 func (w *Workspace) Walk(opts WalkOptions) ([]File, WalkStats) {
 	max := opts.MaxFileSize
 	if max <= 0 {
@@ -111,6 +162,10 @@ func (w *Workspace) Walk(opts WalkOptions) ([]File, WalkStats) {
 					stats.Skipped[SkipVendored]++
 					continue
 				}
+				if builtDir(absDir, name) {
+					stats.Skipped[SkipBuilt]++
+					continue
+				}
 				if ignored(rel, true) {
 					stats.Skipped[SkipIgnored]++
 					continue
@@ -119,6 +174,10 @@ func (w *Workspace) Walk(opts WalkOptions) ([]File, WalkStats) {
 				continue
 			}
 			if !e.Type().IsRegular() { // symlinks, sockets, devices
+				continue
+			}
+			if builtFile(name) {
+				stats.Skipped[SkipBuilt]++
 				continue
 			}
 			if ignored(rel, false) {
@@ -159,10 +218,15 @@ func (w *Workspace) CairnIgnored(rel string) bool {
 func (w *Workspace) ignoredBy(rel string, files ...string) bool {
 	parts := strings.Split(rel, "/")
 	if len(files) == 2 {
+		parent := w.root
 		for _, p := range parts[:len(parts)-1] {
-			if alwaysSkipDirs[p] || vendoredDirs[p] {
+			if alwaysSkipDirs[p] || vendoredDirs[p] || builtDir(parent, p) {
 				return true
 			}
+			parent = filepath.Join(parent, p)
+		}
+		if builtFile(parts[len(parts)-1]) {
+			return true
 		}
 	}
 	dir := ""

@@ -126,6 +126,48 @@ func TestWalkHonorsIgnoreFiles(t *testing.T) {
 	}
 }
 
+// Build output is skipped by default: dist/, build/, out/ beside a build
+// manifest, minified files, bundles, source maps and lockfiles; a source
+// directory that happens to be called dist or build (the Go tree's cmd/dist,
+// go/build) is kept.
+func TestWalkSkipsBuildOutput(t *testing.T) {
+	root := t.TempDir()
+	files := []string{
+		"package.json", "package-lock.json", "src/index.ts",
+		"dist/index.js", "dist/types/index.d.ts", "build/x.js", "out/y.js", "lib/app.min.js",
+		"lib/app.js.map", "lib/index.umd.js", "lib/core.js",
+		"py/pyproject.toml", "py/pkg/mod.py", "py/build/lib/mod.py", "py/pkg/__pycache__/mod.py",
+		"go/cmd/dist/build.go", "go/go/build/build.go", "go/go.sum",
+	}
+	for _, p := range files {
+		os.MkdirAll(filepath.Dir(filepath.Join(root, p)), 0o755)
+		os.WriteFile(filepath.Join(root, p), []byte("x"), 0o644)
+	}
+	ws, _ := Open(root)
+	got, stats := ws.Walk(WalkOptions{})
+	var rels []string
+	for _, f := range got {
+		rels = append(rels, f.Rel)
+	}
+	want := "go/cmd/dist/build.go go/go/build/build.go lib/core.js package.json py/pkg/mod.py py/pyproject.toml src/index.ts"
+	if strings.Join(rels, " ") != want {
+		t.Errorf("walk = %v\nwant %s", rels, want)
+	}
+	if stats.Skipped[SkipBuilt] != 10 {
+		t.Errorf("skipped as build output: %d, want 10 (%+v)", stats.Skipped[SkipBuilt], stats)
+	}
+	for _, rel := range []string{"dist/index.js", "out/y.js", "lib/app.min.js", "package-lock.json", "py/build/lib/mod.py"} {
+		if !ws.Ignored(rel) {
+			t.Errorf("Ignored(%s) = false, want true like Walk", rel)
+		}
+	}
+	for _, rel := range []string{"go/cmd/dist/build.go", "lib/core.js", "src/index.ts"} {
+		if ws.Ignored(rel) {
+			t.Errorf("Ignored(%s) = true, want false like Walk", rel)
+		}
+	}
+}
+
 func TestTextEditsRoundTrip(t *testing.T) {
 	before := "a\nnaïve 🙂 line\nc\n"
 	after := "a\nnaïve 🙃 line!\nc\nd\n"

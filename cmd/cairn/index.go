@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/cairn-dev/cairn/codeindex"
+	"github.com/cairn-dev/cairn/search"
 	"github.com/cairn-dev/cairn/server"
 	"github.com/cairn-dev/cairn/workspace"
 )
@@ -85,12 +86,13 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs, root := newFlags("search", stderr)
 	limit := fs.Int("limit", 20, "maximum hits")
 	asJSON := fs.Bool("json", false, "print one JSON document")
+	byFile := fs.Bool("files", false, "one hit per file (its best chunk); --limit counts files")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	query := strings.Join(fs.Args(), " ")
 	if strings.TrimSpace(query) == "" {
-		return fmt.Errorf("%w: cairn search [--root DIR] [--limit N] [--json] QUERY", errUsage)
+		return fmt.Errorf("%w: cairn search [--root DIR] [--limit N] [--files] [--json] QUERY", errUsage)
 	}
 	_, ix, err := openIndex(*root, codeindex.Options{})
 	if err != nil {
@@ -101,9 +103,18 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := ix.Reconcile(ctx); err != nil {
 		return fmt.Errorf("updating the code index: %w", err)
 	}
-	res, err := ix.Search(ctx, query, *limit)
+	n := *limit
+	if *byFile {
+		// At most 3 hits come from one file, so 3×limit hits hold limit
+		// files when there are that many.
+		n = min(3**limit, search.MaxLimit)
+	}
+	res, err := ix.Search(ctx, query, n)
 	if err != nil {
 		return err
+	}
+	if *byFile {
+		res.Hits = search.BestPerFile(res.Hits, *limit)
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)

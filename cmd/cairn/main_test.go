@@ -142,6 +142,18 @@ func TestMapAndSearchCommands(t *testing.T) {
 	if code != 0 || !strings.HasPrefix(out, "greet/greet.go:") {
 		t.Fatalf("search: exit %d\n%s\n%s", code, out, errOut)
 	}
+	out, errOut, code = runCLI(t, "search", "--root", dir, "--files", "--limit", "5", "greet")
+	files := map[string]bool{}
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		f, _, _ := strings.Cut(l, ":")
+		if files[f] {
+			t.Errorf("search --files: %s twice in\n%s", f, out)
+		}
+		files[f] = true
+	}
+	if code != 0 || len(files) < 2 {
+		t.Fatalf("search --files: exit %d, %d files\n%s\n%s", code, len(files), out, errOut)
+	}
 	if _, errOut, code := runCLI(t, "search", "--root", dir, "lang:cobol2 x", "bogus:filter"); code == 0 {
 		t.Errorf("an unknown filter should fail: %s", errOut)
 	}

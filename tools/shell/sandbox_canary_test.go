@@ -29,10 +29,17 @@ var canaryMarks = []string{"SSH-CANARY-7f3a", "OUTSIDE-CANARY-91bc", "ENV-CANARY
 // reached, .git was not changed, the read-only profile changed nothing at
 // all, and a process outside the sandbox was not signalled.
 func TestSandboxCanaries(t *testing.T) {
-	if st := sandbox.Probe(); !st.Available() {
+	st := sandbox.Probe()
+	if !st.Available() {
 		t.Skipf("SKIP: the Landlock sandbox is not available on this system, so the escape corpus cannot run: %v", st.Err)
-	} else {
-		t.Log(st.Describe())
+	}
+	t.Log(st.Describe())
+	// What an older kernel without user namespaces cannot stop is not
+	// asserted there (docs/security.md says so); everything else is.
+	for what, ok := range map[string]bool{"TCP": st.BlocksTCP(), "UDP": st.BlocksUDP(), "signals to outside processes": st.BlocksSignals()} {
+		if !ok {
+			t.Logf("NOTE: this system cannot keep sandboxed commands from %s; not asserted here", what)
+		}
 	}
 	cmds := loadEscapes(t)
 	if len(cmds) < 50 {
@@ -145,7 +152,10 @@ func TestSandboxCanaries(t *testing.T) {
 			}
 			select {
 			case <-victimDone:
-				t.Fatalf("%s: the process outside the sandbox was killed", where)
+				if st.BlocksSignals() {
+					t.Fatalf("%s: the process outside the sandbox was killed", where)
+				}
+				t.Skipf("the victim was killed and signals cannot be blocked here (%s)", where)
 			default:
 			}
 		}
@@ -163,7 +173,9 @@ func TestSandboxCanaries(t *testing.T) {
 		if got == "MARKER" {
 			break
 		}
-		t.Errorf("the TCP listener was reached from the sandbox: %q", got)
+		if st.BlocksTCP() {
+			t.Errorf("the TCP listener was reached from the sandbox: %q", got)
+		}
 	}
 	u, err := net.Dial("udp4", udp.LocalAddr().String())
 	if err != nil {
@@ -175,9 +187,11 @@ func TestSandboxCanaries(t *testing.T) {
 		if got == "MARKER" {
 			break
 		}
-		t.Errorf("the UDP listener was reached from the sandbox: %q", got)
+		if st.BlocksUDP() {
+			t.Errorf("the UDP listener was reached from the sandbox: %q", got)
+		}
 	}
-	if err := victim.Process.Signal(syscall.Signal(0)); err != nil {
+	if err := victim.Process.Signal(syscall.Signal(0)); err != nil && st.BlocksSignals() {
 		t.Errorf("the process outside the sandbox is gone: %v", err)
 	}
 	t.Logf("ran %d escape attempts", ran)

@@ -77,6 +77,9 @@ func launch(raw string) error {
 	for _, p := range s.Write {
 		rules = append(rules, pathRule(p, true))
 	}
+	for _, p := range s.List {
+		rules = append(rules, landlock.PathAccess(llsys.AccessFSReadDir, p).IgnoreIfMissing())
+	}
 	if s.Namespaces {
 		if err := protect(s.Protect); err != nil {
 			return err
@@ -166,6 +169,18 @@ type Status struct {
 
 // Available reports whether commands can be sandboxed.
 func (s Status) Available() bool { return s.Err == nil }
+
+// BlocksTCP reports whether sandboxed commands are kept off TCP (a
+// network namespace, or Landlock ABI 4 and later).
+func (s Status) BlocksTCP() bool { return s.Available() && (s.NetNS || s.ABI >= 4) }
+
+// BlocksUDP reports whether sandboxed commands are kept off UDP (only a
+// network namespace does that below Landlock ABI 10).
+func (s Status) BlocksUDP() bool { return s.Available() && (s.NetNS || s.ABI >= 10) }
+
+// BlocksSignals reports whether sandboxed commands cannot signal processes
+// outside the sandbox (Landlock ABI 6 scopes).
+func (s Status) BlocksSignals() bool { return s.Available() && s.ABI >= 6 }
 
 // Describe is one line for the user.
 func (s Status) Describe() string {

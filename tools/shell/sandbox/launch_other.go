@@ -31,6 +31,12 @@ type Status struct {
 // Available reports whether commands can be sandboxed.
 func (s Status) Available() bool { return s.Err == nil }
 
+// BlocksTCP, BlocksUDP and BlocksSignals report what the sandbox keeps a
+// command from doing: nothing here.
+func (s Status) BlocksTCP() bool     { return false }
+func (s Status) BlocksUDP() bool     { return false }
+func (s Status) BlocksSignals() bool { return false }
+
 // Describe is one line for the user.
 func (s Status) Describe() string { return "commands are not sandboxed: " + s.Err.Error() }
 

@@ -62,6 +62,18 @@ var systemRoots = []string{
 	"/dev/zero", "/dev/random", "/dev/urandom", "/dev/full",
 }
 
+// secretSystemFiles are never readable, even where permissions would let
+// the user (root, in a container) read them. Landlock cannot deny a path
+// below a readable one, so their directories are granted entry by entry.
+var secretSystemFiles = []string{"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-",
+	"/etc/sudoers", "/etc/sudoers.d", "/etc/ssl/private", "/etc/security/opasswd", "/etc/krb5.keytab"}
+
+func secretReads() []string {
+	out := append([]string(nil), secretSystemFiles...)
+	keys, _ := filepath.Glob("/etc/ssh/ssh_host_*_key")
+	return append(out, keys...)
+}
+
 // deviceFiles are writable in every profile.
 var deviceFiles = []string{"/dev/null", "/dev/tty", "/dev/ptmx", "/dev/pts"}
 
@@ -162,13 +174,17 @@ func gitDirs(ws string) []string {
 
 // homeReadable are configuration files below home that tools need and
 // that hold no credentials by convention.
-var homeReadable = []string{".gitconfig", ".config/git", ".gitignore_global", "go/bin", ".cargo/bin", ".local/bin"}
+var homeReadable = []string{".gitconfig", ".config/git", ".gitignore_global", ".config/go", "go/bin", ".cargo/bin", ".local/bin"}
 
 // Spec is what the launcher enforces: the result of a Policy, with every
 // path absolute and cleaned.
 type Spec struct {
-	Read    []string `json:"read"`
-	Write   []string `json:"write"`
+	Read  []string `json:"read"`
+	Write []string `json:"write"`
+	// List are directories whose entries may be listed (and their
+	// programs run) but whose files are read only through Read: the
+	// directories on the way to a secret system file.
+	List    []string `json:"list,omitempty"`
 	Network bool     `json:"network"`
 	// Protect are paths below writable roots that the launcher
 	// bind-mounts read-only in its own mount namespace (only when
@@ -259,12 +275,21 @@ func (p Policy) Spec(argv []string, namespaces bool) (Spec, error) {
 			write = append(write, w...)
 		}
 	}
+	secrets := secretReads()
+	var readable []string
 	for _, r := range read {
 		if !filepath.IsAbs(r) {
 			return Spec{}, fmt.Errorf("sandbox: readable root %q is not absolute", r)
 		}
+		g, split, err := grantExcept(filepath.Clean(r), secrets)
+		if err != nil {
+			return Spec{}, err
+		}
+		readable = append(readable, g...)
+		s.List = append(s.List, split...)
 	}
-	s.Read = dedupe(read)
+	s.Read = dedupe(readable)
+	s.List = dedupe(s.List)
 	s.Write = dedupe(write)
 	s.Protect = dedupe(s.Protect)
 	return s, nil
@@ -280,13 +305,21 @@ func clean(p string) string {
 	return p
 }
 
-// grantWrite returns the paths to make writable so that everything below
-// root is writable except the protected paths (and the directories on the
-// way to them, which stay read-only). Landlock rights hold for a whole
-// hierarchy, so a hole can only be made by granting the siblings.
+// grantWrite returns the paths to grant so that everything below root is
+// granted except the protected paths (the directories on the way to them
+// get nothing from this rule: read-only from the read list, or nothing).
+// Landlock rights hold for a whole hierarchy, so a hole can only be made
+// by granting the siblings. Used for the read list too.
 func grantWrite(root string, protected []string) ([]string, error) {
+	g, _, err := grantExcept(root, protected)
+	return g, err
+}
+
+// grantExcept is grantWrite that also returns the directories that were
+// split (root and those on the way to a protected path).
+func grantExcept(root string, protected []string) (granted, split []string, err error) {
 	if slices.Contains(protected, root) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	inside := false
 	for _, p := range protected {
@@ -295,29 +328,30 @@ func grantWrite(root string, protected []string) ([]string, error) {
 		}
 	}
 	if !inside {
-		return []string{root}, nil
+		return []string{root}, nil, nil
 	}
 	entries, err := os.ReadDir(root)
 	if err != nil {
 		if os.IsNotExist(err) {
-			return nil, nil
+			return nil, nil, nil
 		}
-		return nil, fmt.Errorf("sandbox: listing %s to exclude protected paths: %w", root, err)
+		return nil, nil, fmt.Errorf("sandbox: listing %s to exclude protected paths: %w", root, err)
 	}
-	var out []string
+	split = []string{root}
 	for _, e := range entries {
 		if e.Type()&os.ModeSymlink != 0 {
 			// A rule on a link would grant its target, which may be
 			// anywhere; the link itself needs no right.
 			continue
 		}
-		w, err := grantWrite(filepath.Join(root, e.Name()), protected)
+		g, sp, err := grantExcept(filepath.Join(root, e.Name()), protected)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		out = append(out, w...)
+		granted = append(granted, g...)
+		split = append(split, sp...)
 	}
-	return out, nil
+	return granted, split, nil
 }
 
 func dedupe(in []string) []string {

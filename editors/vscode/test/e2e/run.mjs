@@ -43,7 +43,8 @@ const TURNS = [
   { text: 'I changed the greeting to **"Hello, world"**; accept the edit to apply it.' },
   // 2: a proposal rejected through a CodeLens
   { toolCalls: [edit('hello.go', 'Hello', 'Hi')] },
-  { text: 'Proposed "Hi".' },
+  // The answer carries HTML: the chat view shows it as text and runs nothing.
+  { text: 'Proposed "Hi". <script>window.__cairnPwned = 1</script><img src=x onerror="window.__cairnPwned = 2"> [link](javascript:window.__cairnPwned=3)' },
   // 3: a slow answer, cancelled from the status bar
   { text: Array.from({ length: 60 }, (_, i) => `word${i}`).join(' '), delayMs: 250 },
   // 4: a write command, approved in the modal
@@ -332,6 +333,20 @@ try {
   await waitFor('the edit card to say rejected', async () => (await chatText()).includes('· rejected'));
   if (fs.readFileSync(file, 'utf8') !== ORIGINAL || (await editorText()).includes('Hi"')) throw new Error('a rejected edit changed hello.go');
   ok('rejected through the CodeLens: file unchanged');
+  {
+    const f = await chatFrame();
+    await waitFor('the HTML-carrying answer in the chat view', async () => (await chatText()).includes('<script>window.__cairnPwned'));
+    const conv = f.locator('#conversation');
+    const bad = await conv.evaluate((el) => ({
+      scripts: el.querySelectorAll('script').length,
+      imgs: el.querySelectorAll('img').length,
+      handlers: [...el.querySelectorAll('*')].filter((n) => [...n.attributes].some((a) => a.name.startsWith('on'))).length,
+      jsLinks: [...el.querySelectorAll('a')].filter((a) => /^javascript:/i.test(a.getAttribute('href') ?? '')).length,
+      pwned: window.__cairnPwned,
+    }));
+    if (bad.scripts || bad.imgs || bad.handlers || bad.jsLinks || bad.pwned !== undefined) throw new Error(`model HTML got into the chat view: ${JSON.stringify(bad)}`);
+    ok('model-written HTML is shown as text: no script, no handler, no javascript: link');
+  }
 
   // Third run: cancel from the status bar while the answer streams.
   await page.locator('.editor-instance .monaco-editor .view-lines').first().click();
