@@ -26,7 +26,7 @@ var allowed = map[string][]string{
 	"agent":         {"codeindex", "model", "tools", "tools/shell", "contextengine", "checkpoint", "trace", "protocol", "workspace", "tokencount", "redact"},
 	"lspclient":     {"protocol", "workspace"},
 	"server":        {"codeindex", "protocol", "agent", "model", "tools", "tools/shell", "contextengine", "checkpoint", "trace", "workspace", "redact", "tokencount"},
-	"acp":           {"codeindex", "protocol", "agent", "model", "tools", "tools/shell", "contextengine", "checkpoint", "trace", "workspace", "redact", "tokencount"},
+	"acp":           {"codeindex", "agent", "protocol", "tools", "contextengine", "checkpoint", "workspace"},
 	"evals":         {"codeindex", "server", "lspclient", "protocol", "agent", "model", "tools", "tools/shell", "contextengine", "checkpoint", "trace", "workspace", "repomap", "search", "redact", "tokencount"},
 
 	// The OS sandbox launcher is linked into every binary: it imports nothing of ours.

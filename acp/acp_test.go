@@ -608,3 +608,22 @@ func TestPromptReplacesPrompt(t *testing.T) {
 		t.Error("the second prompt's answer is missing")
 	}
 }
+
+// /rewind N forgets the last run's steps after N and restores, through the
+// client, the files its later accepted edits changed.
+func TestRewindCommand(t *testing.T) {
+	h := newHarness(t, map[string]string{"calc.go": calc}, editScript, harnessConfig{interactive: true})
+	h.mustPrompt(sdk.TextBlock("fix Add"))
+	if h.read("calc.go") == calc {
+		t.Fatal("the edit was not written")
+	}
+	h.mustPrompt(sdk.TextBlock("/rewind 0"))
+	_, _, writes := h.client.snapshot()
+	if h.read("calc.go") != calc || len(writes) != 2 || writes[1].Content != calc {
+		t.Errorf("after /rewind 0: file %q, writes %d", h.read("calc.go"), len(writes))
+	}
+	updates, _, _ := h.client.snapshot()
+	if !strings.Contains(agentText(updates), "Rewound run") {
+		t.Errorf("no rewind message: %q", agentText(updates))
+	}
+}

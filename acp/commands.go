@@ -113,16 +113,8 @@ func (a *adapter) runCommand(ctx context.Context, s *session, line string) (sdk.
 		if err != nil {
 			return end, invalidRequest("/resume: %v", err)
 		}
-		a.mu.Lock()
-		a.runs[run.ID] = s
-		a.mu.Unlock()
 		defer a.closeBuffers(s)
-		select {
-		case <-run.Done():
-		case <-ctx.Done():
-			run.Cancel()
-			<-run.Done()
-		}
+		a.wait(ctx, run)
 		return t.response(run)
 	}
 	return end, nil

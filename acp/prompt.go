@@ -253,17 +253,22 @@ func (a *adapter) Prompt(ctx context.Context, p sdk.PromptRequest) (_ sdk.Prompt
 	if err != nil {
 		return sdk.PromptResponse{}, invalidRequest("%v", err)
 	}
-	a.mu.Lock()
-	a.runs[run.ID] = s
-	a.mu.Unlock()
-	s.addRun(run, q.question)
+	a.wait(turnCtx, run)
+	return t.response(run)
+}
+
+// wait waits for the run to end (cancelling it when the turn is
+// cancelled) and forgets its session mapping.
+func (a *adapter) wait(ctx context.Context, run *agent.Run) {
 	select {
 	case <-run.Done():
-	case <-turnCtx.Done():
+	case <-ctx.Done():
 		run.Cancel()
 		<-run.Done()
 	}
-	return t.response(run)
+	a.mu.Lock()
+	delete(a.runs, run.ID)
+	a.mu.Unlock()
 }
 
 // turnWait bounds how long a prompt waits for the session's previous turn
@@ -314,13 +319,9 @@ func (a *adapter) Cancel(ctx context.Context, p sdk.CancelNotification) error {
 	return nil
 }
 
-// askRequest puts a run on the session's thread (a new one for the
-// session's first run). This, addRun and runs are the seam between
-// sessions and threads.
+// askRequest puts a run on the session's thread.
 func (s *session) askRequest(req agent.AskRequest) agent.AskRequest {
-	s.mu.Lock()
-	req.ThreadID = s.rec.ThreadID
-	s.mu.Unlock()
+	req.ThreadID = s.threadID()
 	return req
 }
 

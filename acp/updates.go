@@ -22,7 +22,9 @@ type turn struct {
 	calls map[string]*callState // by call id
 	// current is the call whose tool is running.
 	current string
-	last    protocol.RunEvent // the run's end
+	// registered is set once the run is mapped to the session.
+	registered bool
+	last       protocol.RunEvent // the run's end
 	// replaying is set while session/load replays a finished run: edits are
 	// shown with their recorded fate, never reviewed again.
 	replaying bool
@@ -39,6 +41,15 @@ type callState struct {
 // tool call has finished (so the run's journal has the edit first).
 func (t *turn) emit(ev protocol.RunEvent) {
 	id := t.s.id
+	if !t.registered && !t.replaying {
+		// The run's first event comes from its goroutine before any tool
+		// call can reach the approval gate: from here on, the gate's asker
+		// finds this session by the run id.
+		t.registered = true
+		t.a.mu.Lock()
+		t.a.runs[ev.RunID] = t.s
+		t.a.mu.Unlock()
+	}
 	switch ev.Kind {
 	case protocol.EventText:
 		t.a.send(id, sdk.UpdateAgentMessageText(ev.Delta))

@@ -13,12 +13,8 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/cairn-dev/cairn/agent"
-	"github.com/cairn-dev/cairn/checkpoint"
-	"github.com/cairn-dev/cairn/codeindex"
-	"github.com/cairn-dev/cairn/redact"
 	"github.com/cairn-dev/cairn/tools"
 	"github.com/cairn-dev/cairn/tools/mcp"
-	"github.com/cairn-dev/cairn/trace"
 	"github.com/cairn-dev/cairn/workspace"
 )
 
@@ -31,11 +27,10 @@ type workspaceEngines struct {
 	stateDir string
 	mgr      *agent.Manager
 	gate     *tools.Gate
+	engines  *agent.Engines
 	policy   tools.Policy
 	sandbox  *tools.CommandSandbox
 	bridge   *mcp.Manager
-	index    *codeindex.Local
-	tracer   *trace.Recorder
 	setup    Setup
 
 	mu         sync.Mutex
@@ -78,57 +73,25 @@ func (a *adapter) openEngines(ws *workspace.Workspace) (*workspaceEngines, error
 	for _, w := range setup.Warnings {
 		slog.Warn("configuration: " + w)
 	}
-	cps, err := checkpoint.Open(stateDir)
+	// The same engines `cairn serve` assembles, then this workspace's
+	// settings on them.
+	e, err := agent.OpenEngines(a.ctx, agent.EngineOptions{WS: ws, StateDir: stateDir, Version: a.opts.Version,
+		Asker: &asker{a: a}, Environ: a.opts.Environ, OTLPEndpoint: setup.OTLPEndpoint})
 	if err != nil {
 		return nil, err
 	}
-	environ := a.opts.Environ
-	if environ == nil {
-		environ = os.Environ()
-	}
-	red, err := redact.New(redact.Options{Environ: environ})
-	if err != nil {
-		return nil, fmt.Errorf("loading the secret-detection rules: %w", err)
-	}
-	if _, err := red.LoadDotEnv(ws.Root()); err != nil {
-		slog.Warn("reading .env files for redaction", "err", err)
-	}
-	audit, err := tools.OpenAuditLog(filepath.Join(stateDir, "audit.jsonl"), red.String)
-	if err != nil {
-		return nil, err
-	}
-	sb := tools.NewCommandSandbox(ws.Root())
-	for _, problem := range sb.Configure(setup.Sandbox, stateDir) {
+	for _, problem := range e.Sandbox.Configure(setup.Sandbox, stateDir) {
 		slog.Warn("configuration: " + problem)
 	}
-	reg := tools.NewBuiltinRegistryWith(ws.Root(), sb)
-	gate := tools.NewGate(setup.Policy, setup.Interactive, &asker{a: a}, audit)
-	rec, err := trace.NewRecorder(trace.Options{StateDir: stateDir, Redact: red.String, ServiceVersion: a.opts.Version,
-		OTLPEndpoint: setup.OTLPEndpoint, OnError: func(err error) { slog.Warn("trace", "err", err) }})
-	if err != nil {
-		slog.Warn("traces are off", "err", err)
-		rec = nil
-	}
-	bridge := mcp.NewManager(mcp.Options{Registry: reg, Dir: ws.Root(), ClientVersion: a.opts.Version, Environ: environ,
-		OnEvent: func(server, message string) { slog.Warn(message, "mcpServer", server) },
-		Logf:    func(format string, args ...any) { slog.Info(fmt.Sprintf(format, args...)) }})
-	ix, err := codeindex.Open(ws, codeindex.Options{StateDir: stateDir})
-	if err != nil {
-		slog.Warn("code index", "err", err)
-	}
-	deps := agent.Deps{WS: ws, Registry: reg, Gate: gate, Checkpoints: cps, Redactor: red, Tracer: rec}
-	if ix != nil {
-		deps.Index = ix
-		ix.Start(a.ctx) // in the background: nothing waits for indexing
-	}
+	e.Gate.SetPolicy(setup.Policy, setup.Interactive)
 	cfg := setup.Run
 	cfg.StateDir = stateDir
-	mgr := agent.NewManager(cfg, deps)
-	for _, note := range mgr.RecoverCheckpoints() {
+	e.Manager.SetConfig(cfg)
+	for _, note := range e.Manager.RecoverCheckpoints() {
 		slog.Warn(note)
 	}
-	w := &workspaceEngines{ws: ws, stateDir: stateDir, mgr: mgr, gate: gate, policy: setup.Policy, sandbox: sb, bridge: bridge, index: ix,
-		tracer: rec, setup: setup, sessionMCP: map[sdk.SessionId][]mcp.ServerConfig{}}
+	w := &workspaceEngines{ws: ws, stateDir: stateDir, engines: e, mgr: e.Manager, gate: e.Gate, policy: setup.Policy,
+		sandbox: e.Sandbox, bridge: e.MCP, setup: setup, sessionMCP: map[sdk.SessionId][]mcp.ServerConfig{}}
 	w.updateMCP(a.ctx)
 	w.reportSandbox()
 	slog.Info("workspace opened", "root", ws.Root(), "state", stateDir)
@@ -227,16 +190,7 @@ func (w *workspaceEngines) interactive() bool {
 }
 
 func (w *workspaceEngines) close() {
-	w.mgr.CancelAll(fmt.Errorf("the ACP connection ended"))
-	_ = w.bridge.Close()
-	if w.index != nil {
-		_ = w.index.Close()
-	}
-	if w.tracer != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		_ = w.tracer.Close(ctx)
-		cancel()
-	}
+	w.engines.Close("the ACP connection ended")
 }
 
 // setSandboxMode switches sandbox.mode (auto, required, off) for the

@@ -126,6 +126,7 @@ func (r *Run) red() *redact.Redactor {
 func (r *Run) redactEvent(ev protocol.RunEvent) protocol.RunEvent {
 	red := r.red()
 	ev.Delta = red.String(ev.Delta)
+	ev.Question = red.String(ev.Question)
 	ev.Summary = red.String(ev.Summary)
 	ev.Answer = red.String(ev.Answer)
 	ev.Error = red.String(ev.Error)

@@ -244,6 +244,11 @@ func (ts *threadStore) get(id string) (Thread, bool) {
 	}
 	c := *t
 	c.Turns = append([]ThreadTurn(nil), t.Turns...)
+	for i := range c.Turns {
+		// update replaces edits, never changes a hunk list in place: a copy
+		// of each turn's edit list is enough.
+		c.Turns[i].Edits = append([]contextengine.TurnEdit(nil), c.Turns[i].Edits...)
+	}
 	return c, true
 }
 

@@ -151,6 +151,8 @@ func renderTurn(num int, t Turn, level int) string {
 	}
 	fmt.Fprintf(&b, "User%s: %s\n", where, strings.TrimSpace(q))
 	switch {
+	case t.Answer == "" && t.Outcome == "running":
+		b.WriteString("Assistant: (no answer: the run did not finish)\n")
 	case t.Answer == "" && t.Outcome != "" && t.Outcome != "finished":
 		fmt.Fprintf(&b, "Assistant: (no answer: %s)\n", t.Outcome)
 	case level == historyWhole:

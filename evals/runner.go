@@ -168,10 +168,12 @@ func RunCase(ctx context.Context, c *Case, opts Options) (res Result) {
 	if c.Timeout > 0 {
 		timeout = time.Duration(c.Timeout)
 	}
-	cctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-
-	h, err := newHarness(cctx, c, opts)
+	// Setting up (writing the workspace, starting and initializing the
+	// server) has its own bound: a case's timeout is about its run, and a
+	// loaded machine must not turn a slow start into a failed case.
+	sctx, scancel := context.WithTimeout(ctx, max(timeout, setupTimeout))
+	defer scancel()
+	h, err := newHarness(sctx, c, opts)
 	if err != nil {
 		if errors.Is(err, errSkip) {
 			res.Status, res.SkipReason = StatusSkip, strings.TrimPrefix(err.Error(), errSkip.Error()+": ")
@@ -181,6 +183,9 @@ func RunCase(ctx context.Context, c *Case, opts Options) (res Result) {
 		return res
 	}
 	defer h.close()
+	cctx, cancel := context.WithTimeout(sctx, timeout)
+	defer cancel()
+	h.ctx = cctx
 	h.res = &res
 	h.runActions()
 	h.waitAll()
@@ -194,6 +199,9 @@ func RunCase(ctx context.Context, c *Case, opts Options) (res Result) {
 }
 
 var errSkip = errors.New("skipped")
+
+// setupTimeout bounds a case's setup (see runCase).
+const setupTimeout = 2 * time.Minute
 
 // harness is one case in progress.
 type harness struct {
@@ -932,7 +940,7 @@ func journalSteps(path string) int {
 	return len(seen)
 }
 
-// idNormalizer replaces run, edit and checkpoint ids and the workspace
+// idNormalizer replaces run, edit, checkpoint and thread ids and the workspace
 // path with stable placeholders.
 type idNormalizer struct {
 	root string
@@ -940,7 +948,7 @@ type idNormalizer struct {
 	n    map[string]int
 }
 
-var idRE = regexp.MustCompile(`\b(run|edit|cp)-[0-9a-f]{12}\b`)
+var idRE = regexp.MustCompile(`\b(run|edit|cp|thread)-[0-9a-f]{12}\b`)
 
 func newIDNormalizer(root string) *idNormalizer {
 	return &idNormalizer{root: root, ids: map[string]string{}, n: map[string]int{}}
@@ -964,6 +972,8 @@ func (z *idNormalizer) str(s string) string {
 
 func (z *idNormalizer) event(ev protocol.RunEvent) string {
 	ev.RunID = z.str(ev.RunID)
+	ev.ThreadID = z.str(ev.ThreadID)
+	ev.URI = z.str(ev.URI)
 	ev.EditID = z.str(ev.EditID)
 	ev.CheckpointID = z.str(ev.CheckpointID)
 	ev.Error = z.str(ev.Error)

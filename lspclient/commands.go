@@ -57,6 +57,11 @@ func (e *Editor) ListThreads(ctx context.Context) ([]protocol.ThreadSummary, err
 	return res, err
 }
 
+// GetThread runs cairn.getThread; the result is decoded into v.
+func (e *Editor) GetThread(ctx context.Context, threadID string, v any) error {
+	return e.Execute(ctx, protocol.CommandGetThread, protocol.ThreadRef{ThreadID: threadID}, v)
+}
+
 // AcceptHunks runs cairn.acceptEdit for some hunks.
 func (e *Editor) AcceptHunks(ctx context.Context, editID string, hunks []int) (protocol.AcceptResult, error) {
 	var res protocol.AcceptResult

@@ -23,12 +23,16 @@ const (
 	CommandListRuns = "cairn.listRuns"
 	// CommandListThreads lists the conversations (threads), newest first.
 	CommandListThreads = "cairn.listThreads"
+	// CommandGetThread returns one thread's turns (an addition), for a
+	// chat view that shows a thread after a restart.
+	CommandGetThread = "cairn.getThread"
 )
 
 // Commands lists every command advertised in executeCommandProvider.
 var Commands = []string{
 	CommandAsk, CommandCancel, CommandResume, CommandAcceptEdit, CommandRejectEdit,
 	CommandUndo, CommandRewind, CommandContextReport, CommandGetEdit, CommandListRuns, CommandListThreads,
+	CommandGetThread,
 }
 
 // A client declares itself a Cairn client (it shows cairn/runEvent itself)
@@ -93,6 +97,11 @@ type AskParams struct {
 // AskResult is the result of cairn.ask.
 type AskResult struct {
 	RunID    string `json:"runId"`
+	ThreadID string `json:"threadId"`
+}
+
+// ThreadRef is the argument of cairn.getThread.
+type ThreadRef struct {
 	ThreadID string `json:"threadId"`
 }
 

@@ -53,6 +53,8 @@ const (
 	roleRef
 	roleReceiver
 	roleScope
+	roleQualifier // the package name before a qualified reference (Go's context.Context)
+	roleImport    // an import spec (Go): its name or path gives the qualifiers the file can use
 )
 
 type language struct {
@@ -135,6 +137,10 @@ func (l *language) load() error {
 				l.roles[i] = roleName
 			case name == "receiver":
 				l.roles[i] = roleReceiver
+			case name == "qualifier":
+				l.roles[i] = roleQualifier
+			case name == "import":
+				l.roles[i] = roleImport
 			case name == "scope" || strings.HasPrefix(name, "scope."):
 				l.roles[i] = roleScope
 				l.kinds[i] = strings.TrimPrefix(strings.TrimPrefix(name, "scope"), ".")

@@ -3,6 +3,7 @@ package repomap
 import (
 	"container/heap"
 	"math"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -44,6 +45,9 @@ import (
 //     declares the builtins outranks everything.
 //   - focus ×10 for the identifiers of the selection and the names mentioned
 //     in the question: the walk should follow what the user is looking at.
+//   - self ×0.1 when r itself defines i: a file using its own private types
+//     and helpers says nothing about what the rest of the code depends on
+//     (net/http's sniff.go feeding sniffSig and htmlSig topped the map).
 //
 // Only names that some file defines form edges; references to the standard
 // library or unparsed code lead nowhere. A file with no edges spreads its
@@ -67,7 +71,15 @@ import (
 // unreferenced definitions of highly ranked files, e.g. the selection's own
 // file, still order among themselves), ×2 when its name is a focus
 // identifier or mentioned name, ×0.1 in test fixtures (testdata/,
-// fixtures/, __fixtures__/).
+// fixtures/, __fixtures__/) and in Go's builtin package (the predeclared
+// identifiers, which every Go file uses), ×0.1 in test files unless a focus
+// file is a test, ×0.3 in Go internal/ packages when nothing is focused, and
+// ×0.6 per directory level below the shallowest file when nothing is
+// focused, ×3 for exported API (isAPI: Go's capitalized names, Python's public
+// top-level names and members, TypeScript/JavaScript exports): a map with no
+// focus should open on what a package offers, not on its plumbing. With
+// focus files, their own definitions are left out: the prompt holds that
+// file already.
 const (
 	damping        = 0.85
 	maxIterations  = 100
@@ -80,7 +92,65 @@ const (
 	defFocusBoost  = 2.0
 	ubiquityShare  = 0.05
 	fixturePenalty = 0.1
+	selfRefFactor  = 0.3
+	testPenalty    = 0.1
+	internalFactor = 0.3
+	apiBoost       = 3.0
+	nestFactor     = 0.6
 )
+
+// isTestFile reports files that hold tests: their definitions are for the
+// tests, not the API.
+func isTestFile(rel string) bool {
+	base := rel[strings.LastIndexByte(rel, '/')+1:]
+	switch {
+	case strings.HasSuffix(base, "_test.go"), strings.HasPrefix(base, "test_") && strings.HasSuffix(base, ".py"),
+		strings.HasSuffix(base, "_test.py"), strings.Contains(base, ".test."), strings.Contains(base, ".spec."):
+		return true
+	}
+	for _, d := range []string{"test/", "tests/", "__tests__/"} {
+		if strings.HasPrefix(rel, d) || strings.Contains(rel, "/"+d) {
+			return true
+		}
+	}
+	return false
+}
+
+// isBuiltinDecl reports Go's builtin package: documentation of the
+// predeclared identifiers, referenced by every Go file.
+func isBuiltinDecl(rel string) bool {
+	return rel == "builtin/builtin.go" || strings.HasSuffix(rel, "/builtin/builtin.go")
+}
+
+// isGoInternal reports a Go internal/ package: not importable from outside.
+func isGoInternal(rel string) bool {
+	return strings.HasSuffix(rel, ".go") && (strings.HasPrefix(rel, "internal/") || strings.Contains(rel, "/internal/"))
+}
+
+// isAPI reports whether a definition is part of its package's public
+// surface, by the language's own rule where it has one.
+func isAPI(lang string, d *Def) bool {
+	name := d.Name
+	if name == "" {
+		return false
+	}
+	switch lang {
+	case "go":
+		if !unicode.IsUpper([]rune(name)[0]) {
+			return false
+		}
+		return d.Depth == 0 || d.Scope == "" || unicode.IsUpper([]rune(d.Scope)[0])
+	case "python":
+		return !strings.HasPrefix(name, "_") && (d.Depth == 0 || d.Depth == 1 && !strings.HasPrefix(d.Scope, "_"))
+	case "typescript", "tsx", "javascript":
+		if d.Depth == 0 {
+			return strings.HasPrefix(d.Signature, "export ")
+		}
+		return d.Depth == 1 && !strings.HasPrefix(name, "_") && !strings.HasPrefix(name, "#") &&
+			!strings.HasPrefix(d.Signature, "private ") && !strings.HasPrefix(d.Signature, "protected ")
+	}
+	return d.TopLevel
+}
 
 // isFixture reports test data: testdata/, fixtures/ and __fixtures__/
 // directories hold inputs for tests, not the code a question is about.
@@ -134,6 +204,10 @@ type graph struct {
 	defIdent [][]int32
 	defSame  [][]int32
 	fileIdx  map[string]int32
+	refFiles []int32 // per ident: files referencing it
+	// qualified lists, per plain ident, the qualified idents resolved to
+	// some of its definers (resolveQualified): their flow counts for it.
+	qualified map[int32][]int32
 }
 
 // withTags returns a copy of g with rel's tags replaced (same shape).
@@ -165,7 +239,11 @@ func (t *symtab) id(name string) int32 {
 	id := int32(len(t.names))
 	t.ids[name] = id
 	t.names = append(t.names, name)
-	t.static = append(t.static, identWeight(name, 1))
+	w := identWeight(name, 1)
+	if strings.IndexByte(name, '.') > 0 {
+		w = specificBoost // a qualified name means one thing
+	}
+	t.static = append(t.static, w)
 	return id
 }
 
@@ -177,9 +255,12 @@ func (t *symtab) resolve(e *entry) {
 	ft := e.Tags
 	e.defIDs = make([]int32, len(ft.Defs))
 	e.defSame = make([]int32, len(ft.Defs))
+	builtin := isBuiltinDecl(ft.Path)
 	for i, d := range ft.Defs {
 		e.defIDs[i] = -1
-		if !d.Local { // local helpers are not edges of the map
+		// Local helpers are not edges of the map, nor are Go's predeclared
+		// identifiers: every file uses them, none depends on builtin.go.
+		if !d.Local && !builtin {
 			e.defIDs[i] = t.id(d.Name)
 		}
 	}
@@ -290,6 +371,8 @@ func (m *Map) buildGraphLocked() *graph {
 		}
 	}
 
+	g.resolveQualified(st, m.rootName())
+
 	// Edges: references to names some file defines.
 	refFiles := make([]int32, n)
 	for _, e := range entries {
@@ -297,6 +380,7 @@ func (m *Map) buildGraphLocked() *graph {
 			refFiles[id]++
 		}
 	}
+	g.refFiles = refFiles
 	st.live = 0
 	for id := 0; id < n; id++ {
 		if refFiles[id] > 0 || g.defStart[id+1] > g.defStart[id] {
@@ -319,20 +403,90 @@ func (m *Map) buildGraphLocked() *graph {
 	g.edgeIdent = make([]int32, 0, edges)
 	g.edgeW = make([]float64, 0, edges)
 	g.edgeB = make([]float64, 0, edges)
+	own := make([]int32, n) // own[id] == fi+1: file fi defines id
 	for fi, e := range entries {
 		g.edgeStart[fi] = int32(len(g.edgeIdent))
+		for _, id := range g.defIdent[fi] {
+			if id >= 0 {
+				own[id] = int32(fi) + 1
+			}
+		}
 		for i, id := range e.refIDs {
 			if weight[id] == 0 {
 				continue
 			}
 			g.edgeIdent = append(g.edgeIdent, id)
 			w := math.Sqrt(float64(e.Tags.Refs[i].Count)) * weight[id]
+			if own[id] == int32(fi)+1 {
+				w *= selfRefFactor
+			}
 			g.edgeW = append(g.edgeW, w)
 			g.edgeB = append(g.edgeB, w/damp[id])
 		}
 	}
 	g.edgeStart[len(entries)] = int32(len(g.edgeIdent))
 	return g
+}
+
+// resolveQualified gives each qualified reference name ("context.Context",
+// from tags.go: a Go file's pkg.Name where pkg is one of its imports) the
+// definers of Name that live in a directory named pkg, so a use of
+// context.Context leads to package context's Context and not to every
+// method named Context. With no such directory (the package is outside the
+// workspace) the name has no definers and no edge. The workspace root's
+// directory counts by the root's own name.
+func (g *graph) resolveQualified(st *symtab, rootName string) {
+	n := len(g.idents)
+	lists := map[int32][]int32{}
+	for id := 0; id < n; id++ {
+		name := g.idents[id]
+		dot := strings.LastIndexByte(name, '.')
+		if dot <= 0 {
+			continue
+		}
+		base, ok := st.ids[name[dot+1:]]
+		if !ok || int(base) >= n {
+			continue
+		}
+		qual := name[:dot]
+		var l []int32
+		for _, fi := range g.definers(base) {
+			p := g.files[fi]
+			dir := rootName
+			if i := strings.LastIndexByte(p, '/'); i >= 0 {
+				dir = p[:i]
+				dir = dir[strings.LastIndexByte(dir, '/')+1:]
+			}
+			if dir == qual {
+				l = append(l, fi)
+			}
+		}
+		if len(l) > 0 {
+			lists[int32(id)] = l
+			if g.qualified == nil {
+				g.qualified = map[int32][]int32{}
+			}
+			g.qualified[base] = append(g.qualified[base], int32(id))
+		}
+	}
+	if len(lists) == 0 {
+		return
+	}
+	start := make([]int32, n+1)
+	files := make([]int32, 0, len(g.defFile)+len(lists))
+	g.defined = g.defined[:0]
+	for id := 0; id < n; id++ {
+		l, ok := lists[int32(id)]
+		if !ok {
+			l = g.defFile[g.defStart[id]:g.defStart[id+1]]
+		}
+		files = append(files, l...)
+		start[id+1] = int32(len(files))
+		if len(l) > 0 {
+			g.defined = append(g.defined, int32(id))
+		}
+	}
+	g.defStart, g.defFile = start, files
 }
 
 // ubiquityFactor lowers names used by more than 5% of the files (string,
@@ -691,23 +845,70 @@ func (g *graph) rank(focus Focus, focusIdents []int32) *ranking {
 
 	// Definition scores from the final flow.
 	flow(pr)
+	focusFile := make([]bool, nf)
+	testFocus := false
+	for _, f := range focus.Files {
+		if i, ok := g.fileIdx[f]; ok {
+			focusFile[i] = true
+		}
+		testFocus = testFocus || isTestFile(f)
+	}
+	unfocused := len(focus.Files)+len(focus.Related)+len(focus.Identifiers)+len(focus.Mentioned) == 0
+	// With no focus, a package's API is nearest the root: each directory
+	// level below the shallowest file with definitions counts nestFactor
+	// times less (net/http's root files before httptest/ and internal/).
+	minDepth := math.MaxInt
+	if unfocused {
+		for _, t := range g.tags {
+			if len(t.Defs) > 0 {
+				minDepth = min(minDepth, strings.Count(t.Path, "/"))
+			}
+		}
+	}
 	for fi, t := range g.tags {
-		if len(t.Defs) == 0 {
-			continue
+		if len(t.Defs) == 0 || focusFile[fi] {
+			continue // a focus file's own definitions are in the prompt already
 		}
 		base := pr[fi] * baselineShare / float64(len(t.Defs))
 		ids, same := g.defIdent[fi], g.defSame[fi]
 		fileFactor := 1.0
-		if isFixture(t.Path) {
+		if isFixture(t.Path) || isBuiltinDecl(t.Path) {
 			fileFactor = fixturePenalty
+		}
+		if !testFocus && isTestFile(t.Path) {
+			fileFactor *= testPenalty
+		}
+		if unfocused && isGoInternal(t.Path) {
+			fileFactor *= internalFactor
+		}
+		if unfocused {
+			fileFactor *= math.Pow(nestFactor, float64(strings.Count(t.Path, "/")-minDepth))
 		}
 		for di, id := range ids {
 			if id < 0 {
 				continue // local
 			}
-			s := base + mass[id]/float64(g.defStart[id+1]-g.defStart[id])/float64(same[di])
+			flowIn := mass[id] / float64(g.defStart[id+1]-g.defStart[id])
+			uses := g.refFiles[id]
+			for _, q := range g.qualified[id] {
+				for _, f := range g.definers(q) {
+					if f == int32(fi) {
+						flowIn += mass[q] / float64(g.defStart[q+1]-g.defStart[q])
+						uses += g.refFiles[q]
+					}
+				}
+			}
+			s := base + flowIn/float64(same[di])
 			if focusIdent[id] {
 				s *= defFocusBoost
+			}
+			if isAPI(t.Language, &t.Defs[di]) {
+				s *= apiBoost
+			}
+			if unfocused {
+				// How widely the name is used: a package's entry points are
+				// used from many files, each with a small share of its rank.
+				s *= 1 + math.Log2(1+float64(uses))
 			}
 			s *= fileFactor
 			out.defs = append(out.defs, rankedDef{file: int32(fi), def: int32(di), score: s})
@@ -716,4 +917,10 @@ func (g *graph) rank(focus Focus, focusIdents []int32) *ranking {
 	out.n = len(out.defs)
 	out.defs, out.tail = splitTop(out.defs, rankedPrefix)
 	return out
+}
+
+// rootName is the name of the workspace's root directory: the package name
+// its top-level Go files usually have.
+func (m *Map) rootName() string {
+	return filepath.Base(m.ws.Root())
 }

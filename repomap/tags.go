@@ -180,16 +180,24 @@ func extract(l *language, qc *sitter.QueryCursor, root *sitter.Node, content []b
 		start uint32
 		name  string
 	}
-	var refs []refHit // may repeat a node matched by several patterns
+	var refs []refHit             // may repeat a node matched by several patterns
+	qualOf := map[uint32]string{} // reference name start → its qualifier
+	imports := map[string]bool{}  // the package names the file imports
 	for {
 		m, ok := qc.NextMatch()
 		if !ok {
 			break
 		}
-		var nameNode, defNode, refNode, recvNode, scopeNode *sitter.Node
+		var nameNode, defNode, refNode, recvNode, scopeNode, qualNode *sitter.Node
 		var kind string
 		for _, c := range m.Captures {
 			switch l.roles[c.Index] {
+			case roleImport:
+				if n := importName(c.Node.Content(content)); n != "" {
+					imports[n] = true
+				}
+			case roleQualifier:
+				qualNode = c.Node
 			case roleName:
 				nameNode = c.Node
 			case roleDef:
@@ -257,6 +265,9 @@ func extract(l *language, qc *sitter.QueryCursor, root *sitter.Node, content []b
 			if name == "" {
 				continue
 			}
+			if qualNode != nil && qualNode.EndByte() <= uint32(len(content)) {
+				qualOf[start] = qualNode.Content(content)
+			}
 			refs = append(refs, refHit{start, name})
 		}
 	}
@@ -272,10 +283,14 @@ func extract(l *language, qc *sitter.QueryCursor, root *sitter.Node, content []b
 		if _, isDef := defs[r.start]; isDef {
 			continue
 		}
-		a := agg[r.name]
+		name := r.name
+		if q, ok := qualOf[r.start]; ok && imports[q] {
+			name = q + "." + name // resolved to package q's definitions (rank.go)
+		}
+		a := agg[name]
 		if a == nil {
 			a = &refAgg{line: lineOf.line(r.start)}
-			agg[r.name] = a
+			agg[name] = a
 		}
 		a.count++
 	}
@@ -382,6 +397,29 @@ func cleanName(s string) string {
 		return ""
 	}
 	return s
+}
+
+// importName returns the name a Go import spec binds: its explicit name,
+// else the last element of its path (without a /vN major version); "" for
+// blank and dot imports.
+func importName(spec string) string {
+	f := strings.Fields(spec)
+	if len(f) == 0 {
+		return ""
+	}
+	if len(f) >= 2 {
+		if f[0] == "_" || f[0] == "." {
+			return ""
+		}
+		return f[0]
+	}
+	p := strings.Trim(f[len(f)-1], "\"`")
+	parts := strings.Split(p, "/")
+	last := parts[len(parts)-1]
+	if len(parts) > 1 && len(last) >= 2 && last[0] == 'v' && strings.Trim(last[1:], "0123456789") == "" {
+		last = parts[len(parts)-2]
+	}
+	return last
 }
 
 // receiverType extracts the type name from a Go receiver "(r *Foo[T])" or a

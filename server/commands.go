@@ -72,6 +72,15 @@ func (s *Server) ExecuteCommand(ctx context.Context, params *lsp.ExecuteCommandP
 		result = s.listRuns(mgr)
 	case protocol.CommandListThreads:
 		result = mgr.Threads()
+	case protocol.CommandGetThread:
+		var p protocol.ThreadRef
+		if err = decodeArg(arg, &p, "threadId"); err == nil {
+			th, ok := mgr.Thread(p.ThreadID)
+			if !ok {
+				err = jsonrpc2.Errorf(jsonrpc2.InvalidParams, "no thread %q", p.ThreadID)
+			}
+			result = th
+		}
 	default:
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "unknown command %q; Cairn's commands are %s", params.Command, strings.Join(protocol.Commands, ", "))
 	}

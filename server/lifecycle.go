@@ -16,13 +16,9 @@ import (
 	lsp "go.lsp.dev/protocol"
 
 	"github.com/cairn-dev/cairn/agent"
-	"github.com/cairn-dev/cairn/checkpoint"
-	"github.com/cairn-dev/cairn/codeindex"
 	"github.com/cairn-dev/cairn/protocol"
-	"github.com/cairn-dev/cairn/redact"
 	"github.com/cairn-dev/cairn/tools"
 	"github.com/cairn-dev/cairn/tools/mcp"
-	"github.com/cairn-dev/cairn/trace"
 	"github.com/cairn-dev/cairn/workspace"
 )
 
@@ -103,63 +99,24 @@ func (s *Server) Initialize(ctx context.Context, params *lsp.InitializeParams) (
 // store, the trace recorder, the MCP bridge and the run manager once the
 // workspace is known.
 func (s *Server) setupEngines(initial Settings) error {
-	cps, err := checkpoint.Open(s.stateDir)
-	if err != nil {
-		return err
-	}
-	cps.NewID = s.opts.NewID
-	// Secrets: the standard rules, the values of secret-looking environment
-	// variables, and the values in the workspace's .env files.
-	red, err := redact.New(redact.Options{Environ: os.Environ()})
-	if err != nil {
-		return fmt.Errorf("loading the secret-detection rules: %w", err)
-	}
-	if n, err := red.LoadDotEnv(s.ws.Root()); err != nil {
-		slog.Warn("reading .env files for redaction", "err", err)
-	} else if n > 0 {
-		slog.Info("secrets from .env files will be redacted", "values", n)
-	}
-	audit, err := tools.OpenAuditLog(filepath.Join(s.stateDir, "audit.jsonl"), red.String)
-	if err != nil {
-		return err
-	}
-	sb := tools.NewCommandSandbox(s.ws.Root())
-	reg := tools.NewBuiltinRegistryWith(s.ws.Root(), sb)
-	gate := tools.NewGate(tools.DefaultPolicy(), true, s, audit)
 	initial, _ = initial.withEnv(s.opts.Getenv)
-	rec, err := trace.NewRecorder(trace.Options{
-		StateDir: s.stateDir, Redact: red.String, Getenv: s.opts.Getenv, ServiceVersion: Version,
-		OTLPEndpoint: initial.Trace.OTLPEndpoint,
-		OnError:      func(err error) { slog.Warn("trace", "err", err) },
-	})
-	if err != nil {
-		s.logToClient(slog.LevelWarn, "traces are off", "err", err)
-		rec = nil
-	}
-	bridge := mcp.NewManager(mcp.Options{
-		Registry: reg, Dir: s.ws.Root(), ClientVersion: Version,
-		OnEvent: func(server, message string) {
-			s.logToClient(slog.LevelWarn, message)
-			s.showMessage(lsp.MessageTypeWarning, "Cairn: "+message)
-		},
-		Logf: func(format string, args ...any) { s.logToClient(slog.LevelInfo, fmt.Sprintf(format, args...)) },
-	})
-	// The repo map and the search index build in the background; questions
-	// use what is indexed so far.
 	progress := newIndexProgress(s)
-	ix, err := codeindex.Open(s.ws, codeindex.Options{StateDir: s.stateDir, Progress: progress.report})
+	e, err := agent.OpenEngines(s.ctx, agent.EngineOptions{
+		WS: s.ws, StateDir: s.stateDir, Version: Version, Asker: s, Getenv: s.opts.Getenv,
+		OTLPEndpoint: initial.Trace.OTLPEndpoint, NewID: s.opts.NewID, Diagnostics: s.diags,
+		IndexProgress: progress.report, FaultPoint: s.opts.FaultPoint,
+		Log: func(level slog.Level, msg string) { s.logToClient(level, msg) },
+		OnMCPEvent: func(msg string) {
+			s.logToClient(slog.LevelWarn, msg)
+			s.showMessage(lsp.MessageTypeWarning, "Cairn: "+msg)
+		},
+	})
 	if err != nil {
-		s.logToClient(slog.LevelWarn, err.Error())
-	}
-	deps := agent.Deps{WS: s.ws, Registry: reg, Gate: gate, Checkpoints: cps, Diagnostics: s.diags, Redactor: red, Tracer: rec,
-		FaultPoint: s.opts.FaultPoint}
-	if ix != nil {
-		deps.Index = ix
-		ix.Start(s.ctx) // in the background: nothing here waits for indexing
+		return err
 	}
 	s.mu.Lock()
-	s.registry, s.gate, s.tracer, s.mcp, s.index, s.sandbox = reg, gate, rec, bridge, ix, sb
-	s.mgr = agent.NewManager(agent.Config{StateDir: s.stateDir, NewID: s.opts.NewID}, deps)
+	s.registry, s.gate, s.tracer, s.mcp, s.index, s.sandbox = e.Registry, e.Gate, e.Tracer, e.MCP, e.Index, e.Sandbox
+	s.mgr = e.Manager
 	s.mu.Unlock()
 	return nil
 }

@@ -244,6 +244,31 @@ func TestThreadFollowUpSeesHistoryAndSurvivesRestart(t *testing.T) {
 	if th := threads[1]; th.Title != "fix the operators" || len(th.Runs) != 2 || th.Runs[0] != first.RunID || th.Runs[1] != second.RunID || th.Updated == "" {
 		t.Errorf("thread: %+v", th)
 	}
+	var th struct {
+		ThreadID string `json:"threadId"`
+		Turns    []struct {
+			RunID    string `json:"runId"`
+			Question string `json:"question"`
+			Answer   string `json:"answer"`
+			Outcome  string `json:"outcome"`
+			Edits    []struct {
+				Hunks []struct {
+					State string `json:"state"`
+				} `json:"hunks"`
+			} `json:"edits"`
+		} `json:"turns"`
+	}
+	if err := e2.ed.GetThread(e2.ctx, first.ThreadID, &th); err != nil {
+		t.Fatal(err)
+	}
+	if len(th.Turns) != 2 || th.Turns[0].Answer != "Fixed Add and Mul." || th.Turns[0].Outcome != "finished" || len(th.Turns[0].Edits) != 1 ||
+		len(th.Turns[0].Edits[0].Hunks) != 2 || th.Turns[0].Edits[0].Hunks[0].State != "rejected" || th.Turns[0].Edits[0].Hunks[1].State != "accepted" ||
+		th.Turns[1].Question != "what did you change?" {
+		t.Errorf("cairn.getThread after restart: %+v", th)
+	}
+	if err := e2.ed.GetThread(e2.ctx, "thread-none", &th); err == nil || !strings.Contains(err.Error(), "no thread") {
+		t.Errorf("getThread of an unknown thread: %v", err)
+	}
 	// And a follow-up there still sees the first exchange.
 	r, err := e2.ed.AskThread(e2.ctx, first.ThreadID, "calc/calc.go", 0, 0, "and now?")
 	if err != nil {

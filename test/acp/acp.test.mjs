@@ -103,7 +103,7 @@ test('cairn acp: selection prompt → streamed text → edit with diff → permi
   assert.equal(init.agentInfo.name, 'cairn');
 
   const { sessionId, modes, configOptions } = await a.agent.request(acp.methods.agent.session.new, { cwd: ws, mcpServers: [] });
-  assert.match(sessionId, /^session-/);
+  assert.match(sessionId, /^thread-/); // a session is a Cairn thread
   assert.equal(modes.currentModeId, 'ask');
   assert.deepEqual(modes.availableModes.map((m) => m.id), ['ask', 'policy']);
   assert.equal(configOptions[0].id, 'approval');
@@ -135,6 +135,9 @@ test('cairn acp: selection prompt → streamed text → edit with diff → permi
   assert.equal(calls[0].locations[0].path, file);
   assert.equal(calls[0].locations[0].line, 1);
   assert.deepEqual(calls[1].rawInput, { path: 'src/calc.js', oldText: 'return a - b;', newText: 'return a + b;' });
+  // Usage against the context window, at the end of the turn.
+  const usage = mine.find((u) => u.sessionUpdate === 'usage_update');
+  assert.ok(usage && usage.used === 120 + 30 + 120 + 30 + 200 + 12 && usage.size > usage.used, JSON.stringify(usage));
   const readDone = mine.find((u) => u.sessionUpdate === 'tool_call_update' && u.toolCallId === 'call_read' && u.status === 'completed');
   assert.ok(readDone, 'read_file completed');
 
