@@ -76,6 +76,7 @@ func (e *Edit) settle() {
 // the agent edited a file twice, accepting the later edit whole applies the
 // earlier pending one with it.
 func (m *Manager) AcceptHunks(ctx context.Context, id string, idx []int, ap Applier) (protocol.AcceptResult, error) {
+	m.loadEdit(id)
 	m.mu.Lock()
 	e, ok := m.edits[id]
 	if !ok {
@@ -242,6 +243,7 @@ func (m *Manager) earlierPending(e *Edit, abs, cur string, exists bool) *Edit {
 // hunk). Once every hunk is decided, the run's later reads see the file as
 // the user has it; a run still going is told what was rejected.
 func (m *Manager) RejectHunks(id string, idx []int) error {
+	m.loadEdit(id)
 	m.mu.Lock()
 	e, ok := m.edits[id]
 	if !ok {

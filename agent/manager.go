@@ -22,7 +22,11 @@ import (
 
 // Config is what runs need that does not change between them.
 type Config struct {
-	Provider        model.Provider
+	Provider model.Provider
+	// ProviderErr says why Provider is nil when settings named one that
+	// could not be built (an unknown provider, a missing script): a run
+	// refused for want of a provider reports it as the cause.
+	ProviderErr     error
 	ModelName       string
 	ContextWindow   int
 	MaxOutputTokens int
@@ -156,14 +160,26 @@ func (m *Manager) toolSchemaTokens() int {
 	return n
 }
 
+// noProvider is the error of a run that cannot start for want of a
+// provider, naming the cause when there is one; nil when there is a provider.
+func (cfg Config) noProvider() error {
+	switch {
+	case cfg.Provider != nil:
+		return nil
+	case cfg.ProviderErr != nil:
+		return fmt.Errorf("no usable model provider: %w", cfg.ProviderErr)
+	}
+	return fmt.Errorf("no model provider is configured: set model.provider (or CAIRN_PROVIDER)")
+}
+
 // Start begins a run in the background and returns it at once. emit
 // receives every event, in order, from the run's goroutine.
 func (m *Manager) Start(parent context.Context, req AskRequest, emit func(protocol.RunEvent)) (*Run, error) {
 	m.mu.Lock()
 	cfg := m.cfg
 	m.mu.Unlock()
-	if cfg.Provider == nil {
-		return nil, fmt.Errorf("no model provider is configured: set model.provider (or CAIRN_PROVIDER)")
+	if err := cfg.noProvider(); err != nil {
+		return nil, err
 	}
 	runID := cfg.NewID("run")
 	turn := contextengine.Turn{Question: req.Question}

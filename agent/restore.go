@@ -7,6 +7,7 @@ import (
 
 	"github.com/cairn-dev/cairn/checkpoint"
 	"github.com/cairn-dev/cairn/model"
+	"github.com/cairn-dev/cairn/tokencount"
 	"github.com/cairn-dev/cairn/tools"
 	"github.com/cairn-dev/cairn/workspace"
 )
@@ -30,7 +31,7 @@ type journalRun struct {
 	// Step is the last complete step (its model result was read).
 	Step      int
 	LastSeq   int // the highest event seq journaled
-	Usage     model.Usage
+	Usage     tokencount.Usage
 	SeenCalls map[string]int
 	// Rerun are calls that never started: they run again, through the full
 	// pipeline, when the resumed run starts.

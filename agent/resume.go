@@ -110,8 +110,8 @@ func (m *Manager) Resume(parent context.Context, runID string, emit func(protoco
 	m.mu.Lock()
 	cfg := m.cfg
 	m.mu.Unlock()
-	if cfg.Provider == nil {
-		return nil, fmt.Errorf("no model provider is configured: set model.provider (or CAIRN_PROVIDER)")
+	if err := cfg.noProvider(); err != nil {
+		return nil, err
 	}
 	path := journalPath(cfg.StateDir, runID)
 	contents, err := checkpoint.LoadJournal(path)

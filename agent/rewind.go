@@ -145,6 +145,7 @@ func (m *Manager) Rewind(ctx context.Context, runID string, step int, restoreFil
 		return res, fmt.Errorf("rewind stopped; some files could not be restored: %s", strings.Join(undoErrs, "; "))
 	}
 	// Withdraw pending proposals of later steps.
+	var withdrawn []*Edit
 	m.mu.Lock()
 	for id := range laterEdits {
 		if e, ok := m.edits[id]; ok && e.State == EditPending {
@@ -154,10 +155,14 @@ func (m *Manager) Rewind(ctx context.Context, runID string, step int, restoreFil
 					e.Hunks[i].State = EditRejected
 				}
 			}
+			withdrawn = append(withdrawn, e.clone())
 		}
 	}
 	delete(m.runs, runID) // resume reloads it from the journal
 	m.mu.Unlock()
+	for _, e := range withdrawn {
+		m.recordEdit(e)
+	}
 	j, err := checkpoint.OpenJournal(path)
 	if err != nil {
 		return res, err

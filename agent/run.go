@@ -89,7 +89,7 @@ type Run struct {
 	events   []protocol.RunEvent
 	report   *contextengine.Report
 	messages []model.Message
-	usage    model.Usage
+	usage    tokencount.Usage
 	done     chan struct{}
 	// history is the thread's turns before this run; notes are told to the
 	// model before its next call (a hunk the user rejected meanwhile).
@@ -214,7 +214,7 @@ func (r *Run) finish(st State, ev protocol.RunEvent) {
 func (r *Run) startedEvent() protocol.RunEvent {
 	ev := protocol.RunEvent{Kind: protocol.EventStarted, ThreadID: r.ThreadID, Question: r.Question, Range: r.req.Range}
 	if r.req.Abs != "" {
-		ev.URI = FileURI(r.m.ws.ClientPath(r.req.Abs))
+		ev.URI = workspace.FileURI(r.m.ws.ClientPath(r.req.Abs))
 	}
 	if ev.Range == nil && r.req.Selection != nil {
 		ev.Range = &protocol.Range{Start: protocol.Position{Line: uint32(max(r.req.Selection.StartLine-1, 0))},
@@ -351,7 +351,7 @@ func (r *Run) steps(st *loopState) {
 			u := r.usageSnapshot()
 			r.curStep.End(nil)
 			r.finish(StateFinished, protocol.RunEvent{Kind: protocol.EventFinished, Answer: resp.Text,
-				Usage: &protocol.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CostUSD: r.tr.Usage().CostUSD}})
+				Usage: &protocol.Usage{Usage: u, CostUSD: r.tr.Usage().CostUSD}})
 			return
 		}
 
@@ -419,7 +419,7 @@ func (r *Run) endCancelled() {
 	r.finish(StateCancelled, protocol.RunEvent{Kind: protocol.EventCancelled, Error: msg})
 }
 
-func (r *Run) usageSnapshot() model.Usage {
+func (r *Run) usageSnapshot() tokencount.Usage {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.usage
@@ -498,10 +498,7 @@ func (r *Run) buildContext(shrink int) (*contextengine.Built, error) {
 		}
 	}
 	if r.m.diags != nil {
-		for _, d := range r.m.diags.Diagnostics("") {
-			req.Diagnostics = append(req.Diagnostics, contextengine.Diagnostic{Rel: d.Path, StartLine: d.StartLine, EndLine: d.EndLine,
-				Severity: d.Severity, Source: d.Source, Message: d.Message})
-		}
+		req.Diagnostics = r.m.diags.Diagnostics("")
 	}
 	req.Redactor = r.red()
 	if ix := r.m.index; ix != nil {
@@ -581,7 +578,7 @@ func (r *Run) callModel(step int) (*model.Response, error) {
 		for _, m := range msgs {
 			in += tokencount.Count(m.Content)
 		}
-		resp.Usage = model.Usage{InputTokens: in, OutputTokens: tokencount.Count(resp.Text), Estimated: true}
+		resp.Usage = tokencount.Usage{InputTokens: in, OutputTokens: tokencount.Count(resp.Text), Estimated: true}
 	}
 	calls := make([]trace.RecordedToolCall, 0, len(resp.ToolCalls))
 	for _, c := range resp.ToolCalls {

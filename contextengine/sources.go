@@ -138,7 +138,7 @@ func indexSources(req Request, lines []string, sel *Selection, seen spans, repor
 		}
 		related := map[string]bool{}
 		for _, d := range req.Diagnostics {
-			related[d.Rel] = true
+			related[d.Path] = true
 		}
 		for _, e := range req.RecentEdits {
 			if req.WS != nil {

@@ -14,11 +14,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 
@@ -100,8 +98,8 @@ func Connect(ctx context.Context, rwc io.ReadWriteCloser, root string, opts Opti
 	init := map[string]any{
 		"processId":        os.Getpid(),
 		"clientInfo":       map[string]any{"name": "cairn-lspclient"},
-		"rootUri":          fileURI(abs),
-		"workspaceFolders": []any{map[string]any{"uri": fileURI(abs), "name": filepath.Base(abs)}},
+		"rootUri":          workspace.FileURI(abs),
+		"workspaceFolders": []any{map[string]any{"uri": workspace.FileURI(abs), "name": filepath.Base(abs)}},
 		"capabilities": map[string]any{
 			"workspace": map[string]any{
 				"applyEdit":     true,
@@ -296,19 +294,7 @@ func (e *Editor) Conn() jsonrpc2.Conn { return e.conn }
 func (e *Editor) Abs(rel string) string { return filepath.Join(e.Root, filepath.FromSlash(rel)) }
 
 // URI returns the file URI of a workspace-relative path.
-func (e *Editor) URI(rel string) string { return fileURI(e.Abs(rel)) }
-
-func fileURI(abs string) string {
-	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String()
-}
-
-func uriPath(u string) (string, error) {
-	p, err := url.Parse(u)
-	if err != nil || p.Scheme != "file" {
-		return "", fmt.Errorf("not a file uri: %q", u)
-	}
-	return filepath.FromSlash(p.Path), nil
-}
+func (e *Editor) URI(rel string) string { return workspace.FileURI(e.Abs(rel)) }
 
 // Open opens a file from disk in a buffer (didOpen).
 func (e *Editor) Open(ctx context.Context, rel string) error {
@@ -323,7 +309,7 @@ func (e *Editor) Open(ctx context.Context, rel string) error {
 	e.buffers[abs] = &buffer{text: string(b), version: v}
 	e.mu.Unlock()
 	return e.conn.Notify(ctx, "textDocument/didOpen", map[string]any{
-		"textDocument": map[string]any{"uri": fileURI(abs), "languageId": languageID(rel), "version": v, "text": string(b)},
+		"textDocument": map[string]any{"uri": workspace.FileURI(abs), "languageId": languageID(rel), "version": v, "text": string(b)},
 	})
 }
 
@@ -369,7 +355,7 @@ func (e *Editor) Type(ctx context.Context, rel, text string) error {
 	v := b.version
 	e.mu.Unlock()
 	return e.conn.Notify(ctx, "textDocument/didChange", map[string]any{
-		"textDocument":   map[string]any{"uri": fileURI(abs), "version": v},
+		"textDocument":   map[string]any{"uri": workspace.FileURI(abs), "version": v},
 		"contentChanges": []any{map[string]any{"text": text}},
 	})
 }
@@ -384,8 +370,8 @@ func (e *Editor) EditRange(ctx context.Context, rel string, r protocol.Range, ne
 		return fmt.Errorf("%s is not open", rel)
 	}
 	m := workspace.NewMapper(b.text)
-	start, err1 := m.Offset(workspace.Position{Line: r.Start.Line, Character: r.Start.Character})
-	end, err2 := m.Offset(workspace.Position{Line: r.End.Line, Character: r.End.Character})
+	start, err1 := m.Offset(r.Start)
+	end, err2 := m.Offset(r.End)
 	if err := errors.Join(err1, err2); err != nil {
 		e.mu.Unlock()
 		return err
@@ -396,7 +382,7 @@ func (e *Editor) EditRange(ctx context.Context, rel string, r protocol.Range, ne
 	v := b.version
 	e.mu.Unlock()
 	return e.conn.Notify(ctx, "textDocument/didChange", map[string]any{
-		"textDocument":   map[string]any{"uri": fileURI(abs), "version": v},
+		"textDocument":   map[string]any{"uri": workspace.FileURI(abs), "version": v},
 		"contentChanges": []any{map[string]any{"range": r, "text": newText}},
 	})
 }
@@ -416,7 +402,7 @@ func (e *Editor) save(ctx context.Context, abs string) error {
 	if err := os.WriteFile(abs, []byte(b.text), 0o644); err != nil {
 		return err
 	}
-	return e.conn.Notify(ctx, "textDocument/didSave", map[string]any{"textDocument": map[string]any{"uri": fileURI(abs)}, "text": b.text})
+	return e.conn.Notify(ctx, "textDocument/didSave", map[string]any{"textDocument": map[string]any{"uri": workspace.FileURI(abs)}, "text": b.text})
 }
 
 // Cancelled returns how many requests the server cancelled ($/cancelRequest).
@@ -463,17 +449,4 @@ func (e *Editor) Prompts() []string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return append([]string(nil), e.prompts...)
-}
-
-// OpenFiles lists the open buffers (workspace-relative), sorted.
-func (e *Editor) OpenFiles() []string {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	var out []string
-	for abs := range e.buffers {
-		rel, _ := filepath.Rel(e.Root, abs)
-		out = append(out, filepath.ToSlash(rel))
-	}
-	sort.Strings(out)
-	return out
 }

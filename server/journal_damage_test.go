@@ -15,6 +15,7 @@ import (
 	"github.com/cairn-dev/cairn/lspclient"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/protocol"
+	"github.com/cairn-dev/cairn/tokencount"
 )
 
 // carefulModel acts like a model that reads its history: it runs the
@@ -37,12 +38,12 @@ func (m *carefulModel) Stream(ctx context.Context, req model.Request, onText fun
 		for _, c := range msg.ToolCalls {
 			if c.Name == "run_command" {
 				onText("Done.")
-				return &model.Response{Text: "Done.", Usage: model.Usage{InputTokens: 10, OutputTokens: 1}}, nil
+				return &model.Response{Text: "Done.", Usage: tokencount.Usage{InputTokens: 10, OutputTokens: 1}}, nil
 			}
 		}
 	}
 	return &model.Response{ToolCalls: []model.ToolCall{{ID: fmt.Sprintf("again-%d", n), Name: "run_command",
-		Arguments: `{"command":"echo ran >> counter.txt"}`}}, Usage: model.Usage{InputTokens: 10, OutputTokens: 1}}, nil
+		Arguments: `{"command":"echo ran >> counter.txt"}`}}, Usage: tokencount.Usage{InputTokens: 10, OutputTokens: 1}}, nil
 }
 
 // lastRequest returns the text of the model's last request.

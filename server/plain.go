@@ -17,6 +17,7 @@ import (
 
 	"github.com/cairn-dev/cairn/agent"
 	"github.com/cairn-dev/cairn/protocol"
+	"github.com/cairn-dev/cairn/workspace"
 )
 
 // A client that does not declare capabilities.experimental.cairn.runEvents
@@ -106,7 +107,7 @@ func (s *Server) showAnswer(runID, question, answer string, editIDs []string) {
 		if err == nil {
 			ctx, cancel := context.WithTimeout(s.ctx, showDocumentWait)
 			defer cancel()
-			params := map[string]any{"uri": agent.FileURI(path), "takeFocus": true}
+			params := map[string]any{"uri": workspace.FileURI(path), "takeFocus": true}
 			var raw jsonrpc2.RawMessage
 			_, err = s.conn.Call(ctx, "window/showDocument", params, &raw)
 			var res struct {
