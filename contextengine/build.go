@@ -264,6 +264,30 @@ func Build(req Request) (*Built, error) {
 		used = fillLeftover(items, avail, used-freed, report)
 		used -= dropContained(items, report)
 	}
+	// Partial overlaps (and the selection inside the surrounding code or
+	// its enclosing symbol) become one range per file region.
+	linesOf := func(rel string) []string {
+		if rel == req.File && lines != nil {
+			return lines
+		}
+		if req.WS == nil {
+			return nil
+		}
+		text, ok, err := req.WS.ReadFile(req.WS.Abs(rel))
+		if err != nil || !ok {
+			return nil
+		}
+		return strings.SplitAfter(text, "\n")
+	}
+	var selSpan *span
+	if sel != nil && req.File != "" && sel.StartLine <= len(lines) {
+		selSpan = &span{req.File, sel.StartLine, min(sel.EndLine, len(lines))}
+	}
+	if freed := mergeOverlaps(items, linesOf, selSpan, red.String, report); freed > 0 {
+		used = fillLeftover(items, avail, used-freed, report)
+		used -= dropContained(items, report)
+		used -= mergeOverlaps(items, linesOf, selSpan, red.String, report)
+	}
 	report.Budget.Used = used + sysTokens
 	report.Items = append(report.Items, items...)
 

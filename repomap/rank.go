@@ -77,9 +77,8 @@ import (
 // ×0.6 per directory level below the shallowest file when nothing is
 // focused, ×3 for exported API (isAPI: Go's capitalized names, Python's public
 // top-level names and members, TypeScript/JavaScript exports): a map with no
-// focus should open on what a package offers, not on its plumbing. With
-// focus files, their own definitions are left out: the prompt holds that
-// file already.
+// focus should open on what a package offers, not on its plumbing. The
+// definitions of Focus.Known files are left out: the prompt holds them.
 const (
 	damping        = 0.85
 	maxIterations  = 100
@@ -169,11 +168,14 @@ type Focus struct {
 	Related     []string // files with diagnostics, recently edited files
 	Identifiers []string // identifiers in the selection (exact names)
 	Mentioned   []string // words of the question: matched to file paths and names, case-insensitively
+	// Known files are already in the prompt (the context engine's
+	// selection file): their definitions are left out of the map.
+	Known []string
 }
 
 func (f Focus) key() string {
 	var b strings.Builder
-	for _, l := range [][]string{f.Files, f.Related, f.Identifiers, f.Mentioned} {
+	for _, l := range [][]string{f.Files, f.Related, f.Identifiers, f.Mentioned, f.Known} {
 		s := append([]string(nil), l...)
 		sort.Strings(s)
 		b.WriteString(strings.Join(s, "\x00"))
@@ -845,12 +847,14 @@ func (g *graph) rank(focus Focus, focusIdents []int32) *ranking {
 
 	// Definition scores from the final flow.
 	flow(pr)
-	focusFile := make([]bool, nf)
+	known := make([]bool, nf)
+	for _, f := range focus.Known {
+		if i, ok := g.fileIdx[f]; ok {
+			known[i] = true
+		}
+	}
 	testFocus := false
 	for _, f := range focus.Files {
-		if i, ok := g.fileIdx[f]; ok {
-			focusFile[i] = true
-		}
 		testFocus = testFocus || isTestFile(f)
 	}
 	unfocused := len(focus.Files)+len(focus.Related)+len(focus.Identifiers)+len(focus.Mentioned) == 0
@@ -866,8 +870,8 @@ func (g *graph) rank(focus Focus, focusIdents []int32) *ranking {
 		}
 	}
 	for fi, t := range g.tags {
-		if len(t.Defs) == 0 || focusFile[fi] {
-			continue // a focus file's own definitions are in the prompt already
+		if len(t.Defs) == 0 || known[fi] {
+			continue // the prompt holds this file already
 		}
 		base := pr[fi] * baselineShare / float64(len(t.Defs))
 		ids, same := g.defIdent[fi], g.defSame[fi]

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"go.lsp.dev/jsonrpc2"
@@ -124,7 +125,11 @@ func (s *Server) showAnswer(runID, question, answer string, editIDs []string) {
 	}
 	msg := strings.TrimSpace(answer)
 	if len(msg) > maxMessageAnswer {
-		msg = msg[:maxMessageAnswer] + "… (cut; the whole answer is in the run's trace)"
+		cut := maxMessageAnswer
+		for cut > 0 && !utf8.RuneStart(msg[cut]) {
+			cut-- // never split a character
+		}
+		msg = msg[:cut] + "… (cut; the whole answer is in the run's trace)"
 	}
 	if len(edits) > 0 {
 		msg += fmt.Sprintf("\n\nCairn proposed %d edit(s): use the code actions %q or %q on the changed lines.", len(edits), protocol.TitleAcceptEdit, protocol.TitleRejectEdit)

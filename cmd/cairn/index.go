@@ -130,12 +130,13 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *limit < 1 {
 		return fmt.Errorf("%w: --limit %d: give at least 1 (the default is 20)", errUsage, *limit)
 	}
-	_, ix, err := openIndex(*root, codeindex.Options{})
+	// The search index alone: the repo map is neither read nor built.
+	_, ix, err := openIndex(*root, codeindex.Options{NoMap: true})
 	if err != nil {
 		return err
 	}
 	defer ix.Close()
-	// Bring the index up to date (a warm start only re-reads changed files).
+	// Bring the index up to date (stat only; only changed files are read).
 	if err := ix.Reconcile(ctx); err != nil {
 		return fmt.Errorf("updating the code index: %w", err)
 	}
