@@ -116,7 +116,7 @@ func (m *Manager) workspaceEdit(files []tools.FileChange, base func(tools.FileCh
 	var we protocol.WorkspaceEdit
 	for _, f := range files {
 		before, existed := base(f)
-		uri := workspace.FileURI(f.Abs)
+		uri := workspace.FileURI(m.ws.ClientPath(f.Abs))
 		edits := toWire(workspace.TextEdits(before, f.After))
 		if !docChanges {
 			if we.Changes == nil {
@@ -164,12 +164,12 @@ func (m *Manager) EditView(id string) (*protocol.GetEditResult, error) {
 		if err != nil {
 			return nil, err
 		}
-		res.Files = append(res.Files, protocol.EditFile{URI: workspace.FileURI(f.Abs), Path: f.Rel, Current: cur, Proposed: f.After, Create: f.Created})
+		res.Files = append(res.Files, protocol.EditFile{URI: workspace.FileURI(m.ws.ClientPath(f.Abs)), Path: f.Rel, Current: cur, Proposed: f.After, Create: f.Created})
 		diff.WriteString(workspace.UnifiedDiff(f.Rel, cur, f.After))
 	}
 	res.Diff = diff.String()
 	for _, h := range e.Hunks {
-		res.Hunks = append(res.Hunks, protocol.Hunk{Index: h.Index, Path: h.Rel, URI: workspace.FileURI(e.Files[h.File].Abs),
+		res.Hunks = append(res.Hunks, protocol.Hunk{Index: h.Index, Path: h.Rel, URI: workspace.FileURI(m.ws.ClientPath(e.Files[h.File].Abs)),
 			StartLine: h.StartLine, EndLine: h.EndLine, ProposedStartLine: h.NewStartLine, ProposedEndLine: h.NewEndLine,
 			Diff: h.Diff, State: string(h.State), CheckpointID: h.CheckpointID, Undone: h.Undone})
 	}

@@ -83,6 +83,11 @@ type Deps struct {
 	// Index is the code index: the context engine's repo map, definitions
 	// and search hits, and the search_code and repo_map tools. Nil: none.
 	Index codeindex.Index
+	// FaultPoint, when set, is called at each named point of a run, an
+	// accept and an undo where a crash test stops the process (see
+	// docs/failures.md). Only tests set it: fault injection is not part of
+	// the product.
+	FaultPoint func(point string)
 }
 
 // Manager owns the runs and proposed edits of one workspace.
@@ -102,6 +107,7 @@ type Manager struct {
 	edits    map[string]*Edit
 	order    []string // edit ids in proposal order
 	threads  *threadStore
+	fault    func(point string)
 }
 
 // NewManager returns a manager.
@@ -115,7 +121,14 @@ func NewManager(cfg Config, d Deps) *Manager {
 	}
 	return &Manager{cfg: cfg, ws: d.WS, registry: d.Registry, gate: d.Gate, cps: d.Checkpoints, diags: d.Diagnostics,
 		redactor: d.Redactor, tracer: d.Tracer, index: d.Index, runs: map[string]*Run{}, edits: map[string]*Edit{},
-		threads: newThreadStore(cfg.StateDir)}
+		threads: newThreadStore(cfg.StateDir), fault: d.FaultPoint}
+}
+
+// faultPoint calls the crash tests' hook, if any, at a named point.
+func (m *Manager) faultPoint(point string) {
+	if m.fault != nil {
+		m.fault(point)
+	}
 }
 
 // SetConfig replaces the run configuration (a settings change); running runs keep theirs.

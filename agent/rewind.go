@@ -57,6 +57,9 @@ func effectiveRecords(recs []checkpoint.Record) []checkpoint.Record {
 // continues the run from step.
 func (m *Manager) Rewind(ctx context.Context, runID string, step int, restoreFiles bool, ap Applier) (protocol.RewindResult, error) {
 	res := protocol.RewindResult{RunID: runID}
+	if err := protocol.ValidateID("runId", runID); err != nil {
+		return res, err
+	}
 	if step < 0 {
 		return res, fmt.Errorf("step must be 0 or more")
 	}

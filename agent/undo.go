@@ -83,7 +83,7 @@ func (m *Manager) Undo(ctx context.Context, cpID string, force bool, ap Applier)
 	var restored []string
 	for _, r := range restores {
 		abs := m.ws.Abs(r.Rel)
-		uri := workspace.FileURI(abs)
+		uri := workspace.FileURI(m.ws.ClientPath(abs))
 		switch {
 		case !r.TargetExists && docChanges:
 			we.DocumentChanges = append(we.DocumentChanges, protocol.DeleteFile{Kind: "delete", URI: uri, Options: &protocol.FileOptions{IgnoreIfNotExists: true}})
@@ -117,7 +117,7 @@ func (m *Manager) Undo(ctx context.Context, cpID string, force bool, ap Applier)
 		}
 		return protocol.UndoResult{Applied: false, Reason: reason}, nil
 	}
-	crashPoint("during_undo")
+	m.faultPoint("during_undo")
 	m.markUndone(cpID)
 	return protocol.UndoResult{Applied: true, Restored: restored, AlreadyUndone: alreadyList}, nil
 }

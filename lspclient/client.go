@@ -16,6 +16,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -43,6 +44,10 @@ type Options struct {
 	// experimental.cairn.runEvents, and it opens documents the server shows
 	// (window/showDocument), like eglot.
 	Plain bool
+	// NeverAnswer lists server requests (e.g. "workspace/applyEdit") this
+	// editor never answers, like a client that hangs; the server's
+	// $/cancelRequest notifications are counted (Cancelled).
+	NeverAnswer []string
 	// NoShowDocument makes a Plain editor declare no window/showDocument
 	// support (an older LSP client).
 	NoShowDocument bool
@@ -63,6 +68,9 @@ type Editor struct {
 	shown    []string // window/showDocument URIs
 	changed  chan struct{}
 
+	cancelled     int           // $/cancelRequest notifications received
+	stop          chan struct{} // closed by Close: releases requests never answered
+	stopOnce      sync.Once
 	progressTitle map[string]string // token → title of work-done progress begun
 	progressDone  []string          // titles of progress ended
 	nextVer       int32
@@ -80,10 +88,9 @@ func Connect(ctx context.Context, rwc io.ReadWriteCloser, root string, opts Opti
 	if err != nil {
 		return nil, err
 	}
-	if real, err := filepath.EvalSymlinks(abs); err == nil {
-		abs = real
-	}
-	e := &Editor{Root: abs, opts: opts, buffers: map[string]*buffer{}, events: map[string][]protocol.RunEvent{}, changed: make(chan struct{}),
+	// The root is named as given, symlinks and all, as VS Code and Neovim
+	// do (the server resolves it).
+	e := &Editor{Root: abs, opts: opts, buffers: map[string]*buffer{}, events: map[string][]protocol.RunEvent{}, changed: make(chan struct{}), stop: make(chan struct{}),
 		progressTitle: map[string]string{}}
 	e.conn = jsonrpc2.NewConn(jsonrpc2.NewHeaderStream(rwc))
 	e.conn.Go(ctx, e.handle)
@@ -121,7 +128,21 @@ func Connect(ctx context.Context, rwc io.ReadWriteCloser, root string, opts Opti
 // handle answers the server's requests and records its notifications.
 func (e *Editor) handle(ctx context.Context, req *jsonrpc2.Request) (any, error) {
 	params := append([]byte(nil), req.Params()...)
+	if slices.Contains(e.opts.NeverAnswer, req.Method()) {
+		jsonrpc2.Async(ctx)
+		select {
+		case <-ctx.Done():
+		case <-e.stop:
+		}
+		return nil, errors.New("never answered")
+	}
 	switch req.Method() {
+	case "$/cancelRequest":
+		e.mu.Lock()
+		e.cancelled++
+		e.mu.Unlock()
+		e.signal()
+		return nil, nil
 	case protocol.MethodRunEvent:
 		var ev protocol.RunEvent
 		if err := json.Unmarshal(params, &ev); err == nil {
@@ -259,6 +280,7 @@ func (e *Editor) WaitProgressEnd(ctx context.Context, substr string) error {
 
 // Close shuts the session down cleanly (shutdown, exit).
 func (e *Editor) Close(ctx context.Context) error {
+	e.stopOnce.Do(func() { close(e.stop) })
 	_, err := e.conn.Call(ctx, "shutdown", nil, nil)
 	_ = e.conn.Notify(ctx, "exit", nil)
 	cerr := e.conn.Close()
@@ -381,6 +403,13 @@ func (e *Editor) save(ctx context.Context, abs string) error {
 		return err
 	}
 	return e.conn.Notify(ctx, "textDocument/didSave", map[string]any{"textDocument": map[string]any{"uri": workspace.FileURI(abs)}, "text": b.text})
+}
+
+// Cancelled returns how many requests the server cancelled ($/cancelRequest).
+func (e *Editor) Cancelled() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.cancelled
 }
 
 // Messages returns the showMessage/logMessage texts received.

@@ -103,8 +103,8 @@ func (s *Server) setupEngines(initial Settings) error {
 	e, err := agent.OpenEngines(s.ctx, agent.EngineOptions{
 		WS: s.ws, StateDir: s.stateDir, Version: Version, Asker: s, Getenv: s.opts.Getenv,
 		OTLPEndpoint: initial.Trace.OTLPEndpoint, NewID: s.opts.NewID, Diagnostics: s.diags,
-		IndexProgress: progress.report,
-		Log:           func(level slog.Level, msg string) { s.logToClient(level, msg) },
+		IndexProgress: progress.report, FaultPoint: s.opts.FaultPoint,
+		Log: func(level slog.Level, msg string) { s.logToClient(level, msg) },
 		OnMCPEvent: func(msg string) {
 			s.logToClient(slog.LevelWarn, msg)
 			s.showMessage(lsp.MessageTypeWarning, "Cairn: "+msg)
@@ -259,19 +259,29 @@ func (s *Server) Initialized(ctx context.Context, params *lsp.InitializedParams)
 		}
 	}
 	runs = recent
-	for _, ir := range runs {
-		s.notifyRunEvent(mgr.MarkInterrupted(ir))
+	if len(runs) == 0 {
+		return nil
 	}
-	if len(runs) > 0 {
+	// Sent off the read loop: this handler runs in wire order, and a client
+	// that writes while it does not read (a synchronous pipe) would otherwise
+	// deadlock with it.
+	go func() {
+		for _, ir := range runs {
+			s.notifyRunEvent(mgr.MarkInterrupted(ir))
+		}
 		msg := fmt.Sprintf("Cairn: %d run(s) were interrupted when the server stopped, the latest: %q. Resume with cairn.resume {runId: %q}.",
 			len(runs), truncate(runs[0].Question, 80), runs[0].ID)
 		s.showMessage(lsp.MessageTypeInfo, msg)
-	}
+	}()
 	return nil
 }
 
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
+	if !s.initialized {
+		s.mu.Unlock()
+		return jsonrpc2.Errorf(jsonrpc2.Code(-32002), "shutdown before initialize: the server is not initialized") // ServerNotInitialized
+	}
 	s.shutdown = true
 	mgr := s.mgr
 	s.mu.Unlock()
