@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Ranking
@@ -135,10 +136,11 @@ func isAPI(lang string, d *Def) bool {
 	}
 	switch lang {
 	case "go":
-		if !unicode.IsUpper([]rune(name)[0]) {
-			return false
+		upper := func(s string) bool {
+			r, _ := utf8.DecodeRuneInString(s)
+			return unicode.IsUpper(r)
 		}
-		return d.Depth == 0 || d.Scope == "" || unicode.IsUpper([]rune(d.Scope)[0])
+		return upper(name) && (d.Depth == 0 || d.Scope == "" || upper(d.Scope))
 	case "python":
 		return !strings.HasPrefix(name, "_") && (d.Depth == 0 || d.Depth == 1 && !strings.HasPrefix(d.Scope, "_"))
 	case "typescript", "tsx", "javascript":
