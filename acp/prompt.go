@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -16,6 +15,7 @@ import (
 	"github.com/cairn-dev/cairn/agent"
 	"github.com/cairn-dev/cairn/contextengine"
 	"github.com/cairn-dev/cairn/protocol"
+	"github.com/cairn-dev/cairn/workspace"
 )
 
 // ask is a prompt turned into what a Cairn run takes.
@@ -112,8 +112,8 @@ func parsePrompt(root string, readFile func(abs string) (string, bool), blocks [
 // line range of its fragment.
 func fileRef(root, uri string) (abs string, sel *contextengine.Selection, ok bool) {
 	path, frag := uri, ""
-	if u, err := url.Parse(uri); err == nil && u.Scheme == "file" {
-		path, frag = u.Path, u.Fragment
+	if p, f, err := workspace.URIPathFragment(uri); err == nil {
+		path, frag = p, f
 	} else if i := strings.IndexByte(uri, '#'); i >= 0 && filepath.IsAbs(uri) {
 		path, frag = uri[:i], uri[i+1:]
 	}

@@ -56,15 +56,23 @@ func FileURI(abs string) string { return string(uri.File(abs)) }
 
 // URIPath returns the file system path of a file:// URI.
 func URIPath(u string) (string, error) {
+	path, _, err := URIPathFragment(u)
+	return path, err
+}
+
+// URIPathFragment returns the file system path of a file:// URI and its
+// fragment (the part after '#', decoded), which clients use for line
+// ranges.
+func URIPathFragment(u string) (path, fragment string, err error) {
 	if u == "" {
-		return "", fmt.Errorf("no uri given")
+		return "", "", fmt.Errorf("no uri given")
 	}
 	parsed, err := uri.ParseStrict(u)
 	if err != nil {
-		return "", fmt.Errorf("invalid uri %q: %w", u, err)
+		return "", "", fmt.Errorf("invalid uri %q: %w", u, err)
 	}
 	if !parsed.IsFile() {
-		return "", fmt.Errorf("uri %q is not a file:// uri", u)
+		return "", "", fmt.Errorf("uri %q is not a file:// uri", u)
 	}
-	return parsed.FsPath(), nil
+	return parsed.FsPath(), parsed.Fragment(), nil
 }
