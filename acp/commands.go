@@ -113,6 +113,9 @@ func (a *adapter) runCommand(ctx context.Context, s *session, line string) (sdk.
 		if err != nil {
 			return end, invalidRequest("/resume: %v", err)
 		}
+		if w := run.Warnings(); len(w) > 0 {
+			say(strings.Join(w, " ") + "\n")
+		}
 		defer a.closeBuffers(s)
 		a.wait(ctx, run)
 		return t.response(run)

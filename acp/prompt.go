@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -16,6 +15,7 @@ import (
 	"github.com/cairn-dev/cairn/agent"
 	"github.com/cairn-dev/cairn/contextengine"
 	"github.com/cairn-dev/cairn/protocol"
+	"github.com/cairn-dev/cairn/workspace"
 )
 
 // ask is a prompt turned into what a Cairn run takes.
@@ -112,8 +112,8 @@ func parsePrompt(root string, readFile func(abs string) (string, bool), blocks [
 // line range of its fragment.
 func fileRef(root, uri string) (abs string, sel *contextengine.Selection, ok bool) {
 	path, frag := uri, ""
-	if u, err := url.Parse(uri); err == nil && u.Scheme == "file" {
-		path, frag = u.Path, u.Fragment
+	if p, f, err := workspace.URIPathFragment(uri); err == nil {
+		path, frag = p, f
 	} else if i := strings.IndexByte(uri, '#'); i >= 0 && filepath.IsAbs(uri) {
 		path, frag = uri[:i], uri[i+1:]
 	}
@@ -253,7 +253,6 @@ func (a *adapter) Prompt(ctx context.Context, p sdk.PromptRequest) (_ sdk.Prompt
 	if err != nil {
 		return sdk.PromptResponse{}, invalidRequest("%v", err)
 	}
-	s.addRun(run, q.question)
 	a.wait(turnCtx, run)
 	return t.response(run)
 }
@@ -320,13 +319,9 @@ func (a *adapter) Cancel(ctx context.Context, p sdk.CancelNotification) error {
 	return nil
 }
 
-// askRequest puts a run on the session's thread (a new one for the
-// session's first run). This, addRun and runs are the seam between
-// sessions and threads.
+// askRequest puts a run on the session's thread.
 func (s *session) askRequest(req agent.AskRequest) agent.AskRequest {
-	s.mu.Lock()
-	req.ThreadID = s.rec.ThreadID
-	s.mu.Unlock()
+	req.ThreadID = s.threadID()
 	return req
 }
 

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -211,7 +210,7 @@ func (cw *clientWriter) ApplyEdit(ctx context.Context, label string, we protocol
 	}
 	var files []fileEdit
 	for uri, edits := range we.Changes {
-		abs, err := uriPath(uri)
+		abs, err := workspace.URIPath(uri)
 		if err != nil {
 			return protocol.ApplyWorkspaceEditResult{FailureReason: err.Error()}, nil
 		}
@@ -231,7 +230,7 @@ func (cw *clientWriter) ApplyEdit(ctx context.Context, label string, we protocol
 		default:
 			return protocol.ApplyWorkspaceEditResult{FailureReason: fmt.Sprintf("unsupported change %T", dc)}, nil
 		}
-		abs, err := uriPath(uri)
+		abs, err := workspace.URIPath(uri)
 		if err != nil {
 			return protocol.ApplyWorkspaceEditResult{FailureReason: err.Error()}, nil
 		}
@@ -278,11 +277,11 @@ func applyTextEdits(text string, edits []protocol.TextEdit) (string, error) {
 	}
 	spans := make([]span, 0, len(edits))
 	for _, e := range edits {
-		s, err := m.Offset(workspace.Position{Line: e.Range.Start.Line, Character: e.Range.Start.Character})
+		s, err := m.Offset(e.Range.Start)
 		if err != nil {
 			return "", err
 		}
-		en, err := m.Offset(workspace.Position{Line: e.Range.End.Line, Character: e.Range.End.Character})
+		en, err := m.Offset(e.Range.End)
 		if err != nil {
 			return "", err
 		}
@@ -299,14 +298,6 @@ func applyTextEdits(text string, edits []protocol.TextEdit) (string, error) {
 		text = text[:sp.start] + sp.text + text[sp.end:]
 	}
 	return text, nil
-}
-
-func uriPath(uri string) (string, error) {
-	u, err := url.Parse(uri)
-	if err != nil || u.Scheme != "file" {
-		return "", fmt.Errorf("not a file:// uri: %q", uri)
-	}
-	return filepath.FromSlash(u.Path), nil
 }
 
 // writeText writes a whole file: through fs/write_text_file when the client

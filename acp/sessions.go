@@ -2,21 +2,14 @@ package acp
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"regexp"
 	"sort"
-	"strings"
 	"sync"
-	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/cairn-dev/cairn/agent"
-	"github.com/cairn-dev/cairn/checkpoint"
 	"github.com/cairn-dev/cairn/tools"
 )
 
@@ -26,8 +19,7 @@ type session struct {
 	id sdk.SessionId
 	w  *workspaceEngines
 
-	mu  sync.Mutex
-	rec sessionRecord
+	mu sync.Mutex
 	// turn cancels the prompt turn in progress (nil when idle).
 	turn context.CancelCauseFunc
 	// turnDone is closed when that turn has ended.
@@ -54,105 +46,28 @@ type writtenFile struct {
 	checkpointID string
 }
 
-// sessionRecord is what survives a restart, one JSON file per session under
-// <state>/acp/sessions/. It maps the session to its Cairn thread: this is
-// the one place that knows how sessions and threads relate.
-type sessionRecord struct {
-	SessionID string    `json:"sessionId"`
-	Cwd       string    `json:"cwd"`
-	Title     string    `json:"title,omitempty"`
-	ThreadID  string    `json:"threadId,omitempty"`
-	Runs      []string  `json:"runs"`
-	Created   time.Time `json:"created"`
-	Updated   time.Time `json:"updated"`
-}
+// A session is a Cairn thread, and its id is the thread's id: the thread
+// (persisted by agent, with its turns) is all that survives a restart, so a
+// thread started from an LSP editor can be loaded as an ACP session too.
+// threadID and runs are the only places that know it.
 
-var sessionIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,79}$`)
+func (s *session) threadID() string { return string(s.id) }
 
-func sessionPath(stateDir string, id sdk.SessionId) string {
-	return filepath.Join(stateDir, "acp", "sessions", string(id)+".json")
-}
-
-func (s *session) save() error {
-	s.mu.Lock()
-	b, err := json.MarshalIndent(s.rec, "", "  ")
-	s.mu.Unlock()
-	if err != nil {
-		return err
-	}
-	path := sessionPath(s.w.stateDir, s.id)
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return fmt.Errorf("saving session %s: %w", s.id, err)
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return fmt.Errorf("saving session %s: %w", s.id, err)
-	}
-	return os.Rename(tmp, path)
-}
-
-func loadSessionRecord(stateDir string, id sdk.SessionId) (sessionRecord, error) {
-	var rec sessionRecord
-	if !sessionIDRE.MatchString(string(id)) {
-		return rec, fmt.Errorf("invalid session id %q", id)
-	}
-	b, err := os.ReadFile(sessionPath(stateDir, id))
-	if errors.Is(err, os.ErrNotExist) {
-		return rec, fmt.Errorf("no session %q in this workspace", id)
-	}
-	if err != nil {
-		return rec, fmt.Errorf("reading session %s: %w", id, err)
-	}
-	if err := json.Unmarshal(b, &rec); err != nil {
-		return rec, fmt.Errorf("session %s is unreadable: %w", id, err)
-	}
-	return rec, nil
-}
-
-// addRun records a turn's run and the thread it belongs to.
-func (s *session) addRun(run *agent.Run, question string) {
-	s.mu.Lock()
-	s.rec.Runs = append(s.rec.Runs, run.ID)
-	if s.rec.ThreadID == "" {
-		s.rec.ThreadID = run.ThreadID
-	}
-	if s.rec.Title == "" {
-		s.rec.Title = title(question)
-	}
-	s.rec.Updated = time.Now().UTC()
-	s.mu.Unlock()
-	_ = s.save()
-}
-
-// runs are the session's runs, oldest first: its thread's turns (the
-// thread is the truth), else those the session recorded.
+// runs are the session's runs, oldest first: its thread's turns.
 func (s *session) runs() []string {
-	s.mu.Lock()
-	threadID := s.rec.ThreadID
-	recorded := append([]string(nil), s.rec.Runs...)
-	s.mu.Unlock()
-	if threadID != "" {
-		if t, ok := s.w.mgr.Thread(threadID); ok {
-			out := make([]string, 0, len(t.Turns))
-			for _, turn := range t.Turns {
-				out = append(out, turn.RunID)
-			}
-			return out
-		}
+	t, ok := s.w.mgr.Thread(s.threadID())
+	if !ok {
+		return nil
 	}
-	return recorded
+	out := make([]string, 0, len(t.Turns))
+	for _, turn := range t.Turns {
+		out = append(out, turn.RunID)
+	}
+	return out
 }
 
-func title(question string) string {
-	q := strings.Join(strings.Fields(question), " ")
-	if r := []rune(q); len(r) > 80 {
-		q = string(r[:79]) + "…"
-	}
-	return q
-}
-
-func newSession(id sdk.SessionId, w *workspaceEngines, rec sessionRecord) *session {
-	return &session{id: id, w: w, rec: rec, rejectedAlways: map[string]bool{}, written: map[string]writtenFile{}}
+func newSession(id sdk.SessionId, w *workspaceEngines) *session {
+	return &session{id: id, w: w, rejectedAlways: map[string]bool{}, written: map[string]writtenFile{}}
 }
 
 func (a *adapter) session(id sdk.SessionId) (*session, error) {
@@ -173,12 +88,12 @@ func (a *adapter) NewSession(ctx context.Context, p sdk.NewSessionRequest) (_ sd
 	if err != nil {
 		return sdk.NewSessionResponse{}, invalidParams("%v", err)
 	}
-	id := sdk.SessionId(checkpoint.NewID("session"))
-	now := time.Now().UTC()
-	s := newSession(id, w, sessionRecord{SessionID: string(id), Cwd: w.ws.Root(), Runs: []string{}, Created: now, Updated: now})
-	if err := s.save(); err != nil {
-		return sdk.NewSessionResponse{}, err
+	threadID, err := w.mgr.NewThread("")
+	if err != nil {
+		return sdk.NewSessionResponse{}, fmt.Errorf("starting the session's thread: %w", err)
 	}
+	id := sdk.SessionId(threadID)
+	s := newSession(id, w)
 	a.addSession(s, p.McpServers)
 	modes, options := a.sessionSettings(s)
 	return sdk.NewSessionResponse{SessionId: id, Modes: modes, ConfigOptions: options}, nil
@@ -241,57 +156,59 @@ func (a *adapter) reattach(cwd string, id sdk.SessionId, servers []sdk.McpServer
 		}
 		return s, nil
 	}
-	rec, err := loadSessionRecord(w.stateDir, id)
-	if err != nil {
-		return nil, invalidParams("%v", err)
+	if !agent.ValidThreadID(string(id)) {
+		return nil, invalidParams("invalid session id %q", id)
 	}
-	s = newSession(id, w, rec)
+	if _, ok := w.mgr.Thread(string(id)); !ok {
+		return nil, invalidParams("no session %q in the workspace %s", id, w.ws.Root())
+	}
+	s = newSession(id, w)
 	a.addSession(s, servers)
 	return s, nil
 }
 
-// ListSessions lists the sessions of cwd's workspace (or, without cwd, of
+// ListSessions lists the threads of cwd's workspace (or, without cwd, of
 // every workspace this process has open), most recently updated first.
 func (a *adapter) ListSessions(ctx context.Context, p sdk.ListSessionsRequest) (_ sdk.ListSessionsResponse, err error) {
 	defer recoverTo(&err, "ListSessions")
-	var dirs []string
+	var wss []*workspaceEngines
 	if p.Cwd != nil && *p.Cwd != "" {
 		w, err := a.workspaceFor(*p.Cwd)
 		if err != nil {
 			return sdk.ListSessionsResponse{}, invalidParams("%v", err)
 		}
-		dirs = append(dirs, w.stateDir)
+		wss = append(wss, w)
 	} else {
 		a.mu.Lock()
 		for _, w := range a.workspaces {
-			dirs = append(dirs, w.stateDir)
+			wss = append(wss, w)
 		}
 		a.mu.Unlock()
 	}
-	var recs []sessionRecord
-	for _, dir := range dirs {
-		entries, _ := os.ReadDir(filepath.Join(dir, "acp", "sessions"))
-		for _, e := range entries {
-			name, ok := strings.CutSuffix(e.Name(), ".json")
-			if !ok {
-				continue
+	type entry struct {
+		info    sdk.SessionInfo
+		updated string
+	}
+	var all []entry
+	for _, w := range wss {
+		for _, t := range w.mgr.Threads() {
+			info := sdk.SessionInfo{SessionId: sdk.SessionId(t.ThreadID), Cwd: w.ws.Root()}
+			if t.Title != "" {
+				title := t.Title
+				info.Title = &title
 			}
-			if rec, err := loadSessionRecord(dir, sdk.SessionId(name)); err == nil {
-				recs = append(recs, rec)
+			if t.Updated != "" {
+				u := t.Updated
+				info.UpdatedAt = &u
 			}
+			all = append(all, entry{info, t.Updated})
 		}
 	}
-	sort.Slice(recs, func(i, j int) bool { return recs[i].Updated.After(recs[j].Updated) })
+	// RFC 3339 UTC times sort as strings.
+	sort.SliceStable(all, func(i, j int) bool { return all[i].updated > all[j].updated })
 	out := sdk.ListSessionsResponse{Sessions: []sdk.SessionInfo{}}
-	for _, r := range recs {
-		info := sdk.SessionInfo{SessionId: sdk.SessionId(r.SessionID), Cwd: r.Cwd}
-		if r.Title != "" {
-			t := r.Title
-			info.Title = &t
-		}
-		u := r.Updated.Format(time.RFC3339)
-		info.UpdatedAt = &u
-		out.Sessions = append(out.Sessions, info)
+	for _, e := range all {
+		out.Sessions = append(out.Sessions, e.info)
 	}
 	return out, nil
 }

@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"sort"
@@ -77,6 +76,7 @@ func (e *Edit) settle() {
 // the agent edited a file twice, accepting the later edit whole applies the
 // earlier pending one with it.
 func (m *Manager) AcceptHunks(ctx context.Context, id string, idx []int, ap Applier) (protocol.AcceptResult, error) {
+	m.loadEdit(id)
 	m.mu.Lock()
 	e, ok := m.edits[id]
 	if !ok {
@@ -183,7 +183,7 @@ func (m *Manager) AcceptHunks(ctx context.Context, id string, idx []int, ap Appl
 		}
 		return protocol.AcceptResult{Applied: false, Reason: reason}, nil
 	}
-	crashPoint("during_accept")
+	m.faultPoint("during_accept")
 	if err := m.cps.SetStatus(cp.ID, checkpoint.StatusApplied); err != nil {
 		slog.Error("marking checkpoint applied", "checkpoint", cp.ID, "err", err)
 	}
@@ -243,6 +243,7 @@ func (m *Manager) earlierPending(e *Edit, abs, cur string, exists bool) *Edit {
 // hunk). Once every hunk is decided, the run's later reads see the file as
 // the user has it; a run still going is told what was rejected.
 func (m *Manager) RejectHunks(id string, idx []int) error {
+	m.loadEdit(id)
 	m.mu.Lock()
 	e, ok := m.edits[id]
 	if !ok {
@@ -311,38 +312,4 @@ func plural(n int, one, many string) string {
 		return "1 " + one
 	}
 	return fmt.Sprintf("%d %s", n, many)
-}
-
-// RestoreHunkStates applies a journaled edit-state record's hunk decisions
-// (fields hunks and hunkState, written by AcceptHunks and RejectHunks) to a
-// restored edit, so a resumed run's partly reviewed edit stays partly
-// reviewed. Records of whole-edit decisions carry no hunks and change
-// nothing here.
-func (m *Manager) RestoreHunkStates(data []byte) {
-	var rec struct {
-		EditID       string    `json:"editId"`
-		CheckpointID string    `json:"checkpointId"`
-		Hunks        []int     `json:"hunks"`
-		HunkState    EditState `json:"hunkState"`
-	}
-	if json.Unmarshal(data, &rec) != nil || len(rec.Hunks) == 0 {
-		return
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	e, ok := m.edits[rec.EditID]
-	if !ok {
-		return
-	}
-	if e.Hunks == nil {
-		e.Hunks = splitHunks(e.Files)
-	}
-	for _, i := range rec.Hunks {
-		if i >= 0 && i < len(e.Hunks) {
-			e.Hunks[i].State = rec.HunkState
-			if rec.HunkState == EditAccepted {
-				e.Hunks[i].CheckpointID = rec.CheckpointID
-			}
-		}
-	}
 }

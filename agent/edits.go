@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
-	"path/filepath"
 	"strings"
 
 	"github.com/cairn-dev/cairn/protocol"
@@ -111,12 +109,6 @@ func (m *Manager) PendingEdits() []*Edit {
 	return out
 }
 
-// FileURI returns the file:// URI of an absolute path.
-func FileURI(abs string) string {
-	u := url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}
-	return u.String()
-}
-
 // workspaceEdit builds the LSP edit turning each file's base (as given by
 // base) into its proposed text. Versions come from the editor's open
 // documents; a file not open gets a null version.
@@ -124,7 +116,7 @@ func (m *Manager) workspaceEdit(files []tools.FileChange, base func(tools.FileCh
 	var we protocol.WorkspaceEdit
 	for _, f := range files {
 		before, existed := base(f)
-		uri := FileURI(f.Abs)
+		uri := workspace.FileURI(m.ws.ClientPath(f.Abs))
 		edits := toWire(workspace.TextEdits(before, f.After))
 		if !docChanges {
 			if we.Changes == nil {
@@ -151,10 +143,7 @@ func toWire(edits []workspace.TextEdit) []protocol.TextEdit {
 	out := make([]protocol.TextEdit, 0, len(edits))
 	for _, e := range edits {
 		out = append(out, protocol.TextEdit{
-			Range: protocol.Range{
-				Start: protocol.Position{Line: e.Range.Start.Line, Character: e.Range.Start.Character},
-				End:   protocol.Position{Line: e.Range.End.Line, Character: e.Range.End.Character},
-			},
+			Range:   e.Range,
 			NewText: e.NewText,
 		})
 	}
@@ -163,6 +152,7 @@ func toWire(edits []workspace.TextEdit) []protocol.TextEdit {
 
 // EditView is a proposed edit with each file's current and proposed text.
 func (m *Manager) EditView(id string) (*protocol.GetEditResult, error) {
+	m.loadEdit(id)
 	e, ok := m.EditByID(id)
 	if !ok {
 		return nil, fmt.Errorf("no proposed edit %q", id)
@@ -174,12 +164,12 @@ func (m *Manager) EditView(id string) (*protocol.GetEditResult, error) {
 		if err != nil {
 			return nil, err
 		}
-		res.Files = append(res.Files, protocol.EditFile{URI: FileURI(f.Abs), Path: f.Rel, Current: cur, Proposed: f.After, Create: f.Created})
+		res.Files = append(res.Files, protocol.EditFile{URI: workspace.FileURI(m.ws.ClientPath(f.Abs)), Path: f.Rel, Current: cur, Proposed: f.After, Create: f.Created})
 		diff.WriteString(workspace.UnifiedDiff(f.Rel, cur, f.After))
 	}
 	res.Diff = diff.String()
 	for _, h := range e.Hunks {
-		res.Hunks = append(res.Hunks, protocol.Hunk{Index: h.Index, Path: h.Rel, URI: FileURI(e.Files[h.File].Abs),
+		res.Hunks = append(res.Hunks, protocol.Hunk{Index: h.Index, Path: h.Rel, URI: workspace.FileURI(m.ws.ClientPath(e.Files[h.File].Abs)),
 			StartLine: h.StartLine, EndLine: h.EndLine, ProposedStartLine: h.NewStartLine, ProposedEndLine: h.NewEndLine,
 			Diff: h.Diff, State: string(h.State), CheckpointID: h.CheckpointID, Undone: h.Undone})
 	}

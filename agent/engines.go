@@ -43,6 +43,8 @@ type EngineOptions struct {
 	// server's problem the user should see. Both default to slog.
 	Log        func(level slog.Level, msg string)
 	OnMCPEvent func(msg string)
+	// FaultPoint is the crash tests' hook (Deps.FaultPoint).
+	FaultPoint func(point string)
 }
 
 // Engines are the parts one workspace's runs use, assembled the same way
@@ -118,7 +120,8 @@ func OpenEngines(ctx context.Context, o EngineOptions) (*Engines, error) {
 	if err != nil {
 		o.Log(slog.LevelWarn, err.Error())
 	}
-	deps := Deps{WS: o.WS, Registry: reg, Gate: gate, Checkpoints: cps, Diagnostics: o.Diagnostics, Redactor: red, Tracer: rec}
+	deps := Deps{WS: o.WS, Registry: reg, Gate: gate, Checkpoints: cps, Diagnostics: o.Diagnostics, Redactor: red, Tracer: rec,
+		FaultPoint: o.FaultPoint}
 	if ix != nil {
 		deps.Index = ix
 		ix.Start(ctx)

@@ -3,7 +3,6 @@ package agent
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/cairn-dev/cairn/checkpoint"
 	"github.com/cairn-dev/cairn/model"
@@ -23,8 +22,8 @@ func (m *Manager) History(runID string) (question string, events []protocol.RunE
 	if r, ok := m.live(runID); ok {
 		return r.Question, r.Events(), m.editsOf(runID), nil
 	}
-	if strings.ContainsAny(runID, `/\`) || runID == "" {
-		return "", nil, nil, fmt.Errorf("invalid run id %q", runID)
+	if err := protocol.ValidateID("runId", runID); err != nil {
+		return "", nil, nil, err
 	}
 	recs, _, err := checkpoint.ReadJournal(journalPath(m.cfg.StateDir, runID))
 	if err != nil {

@@ -4,10 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"os"
-	"strconv"
-	"strings"
-	"sync"
 
 	"github.com/cairn-dev/cairn/model"
 )
@@ -32,6 +28,7 @@ type toolIntentRecord struct {
 
 type toolResultRecord struct {
 	CallID  string `json:"callId"`
+	Tool    string `json:"tool,omitempty"`
 	OK      bool   `json:"ok"`
 	Summary string `json:"summary"`
 	Content string `json:"content"` // blob hash
@@ -107,44 +104,3 @@ func (r *Run) editRecord(e *Edit) editRecord {
 	}
 	return rec
 }
-
-// crashPoint kills the process when CAIRN_CRASH_AT names this point: the
-// fault-injection hook of the crash-matrix tests. The value is a
-// comma-separated list of points, each optionally with ":N" to crash on the
-// N-th time the point is reached. It is harmless when unset.
-func crashPoint(point string) {
-	spec := os.Getenv("CAIRN_CRASH_AT")
-	if spec == "" {
-		return
-	}
-	for _, p := range strings.Split(spec, ",") {
-		name, nth, _ := strings.Cut(p, ":")
-		if name != point {
-			continue
-		}
-		crashMu.Lock()
-		crashCount[point]++
-		n := crashCount[point]
-		crashMu.Unlock()
-		want := 1
-		if nth != "" {
-			if v, err := parseInt(nth); err == nil {
-				want = v
-			}
-		}
-		if n == want {
-			slog.Error("fault injection: crashing", "point", point)
-			os.Exit(CrashExitCode)
-		}
-	}
-}
-
-// CrashExitCode is the exit status of an injected crash.
-const CrashExitCode = 86
-
-var (
-	crashMu    = new(sync.Mutex)
-	crashCount = map[string]int{}
-)
-
-func parseInt(s string) (int, error) { return strconv.Atoi(s) }

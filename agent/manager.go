@@ -22,7 +22,11 @@ import (
 
 // Config is what runs need that does not change between them.
 type Config struct {
-	Provider        model.Provider
+	Provider model.Provider
+	// ProviderErr says why Provider is nil when settings named one that
+	// could not be built (an unknown provider, a missing script): a run
+	// refused for want of a provider reports it as the cause.
+	ProviderErr     error
 	ModelName       string
 	ContextWindow   int
 	MaxOutputTokens int
@@ -79,6 +83,11 @@ type Deps struct {
 	// Index is the code index: the context engine's repo map, definitions
 	// and search hits, and the search_code and repo_map tools. Nil: none.
 	Index codeindex.Index
+	// FaultPoint, when set, is called at each named point of a run, an
+	// accept and an undo where a crash test stops the process (see
+	// docs/failures.md). Only tests set it: fault injection is not part of
+	// the product.
+	FaultPoint func(point string)
 }
 
 // Manager owns the runs and proposed edits of one workspace.
@@ -98,6 +107,7 @@ type Manager struct {
 	edits    map[string]*Edit
 	order    []string // edit ids in proposal order
 	threads  *threadStore
+	fault    func(point string)
 }
 
 // NewManager returns a manager.
@@ -111,7 +121,14 @@ func NewManager(cfg Config, d Deps) *Manager {
 	}
 	return &Manager{cfg: cfg, ws: d.WS, registry: d.Registry, gate: d.Gate, cps: d.Checkpoints, diags: d.Diagnostics,
 		redactor: d.Redactor, tracer: d.Tracer, index: d.Index, runs: map[string]*Run{}, edits: map[string]*Edit{},
-		threads: newThreadStore(cfg.StateDir)}
+		threads: newThreadStore(cfg.StateDir), fault: d.FaultPoint}
+}
+
+// faultPoint calls the crash tests' hook, if any, at a named point.
+func (m *Manager) faultPoint(point string) {
+	if m.fault != nil {
+		m.fault(point)
+	}
 }
 
 // SetConfig replaces the run configuration (a settings change); running runs keep theirs.
@@ -143,14 +160,26 @@ func (m *Manager) toolSchemaTokens() int {
 	return n
 }
 
+// noProvider is the error of a run that cannot start for want of a
+// provider, naming the cause when there is one; nil when there is a provider.
+func (cfg Config) noProvider() error {
+	switch {
+	case cfg.Provider != nil:
+		return nil
+	case cfg.ProviderErr != nil:
+		return fmt.Errorf("no usable model provider: %w", cfg.ProviderErr)
+	}
+	return fmt.Errorf("no model provider is configured: set model.provider (or CAIRN_PROVIDER)")
+}
+
 // Start begins a run in the background and returns it at once. emit
 // receives every event, in order, from the run's goroutine.
 func (m *Manager) Start(parent context.Context, req AskRequest, emit func(protocol.RunEvent)) (*Run, error) {
 	m.mu.Lock()
 	cfg := m.cfg
 	m.mu.Unlock()
-	if cfg.Provider == nil {
-		return nil, fmt.Errorf("no model provider is configured: set model.provider (or CAIRN_PROVIDER)")
+	if err := cfg.noProvider(); err != nil {
+		return nil, err
 	}
 	runID := cfg.NewID("run")
 	turn := contextengine.Turn{Question: req.Question}

@@ -101,8 +101,8 @@ func (m *Manager) MarkInterrupted(ir InterruptedRun) protocol.RunEvent {
 // the workspace is checked against the recorded file hashes; a resume note
 // goes into the prompt; then the loop goes on.
 func (m *Manager) Resume(parent context.Context, runID string, emit func(protocol.RunEvent)) (*Run, error) {
-	if strings.ContainsAny(runID, `/\`) || runID == "" {
-		return nil, fmt.Errorf("invalid run id %q", runID)
+	if err := protocol.ValidateID("runId", runID); err != nil {
+		return nil, err
 	}
 	if r, ok := m.live(runID); ok {
 		return nil, fmt.Errorf("run %s is %s in this session, not interrupted", runID, r.State())
@@ -110,11 +110,12 @@ func (m *Manager) Resume(parent context.Context, runID string, emit func(protoco
 	m.mu.Lock()
 	cfg := m.cfg
 	m.mu.Unlock()
-	if cfg.Provider == nil {
-		return nil, fmt.Errorf("no model provider is configured: set model.provider (or CAIRN_PROVIDER)")
+	if err := cfg.noProvider(); err != nil {
+		return nil, err
 	}
 	path := journalPath(cfg.StateDir, runID)
-	recs, torn, err := checkpoint.ReadJournal(path)
+	contents, err := checkpoint.LoadJournal(path)
+	recs, torn := contents.WithDamage(), contents.Torn
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("no run %q in this workspace", runID)
 	}
@@ -167,6 +168,11 @@ func (m *Manager) Resume(parent context.Context, runID string, emit func(protoco
 		defer cancel(nil)
 		r.send(r.startedEvent())
 		r.jrnl(checkpoint.RecResumed, st.step, map[string]any{"note": note})
+		for _, u := range r.unknown {
+			ok := false
+			r.send(protocol.RunEvent{Kind: protocol.EventToolResult, CallID: u.Call.ID, Tool: u.Call.Name, OK: &ok,
+				Summary: "outcome unknown: " + u.Reason + "; not run again"})
+		}
 		env := &tools.Env{WS: m.ws, Drafts: r.drafts, Diagnostics: m.diags, Index: m.index, RunID: r.ID}
 		for _, rc := range st.rerun {
 			content, _ := r.execTool(st.step, env, rc.call)
@@ -183,176 +189,91 @@ func (m *Manager) Resume(parent context.Context, runID string, emit func(protoco
 	return r, nil
 }
 
-// restore rebuilds the conversation, drafts, edits, usage and loop state
-// from journal records, and returns notes for the model about what is
+// restore rebuilds the run from its journal records: the conversation,
+// drafts, edits, usage and loop state (restoreJournal), then checks the
+// workspace against them. It returns notes for the model about what is
 // uncertain.
 func (r *Run) restore(recs []checkpoint.Record) (*loopState, []string, error) {
 	m := r.m
-	st := &loopState{seenCalls: map[string]int{}}
-	var notes []string
-	blob := func(h string) string {
-		if h == "" {
-			return ""
-		}
-		t, err := m.cps.Blobs.Get(h)
-		if err != nil {
-			notes = append(notes, fmt.Sprintf("Some recorded content could not be read back (%v).", err))
-		}
-		return t
+	jr, err := restoreJournal(r.ID, recs, m.cps.Blobs.Get)
+	if err != nil {
+		return nil, nil, err
 	}
-	type pendingCall struct {
-		call     model.ToolCall
-		intent   *toolIntentRecord
-		result   *toolResultRecord
-		approval *approvalRecord
-	}
-	var (
-		msgs     []model.Message
-		lastResp *model.Response
-		calls    []*pendingCall
-		byID     = map[string]*pendingCall{}
-		lastSeq  int
-	)
-	flush := func() {
-		// Close the previous model turn: every call gets a tool message.
-		for _, pc := range calls {
-			switch {
-			case pc.result != nil:
-				msgs = append(msgs, model.Message{Role: model.RoleTool, ToolCallID: pc.call.ID, ToolName: pc.call.Name, Content: blob(pc.result.Content)})
-			case pc.intent != nil && pc.intent.SideEffects:
-				msg := fmt.Sprintf("error: this %s call was interrupted after it started (input %s); it may or may not have taken effect. It was not run again. Check its effects before repeating it.",
-					pc.call.Name, summarizeInput(pc.intent.Input))
-				msgs = append(msgs, model.Message{Role: model.RoleTool, ToolCallID: pc.call.ID, ToolName: pc.call.Name, Content: msg})
-				notes = append(notes, fmt.Sprintf("Call %s (%s) had side effects and no recorded result: it was not replayed; it may or may not have happened.", pc.call.ID, pc.call.Name))
-			default:
-				// Never ran (or had no side effects): it runs again once the
-				// run is back, through the full pipeline; an earlier "Allow
-				// once" is not reused.
-				st.rerun = append(st.rerun, rerunCall{call: pc.call, index: len(msgs)})
-				msgs = append(msgs, model.Message{Role: model.RoleTool, ToolCallID: pc.call.ID, ToolName: pc.call.Name})
-			}
-		}
-		calls = nil
-	}
-	var rs runStartedRecord
-	for _, rec := range recs {
-		lastSeq = max(lastSeq, rec.EventSeq)
-		switch rec.Type {
-		case checkpoint.RecRunStarted:
-			if err := json.Unmarshal(rec.Data, &rs); err != nil {
-				return nil, nil, fmt.Errorf("the journal's run record is unreadable: %w", err)
-			}
-			r.Question = rs.Question
-			r.req.Question = rs.Question
-			if rs.File != "" {
-				r.req.Abs = m.ws.Abs(rs.File)
-			}
-			if rs.Selection != nil {
-				r.req.Selection = &contextengine.Selection{StartLine: rs.Selection.StartLine, EndLine: rs.Selection.EndLine}
-			}
-		case checkpoint.RecContext:
-			var c contextRecord
-			_ = json.Unmarshal(rec.Data, &c)
-			if len(msgs) >= 2 {
-				msgs[0].Content, msgs[1].Content = blob(c.System), blob(c.User)
-			} else {
-				msgs = []model.Message{{Role: model.RoleSystem, Content: blob(c.System)}, {Role: model.RoleUser, Content: blob(c.User)}}
-			}
-		case checkpoint.RecStepStarted:
-			r.seq = lastSeq
-			flush()
-			st.step = rec.Step - 1 // the step is complete only with its model result
-		case checkpoint.RecModelResult:
-			var resp model.Response
-			if err := json.Unmarshal(rec.Data, &resp); err != nil {
-				return nil, nil, fmt.Errorf("a model result in the journal is unreadable: %w", err)
-			}
-			lastResp = &resp
-			st.step = rec.Step
-			r.usage.Add(resp.Usage)
-			msgs = append(msgs, model.Message{Role: model.RoleAssistant, Content: resp.Text, ToolCalls: resp.ToolCalls})
-			for _, c := range resp.ToolCalls {
-				pc := &pendingCall{call: c}
-				calls = append(calls, pc)
-				byID[c.ID] = pc
-				st.seenCalls[c.Name+"\x00"+strings.TrimSpace(c.Arguments)]++
-			}
-		case checkpoint.RecApproval:
-			var a approvalRecord
-			if json.Unmarshal(rec.Data, &a) == nil && byID[a.CallID] != nil {
-				byID[a.CallID].approval = &a
-			}
-		case checkpoint.RecToolIntent:
-			var ti toolIntentRecord
-			if json.Unmarshal(rec.Data, &ti) == nil && byID[ti.CallID] != nil {
-				byID[ti.CallID].intent = &ti
-			}
-		case checkpoint.RecToolResult:
-			var tr toolResultRecord
-			if json.Unmarshal(rec.Data, &tr) == nil && byID[tr.CallID] != nil {
-				byID[tr.CallID].result = &tr
-			}
-		case checkpoint.RecEdit:
-			var er editRecord
-			if err := json.Unmarshal(rec.Data, &er); err != nil {
-				continue
-			}
-			e := &Edit{ID: er.EditID, RunID: r.ID, Step: rec.Step, State: EditPending}
-			for _, f := range er.Files {
-				fc := tools.FileChange{Abs: f.Abs, Rel: f.Rel, Before: blob(f.Before), BeforeOK: f.BeforeExists, After: blob(f.After), Created: f.Created}
-				e.Files = append(e.Files, fc)
-				r.drafts.Restore(workspace.Draft{Abs: f.Abs, Rel: f.Rel, Base: fc.Before, BaseExists: fc.BeforeOK, Text: fc.After})
-			}
-			m.mu.Lock()
-			m.edits[e.ID] = e
-			m.order = append(m.order, e.ID)
-			m.mu.Unlock()
-		case checkpoint.RecEditState:
-			var es struct {
-				EditID       string    `json:"editId"`
-				State        EditState `json:"state"`
-				CheckpointID string    `json:"checkpointId"`
-			}
-			if json.Unmarshal(rec.Data, &es) == nil {
-				m.mu.Lock()
-				if e, ok := m.edits[es.EditID]; ok {
-					e.State, e.CheckpointID = es.State, es.CheckpointID
-				}
-				m.mu.Unlock()
-				m.RestoreHunkStates(rec.Data)
-				if es.State == EditRejected {
-					if e, ok := m.EditByID(es.EditID); ok {
-						for _, f := range e.Files {
-							r.drafts.Forget(f.Abs)
-						}
-					}
-				}
-			}
-		}
-	}
-	if rs.Question == "" {
-		return nil, nil, errors.New("the journal has no run record; it cannot be resumed")
-	}
-	if len(msgs) < 2 {
-		// The crash came before the context was built: build it now.
+	r.restoreRequest(jr)
+	if !jr.HasContext {
+		// The crash came before the context was built (or its record is
+		// unreadable): build it now.
 		b, err := r.buildContext(0)
 		if err != nil {
 			return nil, nil, err
 		}
-		msgs = []model.Message{{Role: model.RoleSystem, Content: b.System}, {Role: model.RoleUser, Content: b.User}}
+		jr.System, jr.User = b.System, b.User
 	}
+	msgs := append([]model.Message{{Role: model.RoleSystem, Content: jr.System}, {Role: model.RoleUser, Content: jr.User}}, jr.Messages...)
+	rerun := make([]rerunCall, len(jr.Rerun))
+	for i, rc := range jr.Rerun {
+		rerun[i] = rerunCall{call: rc.call, index: rc.index + 2}
+	}
+	m.restoreEdits(jr.Edits)
+	for _, d := range jr.Drafts {
+		r.drafts.Restore(d)
+	}
+	r.mu.Lock()
+	r.messages = msgs
+	r.usage = jr.Usage
 	// The next event follows every seq that may have been used: the
 	// journaled ones, the deltas streamed since the last journal record
 	// (bounded by streamProgressEvery), and the interrupted announcement.
-	r.seq = lastSeq + streamProgressEvery + 1
-	_ = lastResp
-	flush()
-	r.mu.Lock()
-	r.messages = msgs
+	r.seq = jr.LastSeq + streamProgressEvery + 1
 	r.mu.Unlock()
-	// Check the workspace against what the run recorded.
+	r.unknown = jr.Unknown
+	if jr.Damaged > 0 {
+		r.warnings = append(r.warnings, fmt.Sprintf("%d damaged record(s) of run %s's journal were skipped.", jr.Damaged, r.ID))
+	}
+	for _, u := range jr.Unknown {
+		r.warnings = append(r.warnings, fmt.Sprintf("The outcome of %s call %s is unknown (%s); it was not run again.", u.Call.Name, u.Call.ID, u.Reason))
+	}
+	notes := append(jr.Notes, r.changedDrafts()...)
+	notes = append(notes, m.changedAcceptedEdits(r.ID)...)
+	if jr.Step == 0 && len(jr.Messages) == 0 {
+		slog.Info("resuming a run that had not reached the model", "run", r.ID)
+	}
+	return &loopState{step: jr.Step, seenCalls: jr.SeenCalls, rerun: rerun}, notes, nil
+}
+
+// restoreRequest puts back what the run was asked.
+func (r *Run) restoreRequest(jr *journalRun) {
+	r.Question = jr.Question
+	if r.Question == "" {
+		r.Question = "(the question could not be read back from the journal)"
+	}
+	r.req.Question = r.Question
+	if jr.File != "" {
+		r.req.Abs = r.m.ws.Abs(jr.File)
+	}
+	if jr.Selection != nil {
+		r.req.Selection = &contextengine.Selection{StartLine: jr.Selection.StartLine, EndLine: jr.Selection.EndLine}
+	}
+}
+
+// restoreEdits registers a resumed run's edits with the manager.
+func (m *Manager) restoreEdits(edits []*Edit) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, e := range edits {
+		if _, ok := m.edits[e.ID]; !ok {
+			m.order = append(m.order, e.ID)
+		}
+		m.edits[e.ID] = e
+	}
+}
+
+// changedDrafts lists the files that changed since the run proposed its
+// drafts of them.
+func (r *Run) changedDrafts() []string {
+	var notes []string
 	for _, d := range r.drafts.All() {
-		cur, exists, err := m.ws.ReadFile(d.Abs)
+		cur, exists, err := r.m.ws.ReadFile(d.Abs)
 		if err != nil {
 			continue
 		}
@@ -360,7 +281,14 @@ func (r *Run) restore(recs []checkpoint.Record) (*loopState, []string, error) {
 			notes = append(notes, fmt.Sprintf("%s changed since your proposed edit to it was made; read it again before editing it.", d.Rel))
 		}
 	}
-	for _, e := range m.editsOf(r.ID) {
+	return notes
+}
+
+// changedAcceptedEdits lists the files that no longer match an accepted
+// edit of the run.
+func (m *Manager) changedAcceptedEdits(runID string) []string {
+	var notes []string
+	for _, e := range m.editsOf(runID) {
 		if e.State != EditAccepted || e.CheckpointID == "" {
 			continue
 		}
@@ -375,10 +303,7 @@ func (r *Run) restore(recs []checkpoint.Record) (*loopState, []string, error) {
 			}
 		}
 	}
-	if st.step == 0 && lastResp == nil {
-		slog.Info("resuming a run that had not reached the model", "run", r.ID)
-	}
-	return st, notes, nil
+	return notes
 }
 
 // editsOf returns copies of a run's edits in proposal order.
@@ -450,8 +375,8 @@ func (m *Manager) RecoverCheckpoints() []string {
 // RecordedResponses returns the model responses journaled for a run, in
 // order: what the replay provider re-serves.
 func RecordedResponses(stateDir, runID string) ([]model.Response, error) {
-	if strings.ContainsAny(runID, `/\`) || runID == "" {
-		return nil, fmt.Errorf("invalid run id %q", runID)
+	if err := protocol.ValidateID("runId", runID); err != nil {
+		return nil, err
 	}
 	recs, _, err := checkpoint.ReadJournal(journalPath(stateDir, runID))
 	if err != nil {
@@ -483,8 +408,8 @@ func (m *Manager) ContextReport(runID string) (string, error) {
 		}
 		return "", fmt.Errorf("run %s has not built its context yet", runID)
 	}
-	if strings.ContainsAny(runID, `/\`) || runID == "" {
-		return "", fmt.Errorf("invalid run id %q", runID)
+	if err := protocol.ValidateID("runId", runID); err != nil {
+		return "", err
 	}
 	recs, _, err := checkpoint.ReadJournal(journalPath(m.cfg.StateDir, runID))
 	if err != nil {

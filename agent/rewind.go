@@ -57,6 +57,9 @@ func effectiveRecords(recs []checkpoint.Record) []checkpoint.Record {
 // continues the run from step.
 func (m *Manager) Rewind(ctx context.Context, runID string, step int, restoreFiles bool, ap Applier) (protocol.RewindResult, error) {
 	res := protocol.RewindResult{RunID: runID}
+	if err := protocol.ValidateID("runId", runID); err != nil {
+		return res, err
+	}
 	if step < 0 {
 		return res, fmt.Errorf("step must be 0 or more")
 	}
@@ -142,6 +145,7 @@ func (m *Manager) Rewind(ctx context.Context, runID string, step int, restoreFil
 		return res, fmt.Errorf("rewind stopped; some files could not be restored: %s", strings.Join(undoErrs, "; "))
 	}
 	// Withdraw pending proposals of later steps.
+	var withdrawn []*Edit
 	m.mu.Lock()
 	for id := range laterEdits {
 		if e, ok := m.edits[id]; ok && e.State == EditPending {
@@ -151,10 +155,14 @@ func (m *Manager) Rewind(ctx context.Context, runID string, step int, restoreFil
 					e.Hunks[i].State = EditRejected
 				}
 			}
+			withdrawn = append(withdrawn, e.clone())
 		}
 	}
 	delete(m.runs, runID) // resume reloads it from the journal
 	m.mu.Unlock()
+	for _, e := range withdrawn {
+		m.recordEdit(e)
+	}
 	j, err := checkpoint.OpenJournal(path)
 	if err != nil {
 		return res, err

@@ -89,7 +89,7 @@ type Run struct {
 	events   []protocol.RunEvent
 	report   *contextengine.Report
 	messages []model.Message
-	usage    model.Usage
+	usage    tokencount.Usage
 	done     chan struct{}
 	// history is the thread's turns before this run; notes are told to the
 	// model before its next call (a hunk the user rejected meanwhile).
@@ -98,6 +98,10 @@ type Run struct {
 	// simplifiedSchemas is set once a provider rejected a schema feature.
 	simplifiedSchemas bool
 
+	// Set by resume: calls whose outcome the journal cannot tell, and what
+	// the user should be told about the journal.
+	unknown  []unknownCall
+	warnings []string
 	redOnce  sync.Once
 	redactor *redact.Redactor // the run's fork of the session's; see red
 }
@@ -141,6 +145,10 @@ func (r *Run) State() State {
 	defer r.mu.Unlock()
 	return r.state
 }
+
+// Warnings returns what a resumed run found wrong with its journal
+// (damaged records, calls whose outcome is unknown), for the user.
+func (r *Run) Warnings() []string { return append([]string(nil), r.warnings...) }
 
 // Done is closed when the run has ended.
 func (r *Run) Done() <-chan struct{} { return r.done }
@@ -206,7 +214,7 @@ func (r *Run) finish(st State, ev protocol.RunEvent) {
 func (r *Run) startedEvent() protocol.RunEvent {
 	ev := protocol.RunEvent{Kind: protocol.EventStarted, ThreadID: r.ThreadID, Question: r.Question, Range: r.req.Range}
 	if r.req.Abs != "" {
-		ev.URI = FileURI(r.req.Abs)
+		ev.URI = workspace.FileURI(r.m.ws.ClientPath(r.req.Abs))
 	}
 	if ev.Range == nil && r.req.Selection != nil {
 		ev.Range = &protocol.Range{Start: protocol.Position{Line: uint32(max(r.req.Selection.StartLine-1, 0))},
@@ -310,7 +318,7 @@ func (r *Run) steps(st *loopState) {
 		r.mu.Unlock()
 		r.jrnl(checkpoint.RecStepStarted, step, map[string]any{"messages": nmsg})
 		r.curStep = r.tr.StartStep(step)
-		crashPoint("before_model_call")
+		r.m.faultPoint("before_model_call")
 		resp, err := r.callModel(step)
 		if err != nil {
 			if r.ctx.Err() != nil {
@@ -343,7 +351,7 @@ func (r *Run) steps(st *loopState) {
 			u := r.usageSnapshot()
 			r.curStep.End(nil)
 			r.finish(StateFinished, protocol.RunEvent{Kind: protocol.EventFinished, Answer: resp.Text,
-				Usage: &protocol.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CostUSD: r.tr.Usage().CostUSD}})
+				Usage: &protocol.Usage{Usage: u, CostUSD: r.tr.Usage().CostUSD}})
 			return
 		}
 
@@ -411,7 +419,7 @@ func (r *Run) endCancelled() {
 	r.finish(StateCancelled, protocol.RunEvent{Kind: protocol.EventCancelled, Error: msg})
 }
 
-func (r *Run) usageSnapshot() model.Usage {
+func (r *Run) usageSnapshot() tokencount.Usage {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.usage
@@ -490,10 +498,7 @@ func (r *Run) buildContext(shrink int) (*contextengine.Built, error) {
 		}
 	}
 	if r.m.diags != nil {
-		for _, d := range r.m.diags.Diagnostics("") {
-			req.Diagnostics = append(req.Diagnostics, contextengine.Diagnostic{Rel: d.Path, StartLine: d.StartLine, EndLine: d.EndLine,
-				Severity: d.Severity, Source: d.Source, Message: d.Message})
-		}
+		req.Diagnostics = r.m.diags.Diagnostics("")
 	}
 	req.Redactor = r.red()
 	if ix := r.m.index; ix != nil {
@@ -549,7 +554,7 @@ func (r *Run) callModel(step int) (*model.Response, error) {
 			if deltas++; deltas%streamProgressEvery == 0 {
 				r.jrnlNoSync(checkpoint.RecStreamProgress, step)
 			}
-			crashPoint("mid_stream")
+			r.m.faultPoint("mid_stream")
 		})
 	})
 	if err != nil {
@@ -573,7 +578,7 @@ func (r *Run) callModel(step int) (*model.Response, error) {
 		for _, m := range msgs {
 			in += tokencount.Count(m.Content)
 		}
-		resp.Usage = model.Usage{InputTokens: in, OutputTokens: tokencount.Count(resp.Text), Estimated: true}
+		resp.Usage = tokencount.Usage{InputTokens: in, OutputTokens: tokencount.Count(resp.Text), Estimated: true}
 	}
 	calls := make([]trace.RecordedToolCall, 0, len(resp.ToolCalls))
 	for _, c := range resp.ToolCalls {
@@ -604,7 +609,7 @@ func (r *Run) execTool(step int, env *tools.Env, call model.ToolCall) (content s
 		}
 		span.OK, span.Summary, span.OutputBytes = ok, summary, len(content)
 		tc.End(span, nil)
-		r.jrnl(checkpoint.RecToolResult, step, toolResultRecord{CallID: call.ID, OK: ok, Summary: summary, Content: r.blob(content)})
+		r.jrnl(checkpoint.RecToolResult, step, toolResultRecord{CallID: call.ID, Tool: call.Name, OK: ok, Summary: summary, Content: r.blob(content)})
 		return content
 	}
 	tool, found := r.m.registry.Get(call.Name)
@@ -635,7 +640,7 @@ func (r *Run) execTool(step int, env *tools.Env, call model.ToolCall) (content s
 		return finish(false, "denied", msg), false
 	}
 	r.jrnl(checkpoint.RecToolIntent, step, toolIntentRecord{CallID: call.ID, Tool: call.Name, Input: valid, SideEffects: tool.SideEffects && risk != tools.RiskRead, Decision: string(decision)})
-	crashPoint("after_tool_intent")
+	r.m.faultPoint("after_tool_intent")
 	// Commands that may write get a snapshot, so a rewind can restore the
 	// files they change.
 	var snap *snapshot
@@ -648,7 +653,7 @@ func (r *Run) execTool(step int, env *tools.Env, call model.ToolCall) (content s
 			r.jrnl(checkpoint.RecCommandChanges, step, commandChangesRecord{CallID: call.ID, Changes: changes, NotCovered: snap.capped})
 		}
 	}
-	crashPoint("before_tool_result")
+	r.m.faultPoint("before_tool_result")
 	if err != nil {
 		if r.ctx.Err() != nil {
 			return finish(false, "cancelled", "cancelled while running; it may have partly happened"), false
@@ -677,7 +682,7 @@ func (r *Run) execTool(step int, env *tools.Env, call model.ToolCall) (content s
 		res.Content += fmt.Sprintf(" (edit id %s)", e.ID)
 	}
 	content = finish(!res.IsError, res.Summary, res.Content)
-	crashPoint("after_tool_result")
+	r.m.faultPoint("after_tool_result")
 	return content, false
 }
 

@@ -299,7 +299,7 @@ func turnHunks(e *Edit) contextengine.TurnEdit {
 	te := contextengine.TurnEdit{EditID: e.ID}
 	for _, h := range e.Hunks {
 		te.Hunks = append(te.Hunks, contextengine.TurnHunk{Index: h.Index, Path: h.Rel, StartLine: h.StartLine + 1, EndLine: max(h.EndLine, h.StartLine+1),
-			Diff: h.Diff, State: string(h.State), Undone: h.Undone})
+			Diff: h.Diff, State: string(h.State), Undone: h.Undone, CheckpointID: h.CheckpointID})
 	}
 	return te
 }
@@ -316,4 +316,61 @@ func (m *Manager) recordEdit(e *Edit) {
 		}
 		t.Edits = append(t.Edits, te)
 	})
+}
+
+// runOfEdit finds the run whose turn recorded an edit.
+func (ts *threadStore) runOfEdit(editID string) (string, []contextengine.TurnHunk) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	ts.load()
+	for _, t := range ts.byID {
+		for _, turn := range t.Turns {
+			for _, e := range turn.Edits {
+				if e.EditID == editID {
+					return turn.RunID, append([]contextengine.TurnHunk(nil), e.Hunks...)
+				}
+			}
+		}
+	}
+	return "", nil
+}
+
+// loadEdit brings back an edit proposed before a restart: its files from
+// the run's journal, its hunks' decisions from the thread, so it can still
+// be reviewed (accept checks the files against its base as always).
+func (m *Manager) loadEdit(id string) {
+	m.mu.Lock()
+	_, known := m.edits[id]
+	m.mu.Unlock()
+	if known || id == "" {
+		return
+	}
+	runID, hunks := m.threads.runOfEdit(id)
+	if runID == "" {
+		return
+	}
+	_, _, edits, err := m.History(runID)
+	if err != nil {
+		return
+	}
+	for _, e := range edits {
+		if e.ID != id {
+			continue
+		}
+		e := e
+		e.Hunks = splitHunks(e.Files)
+		if len(hunks) == len(e.Hunks) {
+			for i, h := range hunks {
+				e.Hunks[i].State, e.Hunks[i].Undone, e.Hunks[i].CheckpointID = EditState(h.State), h.Undone, h.CheckpointID
+			}
+		}
+		e.settle()
+		m.mu.Lock()
+		if _, known := m.edits[id]; !known {
+			m.edits[id] = &e
+			m.order = append(m.order, id)
+		}
+		m.mu.Unlock()
+		return
+	}
 }

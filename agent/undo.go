@@ -29,6 +29,7 @@ func (m *Manager) Undo(ctx context.Context, cpID string, force bool, ap Applier)
 	case checkpoint.StatusFailed:
 		return protocol.UndoResult{}, fmt.Errorf("checkpoint %s was never applied", cpID)
 	}
+	m.loadEdit(cp.EditID) // an accept of an earlier session: its hunks learn they are undone
 	read := func(rel string) (string, bool, error) { return m.ws.ReadFile(m.ws.Abs(rel)) }
 	// Files at their pre-edit text (and not also at the post-edit text,
 	// which only an empty change could be) need nothing.
@@ -82,7 +83,7 @@ func (m *Manager) Undo(ctx context.Context, cpID string, force bool, ap Applier)
 	var restored []string
 	for _, r := range restores {
 		abs := m.ws.Abs(r.Rel)
-		uri := FileURI(abs)
+		uri := workspace.FileURI(m.ws.ClientPath(abs))
 		switch {
 		case !r.TargetExists && docChanges:
 			we.DocumentChanges = append(we.DocumentChanges, protocol.DeleteFile{Kind: "delete", URI: uri, Options: &protocol.FileOptions{IgnoreIfNotExists: true}})
@@ -116,7 +117,7 @@ func (m *Manager) Undo(ctx context.Context, cpID string, force bool, ap Applier)
 		}
 		return protocol.UndoResult{Applied: false, Reason: reason}, nil
 	}
-	crashPoint("during_undo")
+	m.faultPoint("during_undo")
 	m.markUndone(cpID)
 	return protocol.UndoResult{Applied: true, Restored: restored, AlreadyUndone: alreadyList}, nil
 }

@@ -14,8 +14,10 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/cairn-dev/cairn/repomap"
 	"github.com/cairn-dev/cairn/search"
@@ -42,6 +44,10 @@ type Options struct {
 	NoWatch bool
 	// NoSearch opens no search index (the repo map alone).
 	NoSearch bool
+	// NoMap neither loads nor builds the repo map (`cairn search`: the
+	// search index alone; declarations of changed files are parsed as
+	// they are indexed).
+	NoMap bool
 	// Watch tunes the change stream (tests shorten the debounce).
 	Watch workspace.WatchOptions
 }
@@ -58,12 +64,14 @@ type Local struct {
 	lock   *os.File      // flock on StateDir/search.lock while s is open
 	saving sync.Mutex    // one tags-cache write at a time
 
-	mu       sync.Mutex
-	unsaved  map[string]string // editor text waiting for the next batch, by rel
-	started  bool
-	building bool
-	cancel   context.CancelFunc // stops Start's goroutine
-	running  sync.WaitGroup
+	mu        sync.Mutex
+	unsaved   map[string]string // editor text waiting for the next batch, by rel
+	started   bool
+	building  bool
+	cancel    context.CancelFunc // stops Start's goroutine
+	saveTimer *time.Timer        // a pending tags-cache write
+	closed    bool
+	running   sync.WaitGroup
 }
 
 var _ Index = (*Local)(nil)
@@ -183,12 +191,17 @@ func (ix *Local) Reconcile(ctx context.Context) error {
 func (ix *Local) rescan(ctx context.Context) error {
 	ix.setBuilding(true)
 	defer ix.setBuilding(false)
-	stats, err := ix.m.Build(ctx)
-	if err != nil && ctx.Err() == nil {
-		slog.Warn("building the repo map", "err", err)
+	defer buildGC()()
+	var err error
+	if !ix.opts.NoMap {
+		var stats repomap.BuildStats
+		stats, err = ix.m.Build(ctx)
+		if err != nil && ctx.Err() == nil {
+			slog.Warn("building the repo map", "err", err)
+		}
+		ix.progress(Progress{Kind: "repo map", Done: stats.Files, Total: stats.Files, Finished: true,
+			Message: fmt.Sprintf("%d files (%d parsed, %d from cache)", stats.Files, stats.Parsed, stats.Files-stats.Parsed)})
 	}
-	ix.progress(Progress{Kind: "repo map", Done: stats.Files, Total: stats.Files, Finished: true,
-		Message: fmt.Sprintf("%d files (%d parsed, %d from cache)", stats.Files, stats.Parsed, stats.Files-stats.Parsed)})
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -203,6 +216,32 @@ func (ix *Local) rescan(ctx context.Context) error {
 		}
 	}
 	return err
+}
+
+// Build-time garbage collection: a build allocates far more than it
+// keeps, so the collector may let the heap grow to buildGCPercent over
+// the live heap, but only up to buildMemoryLimit (soft): fewer collections
+// while the heap is small, and a ceiling on the peak when it is not. The
+// process's own settings come back after the build.
+const (
+	buildGCPercent   = 200
+	buildMemoryLimit = 420 << 20
+)
+
+var gcTuning sync.Mutex // builds of several workspaces in one process
+
+func buildGC() (restore func()) {
+	gcTuning.Lock()
+	pct := debug.SetGCPercent(buildGCPercent)
+	limit := debug.SetMemoryLimit(-1)
+	if limit > buildMemoryLimit {
+		debug.SetMemoryLimit(buildMemoryLimit)
+	}
+	return func() {
+		debug.SetGCPercent(pct)
+		debug.SetMemoryLimit(limit)
+		gcTuning.Unlock()
+	}
 }
 
 func (ix *Local) setBuilding(b bool) {
@@ -237,19 +276,32 @@ func (ix *Local) apply(ctx context.Context, ch workspace.Change) {
 			}
 		}
 	}
-	go ix.saveCache()
+	ix.saveCacheSoon()
 }
 
-// saveCache writes the map's tags cache (skipped when one is being
-// written: that one or the next batch's will carry the change).
-func (ix *Local) saveCache() {
-	if !ix.saving.TryLock() {
+// cacheSaveDelay is how long the tags cache may lag behind the map: the
+// cache is only a warm start's shortcut (a stale entry is re-parsed), and
+// writing its 20 MB on every batch of typing would cost more than it saves.
+const cacheSaveDelay = 10 * time.Second
+
+// saveCacheSoon writes the map's tags cache in the background, at most
+// once per cacheSaveDelay.
+func (ix *Local) saveCacheSoon() {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ix.saveTimer != nil || ix.closed {
 		return
 	}
-	defer ix.saving.Unlock()
-	if err := ix.m.SaveCache(); err != nil {
-		slog.Warn("saving the repo map cache", "err", err)
-	}
+	ix.saveTimer = time.AfterFunc(cacheSaveDelay, func() {
+		ix.mu.Lock()
+		ix.saveTimer = nil
+		ix.mu.Unlock()
+		ix.saving.Lock()
+		defer ix.saving.Unlock()
+		if err := ix.m.SaveCache(); err != nil {
+			slog.Warn("saving the repo map cache", "err", err)
+		}
+	})
 }
 
 // DocumentChanged takes the editor's unsaved text of abs into the next
@@ -352,6 +404,11 @@ func (ix *Local) Close() error {
 	ix.mu.Lock()
 	if ix.cancel != nil {
 		ix.cancel()
+	}
+	ix.closed = true
+	if ix.saveTimer != nil {
+		ix.saveTimer.Stop() // saved below
+		ix.saveTimer = nil
 	}
 	ix.mu.Unlock()
 	ix.running.Wait()

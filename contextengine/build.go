@@ -23,16 +23,6 @@ You answer questions about the user's code and propose changes.
 - Keep edits minimal and focused on what was asked. Do not reformat unrelated code.
 - When you are done, answer in a few sentences: what you found or what you changed and why.`
 
-// Diagnostic is an editor diagnostic as the context engine renders it.
-type Diagnostic struct {
-	Rel       string
-	StartLine int // 1-based
-	EndLine   int
-	Severity  string
-	Source    string
-	Message   string
-}
-
 // Selection is the user's selection, 1-based inclusive lines.
 type Selection struct {
 	StartLine, EndLine int
@@ -46,7 +36,7 @@ type Request struct {
 	FileText  string
 	Selection *Selection
 	// Diagnostics forwarded by the editor, all files.
-	Diagnostics []Diagnostic
+	Diagnostics []workspace.Diagnostic
 	// RecentEdits are the user's own recent edits, newest first.
 	RecentEdits []workspace.RecentEdit
 	WS          *workspace.Workspace
@@ -181,9 +171,9 @@ func Build(req Request) (*Built, error) {
 
 	for _, d := range req.Diagnostics {
 		prio, score := prioDiagnosticsOther, 0.3
-		if d.Rel == req.File {
+		if d.Path == req.File {
 			prio, score = prioDiagnosticsFile, 0.6
-			if sel != nil && d.StartLine <= sel.EndLine && d.EndLine >= sel.StartLine {
+			if sel != nil && d.Line() <= sel.EndLine && d.EndLine() >= sel.StartLine {
 				prio, score = prioDiagnosticsInRange, 1
 			}
 		}
@@ -191,8 +181,8 @@ func Build(req Request) (*Built, error) {
 		if d.Source != "" {
 			src = " (" + d.Source + ")"
 		}
-		add(&Item{Source: SourceDiagnostics, Location: fmt.Sprintf("%s:%d", d.Rel, d.StartLine),
-			Text:     fmt.Sprintf("- %s:%d: %s%s: %s\n", d.Rel, d.StartLine, d.Severity, src, d.Message),
+		add(&Item{Source: SourceDiagnostics, Location: fmt.Sprintf("%s:%d", d.Path, d.Line()),
+			Text:     fmt.Sprintf("- %s:%d: %s%s: %s\n", d.Path, d.Line(), d.Severity, src, d.Message),
 			Priority: prio, Score: score})
 	}
 
@@ -273,6 +263,30 @@ func Build(req Request) (*Built, error) {
 	if freed := dropContained(items, report); freed > 0 {
 		used = fillLeftover(items, avail, used-freed, report)
 		used -= dropContained(items, report)
+	}
+	// Partial overlaps (and the selection inside the surrounding code or
+	// its enclosing symbol) become one range per file region.
+	linesOf := func(rel string) []string {
+		if rel == req.File && lines != nil {
+			return lines
+		}
+		if req.WS == nil {
+			return nil
+		}
+		text, ok, err := req.WS.ReadFile(req.WS.Abs(rel))
+		if err != nil || !ok {
+			return nil
+		}
+		return strings.SplitAfter(text, "\n")
+	}
+	var selSpan *span
+	if sel != nil && req.File != "" && sel.StartLine <= len(lines) {
+		selSpan = &span{req.File, sel.StartLine, min(sel.EndLine, len(lines))}
+	}
+	if freed := mergeOverlaps(items, linesOf, selSpan, red.String, report); freed > 0 {
+		used = fillLeftover(items, avail, used-freed, report)
+		used -= dropContained(items, report)
+		used -= mergeOverlaps(items, linesOf, selSpan, red.String, report)
 	}
 	report.Budget.Used = used + sysTokens
 	report.Items = append(report.Items, items...)

@@ -487,3 +487,85 @@ func TestBestPerFileFirst(t *testing.T) {
 		t.Errorf("order = %v", s)
 	}
 }
+
+// Only English stop words leave a question: a Go builtin named in prose is
+// a word like any other ("copied" keeps copy, "append" stays); in code,
+// keywords and builtins are still left out.
+func TestQuestionStopWordsAreEnglishOnly(t *testing.T) {
+	got := identifiers("How are the headers copied when the request uses copy and append?", 12, true)
+	if strings.Join(got, " ") != "headers copied request uses copy append" {
+		t.Errorf("question words = %v", got)
+	}
+	got = identifiers("n := copy(dst, src); return append(dst, x)", 12, false)
+	if strings.Join(got, " ") != "dst src" {
+		t.Errorf("code identifiers = %v", got)
+	}
+}
+
+// The selection, its enclosing function and the code around it overlap:
+// they go in as one range of the file, each line once, the selection's
+// lines marked.
+func TestOverlapsMergedSelectionMarked(t *testing.T) {
+	f := newFixture(t, shop, nil)
+	// Lines 11-13 of cart.go, the loop: inside Total (9-15), inside the surrounding code.
+	req := f.request(t, "cart/cart.go", 11, 13, "What does the loop add up?", 16384)
+	b, err := Build(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n, line := range map[int]string{9: "func Total(items []pricing.Item, zone string) int {", 12: "sum += pricing.ApplyDiscount(it)", 14: "return sum + shipping.Cost(zone, sum)"} {
+		prefix := fmt.Sprintf("%5d", n)
+		count := 0
+		for _, l := range strings.Split(b.User, "\n") {
+			if strings.HasPrefix(l, prefix) && strings.Contains(l[5:], line) {
+				count++
+			}
+		}
+		if count != 1 {
+			t.Errorf("cart.go line %d appears %d times in the prompt, want once:\n%s", n, count, b.User)
+		}
+	}
+	if !strings.Contains(b.User, "   12›") || strings.Contains(b.User, "   10›") || strings.Contains(b.User, "   14›") {
+		t.Errorf("the selection's lines (11-13), and only they, should be marked ›:\n%s", b.User)
+	}
+	merged := 0
+	for _, it := range b.Report.Items {
+		if strings.HasPrefix(it.Reason, "merged into cart/cart.go:") {
+			merged++
+		}
+	}
+	if merged == 0 {
+		t.Errorf("no item reported as merged:\n%s", b.Report.Markdown())
+	}
+}
+
+// A member the selection selects (c.Value) is looked up on types this file
+// names, not on any type far away with a member of that name.
+func TestMembersResolvedByTypesNamed(t *testing.T) {
+	cookie := "package web\n\ntype Cookie struct{ Name, Value string }\n\nfunc Show(c *Cookie) string {\n\treturn c.Name + \"=\" + c.Value()\n}\n"
+	setting := "package settings\n\n// Setting is a configuration entry.\ntype Setting struct{ v string }\n\n// Value returns the setting's value.\nfunc (s Setting) Value() string { return s.v }\n"
+	for _, tc := range []struct {
+		file string
+		want bool
+	}{
+		{cookie, false},
+		{strings.Replace(cookie, "type Cookie struct{ Name, Value string }", "type Cookie struct{ Name string; Value settings.Setting }", 1), true},
+	} {
+		f := newFixture(t, shop, map[string]string{"web/cookie.go": tc.file, "settings/setting.go": setting})
+		req := f.request(t, "web/cookie.go", 5, 7, "How are the cookie's name and value joined?", 16384)
+		b, err := Build(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, _ := itemsOf(b.Report, SourceDefinitions)
+		got := false
+		for _, it := range in {
+			if strings.Contains(it.Location, "Setting.Value") {
+				got = true
+			}
+		}
+		if got != tc.want {
+			t.Errorf("Setting.Value included = %v, want %v (file names Setting: %v)\n%s", got, tc.want, tc.want, b.Report.Markdown())
+		}
+	}
+}

@@ -44,6 +44,9 @@ type TurnHunk struct {
 	Diff      string `json:"diff"`
 	State     string `json:"state"` // pending, accepted, rejected
 	Undone    bool   `json:"undone,omitempty"`
+	// CheckpointID is the accept that applied the hunk (not shown to the
+	// model; it lets an edit be reviewed on after a restart).
+	CheckpointID string `json:"checkpointId,omitempty"`
 }
 
 // historyCap is the share of the budget earlier turns may take.

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/codeindex"
+	"github.com/cairn-dev/cairn/internal/corpora"
 	"github.com/cairn-dev/cairn/repomap"
 	"github.com/cairn-dev/cairn/tokencount"
 	"github.com/cairn-dev/cairn/workspace"
@@ -114,7 +115,7 @@ var (
 )
 
 func qualityEnabled(t testing.TB) {
-	if os.Getenv("CAIRN_QUALITY_CORPUS") == "" {
+	if os.Getenv("CAIRN_QUALITY_CORPUS") == "" && os.Getenv("CAIRN_QUALITY") == "" {
 		t.Skip("set CAIRN_QUALITY_CORPUS=1 to run the context quality evaluation and benchmarks (see contextengine/quality.sh)")
 	}
 }
@@ -150,31 +151,10 @@ func corpusRoot(t testing.TB, name, work string) string {
 			t.Fatal(err)
 		}
 		return filepath.Join(strings.TrimSpace(string(out)), "src")
-	case "python":
-		var src string
-		for _, d := range []string{"/root/.pyenv/versions/3.11.7/lib/python3.11/email", "/usr/lib/python3.11/email"} {
-			if _, err := os.Stat(filepath.Join(d, "message.py")); err == nil {
-				src = d
-				break
-			}
-		}
-		if src == "" {
-			t.Skip("no Python 3.11 standard library email package on this machine")
-		}
-		return copyTree(t, src, filepath.Join(work, "python", "email"), func(rel string) bool {
-			return strings.HasSuffix(rel, ".py")
-		}, filepath.Join(work, "python"))
+	case "python", "rxjs":
+		return corpora.Root(t, name)
 	case "ts":
-		var src string
-		for _, d := range []string{"/work/main/test/mcp/node_modules/ajv/lib", "/work/main/editors/vscode/node_modules/ajv/lib"} {
-			if _, err := os.Stat(filepath.Join(d, "core.ts")); err == nil {
-				src = d
-				break
-			}
-		}
-		if src == "" {
-			t.Skip("no ajv TypeScript sources on this machine (npm pack ajv@8 and point the harness at lib/)")
-		}
+		src := filepath.Join(corpora.Root(t, "ajv"), "lib")
 		return copyTree(t, src, filepath.Join(work, "ts", "lib"), func(rel string) bool {
 			return strings.HasSuffix(rel, ".ts")
 		}, filepath.Join(work, "ts"))
@@ -488,7 +468,7 @@ func TestQuality(t *testing.T) {
 	}
 	t.Log(sb.String())
 
-	corpora := []string{"go", "python", "ts", "tuning", "held-out", "all"}
+	sets := []string{"go", "python", "ts", "rxjs", "tuning", "held-out", "all"}
 	var tb strings.Builder
 	tb.WriteString("\n| corpus / set | questions | needed definitions |")
 	for _, w := range qualityWindows {
@@ -498,7 +478,7 @@ func TestQuality(t *testing.T) {
 		fmt.Fprintf(&tb, " naive %dk |", w/1024)
 	}
 	tb.WriteString("\n|---|---:|---:|" + strings.Repeat("---:|", 2*len(qualityWindows)) + "\n")
-	for _, cname := range corpora {
+	for _, cname := range sets {
 		nq, needs := 0, 0
 		ours, naive, cut := map[int]int{}, map[int]int{}, map[int]int{}
 		for _, r := range results {
@@ -544,7 +524,24 @@ func TestQuality(t *testing.T) {
 	if out := os.Getenv("CAIRN_QUALITY_OUT"); out != "" {
 		_ = os.WriteFile(out, []byte(sb.String()+tb.String()), 0o644)
 	}
+	// Floors: definition recall of every question together, per window.
+	needs, got := 0, map[int]int{}
+	for _, r := range results {
+		needs += r.needs
+		for _, w := range qualityWindows {
+			got[w] += r.ours[w]
+		}
+	}
+	for w, floor := range qualityFloors {
+		if needs > 0 && float64(got[w])/float64(needs) < floor {
+			t.Errorf("definition recall at %dk is %.3f, below the floor %.2f", w/1024, float64(got[w])/float64(needs), floor)
+		}
+	}
 }
+
+// qualityFloors are the definition recalls TestQuality must keep, per
+// window: the figures when the set was last grown, less a margin.
+var qualityFloors = map[int]float64{4096: 0.88, 8192: 0.95, 16384: 0.95}
 
 // BenchmarkBuild measures context builds on the Go tree with warm indexes
 // at an 8k window, reporting p50 and p99: "new-question" cycles over the Go

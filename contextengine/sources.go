@@ -53,29 +53,46 @@ const maxRepoMapTokens = 4096
 // identRE finds identifiers in code and questions.
 var identRE = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]{2,}`)
 
-// stopIdents are too common to look up.
-var stopIdents = map[string]bool{}
+// englishStop are the words of a question that say nothing about the code:
+// the only words dropped from prose. A Go builtin or keyword named in a
+// question is a word like any other there ("how are headers copied" keeps
+// copy's stem, "what does append do" keeps append).
+var englishStop = map[string]bool{}
+
+// codeStop are words too common in code to look up, on top of
+// codeStopIdents (keywords and builtins, compared case-sensitively).
+var codeStop = map[string]bool{}
 
 func init() {
-	for _, w := range strings.Fields(`the and for with this that from what why how does into when then else return func
-		var const type struct interface import package def class self this new nil null true false none let int string bool
-		err error len make append print println range break continue case switch default public private static void
-		async await yield lambda pass raise try except finally while elif not are can you should would could will
-		have has its use used using file code line lines selected selection explain fix make change add remove`) {
-		stopIdents[w] = true
+	for _, w := range strings.Fields(`the and for with this that from what why how does into when then else
+		are can you should would could will not have has its use used using file code line lines
+		selected selection explain fix make change add remove was were did been being also about which
+		who whom whose where there their them they our your here some any all each other than only just
+		very more most such same into onto upon over under again further once both few own so too
+		is it be by on of to in at as an or if do me my we us a i`) {
+		englishStop[w] = true
+	}
+	for _, w := range strings.Fields(`return func var const type struct interface import package def class self
+		new nil null true false none let int string bool err error len make append print println range break
+		continue case switch default public private static void async await yield lambda pass raise try except
+		finally while elif`) {
+		codeStop[w] = true
 	}
 }
 
 // identifiers returns the distinct identifiers of s, in first-seen order.
-// In prose (the question) stop words match in any case; in code only as
+// In prose (the question) only English stop words are dropped, in any case;
+// in code, English and code stop words, and keywords and builtins only as
 // written, so that Go's exported File, Error or String are kept.
 func identifiers(s string, max int, prose bool) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, m := range identRE.FindAllString(s, -1) {
-		stop := stopIdents[m] || codeStopIdents[m]
+		var stop bool
 		if prose {
-			stop = stop || stopIdents[strings.ToLower(m)]
+			stop = englishStop[strings.ToLower(m)]
+		} else {
+			stop = englishStop[m] || codeStop[m] || codeStopIdents[m]
 		}
 		if stop || seen[m] {
 			continue
@@ -135,10 +152,11 @@ func indexSources(req Request, lines []string, sel *Selection, seen spans, repor
 		focus = codeindex.Focus{Identifiers: idents, Mentioned: questionWords}
 		if req.File != "" {
 			focus.Files = []string{req.File}
+			focus.Known = []string{req.File} // in the prompt already: not in the map
 		}
 		related := map[string]bool{}
 		for _, d := range req.Diagnostics {
-			related[d.Rel] = true
+			related[d.Path] = true
 		}
 		for _, e := range req.RecentEdits {
 			if req.WS != nil {
@@ -345,7 +363,7 @@ func selectionIdents(sel string, max int, defined map[string]bool) []*selIdent {
 	var out []*selIdent
 	for _, loc := range identRE.FindAllStringIndex(sel, -1) {
 		name := sel[loc[0]:loc[1]]
-		if codeStopIdents[name] || stopIdents[name] {
+		if codeStopIdents[name] || codeStop[name] || englishStop[name] {
 			continue
 		}
 		w := 1.0
@@ -679,6 +697,7 @@ func definitionSources(req Request, ix codeindex.Index, idents []*selIdent, inSe
 		loc float64
 	}
 	per := map[string][]cand{}
+	unresolved := map[string]int{}
 	for _, d := range ix.Definitions(names) {
 		if d.Local || (d.Name == "init" && d.Scope == "" && d.Language == "go") {
 			continue
@@ -699,6 +718,13 @@ func definitionSources(req Request, ix codeindex.Index, idents []*selIdent, inSe
 		}
 		if si.defined && loc < 1.5 {
 			continue // a name the selection defines: only its namesakes nearby
+		}
+		if d.Scope != "" && loc <= 0 && !inSel[d.Scope] && !containsWord(req.FileText, d.Scope) {
+			// A member far away whose type this file never names: the
+			// selection's x.Name is some other type's Name (a question on
+			// a cookie's Name and Value is not about Setting.Value).
+			unresolved[d.Name]++
+			continue
 		}
 		per[d.Name] = append(per[d.Name], cand{d, loc})
 	}
@@ -749,7 +775,34 @@ func definitionSources(req Request, ix codeindex.Index, idents []*selIdent, inSe
 	if len(skipped) > 0 {
 		report.Notes = append(report.Notes, "definitions not looked up, too many candidates and none near the selection: "+strings.Join(skipped, ", "))
 	}
+	if len(unresolved) > 0 {
+		var l []string
+		for n, c := range unresolved {
+			if len(per[n]) == 0 {
+				l = append(l, fmt.Sprintf("%s (%d)", n, c))
+			}
+		}
+		sort.Strings(l)
+		if len(l) > 0 {
+			report.Notes = append(report.Notes, "members left out, their types are not named in this file: "+strings.Join(l, ", "))
+		}
+	}
 	return seen
+}
+
+// containsWord reports whether w occurs in s as a whole identifier.
+func containsWord(s, w string) bool {
+	for i := 0; ; {
+		j := strings.Index(s[i:], w)
+		if j < 0 {
+			return false
+		}
+		a, b := i+j, i+j+len(w)
+		if (a == 0 || !isIdentByte(s[a-1])) && (b == len(s) || !isIdentByte(s[b])) {
+			return true
+		}
+		i = a + 1
+	}
 }
 
 func qualified(d codeindex.Symbol) string {

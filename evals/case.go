@@ -19,6 +19,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/cairn-dev/cairn/model"
+	"github.com/cairn-dev/cairn/workspace"
 )
 
 // Case is one evaluation case, parsed from a txtar file: the YAML header is
@@ -118,12 +119,14 @@ type EditAction struct {
 
 // DiagAction forwards diagnostics for a file (cairn/didChangeDiagnostics).
 type DiagAction struct {
-	File  string       `yaml:"file"`
-	Items []Diagnostic `yaml:"items"`
+	File  string           `yaml:"file"`
+	Items []DiagnosticItem `yaml:"items"`
 }
 
-// Diagnostic is one diagnostic; lines and columns are 1-based.
-type Diagnostic struct {
+// DiagnosticItem is how a case writes a workspace.Diagnostic: lines and
+// columns 1-based as editors show them, columns counted in UTF-16 units
+// as LSP counts them. Only line and message are required.
+type DiagnosticItem struct {
 	Line     int    `yaml:"line"`
 	EndLine  int    `yaml:"endLine"`
 	Col      int    `yaml:"col"`
@@ -131,6 +134,32 @@ type Diagnostic struct {
 	Severity int    `yaml:"severity"`
 	Source   string `yaml:"source"`
 	Message  string `yaml:"message"`
+}
+
+// Diagnostic is the item as the diagnostic of the file at path: an end line
+// defaults to the start line, a column to 1, an end column to one past the
+// column, a severity to error.
+func (d DiagnosticItem) Diagnostic(path string) workspace.Diagnostic {
+	end := d.EndLine
+	if end == 0 {
+		end = d.Line
+	}
+	col, endCol := max(d.Col, 1), d.EndCol
+	if endCol == 0 {
+		endCol = col + 1
+	}
+	sev := workspace.Severity(d.Severity)
+	if sev == 0 {
+		sev = workspace.SeverityError
+	}
+	return workspace.Diagnostic{
+		Path: path,
+		Range: workspace.Range{
+			Start: workspace.Position{Line: uint32(max(d.Line-1, 0)), Character: uint32(col - 1)},
+			End:   workspace.Position{Line: uint32(max(end-1, 0)), Character: uint32(endCol - 1)},
+		},
+		Severity: sev, Source: d.Source, Message: d.Message,
+	}
 }
 
 // AskAction runs cairn.ask on a selection ("4-6", 1-based inclusive).
@@ -175,7 +204,9 @@ type UndoAction struct {
 	ExpectError string `yaml:"expectError"`
 }
 
-// ResumeAction resumes the run killed before (a placeholder until resume lands).
+// ResumeAction restarts the server killed before (a kill action), with the
+// case's resumeTurns as the model, waits for it to announce the run as
+// interrupted, and runs cairn.resume on it. It takes no fields.
 type ResumeAction struct{}
 
 // Expect is what must hold when the case ends. Final, Class, AnswerContains

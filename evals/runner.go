@@ -605,34 +605,11 @@ func (h *harness) do(a *Action) error {
 		}
 		m := workspace.NewMapper(cur)
 		s, e := m.Position(i), m.Position(i+len(a.Edit.Old))
-		r := protocol.Range{Start: protocol.Position{Line: s.Line, Character: s.Character}, End: protocol.Position{Line: e.Line, Character: e.Character}}
-		return ed.EditRange(ctx, a.Edit.File, r, a.Edit.New)
+		return ed.EditRange(ctx, a.Edit.File, protocol.Range{Start: s, End: e}, a.Edit.New)
 	case "diagnostics":
-		var items []map[string]any
+		var items []workspace.Diagnostic
 		for _, d := range a.Diagnostics.Items {
-			end := d.EndLine
-			if end == 0 {
-				end = d.Line
-			}
-			col, endCol := max(d.Col, 1), d.EndCol
-			if endCol == 0 {
-				endCol = col + 1
-			}
-			sev := d.Severity
-			if sev == 0 {
-				sev = 1
-			}
-			item := map[string]any{
-				"range": map[string]any{
-					"start": map[string]any{"line": d.Line - 1, "character": col - 1},
-					"end":   map[string]any{"line": end - 1, "character": endCol - 1},
-				},
-				"severity": sev, "message": d.Message,
-			}
-			if d.Source != "" {
-				item["source"] = d.Source
-			}
-			items = append(items, item)
+			items = append(items, d.Diagnostic(a.Diagnostics.File))
 		}
 		return ed.SendDiagnostics(ctx, a.Diagnostics.File, items)
 	case "ask":

@@ -46,14 +46,14 @@ func (e *Editor) applyEdit(ctx context.Context, raw json.RawMessage) error {
 			return fmt.Errorf("invalid documentChange: %w", err)
 		}
 		if probe.TextDocument != nil {
-			abs, err := uriPath(probe.TextDocument.URI)
+			abs, err := workspace.URIPath(probe.TextDocument.URI)
 			if err != nil {
 				return err
 			}
 			ops = append(ops, op{kind: "edit", abs: abs, version: probe.TextDocument.Version, edits: probe.Edits})
 			continue
 		}
-		abs, err := uriPath(probe.URI)
+		abs, err := workspace.URIPath(probe.URI)
 		if err != nil {
 			return err
 		}
@@ -70,7 +70,7 @@ func (e *Editor) applyEdit(ctx context.Context, raw json.RawMessage) error {
 	}
 	sort.Strings(uris)
 	for _, u := range uris {
-		abs, err := uriPath(u)
+		abs, err := workspace.URIPath(u)
 		if err != nil {
 			return err
 		}
@@ -145,7 +145,7 @@ func (e *Editor) applyEdit(ctx context.Context, raw json.RawMessage) error {
 			delete(e.buffers, abs)
 			e.mu.Unlock()
 			if open {
-				_ = e.conn.Notify(ctx, "textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": fileURI(abs)}})
+				_ = e.conn.Notify(ctx, "textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": workspace.FileURI(abs)}})
 			}
 			if err := os.Remove(abs); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return err
@@ -203,8 +203,8 @@ func applyTextEdits(text string, edits []protocol.TextEdit) (string, error) {
 	}
 	spans := make([]span, 0, len(edits))
 	for _, ed := range edits {
-		s, err1 := m.Offset(workspace.Position{Line: ed.Range.Start.Line, Character: ed.Range.Start.Character})
-		en, err2 := m.Offset(workspace.Position{Line: ed.Range.End.Line, Character: ed.Range.End.Character})
+		s, err1 := m.Offset(ed.Range.Start)
+		en, err2 := m.Offset(ed.Range.End)
 		if err := errors.Join(err1, err2); err != nil {
 			return "", err
 		}

@@ -14,10 +14,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 
@@ -45,6 +44,10 @@ type Options struct {
 	// experimental.cairn.runEvents, and it opens documents the server shows
 	// (window/showDocument), like eglot.
 	Plain bool
+	// NeverAnswer lists server requests (e.g. "workspace/applyEdit") this
+	// editor never answers, like a client that hangs; the server's
+	// $/cancelRequest notifications are counted (Cancelled).
+	NeverAnswer []string
 	// NoShowDocument makes a Plain editor declare no window/showDocument
 	// support (an older LSP client).
 	NoShowDocument bool
@@ -65,6 +68,9 @@ type Editor struct {
 	shown    []string // window/showDocument URIs
 	changed  chan struct{}
 
+	cancelled     int           // $/cancelRequest notifications received
+	stop          chan struct{} // closed by Close: releases requests never answered
+	stopOnce      sync.Once
 	progressTitle map[string]string // token → title of work-done progress begun
 	progressDone  []string          // titles of progress ended
 	nextVer       int32
@@ -82,10 +88,9 @@ func Connect(ctx context.Context, rwc io.ReadWriteCloser, root string, opts Opti
 	if err != nil {
 		return nil, err
 	}
-	if real, err := filepath.EvalSymlinks(abs); err == nil {
-		abs = real
-	}
-	e := &Editor{Root: abs, opts: opts, buffers: map[string]*buffer{}, events: map[string][]protocol.RunEvent{}, changed: make(chan struct{}),
+	// The root is named as given, symlinks and all, as VS Code and Neovim
+	// do (the server resolves it).
+	e := &Editor{Root: abs, opts: opts, buffers: map[string]*buffer{}, events: map[string][]protocol.RunEvent{}, changed: make(chan struct{}), stop: make(chan struct{}),
 		progressTitle: map[string]string{}}
 	e.conn = jsonrpc2.NewConn(jsonrpc2.NewHeaderStream(rwc))
 	e.conn.Go(ctx, e.handle)
@@ -93,8 +98,8 @@ func Connect(ctx context.Context, rwc io.ReadWriteCloser, root string, opts Opti
 	init := map[string]any{
 		"processId":        os.Getpid(),
 		"clientInfo":       map[string]any{"name": "cairn-lspclient"},
-		"rootUri":          fileURI(abs),
-		"workspaceFolders": []any{map[string]any{"uri": fileURI(abs), "name": filepath.Base(abs)}},
+		"rootUri":          workspace.FileURI(abs),
+		"workspaceFolders": []any{map[string]any{"uri": workspace.FileURI(abs), "name": filepath.Base(abs)}},
 		"capabilities": map[string]any{
 			"workspace": map[string]any{
 				"applyEdit":     true,
@@ -123,7 +128,21 @@ func Connect(ctx context.Context, rwc io.ReadWriteCloser, root string, opts Opti
 // handle answers the server's requests and records its notifications.
 func (e *Editor) handle(ctx context.Context, req *jsonrpc2.Request) (any, error) {
 	params := append([]byte(nil), req.Params()...)
+	if slices.Contains(e.opts.NeverAnswer, req.Method()) {
+		jsonrpc2.Async(ctx)
+		select {
+		case <-ctx.Done():
+		case <-e.stop:
+		}
+		return nil, errors.New("never answered")
+	}
 	switch req.Method() {
+	case "$/cancelRequest":
+		e.mu.Lock()
+		e.cancelled++
+		e.mu.Unlock()
+		e.signal()
+		return nil, nil
 	case protocol.MethodRunEvent:
 		var ev protocol.RunEvent
 		if err := json.Unmarshal(params, &ev); err == nil {
@@ -261,6 +280,7 @@ func (e *Editor) WaitProgressEnd(ctx context.Context, substr string) error {
 
 // Close shuts the session down cleanly (shutdown, exit).
 func (e *Editor) Close(ctx context.Context) error {
+	e.stopOnce.Do(func() { close(e.stop) })
 	_, err := e.conn.Call(ctx, "shutdown", nil, nil)
 	_ = e.conn.Notify(ctx, "exit", nil)
 	cerr := e.conn.Close()
@@ -274,19 +294,7 @@ func (e *Editor) Conn() jsonrpc2.Conn { return e.conn }
 func (e *Editor) Abs(rel string) string { return filepath.Join(e.Root, filepath.FromSlash(rel)) }
 
 // URI returns the file URI of a workspace-relative path.
-func (e *Editor) URI(rel string) string { return fileURI(e.Abs(rel)) }
-
-func fileURI(abs string) string {
-	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String()
-}
-
-func uriPath(u string) (string, error) {
-	p, err := url.Parse(u)
-	if err != nil || p.Scheme != "file" {
-		return "", fmt.Errorf("not a file uri: %q", u)
-	}
-	return filepath.FromSlash(p.Path), nil
-}
+func (e *Editor) URI(rel string) string { return workspace.FileURI(e.Abs(rel)) }
 
 // Open opens a file from disk in a buffer (didOpen).
 func (e *Editor) Open(ctx context.Context, rel string) error {
@@ -301,7 +309,7 @@ func (e *Editor) Open(ctx context.Context, rel string) error {
 	e.buffers[abs] = &buffer{text: string(b), version: v}
 	e.mu.Unlock()
 	return e.conn.Notify(ctx, "textDocument/didOpen", map[string]any{
-		"textDocument": map[string]any{"uri": fileURI(abs), "languageId": languageID(rel), "version": v, "text": string(b)},
+		"textDocument": map[string]any{"uri": workspace.FileURI(abs), "languageId": languageID(rel), "version": v, "text": string(b)},
 	})
 }
 
@@ -347,7 +355,7 @@ func (e *Editor) Type(ctx context.Context, rel, text string) error {
 	v := b.version
 	e.mu.Unlock()
 	return e.conn.Notify(ctx, "textDocument/didChange", map[string]any{
-		"textDocument":   map[string]any{"uri": fileURI(abs), "version": v},
+		"textDocument":   map[string]any{"uri": workspace.FileURI(abs), "version": v},
 		"contentChanges": []any{map[string]any{"text": text}},
 	})
 }
@@ -362,8 +370,8 @@ func (e *Editor) EditRange(ctx context.Context, rel string, r protocol.Range, ne
 		return fmt.Errorf("%s is not open", rel)
 	}
 	m := workspace.NewMapper(b.text)
-	start, err1 := m.Offset(workspace.Position{Line: r.Start.Line, Character: r.Start.Character})
-	end, err2 := m.Offset(workspace.Position{Line: r.End.Line, Character: r.End.Character})
+	start, err1 := m.Offset(r.Start)
+	end, err2 := m.Offset(r.End)
 	if err := errors.Join(err1, err2); err != nil {
 		e.mu.Unlock()
 		return err
@@ -374,7 +382,7 @@ func (e *Editor) EditRange(ctx context.Context, rel string, r protocol.Range, ne
 	v := b.version
 	e.mu.Unlock()
 	return e.conn.Notify(ctx, "textDocument/didChange", map[string]any{
-		"textDocument":   map[string]any{"uri": fileURI(abs), "version": v},
+		"textDocument":   map[string]any{"uri": workspace.FileURI(abs), "version": v},
 		"contentChanges": []any{map[string]any{"range": r, "text": newText}},
 	})
 }
@@ -394,7 +402,14 @@ func (e *Editor) save(ctx context.Context, abs string) error {
 	if err := os.WriteFile(abs, []byte(b.text), 0o644); err != nil {
 		return err
 	}
-	return e.conn.Notify(ctx, "textDocument/didSave", map[string]any{"textDocument": map[string]any{"uri": fileURI(abs)}, "text": b.text})
+	return e.conn.Notify(ctx, "textDocument/didSave", map[string]any{"textDocument": map[string]any{"uri": workspace.FileURI(abs)}, "text": b.text})
+}
+
+// Cancelled returns how many requests the server cancelled ($/cancelRequest).
+func (e *Editor) Cancelled() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.cancelled
 }
 
 // Messages returns the showMessage/logMessage texts received.
@@ -434,17 +449,4 @@ func (e *Editor) Prompts() []string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return append([]string(nil), e.prompts...)
-}
-
-// OpenFiles lists the open buffers (workspace-relative), sorted.
-func (e *Editor) OpenFiles() []string {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	var out []string
-	for abs := range e.buffers {
-		rel, _ := filepath.Rel(e.Root, abs)
-		out = append(out, filepath.ToSlash(rel))
-	}
-	sort.Strings(out)
-	return out
 }

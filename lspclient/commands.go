@@ -8,6 +8,7 @@ import (
 	"go.lsp.dev/jsonrpc2"
 
 	"github.com/cairn-dev/cairn/protocol"
+	"github.com/cairn-dev/cairn/workspace"
 )
 
 // Execute runs workspace/executeCommand with one argument and decodes the result.
@@ -221,11 +222,15 @@ func (e *Editor) ContextReport(ctx context.Context, runID string) (string, error
 	return res.Markdown, err
 }
 
-// SendDiagnostics forwards diagnostics for a file (cairn/didChangeDiagnostics).
-func (e *Editor) SendDiagnostics(ctx context.Context, rel string, diags []map[string]any) error {
+// SendDiagnostics forwards diagnostics for a file (cairn/didChangeDiagnostics)
+// as LSP Diagnostic objects.
+func (e *Editor) SendDiagnostics(ctx context.Context, rel string, diags []workspace.Diagnostic) error {
 	raw := make([]json.RawMessage, 0, len(diags))
 	for _, d := range diags {
-		b, _ := json.Marshal(d)
+		b, err := protocol.EncodeDiagnostic(d)
+		if err != nil {
+			return fmt.Errorf("encoding a diagnostic of %s: %w", rel, err)
+		}
 		raw = append(raw, b)
 	}
 	return e.conn.Notify(ctx, protocol.MethodDidChangeDiagnostics, protocol.DiagnosticsParams{URI: e.URI(rel), Diagnostics: raw})

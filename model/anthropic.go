@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/cairn-dev/cairn/tokencount"
 )
 
 // AnthropicConfig configures the Anthropic Messages API.
@@ -417,9 +419,9 @@ func (p *Anthropic) Stream(ctx context.Context, req Request, onText func(delta s
 		r.FinishReason = finishToolCalls
 	}
 	if haveUsage && (usage.input() > 0 || usage.OutputTokens > 0) {
-		r.Usage = Usage{InputTokens: usage.input(), OutputTokens: usage.OutputTokens}
+		r.Usage = tokencount.Usage{InputTokens: usage.input(), OutputTokens: usage.OutputTokens}
 	} else {
-		r.Usage = Usage{InputTokens: estimateInput(req), OutputTokens: estimateOutput(r), Estimated: true}
+		r.Usage = tokencount.Usage{InputTokens: estimateInput(req), OutputTokens: estimateOutput(r), Estimated: true}
 	}
 	return r, nil
 }

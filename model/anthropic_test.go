@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cairn-dev/cairn/tokencount"
 )
 
 func newTestAnthropic(t *testing.T, base string, mut ...func(*AnthropicConfig)) *Anthropic {
@@ -29,10 +31,10 @@ func TestAnthropicFixtures(t *testing.T) {
 		text    string
 		calls   []wantCall
 		finish  string
-		usage   Usage
+		usage   tokencount.Usage
 	}{
-		{fixture: "anthropic_text.sse", text: "The loop retries on 5xx — with backoff.", finish: "stop", usage: Usage{InputTokens: 472, OutputTokens: 15}},
-		{fixture: "anthropic_tools.sse", text: "Let me read the file.", finish: "tool_calls", usage: Usage{InputTokens: 1572, OutputTokens: 89}, calls: []wantCall{
+		{fixture: "anthropic_text.sse", text: "The loop retries on 5xx — with backoff.", finish: "stop", usage: tokencount.Usage{InputTokens: 472, OutputTokens: 15}},
+		{fixture: "anthropic_tools.sse", text: "Let me read the file.", finish: "tool_calls", usage: tokencount.Usage{InputTokens: 1572, OutputTokens: 89}, calls: []wantCall{
 			{"toolu_01T1x1fJ34qAmk2tNTrN7Up6", "read_file", `{"path": "model/model.go"}`},
 			{"toolu_01AbCdEfGhIjKlMnOpQrStUv", "list_files", `{}`},
 		}},
@@ -217,7 +219,7 @@ func TestAnthropicStreamErrors(t *testing.T) {
 			ws := newWireServer(t, sseHandler(c.body, splitRandom))
 			resp, err := newTestAnthropic(t, ws.URL).Stream(context.Background(), testRequest(), nil)
 			if c.class == "" {
-				if err != nil || resp.Text != "hi" || resp.FinishReason != "stop" || resp.Usage != (Usage{InputTokens: 10, OutputTokens: 3}) {
+				if err != nil || resp.Text != "hi" || resp.FinishReason != "stop" || resp.Usage != (tokencount.Usage{InputTokens: 10, OutputTokens: 3}) {
 					t.Fatalf("resp = %+v, err = %v", resp, err)
 				}
 				return

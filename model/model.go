@@ -13,6 +13,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/cairn-dev/cairn/tokencount"
 )
 
 // Role of a message in the conversation.
@@ -61,28 +63,13 @@ type Request struct {
 	MaxTokens int
 }
 
-// Usage counts tokens as the provider reported them (or, when it did not,
-// as Cairn estimated them; Estimated says which).
-type Usage struct {
-	InputTokens  int  `json:"inputTokens"`
-	OutputTokens int  `json:"outputTokens"`
-	Estimated    bool `json:"estimated,omitempty"`
-}
-
-// Add accumulates u2 into u.
-func (u *Usage) Add(u2 Usage) {
-	u.InputTokens += u2.InputTokens
-	u.OutputTokens += u2.OutputTokens
-	u.Estimated = u.Estimated || u2.Estimated
-}
-
 // Response is a complete model turn.
 type Response struct {
-	ID           string     `json:"id,omitempty"`
-	Text         string     `json:"text,omitempty"`
-	ToolCalls    []ToolCall `json:"toolCalls,omitempty"`
-	FinishReason string     `json:"finishReason,omitempty"`
-	Usage        Usage      `json:"usage"`
+	ID           string           `json:"id,omitempty"`
+	Text         string           `json:"text,omitempty"`
+	ToolCalls    []ToolCall       `json:"toolCalls,omitempty"`
+	FinishReason string           `json:"finishReason,omitempty"`
+	Usage        tokencount.Usage `json:"usage"`
 }
 
 // Provider is a model endpoint. Stream sends the request and calls onText

@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/cairn-dev/cairn/tokencount"
 )
 
 // OpenAIConfig configures an OpenAI-compatible Chat Completions endpoint.
@@ -351,9 +353,9 @@ func (a *oaiAssembler) response(req Request) *Response {
 		r.FinishReason = finishToolCalls
 	}
 	if u := a.usage; u != nil && (u.PromptTokens > 0 || u.CompletionTokens > 0) {
-		r.Usage = Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens}
+		r.Usage = tokencount.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens}
 	} else {
-		r.Usage = Usage{InputTokens: estimateInput(req), OutputTokens: estimateOutput(r), Estimated: true}
+		r.Usage = tokencount.Usage{InputTokens: estimateInput(req), OutputTokens: estimateOutput(r), Estimated: true}
 	}
 	return r
 }

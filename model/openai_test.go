@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cairn-dev/cairn/tokencount"
 )
 
 func newTestOpenAI(t *testing.T, base string, mut ...func(*OpenAIConfig)) *OpenAI {
@@ -49,11 +51,11 @@ func TestOpenAIFixtures(t *testing.T) {
 		text      string
 		calls     []wantCall // id "" = synthesized: non-empty and stable
 		finish    string
-		usage     Usage
+		usage     tokencount.Usage
 		estimated bool
 	}{
-		{fixture: "openai_text.sse", text: "This function parses the “config” file.\n", finish: "stop", usage: Usage{InputTokens: 42, OutputTokens: 9}},
-		{fixture: "openai_tools.sse", finish: "tool_calls", usage: Usage{InputTokens: 311, OutputTokens: 48}, calls: []wantCall{
+		{fixture: "openai_text.sse", text: "This function parses the “config” file.\n", finish: "stop", usage: tokencount.Usage{InputTokens: 42, OutputTokens: 9}},
+		{fixture: "openai_tools.sse", finish: "tool_calls", usage: tokencount.Usage{InputTokens: 311, OutputTokens: 48}, calls: []wantCall{
 			{"call_Wq3hTq0kqv1lLZ3oK8Hh2xYq", "read_file", `{"path": "cmd/main.go"}`},
 			{"call_0pVlT8cI2BfYtX1dNnH2cqRk", "list_files", `{"dir": "internal"}`},
 		}},
@@ -63,7 +65,7 @@ func TestOpenAIFixtures(t *testing.T) {
 			{"call_r0x5mzde", "list_files", `{"dir":"."}`},
 		}},
 		// vLLM: id only on the first delta, name alone first, usage without details.
-		{fixture: "vllm_tools.sse", finish: "tool_calls", usage: Usage{InputTokens: 905, OutputTokens: 39}, calls: []wantCall{
+		{fixture: "vllm_tools.sse", finish: "tool_calls", usage: tokencount.Usage{InputTokens: 905, OutputTokens: 39}, calls: []wantCall{
 			{"chatcmpl-tool-4f1e2b6a0c3d4e5f", "edit_file", `{"path": "util.go", "old": "a := 1", "new": "a := 2"}`},
 		}},
 		// llama.cpp: no ids at all, a ": ping" comment, finish "eos", no usage.
@@ -393,7 +395,7 @@ func TestOpenAINonStreamedAnswer(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkCalls(t, resp.ToolCalls, []wantCall{{"call_a", "read_file", `{"path":"x"}`}})
-	if resp.Usage != (Usage{InputTokens: 10, OutputTokens: 5}) || resp.FinishReason != "tool_calls" {
+	if resp.Usage != (tokencount.Usage{InputTokens: 10, OutputTokens: 5}) || resp.FinishReason != "tool_calls" {
 		t.Errorf("resp = %+v", resp)
 	}
 }

@@ -175,7 +175,7 @@ func (p *Scripted) Stream(ctx context.Context, req Request, onText func(string))
 	for _, m := range req.Messages {
 		in += tokencount.Count(m.Content)
 	}
-	resp.Usage = Usage{InputTokens: in, OutputTokens: tokencount.Count(resp.Text) + 10*len(resp.ToolCalls), Estimated: true}
+	resp.Usage = tokencount.Usage{InputTokens: in, OutputTokens: tokencount.Count(resp.Text) + 10*len(resp.ToolCalls), Estimated: true}
 	return resp, nil
 }
 

@@ -4,7 +4,12 @@
 // Standard LSP types come from go.lsp.dev/protocol.
 package protocol
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/cairn-dev/cairn/tokencount"
+	"github.com/cairn-dev/cairn/workspace"
+)
 
 // Commands, called with workspace/executeCommand and one object argument.
 const (
@@ -74,16 +79,13 @@ const (
 	EventInterrupted  = "interrupted"
 )
 
-// Position and Range are LSP's (0-based, UTF-16 characters).
-type Position struct {
-	Line      uint32 `json:"line"`
-	Character uint32 `json:"character"`
-}
-
-type Range struct {
-	Start Position `json:"start"`
-	End   Position `json:"end"`
-}
+// Position and Range are LSP's (0-based, UTF-16 characters): Cairn's one
+// position and range types, from workspace; lsp.go converts them to and
+// from go.lsp.dev/protocol's.
+type (
+	Position = workspace.Position
+	Range    = workspace.Range
+)
 
 // AskParams is the argument of cairn.ask.
 type AskParams struct {
@@ -236,9 +238,8 @@ type DiagnosticsParams struct {
 
 // Usage is token usage in the finished event.
 type Usage struct {
-	InputTokens  int     `json:"inputTokens"`
-	OutputTokens int     `json:"outputTokens"`
-	CostUSD      float64 `json:"costUSD,omitempty"`
+	tokencount.Usage
+	CostUSD float64 `json:"costUSD,omitempty"`
 }
 
 // RunEvent is the payload of cairn/runEvent. Kind selects which of the

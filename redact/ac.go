@@ -9,7 +9,7 @@ type acAutomaton struct {
 	fold    bool // match ASCII letters case-insensitively
 	class   [256]uint8
 	nclass  int32
-	delta   []int32   // state*nclass + class -> state
+	delta   []int32   // state*nclass + class -> state, negated (^state) when it has output
 	out     [][]int32 // state -> pattern ids ending here (via failure links too)
 	lens    []int     // pattern id -> length in bytes
 	nstates int
@@ -112,6 +112,13 @@ func newACIDs(patterns []string, ids []int32, fold bool) *acAutomaton {
 			}
 		}
 	}
+	// Mark transitions into states with output, so that each tests one
+	// table entry per byte.
+	for i, t := range a.delta {
+		if len(a.out[t]) > 0 {
+			a.delta[i] = ^t
+		}
+	}
 	return a
 }
 
@@ -126,9 +133,10 @@ func (a *acAutomaton) each(s string, fn func(end int, id int32) bool) {
 	delta, class, out := a.delta, &a.class, a.out
 	for i := 0; i < len(s); i++ {
 		st = delta[st*nc+int32(class[s[i]])]
-		if len(out[st]) == 0 {
+		if st >= 0 {
 			continue
 		}
+		st = ^st
 		for _, id := range out[st] {
 			if !fn(i+1, id) {
 				return

@@ -80,15 +80,20 @@ func (m *matcher) match(t string) bool {
 	if m.lits == nil {
 		return false
 	}
-	var seen map[int32]bool // literal sets hit
-	var got map[int32]int   // branch -> sets hit
+	// Which literal sets were hit, and how many sets of each branch: on
+	// the stack for the allowlists gitleaks has (at most a few hundred sets).
+	var seenArr [512]bool
+	var gotArr [256]int
+	seen, got := seenArr[:0], gotArr[:0]
+	if len(m.setOf) <= len(seenArr) && len(m.branches) <= len(gotArr) {
+		seen, got = seenArr[:len(m.setOf)], gotArr[:len(m.branches)]
+	} else {
+		seen, got = make([]bool, len(m.setOf)), make([]int, len(m.branches))
+	}
 	found := false
 	m.lits.each(t, func(_ int, set int32) bool {
 		if seen[set] {
 			return true
-		}
-		if seen == nil {
-			seen, got = map[int32]bool{}, map[int32]int{}
 		}
 		seen[set] = true
 		bi := m.setOf[set]

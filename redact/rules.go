@@ -333,19 +333,31 @@ func shannon(s string) float64 {
 		}
 		counts[c]++
 	}
-	inv := 1 / float64(len(s))
-	var e float64
+	// H = log2(L) - (1/L) Σ n·log2(n), with n·log2(n) from a table for the
+	// counts a secret has (it runs once per candidate secret).
+	var sum float64
 	for _, n := range ascii {
-		if n > 0 {
-			f := float64(n) * inv
-			e -= f * math.Log2(f)
-		}
+		sum += nlog2n(n)
 	}
 	for _, n := range counts {
-		f := float64(n) * inv
-		e -= f * math.Log2(f)
+		sum += nlog2n(n)
 	}
-	return e
+	l := float64(len(s))
+	return math.Log2(l) - sum/l
+}
+
+var nlog2nTable = func() (t [257]float64) {
+	for n := 2; n < len(t); n++ {
+		t[n] = float64(n) * math.Log2(float64(n))
+	}
+	return t
+}()
+
+func nlog2n(n int) float64 {
+	if n < len(nlog2nTable) {
+		return nlog2nTable[n]
+	}
+	return float64(n) * math.Log2(float64(n))
 }
 
 func hasDigit(s string) bool {

@@ -44,6 +44,10 @@ const (
 	SkipDeleted     SkipReason = "deleted"      // listed by the walk, gone when read
 )
 
+// DefaultMaxFileSize is the size above which a file is left out of the
+// map unless Options.MaxFileSize says otherwise.
+const DefaultMaxFileSize = 1 << 20
+
 // Options configure a Map. The zero value is usable.
 type Options struct {
 	// CacheDir holds the tags cache (one file, tags.gob); "" disables it.
@@ -113,7 +117,7 @@ type Map struct {
 // New returns an empty Map for ws; call Build to fill it.
 func New(ws *workspace.Workspace, opts Options) *Map {
 	if opts.MaxFileSize <= 0 {
-		opts.MaxFileSize = 1 << 20
+		opts.MaxFileSize = DefaultMaxFileSize
 	}
 	if opts.MaxLineLength <= 0 {
 		opts.MaxLineLength = 8 << 10

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Ranking
@@ -77,9 +78,8 @@ import (
 // ×0.6 per directory level below the shallowest file when nothing is
 // focused, ×3 for exported API (isAPI: Go's capitalized names, Python's public
 // top-level names and members, TypeScript/JavaScript exports): a map with no
-// focus should open on what a package offers, not on its plumbing. With
-// focus files, their own definitions are left out: the prompt holds that
-// file already.
+// focus should open on what a package offers, not on its plumbing. The
+// definitions of Focus.Known files are left out: the prompt holds them.
 const (
 	damping        = 0.85
 	maxIterations  = 100
@@ -136,10 +136,11 @@ func isAPI(lang string, d *Def) bool {
 	}
 	switch lang {
 	case "go":
-		if !unicode.IsUpper([]rune(name)[0]) {
-			return false
+		upper := func(s string) bool {
+			r, _ := utf8.DecodeRuneInString(s)
+			return unicode.IsUpper(r)
 		}
-		return d.Depth == 0 || d.Scope == "" || unicode.IsUpper([]rune(d.Scope)[0])
+		return upper(name) && (d.Depth == 0 || d.Scope == "" || upper(d.Scope))
 	case "python":
 		return !strings.HasPrefix(name, "_") && (d.Depth == 0 || d.Depth == 1 && !strings.HasPrefix(d.Scope, "_"))
 	case "typescript", "tsx", "javascript":
@@ -169,11 +170,14 @@ type Focus struct {
 	Related     []string // files with diagnostics, recently edited files
 	Identifiers []string // identifiers in the selection (exact names)
 	Mentioned   []string // words of the question: matched to file paths and names, case-insensitively
+	// Known files are already in the prompt (the context engine's
+	// selection file): their definitions are left out of the map.
+	Known []string
 }
 
 func (f Focus) key() string {
 	var b strings.Builder
-	for _, l := range [][]string{f.Files, f.Related, f.Identifiers, f.Mentioned} {
+	for _, l := range [][]string{f.Files, f.Related, f.Identifiers, f.Mentioned, f.Known} {
 		s := append([]string(nil), l...)
 		sort.Strings(s)
 		b.WriteString(strings.Join(s, "\x00"))
@@ -845,12 +849,14 @@ func (g *graph) rank(focus Focus, focusIdents []int32) *ranking {
 
 	// Definition scores from the final flow.
 	flow(pr)
-	focusFile := make([]bool, nf)
+	known := make([]bool, nf)
+	for _, f := range focus.Known {
+		if i, ok := g.fileIdx[f]; ok {
+			known[i] = true
+		}
+	}
 	testFocus := false
 	for _, f := range focus.Files {
-		if i, ok := g.fileIdx[f]; ok {
-			focusFile[i] = true
-		}
 		testFocus = testFocus || isTestFile(f)
 	}
 	unfocused := len(focus.Files)+len(focus.Related)+len(focus.Identifiers)+len(focus.Mentioned) == 0
@@ -866,8 +872,8 @@ func (g *graph) rank(focus Focus, focusIdents []int32) *ranking {
 		}
 	}
 	for fi, t := range g.tags {
-		if len(t.Defs) == 0 || focusFile[fi] {
-			continue // a focus file's own definitions are in the prompt already
+		if len(t.Defs) == 0 || known[fi] {
+			continue // the prompt holds this file already
 		}
 		base := pr[fi] * baselineShare / float64(len(t.Defs))
 		ids, same := g.defIdent[fi], g.defSame[fi]

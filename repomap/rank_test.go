@@ -64,8 +64,12 @@ func TestRankAPIFirstAndFocusFileLeftOut(t *testing.T) {
 			t.Errorf("%s is in the unfocused top 4: %v", name, top)
 		}
 	}
-	out, _ := m.Render(Focus{Files: []string{"lib/lib.go"}}, 200)
-	if strings.Contains(out, "lib/lib.go:") {
-		t.Errorf("a focused map shows the focus file's own definitions:\n%s", out)
+	out, _ := m.Render(Focus{Files: []string{"lib/lib.go"}, Known: []string{"lib/lib.go"}}, 200)
+	if strings.Contains(out, "lib/lib.go:") || !strings.Contains(out, "app/") {
+		t.Errorf("a map focused on a file the prompt holds shows that file's definitions:\n%s", out)
+	}
+	out, _ = m.Render(Focus{Files: []string{"lib/lib.go"}}, 200)
+	if !strings.HasPrefix(out, "lib/lib.go:") {
+		t.Errorf("a map focused on a file (the repo_map tool) should open on it:\n%s", out)
 	}
 }

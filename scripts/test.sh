@@ -59,7 +59,7 @@ quality_corpora() {
 }
 
 quality_sets() {
-  CAIRN_QUALITY=1 go test -count=1 -timeout 30m -run 'TestFresh|TestCoreAPI' ./search ./repomap
+  CAIRN_QUALITY=1 go test -count=1 -timeout 40m -run 'TestFresh|TestCoreAPI|^TestQuality$' ./search ./repomap ./contextengine
 }
 
 build() {

@@ -26,13 +26,6 @@ const (
 	maxTokenBytes = 128 // longer runs (base64 blobs, minified code) are dropped
 )
 
-// codeTokenizer implements analysis.Tokenizer.
-type codeTokenizer struct{}
-
-func (codeTokenizer) Tokenize(input []byte) analysis.TokenStream {
-	return tokenize(input, nil)
-}
-
 // tokenize appends the tokens of input to out (positions start at 1).
 // Tokens and their terms come from slabs, not one allocation each.
 func tokenize(input []byte, out analysis.TokenStream) analysis.TokenStream {

@@ -267,3 +267,33 @@ func TestRankingTestsAndFiles(t *testing.T) {
 		t.Errorf("BestPerFile gave %d files (want at least 5), first %v (want the first hit %v)", len(files), files[0], res.Hits[0])
 	}
 }
+
+// Words as people write them meet identifiers as code spells them:
+// "copied" and CopyHeader share copy's stem, "headers" meets
+// header_values' part, a camelCase whole meets its parts.
+func TestAnalysisMatchesHowPeopleDescribeCode(t *testing.T) {
+	termsOf := func(s string, query bool) map[string]bool {
+		out := map[string]bool{}
+		for _, tk := range (codeAnalyzer{query: query}).Analyze([]byte(s)) {
+			out[string(tk.Term)] = true
+		}
+		return out
+	}
+	for _, c := range []struct{ question, code string }{
+		{"how are headers copied", "func CopyHeader(dst, src Header)"},
+		{"copy the values", "copied_values = dict(header_values)"},
+		{"parse a request", "func parseHTTPRequest(b []byte)"},
+		{"allocate a buffer", "buf := allocBuffer(n)"},
+	} {
+		q, code := termsOf(c.question, true), termsOf(c.code, false)
+		shared := 0
+		for term := range q {
+			if code[term] {
+				shared++
+			}
+		}
+		if shared < 2 {
+			t.Errorf("%q and %q share %d terms (query %v, code %v), want at least 2", c.question, c.code, shared, q, code)
+		}
+	}
+}

@@ -532,3 +532,36 @@ func TestSecondOpenIsBusy(t *testing.T) {
 		t.Error("the first index was disturbed")
 	}
 }
+
+// Every reconcile leaves a bounded number of segments, so a short-lived
+// process (the command line) does not leave later queries dozens to
+// search: each reconcile here persists at least one new segment.
+func TestReconcileLeavesBoundedSegments(t *testing.T) {
+	ws, root := fixture(t)
+	state := t.TempDir()
+	ix, err := Open(ws, Options{StateDir: state, DeclsFunc: treeSitterDecls, Logger: slog.New(slog.NewTextHandler(ioDiscard{}, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	most := 0
+	for i := 0; i < 3*MaxSegments; i++ {
+		writeFile(t, root, fmt.Sprintf("gen/f%02d.go", i), fmt.Sprintf("package gen\n\n// F%d is number %d.\nfunc F%d() int { return %d }\n", i, i, i, i))
+		if _, err := ix.Reconcile(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		most = max(most, ix.Segments())
+	}
+	if most > MaxSegments || most == 0 {
+		t.Errorf("up to %d segments after a reconcile, want 1..%d", most, MaxSegments)
+	}
+	if err := ix.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ix = openIndex(t, ws, state, nil)
+	if n := ix.Segments(); n > MaxSegments || n == 0 {
+		t.Errorf("%d segments after reopening, want 1..%d", n, MaxSegments)
+	}
+	if hits := mustSearch(t, ix, "F17"); len(hits) == 0 || hits[0].Path != "gen/f17.go" {
+		t.Errorf("after the merges: %+v", hits)
+	}
+}

@@ -3,9 +3,11 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 
 	"go.lsp.dev/jsonrpc2"
 	lsp "go.lsp.dev/protocol"
@@ -15,6 +17,52 @@ import (
 )
 
 const warnLevel = slog.LevelWarn
+
+// How long the server waits for the client to answer its requests. No call
+// to the client waits without a limit: a client that never answers must not
+// hold a run, an accept or indexing forever.
+const (
+	// defaultApprovalTimeout bounds window/showMessageRequest approvals: the
+	// user may be away; no answer in time is a denial (and audited as such).
+	defaultApprovalTimeout = 10 * time.Minute
+	// defaultClientTimeout bounds every other request (workspace/applyEdit,
+	// window/workDoneProgress/create, window/showDocument).
+	defaultClientTimeout = 60 * time.Second
+)
+
+// errNoAnswer is wrapped when the client did not answer in time.
+var errNoAnswer = errors.New("the editor did not answer")
+
+// callClient sends a request to the client and waits at most timeout for
+// the answer. On timeout the request is cancelled ($/cancelRequest) so the
+// client can drop it, and the error wraps errNoAnswer.
+func (s *Server) callClient(ctx context.Context, timeout time.Duration, method string, params, result any) error {
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	id, err := s.conn.Call(cctx, method, params, result)
+	if err != nil && ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
+		if raw, err := json.Marshal(id); err == nil {
+			_ = s.conn.Notify(s.ctx, lsp.MethodCancelRequest, jsonrpc2.RawMessage(`{"id":`+string(raw)+`}`))
+		}
+		slog.Warn("the client did not answer a request in time", "method", method, "timeout", timeout)
+		return fmt.Errorf("%s: %w within %s", method, errNoAnswer, timeout)
+	}
+	return err
+}
+
+func (s *Server) approvalTimeout() time.Duration {
+	if s.opts.ApprovalTimeout > 0 {
+		return s.opts.ApprovalTimeout
+	}
+	return defaultApprovalTimeout
+}
+
+func (s *Server) clientTimeout() time.Duration {
+	if s.opts.ClientTimeout > 0 {
+		return s.opts.ClientTimeout
+	}
+	return defaultClientTimeout
+}
 
 // Calls from the server to the client.
 
@@ -37,7 +85,7 @@ func (s *Server) ApplyEdit(ctx context.Context, label string, edit protocol.Work
 		return protocol.ApplyWorkspaceEditResult{}, err
 	}
 	var raw jsonrpc2.RawMessage
-	if _, err := s.conn.Call(ctx, "workspace/applyEdit", jsonrpc2.RawMessage(b), &raw); err != nil {
+	if err := s.callClient(ctx, s.clientTimeout(), "workspace/applyEdit", jsonrpc2.RawMessage(b), &raw); err != nil {
 		return protocol.ApplyWorkspaceEditResult{}, fmt.Errorf("workspace/applyEdit: %w", err)
 	}
 	var res protocol.ApplyWorkspaceEditResult
@@ -66,7 +114,7 @@ func (s *Server) AskApproval(ctx context.Context, req tools.ApprovalRequest) (to
 		Actions: []lsp.MessageActionItem{{Title: protocol.ActionAllowOnce}, {Title: protocol.ActionAllowSession}, {Title: protocol.ActionDeny}},
 	}
 	var raw jsonrpc2.RawMessage
-	if _, err := s.conn.Call(ctx, "window/showMessageRequest", params, &raw); err != nil {
+	if err := s.callClient(ctx, s.approvalTimeout(), "window/showMessageRequest", params, &raw); err != nil {
 		return tools.DecisionDeny, fmt.Errorf("asking for approval: %w", err)
 	}
 	var item *lsp.MessageActionItem

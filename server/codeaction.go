@@ -10,6 +10,7 @@ import (
 	lsp "go.lsp.dev/protocol"
 
 	"github.com/cairn-dev/cairn/protocol"
+	"github.com/cairn-dev/cairn/workspace"
 )
 
 // The code actions' titles (fixed by the contract) and questions.
@@ -34,10 +35,7 @@ func (s *Server) CodeAction(ctx context.Context, params *lsp.CodeActionParams) (
 	if err != nil {
 		return nil, nil // not a workspace file: nothing to offer
 	}
-	r := protocol.Range{
-		Start: protocol.Position{Line: params.Range.Start.Line, Character: params.Range.Start.Character},
-		End:   protocol.Position{Line: params.Range.End.Line, Character: params.Range.End.Character},
-	}
+	r := protocol.RangeFromLSP(params.Range)
 	ask := func(title, question string, kind lsp.CodeActionKind) *lsp.CodeAction {
 		arg, _ := json.Marshal(protocol.AskParams{URI: uri, Range: &r, Question: question})
 		var k *lsp.CodeActionKind
@@ -63,24 +61,34 @@ func (s *Server) CodeAction(ctx context.Context, params *lsp.CodeActionParams) (
 		actions = append(s.editActions(mgr, abs, int(r.Start.Line), int(r.End.Line)), actions...)
 	}
 
-	var lines []string
-	seen := map[string]bool{}
-	for _, d := range s.diags.inRange(abs, int(r.Start.Line), int(r.End.Line)) {
-		line := fmt.Sprintf("- line %d: %s: %s", d.StartLine, d.Severity, d.Message)
-		if !seen[line] {
-			seen[line] = true
-			lines = append(lines, line)
-		}
-	}
-	for _, d := range params.Context.Diagnostics {
-		line := fmt.Sprintf("- line %d: %s", d.Range.Start.Line+1, d.Message)
-		if !seen[line] {
-			seen[line] = true
-			lines = append(lines, line)
-		}
-	}
+	lines := diagnosticLines(s.diags.inRange(abs, int(r.Start.Line), int(r.End.Line)), s.ws.Rel(abs), params.Context.Diagnostics)
 	if len(lines) > 0 {
 		actions = append(actions, ask(TitleFix, fmt.Sprintf(QuestionFix, strings.Join(lines, "\n")), lsp.CodeActionKindQuickFix))
 	}
 	return actions, nil
+}
+
+// diagnosticLines lists each diagnostic once for the "Fix" question, the
+// forwarded ones first: an editor may forward a diagnostic
+// (cairn/didChangeDiagnostics) and send it again in the request's context.
+func diagnosticLines(forwarded []workspace.Diagnostic, rel string, inContext []lsp.Diagnostic) []string {
+	all := append([]workspace.Diagnostic(nil), forwarded...)
+	for _, d := range inContext {
+		all = append(all, protocol.DiagnosticFromLSP(rel, d))
+	}
+	type key struct {
+		line    int
+		message string
+	}
+	var lines []string
+	seen := map[key]bool{}
+	for _, d := range all {
+		// The line and message identify it: a copy in the context may
+		// lack the severity or source the forwarded one has.
+		if k := (key{d.Line(), d.Message}); !seen[k] {
+			seen[k] = true
+			lines = append(lines, fmt.Sprintf("- line %d: %s: %s", d.Line(), d.Severity, d.Message))
+		}
+	}
+	return lines
 }

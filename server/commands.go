@@ -113,6 +113,15 @@ func decodeArg(arg []byte, dst any, required ...string) error {
 			return jsonrpc2.Errorf(jsonrpc2.InvalidParams, "the argument is missing %q", f)
 		}
 	}
+	// Ids name files under the state dir: check them before anything uses them.
+	for _, f := range protocol.IDFields {
+		var id string
+		if v, ok := fields[f]; ok && json.Unmarshal(v, &id) == nil && id != "" {
+			if err := protocol.ValidateID(f, id); err != nil {
+				return jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%v", err)
+			}
+		}
+	}
 	if err := json.Unmarshal(arg, dst); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
@@ -218,6 +227,9 @@ func (s *Server) cmdResume(mgr *agent.Manager, arg []byte) (any, error) {
 	if err != nil {
 		abort()
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidRequest, "cannot resume %s: %v", p.RunID, err)
+	}
+	if w := run.Warnings(); len(w) > 0 {
+		s.showMessage(lsp.MessageTypeWarning, "Cairn: "+strings.Join(w, " "))
 	}
 	return protocol.RunRef{RunID: run.ID}, nil
 }

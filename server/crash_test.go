@@ -9,11 +9,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
-	"github.com/cairn-dev/cairn/agent"
 	"github.com/cairn-dev/cairn/lspclient"
 	"github.com/cairn-dev/cairn/protocol"
 	"github.com/cairn-dev/cairn/server"
@@ -23,7 +24,7 @@ import (
 // which needs a real process to kill.
 func TestMain(m *testing.M) {
 	if os.Getenv("CAIRN_TEST_SERVE") == "1" {
-		err := server.Serve(context.Background(), os.Stdin, os.Stdout, server.Options{})
+		err := server.Serve(context.Background(), os.Stdin, os.Stdout, server.Options{FaultPoint: crashAt(os.Getenv("CAIRN_CRASH_AT"))})
 		if err != nil {
 			os.Exit(1)
 		}
@@ -34,6 +35,40 @@ func TestMain(m *testing.M) {
 		slog.SetDefault(slog.New(slog.DiscardHandler))
 	}
 	os.Exit(m.Run())
+}
+
+// crashExitCode is the exit status of an injected crash.
+const crashExitCode = 86
+
+// crashAt returns the fault-injection hook of the crash tests: spec is a
+// comma-separated list of points (agent.Deps.FaultPoint names them), each
+// optionally with ":N" to crash the N-th time the point is reached. The
+// process exits with crashExitCode there, as if it were killed.
+func crashAt(spec string) func(point string) {
+	if spec == "" {
+		return nil
+	}
+	var mu sync.Mutex
+	reached := map[string]int{}
+	return func(point string) {
+		for _, p := range strings.Split(spec, ",") {
+			name, nth, _ := strings.Cut(p, ":")
+			if name != point {
+				continue
+			}
+			mu.Lock()
+			reached[point]++
+			n := reached[point]
+			mu.Unlock()
+			want := 1
+			if v, err := strconv.Atoi(nth); err == nil {
+				want = v
+			}
+			if n == want {
+				os.Exit(crashExitCode)
+			}
+		}
+	}
 }
 
 type procRWC struct {
@@ -72,7 +107,7 @@ func (p *serverProc) waitCrash(t *testing.T) {
 	select {
 	case err := <-done:
 		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.ExitCode() != agent.CrashExitCode {
+		if !errors.As(err, &ee) || ee.ExitCode() != crashExitCode {
 			t.Fatalf("the server did not crash at the injection point: %v", err)
 		}
 	case <-time.After(20 * time.Second):

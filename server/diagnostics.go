@@ -7,7 +7,7 @@ import (
 	"sync"
 
 	"github.com/cairn-dev/cairn/protocol"
-	"github.com/cairn-dev/cairn/tools"
+	"github.com/cairn-dev/cairn/workspace"
 )
 
 // diagnosticsStore keeps the diagnostics the editor forwards with
@@ -15,43 +15,21 @@ import (
 // file's earlier ones.
 type diagnosticsStore struct {
 	mu     sync.Mutex
-	byPath map[string][]tools.Diagnostic
+	byPath map[string][]workspace.Diagnostic
 }
 
 func newDiagnosticsStore() *diagnosticsStore {
-	return &diagnosticsStore{byPath: map[string][]tools.Diagnostic{}}
+	return &diagnosticsStore{byPath: map[string][]workspace.Diagnostic{}}
 }
-
-// lspDiagnostic is the part of an LSP Diagnostic that Cairn reads.
-type lspDiagnostic struct {
-	Range    protocol.Range  `json:"range"`
-	Severity int             `json:"severity"`
-	Code     json.RawMessage `json:"code"`
-	Source   string          `json:"source"`
-	Message  string          `json:"message"`
-}
-
-var severityNames = map[int]string{1: "error", 2: "warning", 3: "info", 4: "hint"}
 
 func (d *diagnosticsStore) set(abs, rel string, raw []json.RawMessage) error {
-	var out []tools.Diagnostic
+	var out []workspace.Diagnostic
 	for i, r := range raw {
-		var ld lspDiagnostic
-		if err := json.Unmarshal(r, &ld); err != nil {
-			return fmt.Errorf("diagnostic %d is not an LSP Diagnostic: %w", i, err)
+		diag, err := protocol.DecodeDiagnostic(rel, r)
+		if err != nil {
+			return fmt.Errorf("diagnostic %d: %w", i, err)
 		}
-		sev := severityNames[ld.Severity]
-		if sev == "" {
-			sev = "error"
-		}
-		code := ""
-		if len(ld.Code) > 0 && string(ld.Code) != "null" {
-			var c any
-			_ = json.Unmarshal(ld.Code, &c)
-			code = fmt.Sprint(c)
-		}
-		out = append(out, tools.Diagnostic{Path: rel, StartLine: int(ld.Range.Start.Line) + 1, EndLine: int(ld.Range.End.Line) + 1,
-			Severity: sev, Source: ld.Source, Code: code, Message: ld.Message})
+		out = append(out, diag)
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -64,18 +42,18 @@ func (d *diagnosticsStore) set(abs, rel string, raw []json.RawMessage) error {
 }
 
 // Diagnostics implements tools.DiagnosticsSource.
-func (d *diagnosticsStore) Diagnostics(abs string) []tools.Diagnostic {
+func (d *diagnosticsStore) Diagnostics(abs string) []workspace.Diagnostic {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if abs != "" {
-		return append([]tools.Diagnostic(nil), d.byPath[abs]...)
+		return append([]workspace.Diagnostic(nil), d.byPath[abs]...)
 	}
 	var keys []string
 	for k := range d.byPath {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	var out []tools.Diagnostic
+	var out []workspace.Diagnostic
 	for _, k := range keys {
 		out = append(out, d.byPath[k]...)
 	}
@@ -83,10 +61,10 @@ func (d *diagnosticsStore) Diagnostics(abs string) []tools.Diagnostic {
 }
 
 // inRange returns the diagnostics of abs touching 0-based lines [from, to].
-func (d *diagnosticsStore) inRange(abs string, from, to int) []tools.Diagnostic {
-	var out []tools.Diagnostic
+func (d *diagnosticsStore) inRange(abs string, from, to int) []workspace.Diagnostic {
+	var out []workspace.Diagnostic
 	for _, diag := range d.Diagnostics(abs) {
-		if diag.StartLine-1 <= to && diag.EndLine-1 >= from {
+		if int(diag.Range.Start.Line) <= to && int(diag.Range.End.Line) >= from {
 			out = append(out, diag)
 		}
 	}

@@ -43,6 +43,8 @@ type envConfig struct {
 	state    string
 	root     string
 	newID    func(string) string
+	provider model.Provider
+	server   func(*server.Options)
 }
 
 func withScript(s string) envOption           { return func(c *envConfig) { c.script = s } }
@@ -53,6 +55,12 @@ func withEditor(o lspclient.Options) envOption {
 func withEnv(kv map[string]string) envOption { return func(c *envConfig) { c.getenv = kv } }
 func withoutProvider() envOption             { return func(c *envConfig) { c.noProv = true } }
 func withState(dir string) envOption         { return func(c *envConfig) { c.state = dir } }
+
+// withServerOptions adjusts the server's options (timeouts).
+func withServerOptions(f func(*server.Options)) envOption { return func(c *envConfig) { c.server = f } }
+
+// withProvider serves the model from p instead of a script.
+func withProvider(p model.Provider) envOption { return func(c *envConfig) { c.provider = p } }
 
 // withRoot serves an existing workspace (a second server on the same files).
 func withRoot(dir string) envOption { return func(c *envConfig) { c.root = dir } }
@@ -94,7 +102,12 @@ func newEnv(t testing.TB, archive string, opts ...envOption) *env {
 	}
 	sopts := server.Options{Getenv: func(k string) string { return vars[k] }, NewID: cfg.newID}
 	e := &env{t: t, root: root, state: state, done: make(chan error, 1)}
-	if !cfg.noProv && (cfg.settings == nil || cfg.script != "") {
+	if cfg.server != nil {
+		cfg.server(&sopts)
+	}
+	if cfg.provider != nil {
+		sopts.Provider = cfg.provider
+	} else if !cfg.noProv && (cfg.settings == nil || cfg.script != "") {
 		s, err := model.ParseScript([]byte(cfg.script))
 		if err != nil {
 			t.Fatal(err)

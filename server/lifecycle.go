@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -104,8 +103,8 @@ func (s *Server) setupEngines(initial Settings) error {
 	e, err := agent.OpenEngines(s.ctx, agent.EngineOptions{
 		WS: s.ws, StateDir: s.stateDir, Version: Version, Asker: s, Getenv: s.opts.Getenv,
 		OTLPEndpoint: initial.Trace.OTLPEndpoint, NewID: s.opts.NewID, Diagnostics: s.diags,
-		IndexProgress: progress.report,
-		Log:           func(level slog.Level, msg string) { s.logToClient(level, msg) },
+		IndexProgress: progress.report, FaultPoint: s.opts.FaultPoint,
+		Log: func(level slog.Level, msg string) { s.logToClient(level, msg) },
 		OnMCPEvent: func(msg string) {
 			s.logToClient(slog.LevelWarn, msg)
 			s.showMessage(lsp.MessageTypeWarning, "Cairn: "+msg)
@@ -145,7 +144,9 @@ func (s *Server) applySettings(settings Settings, warnings []string) {
 		gate.SetPolicy(policy, settings.Approval.Mode != "policy")
 	}
 	if mgr != nil {
-		mgr.SetConfig(settings.RunConfig(mgr.Config(), provider))
+		cfg := settings.RunConfig(mgr.Config(), provider)
+		cfg.ProviderErr = err
+		mgr.SetConfig(cfg)
 	}
 	s.mu.Lock()
 	bridge := s.mcp
@@ -201,10 +202,6 @@ func (s *Server) reportSandbox(sb *tools.CommandSandbox) {
 	s.showMessage(lsp.MessageTypeWarning, "Cairn: "+msg)
 }
 
-// Initialized settles what a previous server left behind: checkpoints of an
-// accept that was cut short, and runs that were interrupted. Each
-// interrupted run is announced with a cairn/runEvent of kind interrupted and
-// one window/showMessage; cairn.resume continues it.
 // loadPolicy builds the permission policy: the defaults, then the
 // workspace's .cairn/policy.json (which may only tighten: it comes with the
 // repository), then the user's settings (which may loosen).
@@ -235,6 +232,10 @@ func LoadPolicy(root string, st Settings) (tools.Policy, []string) {
 	return policy, problems
 }
 
+// Initialized settles what a previous server left behind: checkpoints of an
+// accept that was cut short, and runs that were interrupted. Each
+// interrupted run is announced with a cairn/runEvent of kind interrupted and
+// one window/showMessage; cairn.resume continues it.
 func (s *Server) Initialized(ctx context.Context, params *lsp.InitializedParams) error {
 	mgr, err := s.ready()
 	if err != nil {
@@ -258,19 +259,29 @@ func (s *Server) Initialized(ctx context.Context, params *lsp.InitializedParams)
 		}
 	}
 	runs = recent
-	for _, ir := range runs {
-		s.notifyRunEvent(mgr.MarkInterrupted(ir))
+	if len(runs) == 0 {
+		return nil
 	}
-	if len(runs) > 0 {
+	// Sent off the read loop: this handler runs in wire order, and a client
+	// that writes while it does not read (a synchronous pipe) would otherwise
+	// deadlock with it.
+	go func() {
+		for _, ir := range runs {
+			s.notifyRunEvent(mgr.MarkInterrupted(ir))
+		}
 		msg := fmt.Sprintf("Cairn: %d run(s) were interrupted when the server stopped, the latest: %q. Resume with cairn.resume {runId: %q}.",
 			len(runs), truncate(runs[0].Question, 80), runs[0].ID)
 		s.showMessage(lsp.MessageTypeInfo, msg)
-	}
+	}()
 	return nil
 }
 
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
+	if !s.initialized {
+		s.mu.Unlock()
+		return jsonrpc2.Errorf(jsonrpc2.Code(-32002), "shutdown before initialize: the server is not initialized") // ServerNotInitialized
+	}
 	s.shutdown = true
 	mgr := s.mgr
 	s.mu.Unlock()
@@ -324,24 +335,17 @@ func (s *Server) ready() (*agent.Manager, error) {
 
 // uriToPath converts a file:// URI to a path; other strings pass through.
 func uriToPath(u string) string {
-	p, err := url.Parse(u)
-	if err != nil || p.Scheme != "file" {
-		return u
+	if p, err := workspace.URIPath(u); err == nil {
+		return p
 	}
-	return filepath.FromSlash(p.Path)
+	return u
 }
 
 // pathFromURI resolves a document URI to an absolute path inside the workspace.
 func (s *Server) pathFromURI(u string) (string, error) {
-	if u == "" {
-		return "", fmt.Errorf("no uri given")
-	}
-	p, err := url.Parse(u)
+	p, err := workspace.URIPath(u)
 	if err != nil {
-		return "", fmt.Errorf("invalid uri %q: %w", u, err)
+		return "", err
 	}
-	if p.Scheme != "file" {
-		return "", fmt.Errorf("uri %q is not a file:// uri", u)
-	}
-	return s.ws.Resolve(filepath.FromSlash(p.Path))
+	return s.ws.Resolve(p)
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"go.lsp.dev/jsonrpc2"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/cairn-dev/cairn/agent"
 	"github.com/cairn-dev/cairn/protocol"
+	"github.com/cairn-dev/cairn/workspace"
 )
 
 // A client that does not declare capabilities.experimental.cairn.runEvents
@@ -106,7 +108,7 @@ func (s *Server) showAnswer(runID, question, answer string, editIDs []string) {
 		if err == nil {
 			ctx, cancel := context.WithTimeout(s.ctx, showDocumentWait)
 			defer cancel()
-			params := map[string]any{"uri": agent.FileURI(path), "takeFocus": true}
+			params := map[string]any{"uri": workspace.FileURI(path), "takeFocus": true}
 			var raw jsonrpc2.RawMessage
 			_, err = s.conn.Call(ctx, "window/showDocument", params, &raw)
 			var res struct {
@@ -123,7 +125,11 @@ func (s *Server) showAnswer(runID, question, answer string, editIDs []string) {
 	}
 	msg := strings.TrimSpace(answer)
 	if len(msg) > maxMessageAnswer {
-		msg = msg[:maxMessageAnswer] + "… (cut; the whole answer is in the run's trace)"
+		cut := maxMessageAnswer
+		for cut > 0 && !utf8.RuneStart(msg[cut]) {
+			cut-- // never split a character
+		}
+		msg = msg[:cut] + "… (cut; the whole answer is in the run's trace)"
 	}
 	if len(edits) > 0 {
 		msg += fmt.Sprintf("\n\nCairn proposed %d edit(s): use the code actions %q or %q on the changed lines.", len(edits), protocol.TitleAcceptEdit, protocol.TitleRejectEdit)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -54,7 +55,13 @@ func (p *indexProgress) report(ev codeindex.Progress) {
 	}
 	if !started {
 		// The create request must be answered before progress is sent.
-		if _, err := s.conn.Call(s.ctx, "window/workDoneProgress/create", map[string]any{"token": token}, nil); err != nil {
+		if err := s.callClient(s.ctx, s.clientTimeout(), "window/workDoneProgress/create", map[string]any{"token": token}, nil); err != nil {
+			if errors.Is(err, errNoAnswer) {
+				// A client that does not answer gets no more progress.
+				s.mu.Lock()
+				s.caps.progress = false
+				s.mu.Unlock()
+			}
 			return
 		}
 		s.notifyProgress(token, map[string]any{"kind": "begin", "title": "Cairn: indexing (" + ev.Kind + ")", "cancellable": false, "percentage": 0})
@@ -133,7 +140,7 @@ func (p *runProgress) loop(question string) {
 	for ev := range p.events {
 		if token == "" {
 			token = "cairn/run/" + ev.RunID
-			if _, err := s.conn.Call(s.ctx, "window/workDoneProgress/create", map[string]any{"token": token}, nil); err != nil {
+			if err := s.callClient(s.ctx, s.clientTimeout(), "window/workDoneProgress/create", map[string]any{"token": token}, nil); err != nil {
 				token = "-"
 			} else {
 				s.notifyProgress(token, map[string]any{"kind": "begin", "title": "Cairn", "message": truncate(question, 60), "cancellable": false})

@@ -44,6 +44,12 @@ type Options struct {
 	// client as window/logMessage too; for `cairn serve`, one client per
 	// process.
 	ForwardLogs bool
+	// ApprovalTimeout bounds the wait for an approval answer (10 minutes
+	// when 0); ClientTimeout every other request to the client (60 s).
+	ApprovalTimeout, ClientTimeout time.Duration
+	// FaultPoint is the crash tests' hook (agent.Deps.FaultPoint); only
+	// tests set it.
+	FaultPoint func(point string)
 }
 
 // Server is one LSP session.

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/cairn-dev/cairn/lspclient"
 	"github.com/cairn-dev/cairn/protocol"
+	"github.com/cairn-dev/cairn/server"
+	"github.com/cairn-dev/cairn/workspace"
 )
 
 const greetWS = `
@@ -305,7 +308,17 @@ turns:
 func TestCodeActions(t *testing.T) {
 	e := newEnv(t, greetWS, withScript("turns: []"))
 	e.open("greet/greet.go")
-	actions := func() []string {
+	// nme is undefined on line 5 (4 in LSP): once forwarded with
+	// cairn/didChangeDiagnostics, and as editors send it again in the
+	// request's context (without a source this time).
+	inContext := map[string]any{
+		"range":    map[string]any{"start": map[string]any{"line": 4, "character": 1}, "end": map[string]any{"line": 4, "character": 5}},
+		"severity": 1, "message": "undefined: nme",
+	}
+	type action struct {
+		title, question string
+	}
+	actions := func(contextDiags ...any) []action {
 		var raw []struct {
 			Title   string `json:"title"`
 			Command struct {
@@ -316,40 +329,49 @@ func TestCodeActions(t *testing.T) {
 		params := map[string]any{
 			"textDocument": map[string]any{"uri": e.ed.URI("greet/greet.go")},
 			"range":        map[string]any{"start": map[string]any{"line": 3, "character": 0}, "end": map[string]any{"line": 5, "character": 0}},
-			"context":      map[string]any{"diagnostics": []any{}},
+			"context":      map[string]any{"diagnostics": append([]any{}, contextDiags...)},
 		}
 		if _, err := e.ed.Conn().Call(e.ctx, "textDocument/codeAction", params, &raw); err != nil {
 			t.Fatal(err)
 		}
-		var titles []string
+		var out []action
 		for _, a := range raw {
 			if a.Command.Command != protocol.CommandAsk || len(a.Command.Arguments) != 1 || a.Command.Arguments[0].Question == "" {
 				t.Errorf("action %q does not carry a cairn.ask command: %+v", a.Title, a.Command)
+				continue
 			}
-			titles = append(titles, a.Title)
+			out = append(out, action{a.Title, a.Command.Arguments[0].Question})
 		}
-		return titles
+		return out
 	}
-	if got := actions(); len(got) != 1 || !strings.Contains(got[0], "Explain") {
+	if got := actions(); len(got) != 1 || !strings.Contains(got[0].title, "Explain") {
 		t.Fatalf("without diagnostics: %v", got)
 	}
-	err := e.ed.SendDiagnostics(e.ctx, "greet/greet.go", []map[string]any{{
-		"range":    map[string]any{"start": map[string]any{"line": 4, "character": 1}, "end": map[string]any{"line": 4, "character": 5}},
-		"severity": 1, "source": "compiler", "message": "undefined: nme",
+	wantFix := fmt.Sprintf(server.QuestionFix, "- line 5: error: undefined: nme")
+	if got := actions(inContext); len(got) != 2 || got[1].title != server.TitleFix || got[1].question != wantFix {
+		t.Fatalf("with a diagnostic in the context: %q", got)
+	}
+	err := e.ed.SendDiagnostics(e.ctx, "greet/greet.go", []workspace.Diagnostic{{
+		Range:    workspace.Range{Start: workspace.Position{Line: 4, Character: 1}, End: workspace.Position{Line: 4, Character: 5}},
+		Severity: workspace.SeverityError, Source: "compiler", Message: "undefined: nme",
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := actions(); len(got) != 2 || !strings.Contains(got[1], "Fix these diagnostics") {
-		t.Fatalf("with diagnostics: %v", got)
+	if got := actions(); len(got) != 2 || got[1].question != wantFix {
+		t.Fatalf("with a forwarded diagnostic: %q", got)
+	}
+	// Sent both ways, it is listed once.
+	if got := actions(inContext); len(got) != 2 || got[1].question != wantFix {
+		t.Fatalf("with the diagnostic sent both ways:\n%q\nwant the question\n%q", got, wantFix)
 	}
 }
 
 func TestDiagnosticsReachThePrompt(t *testing.T) {
 	e := newEnv(t, greetWS, withScript("turns:\n  - text: ok\n"))
-	e.ed.SendDiagnostics(e.ctx, "greet/greet.go", []map[string]any{{
-		"range":    map[string]any{"start": map[string]any{"line": 4, "character": 1}, "end": map[string]any{"line": 4, "character": 5}},
-		"severity": 1, "message": "undefined: nme",
+	e.ed.SendDiagnostics(e.ctx, "greet/greet.go", []workspace.Diagnostic{{
+		Range:    workspace.Range{Start: workspace.Position{Line: 4, Character: 1}, End: workspace.Position{Line: 4, Character: 5}},
+		Severity: workspace.SeverityError, Message: "undefined: nme",
 	}})
 	run := e.ask("greet/greet.go", 4, 6, "fix it")
 	e.waitRun(run)

@@ -27,7 +27,13 @@ type stream struct {
 	wmu sync.Mutex
 }
 
-const maxFrame = 256 << 20
+// Limits of the framer. A header line longer than maxHeaderLine, or a body
+// longer than maxFrame, is discarded as it streams in (never buffered) and
+// answered with an error naming the limit; the connection goes on.
+const (
+	maxFrame      = 64 << 20
+	maxHeaderLine = 8 << 10
+)
 
 func newStream(r io.Reader, w io.Writer, c io.Closer) *stream {
 	return &stream{r: bufio.NewReaderSize(r, 64<<10), w: w, c: c}
@@ -64,13 +70,20 @@ func jsonValid(b []byte) bool {
 // readFrame returns the next body, or nil with no error when a malformed
 // frame was skipped.
 func (s *stream) readFrame() ([]byte, int64, error) {
-	length := -1
+	length := int64(-1)
 	var consumed int64
 	bad := ""
 	sawHeader := false
 	for {
-		line, err := s.r.ReadString('\n')
-		consumed += int64(len(line))
+		line, skipped, err := s.readHeaderLine()
+		consumed += int64(len(line)) + skipped
+		if skipped > 0 {
+			sawHeader = true
+			bad = fmt.Sprintf("a header line of %d bytes exceeds the limit of %d bytes", int64(len(line))+skipped, maxHeaderLine)
+			if err == nil {
+				continue
+			}
+		}
 		if err != nil {
 			if err == io.EOF && line == "" && !sawHeader {
 				return nil, consumed, io.EOF
@@ -94,29 +107,71 @@ func (s *stream) readFrame() ([]byte, int64, error) {
 			continue
 		}
 		if strings.EqualFold(strings.TrimSpace(name), "Content-Length") {
-			n, err := strconv.Atoi(strings.TrimSpace(value))
-			if err != nil || n < 0 || n > maxFrame {
-				bad = fmt.Sprintf("invalid Content-Length %q", strings.TrimSpace(value))
+			n, err := strconv.ParseInt(strings.TrimSpace(value), 10, 64)
+			if err != nil || n < 0 {
+				bad = fmt.Sprintf("invalid Content-Length %q", truncate(strings.TrimSpace(value), 40))
 				continue
 			}
 			length = n
 		}
 	}
+	if bad == "" && length > maxFrame {
+		// Skip the body without keeping it, so the next frame reads.
+		n, err := io.CopyN(io.Discard, s.r, length)
+		consumed += n
+		if err != nil {
+			return nil, consumed, io.ErrUnexpectedEOF
+		}
+		slog.Warn("discarding an oversized message", "bytes", length, "limit", maxFrame)
+		s.writeError(jsonrpc2.InvalidRequest, fmt.Sprintf("message of %d bytes exceeds the limit of %d bytes; it was discarded", length, maxFrame))
+		return nil, consumed, nil
+	}
 	if bad == "" && length < 0 {
 		bad = "missing Content-Length header"
 	}
 	if bad != "" {
+		if length > 0 {
+			// The body's length is known: skip it too, unread.
+			n, err := io.CopyN(io.Discard, s.r, length)
+			consumed += n
+			if err != nil {
+				return nil, consumed, io.ErrUnexpectedEOF
+			}
+		}
 		slog.Warn("skipping a malformed frame header", "reason", bad)
 		s.writeError(jsonrpc2.ParseError, "malformed frame: "+bad)
 		return nil, consumed, nil
 	}
-	body := make([]byte, length)
+	body := make([]byte, int(length))
 	n, err := io.ReadFull(s.r, body)
 	consumed += int64(n)
 	if err != nil {
 		return nil, consumed, io.ErrUnexpectedEOF
 	}
 	return body, consumed, nil
+}
+
+// readHeaderLine reads one header line of at most maxHeaderLine bytes. Of a
+// longer line it keeps the first maxHeaderLine bytes, discards the rest up
+// to the newline as it arrives, and reports how many bytes it skipped.
+func (s *stream) readHeaderLine() (string, int64, error) {
+	var line []byte
+	var skipped int64
+	for {
+		chunk, err := s.r.ReadSlice('\n')
+		switch {
+		case len(line) < maxHeaderLine:
+			keep := min(len(chunk), maxHeaderLine-len(line))
+			line = append(line, chunk[:keep]...)
+			skipped += int64(len(chunk) - keep)
+		default:
+			skipped += int64(len(chunk))
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		return string(line), skipped, err
+	}
 }
 
 func truncate(s string, n int) string {

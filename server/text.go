@@ -6,6 +6,7 @@ import (
 
 	lsp "go.lsp.dev/protocol"
 
+	"github.com/cairn-dev/cairn/protocol"
 	"github.com/cairn-dev/cairn/workspace"
 )
 
@@ -37,10 +38,7 @@ func (s *Server) DidChange(ctx context.Context, params *lsp.DidChangeTextDocumen
 	for _, c := range params.ContentChanges {
 		switch ch := c.(type) {
 		case *lsp.TextDocumentContentChangePartial:
-			r := workspace.Range{
-				Start: workspace.Position{Line: ch.Range.Start.Line, Character: ch.Range.Start.Character},
-				End:   workspace.Position{Line: ch.Range.End.Line, Character: ch.Range.End.Character},
-			}
+			r := protocol.RangeFromLSP(ch.Range)
 			changes = append(changes, workspace.TextChange{Range: &r, Text: ch.Text})
 		case *lsp.TextDocumentContentChangeWholeDocument:
 			changes = append(changes, workspace.TextChange{Text: ch.Text})

@@ -490,3 +490,100 @@ func TestPlainClientWithoutShowDocumentGetsMessage(t *testing.T) {
 		t.Errorf("showDocument sent to a client without support")
 	}
 }
+
+// An edit half reviewed before a restart is reviewed on after it.
+func TestHunkReviewContinuesAfterRestart(t *testing.T) {
+	state := t.TempDir()
+	e := newEnv(t, calcWS, withScript("turns:"+twoHunkTurns), withState(state))
+	evs := e.waitRun(e.ask("calc/calc.go", 0, 0, "fix the operators"))
+	editID := ofKind(evs, protocol.EventEditProposed)[0].EditID
+	r0, err := e.ed.AcceptHunks(e.ctx, editID, []int{0})
+	if err != nil || !r0.Applied {
+		t.Fatalf("accept hunk 0: %+v %v", r0, err)
+	}
+
+	e2 := newEnv(t, calcWS, withScript(`turns: [{text: "unused"}]`), withState(state), withRoot(e.root))
+	view, err := e2.ed.GetEdit(e2.ctx, editID)
+	if err != nil {
+		t.Fatalf("getEdit after a restart: %v", err)
+	}
+	if view.State != "pending" || len(view.Hunks) != 2 || view.Hunks[0].State != "accepted" || view.Hunks[1].State != "pending" {
+		t.Fatalf("after a restart: state %s hunks %+v", view.State, view.Hunks)
+	}
+	r1, err := e2.ed.AcceptHunks(e2.ctx, editID, []int{1})
+	if err != nil || !r1.Applied {
+		t.Fatalf("accept hunk 1 after a restart: %+v %v", r1, err)
+	}
+	both := strings.Replace(strings.Replace(calcOrig, "return a + b", "return a * b", 1), "return a - b", "return a + b", 1)
+	if got := e2.read("calc/calc.go"); got != both {
+		t.Fatalf("after accepting hunk 1:\n%q", got)
+	}
+	if u, err := e2.ed.Undo(e2.ctx, r1.CheckpointID); err != nil || !u.Applied {
+		t.Fatalf("undo: %+v %v", u, err)
+	}
+	if got := e2.read("calc/calc.go"); got != strings.Replace(calcOrig, "return a - b", "return a + b", 1) {
+		t.Fatalf("after undoing hunk 1:\n%q", got)
+	}
+	// The first session's accept is undone from the second session too.
+	if u, err := e2.ed.Undo(e2.ctx, r0.CheckpointID); err != nil || !u.Applied {
+		t.Fatalf("undo of the first session's accept: %+v %v", u, err)
+	}
+	if got := e2.read("calc/calc.go"); got != calcOrig {
+		t.Fatalf("after both undos:\n%q", got)
+	}
+	view, _ = e2.ed.GetEdit(e2.ctx, editID)
+	if !view.Hunks[0].Undone || !view.Hunks[1].Undone {
+		t.Errorf("hunks not marked undone: %+v", view.Hunks)
+	}
+}
+
+// A run still going is told, before its next model call, that the user
+// rejected one of its hunks.
+func TestRunningRunIsToldOfRejectedHunk(t *testing.T) {
+	script := `
+turns:
+  - toolCalls:
+      - name: edit_file
+        arguments:
+          path: calc/calc.go
+          oldText: "return a - b\n}\n\n// Mul multiplies.\nfunc Mul(a, b int) int {\n\treturn a + b"
+          newText: "return a + b\n}\n\n// Mul multiplies.\nfunc Mul(a, b int) int {\n\treturn a * b"
+  - toolCalls:
+      - name: run_command
+        arguments: {command: "curl -s http://127.0.0.1:1/"}
+  - text: "ok"
+`
+	prompted, decided := make(chan struct{}), make(chan struct{})
+	var once bool
+	approve := func(msg string, actions []string) string {
+		if !once {
+			once = true
+			close(prompted)
+			<-decided
+		}
+		return protocol.ActionDeny
+	}
+	e := newEnv(t, calcWS, withScript(script), withEditor(lspclient.Options{Approve: approve}))
+	run := e.ask("calc/calc.go", 0, 0, "fix the operators")
+	select {
+	case <-prompted:
+	case <-e.ctx.Done():
+		t.Fatal("no approval prompt")
+	}
+	editID := ofKind(e.ed.Events(run), protocol.EventEditProposed)[0].EditID
+	if err := e.ed.RejectHunks(e.ctx, editID, []int{1}); err != nil {
+		t.Fatal(err)
+	}
+	close(decided)
+	e.waitRun(run)
+	reqs := e.provider.Received()
+	if len(reqs) != 3 {
+		t.Fatalf("%d model requests", len(reqs))
+	}
+	if p := userText(reqs[2]); !strings.Contains(p, "The user rejected 1 hunk of edit "+editID) || !strings.Contains(p, "+\treturn a * b") {
+		t.Errorf("the third request lacks the rejection note:\n%s", p)
+	}
+	if p := userText(reqs[1]); strings.Contains(p, "rejected") {
+		t.Errorf("the note came too early:\n%s", p)
+	}
+}

@@ -88,7 +88,7 @@ func (a *AuditLog) Append(r AuditRecord) error {
 	return nil
 }
 
-// Records reads every record of the log at path.
+// ReadAudit reads every record of the log at path.
 func ReadAudit(path string) ([]AuditRecord, error) {
 	f, err := os.Open(path)
 	if err != nil {

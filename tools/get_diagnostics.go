@@ -58,7 +58,7 @@ func runGetDiagnostics(ctx context.Context, env *Env, input json.RawMessage) (Re
 		if d.Code != "" {
 			code = " (" + d.Code + ")"
 		}
-		fmt.Fprintf(&b, "%s:%d: %s%s%s: %s\n", d.Path, d.StartLine, d.Severity, src, code, d.Message)
+		fmt.Fprintf(&b, "%s:%d: %s%s%s: %s\n", d.Path, d.Line(), d.Severity, src, code, d.Message)
 	}
 	return Result{Content: b.String(), Summary: fmt.Sprintf("%d diagnostics", len(diags))}, nil
 }

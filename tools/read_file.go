@@ -1,9 +1,12 @@
 package tools
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/cairn-dev/cairn/workspace"
@@ -44,39 +47,131 @@ func runReadFile(ctx context.Context, env *Env, input json.RawMessage) (Result, 
 	if env.WS.CairnIgnored(env.WS.Rel(abs)) {
 		return errorResult("%s is excluded by .cairnignore; the user keeps it out of Cairn's reach", in.Path), nil
 	}
-	text, exists, err := env.Drafts.Read(abs)
+	if in.EndLine > 0 && in.EndLine < in.StartLine {
+		return errorResult("endLine %d is before startLine %d", in.EndLine, in.StartLine), nil
+	}
+	src, exists, err := env.Drafts.Open(abs)
 	if err != nil {
 		return errorResult("cannot read %q: %v", in.Path, err), nil
 	}
 	if !exists {
 		return errorResult("%s does not exist", in.Path), nil
 	}
-	if workspace.IsBinary([]byte(text)) {
+	defer src.Close()
+	rel := env.WS.Rel(abs)
+	page, err := readLines(src, in.StartLine, in.EndLine, readFileMaxOutput)
+	switch {
+	case errors.Is(err, errBinary):
 		return errorResult("%s is a binary file", in.Path), nil
+	case err != nil:
+		return errorResult("cannot read %q: %v", in.Path, err), nil
+	case page.pastEnd:
+		return errorResult("%s has %d lines; startLine %d is past the end", in.Path, page.lines, page.from), nil
 	}
-	lines := strings.SplitAfter(text, "\n")
-	if len(lines) > 0 && lines[len(lines)-1] == "" {
-		lines = lines[:len(lines)-1]
+	content := page.text
+	if page.stopped {
+		content += fmt.Sprintf("[read_file stopped after line %d: it returns at most %d KB per call; continue with startLine %d]\n",
+			page.to, readFileMaxOutput>>10, page.to+1)
 	}
-	from, to := 1, len(lines)
-	if in.StartLine > 0 {
-		from = in.StartLine
+	if page.cutLines > 0 {
+		content += fmt.Sprintf("[%d line(s) longer than %d KB were cut; the rest of each is not shown]\n", page.cutLines, readFileMaxLine>>10)
 	}
-	if in.EndLine > 0 && in.EndLine < to {
-		to = in.EndLine
+	return Result{Content: content, Summary: fmt.Sprintf("read %s:%d-%d", rel, page.from, page.to)}, nil
+}
+
+// Limits of read_file. A file is read as a stream, line by line, and never
+// past what the call returns: a line range of a huge file costs only the
+// bytes up to it.
+const (
+	readFileMaxOutput = 60 << 10 // of numbered text per call (under the tool's 64 KB cap)
+	readFileMaxLine   = 8 << 10  // shown of one line
+)
+
+var errBinary = errors.New("binary file")
+
+// linePage is what readLines read: numbered lines from..to.
+type linePage struct {
+	text     string
+	from, to int
+	lines    int  // lines in the file, when it was read to the end
+	pastEnd  bool // from lies past the last line
+	stopped  bool // the output limit ended the page before to
+	cutLines int
+}
+
+// readLines streams r and returns lines from..to (1-based, inclusive; 0 =
+// from the start / to the end), numbered, at most maxOut bytes of them, each
+// line cut at readFileMaxLine. A NUL byte in the first 8000 bytes makes it
+// errBinary.
+func readLines(r io.Reader, from, to, maxOut int) (linePage, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	if head, _ := br.Peek(8000); workspace.IsBinary(head) {
+		return linePage{}, errBinary
 	}
-	if from > len(lines) && len(lines) > 0 {
-		return errorResult("%s has %d lines; startLine %d is past the end", in.Path, len(lines), from), nil
+	if from < 1 {
+		from = 1
 	}
+	p := linePage{from: from}
 	var b strings.Builder
-	for i := from; i <= to && i <= len(lines); i++ {
-		fmt.Fprintf(&b, "%5d\t%s", i, lines[i-1])
-		if !strings.HasSuffix(lines[i-1], "\n") {
+	n := 0
+	for {
+		line, cut, err := readLine(br)
+		if len(line) == 0 && err != nil {
+			if err == io.EOF {
+				break
+			}
+			return p, err
+		}
+		n++
+		if n >= from && (to < 1 || n <= to) {
+			entry := fmt.Sprintf("%5d\t%s", n, strings.TrimSuffix(string(line), "\n"))
+			if b.Len()+len(entry)+1 > maxOut && b.Len() > 0 {
+				p.stopped = true
+				break
+			}
+			b.WriteString(entry)
 			b.WriteByte('\n')
+			p.to = n
+			if cut {
+				p.cutLines++
+			}
+		}
+		if to > 0 && n >= to {
+			break
+		}
+		if err == io.EOF {
+			break
 		}
 	}
-	rel := env.WS.Rel(abs)
-	return Result{Content: b.String(), Summary: fmt.Sprintf("read %s:%d-%d", rel, from, min(to, len(lines)))}, nil
+	p.text = b.String()
+	if p.to == 0 {
+		p.lines = n
+		if n > 0 || from > 1 {
+			p.pastEnd = true
+		}
+		p.to = from - 1
+	}
+	return p, nil
+}
+
+// readLine reads one line (its newline included), keeping at most
+// readFileMaxLine bytes and skipping the rest of a longer one.
+func readLine(br *bufio.Reader) ([]byte, bool, error) {
+	var line []byte
+	cut := false
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if room := readFileMaxLine - len(line); room > 0 {
+			line = append(line, chunk[:min(len(chunk), room)]...)
+			cut = cut || len(chunk) > room
+		} else if len(chunk) > 0 {
+			cut = true
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		return line, cut, err
+	}
 }
 
 func errorResult(format string, args ...any) Result {

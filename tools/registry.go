@@ -14,8 +14,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/jsonschema-go/jsonschema"
-
 	"github.com/cairn-dev/cairn/codeindex"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/workspace"
@@ -61,7 +59,7 @@ type Tool struct {
 	Idempotent  bool
 	Run         func(ctx context.Context, env *Env, input json.RawMessage) (Result, error)
 
-	resolved *jsonschema.Resolved
+	schema *inputSchema
 }
 
 // Result is what a call produced.
@@ -90,21 +88,10 @@ type FileChange struct {
 	Diagnostic string
 }
 
-// Diagnostic is an editor diagnostic, reduced to what tools and prompts use.
-type Diagnostic struct {
-	Path      string `json:"path"`
-	StartLine int    `json:"line"` // 1-based
-	EndLine   int    `json:"endLine"`
-	Severity  string `json:"severity"`
-	Source    string `json:"source,omitempty"`
-	Code      string `json:"code,omitempty"`
-	Message   string `json:"message"`
-}
-
 // DiagnosticsSource serves the diagnostics the editor forwarded.
 type DiagnosticsSource interface {
 	// Diagnostics returns diagnostics for abs, or for every file when abs is "".
-	Diagnostics(abs string) []Diagnostic
+	Diagnostics(abs string) []workspace.Diagnostic
 }
 
 // Env is what a tool call may touch.
@@ -127,15 +114,11 @@ func NewRegistry() *Registry { return &Registry{tools: map[string]*Tool{}} }
 
 // Register adds a tool after compiling its schema.
 func (r *Registry) Register(t *Tool) error {
-	var s jsonschema.Schema
-	if err := json.Unmarshal(t.Schema, &s); err != nil {
-		return fmt.Errorf("registering tool %s: parsing schema: %w", t.Name, err)
-	}
-	res, err := s.Resolve(nil)
+	is, err := compileSchema(t.Schema)
 	if err != nil {
-		return fmt.Errorf("registering tool %s: resolving schema: %w", t.Name, err)
+		return fmt.Errorf("registering tool %s: %w", t.Name, err)
 	}
-	t.resolved = res
+	t.schema = is
 	if t.Timeout == 0 {
 		t.Timeout = 30 * time.Second
 	}
@@ -186,7 +169,8 @@ func (r *Registry) Specs() []model.ToolSpec {
 }
 
 // Validate checks raw model arguments against the tool's schema. The error
-// text is written for the model: it says what to fix.
+// text is written for the model: every violation, then the expected input,
+// so that one more turn can get the call right.
 func (t *Tool) Validate(raw string) (json.RawMessage, error) {
 	raw = strings.TrimSpace(raw)
 	if raw == "" {
@@ -194,15 +178,24 @@ func (t *Tool) Validate(raw string) (json.RawMessage, error) {
 	}
 	var inst any
 	if err := json.Unmarshal([]byte(raw), &inst); err != nil {
-		return nil, fmt.Errorf("the arguments of %s are not valid JSON (%v); send a JSON object matching the tool's schema", t.Name, err)
+		return nil, fmt.Errorf("the arguments of %s are not valid JSON (%v); send a JSON object matching the tool's schema.%s", t.Name, err, t.expected())
 	}
-	if _, ok := inst.(map[string]any); !ok {
-		return nil, fmt.Errorf("the arguments of %s must be a JSON object", t.Name)
+	obj, ok := inst.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("the arguments of %s must be a JSON object.%s", t.Name, t.expected())
 	}
-	if err := t.resolved.Validate(inst); err != nil {
-		return nil, fmt.Errorf("the arguments of %s do not match its schema: %v", t.Name, err)
+	if v := t.schema.validate(obj); len(v) > 0 {
+		return nil, fmt.Errorf("the arguments of %s do not match its schema:\n- %s\n%s", t.Name, strings.Join(v, "\n- "), strings.TrimSpace(t.expected()))
 	}
 	return json.RawMessage(raw), nil
+}
+
+// expected describes the tool's input for an error message.
+func (t *Tool) expected() string {
+	if t.schema == nil || t.schema.compact == "" {
+		return ""
+	}
+	return "\nExpected input (JSON Schema): " + t.schema.compact
 }
 
 // RiskOf returns the risk of one validated input, with a description for

@@ -127,10 +127,6 @@ type runCommandInput struct {
 	Reason         string `json:"reason"`
 }
 
-// RunCommand is the run_command tool for the workspace at root, in
-// sandbox mode auto.
-func RunCommand(root string) *Tool { return RunCommandWith(root, NewCommandSandbox(root)) }
-
 // RunCommandWith is the run_command tool confined by sb. The classifier
 // judges paths and redirections against root and picks the profile: a
 // read command runs read-only, anything else workspace-write.

@@ -40,6 +40,41 @@ func call(t *testing.T, env *Env, tool *Tool, args string) Result {
 	return res
 }
 
+// A call that fails its schema is told every violation and the expected
+// input at once: read_file {"file": ...} lacks "path" as much as it has an
+// unknown "file".
+func TestSchemaErrorsListEveryViolation(t *testing.T) {
+	r := NewBuiltinRegistry(t.TempDir())
+	tl, _ := r.Get("read_file")
+	_, err := tl.Validate(`{"file":"greet/greet.go","startLine":0,"endLine":"5"}`)
+	if err == nil {
+		t.Fatal("accepted")
+	}
+	msg := err.Error()
+	for _, want := range []string{
+		`missing required property "path"`,
+		`unexpected property "file" (the properties are "endLine", "path", "startLine")`,
+		`property "startLine": minimum: `,
+		`property "endLine": `,
+		`Expected input (JSON Schema): {"type":"object","properties":{"path":`,
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the error lacks %q:\n%s", want, msg)
+		}
+	}
+	if n := strings.Count(msg, "\n- "); n != 4 {
+		t.Errorf("%d violations listed, want 4:\n%s", n, msg)
+	}
+	if strings.Contains(msg, "validating ") {
+		t.Errorf("the validator's schema locations leaked into the message:\n%s", msg)
+	}
+	// Through the pipeline, the model gets it back as data.
+	env := testEnv(t, map[string]string{"a.go": "package a\n"})
+	if res := call(t, env, ReadFile(), `{"file":"a.go"}`); !res.IsError || !strings.Contains(res.Content, `missing required property "path"`) {
+		t.Errorf("result = %+v", res)
+	}
+}
+
 func TestSchemasRejectBadInput(t *testing.T) {
 	r := NewBuiltinRegistry(t.TempDir())
 	cases := map[string][]string{

@@ -1,7 +1,12 @@
 // Package trace records what a run did: a span per run, step, model call
-// and tool call, stored locally under the state directory and, when an
-// endpoint is configured, exported over OTLP/HTTP with the OpenTelemetry
-// Go SDK.
+// and tool call, on the OpenTelemetry Go SDK. The Recorder owns a
+// TracerProvider with two span processors: Cairn's own (storeProcessor,
+// sdk.go), which writes each span, redacted, to the local store under the
+// state directory, and, when an endpoint is configured, the SDK's batch
+// span processor exporting over OTLP/HTTP. The handles below wrap SDK
+// spans; what OpenTelemetry has no field for (the span's place in Cairn's
+// tree, a cancelled status) travels as the cairn.span.kind and
+// cairn.span.status attributes.
 //
 // # Recording
 //
@@ -79,9 +84,20 @@
 // # Export
 //
 // With Options.OTLPEndpoint (the trace.otlpEndpoint setting) or
-// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT / OTEL_EXPORTER_OTLP_ENDPOINT, finished
-// spans go through the SDK's batch span processor to otlptracehttp
-// (protobuf). Cairn's own trace and span ids are kept, so a trace in the
-// backend and in `cairn trace show` match. Building with -tags
-// cairn_nootel leaves the SDK out of the binary.
+// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT / OTEL_EXPORTER_OTLP_ENDPOINT, ended
+// spans also go through the SDK's batch span processor to otlptracehttp
+// (protobuf), redacted as in the local store (exportFilter). The trace
+// and span ids are the SDK's, so a trace in the backend and in
+// `cairn trace show` match; a resumed run keeps its trace id (the
+// idGenerator takes it from the context). Every span is sampled and no
+// attribute or event limit applies, whatever the OTEL_* variables say: the
+// local store is the record of a run. Building with -tags cairn_nootel
+// leaves the OTLP exporter (and its protobuf and HTTP client code) out of
+// the binary; the SDK itself stays.
+//
+// Cost of the SDK, measured with BenchmarkRecordToStore (one step with a
+// model and a tool call, to the local store; go test -bench RecordToStore
+// -benchmem -count=5 ./trace, 2 loaded cores): 24 KB and 232 allocations
+// per step, against 12 KB and 148 for the hand-rolled span model it
+// replaced; the time, 0.3–0.8 ms per step either way, is the file writes.
 package trace

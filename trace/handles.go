@@ -22,11 +22,10 @@ func (run *Run) StartStep(n int) *Step {
 	run.mu.Lock()
 	run.steps++
 	run.mu.Unlock()
-	st := &Step{run: run, n: n, sp: run.child(run.sp, KindStep, "step "+strconv.Itoa(n), map[string]any{AttrStep: n})}
-	// A provisional record (local store only), so the spans of a step that
-	// never ends (the process died) still hang under it.
-	run.write(st.sp.snapshot(), false)
-	return st
+	// The store processor writes a provisional record as the step starts,
+	// so the spans of a step that never ends (the process died) still hang
+	// under it.
+	return &Step{run: run, n: n, sp: run.child(run.sp, KindStep, "step "+strconv.Itoa(n), map[string]any{AttrStep: n})}
 }
 
 // SetAttr sets an attribute of the step span.
@@ -102,7 +101,7 @@ func (s *Step) StartModelCall(req ModelRequest) *ModelCall {
 		name += " " + req.Model
 	}
 	sp := s.run.child(s.sp, KindModel, name, attrs)
-	return &ModelCall{step: s, sp: sp, req: req, start: sp.data.Start}
+	return &ModelCall{step: s, sp: sp, req: req, start: sp.start}
 }
 
 // FirstToken marks the arrival of the first text delta (time to first
@@ -324,7 +323,7 @@ func (t *ToolCall) End(res ToolResult, err error) {
 	}
 	d := res.Duration
 	if d == 0 {
-		d = t.step.run.rec.now().Sub(t.sp.data.Start)
+		d = t.step.run.rec.now().Sub(t.sp.start)
 	}
 	attrs := map[string]any{
 		AttrToolOK:          res.OK && err == nil,

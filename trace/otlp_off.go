@@ -2,12 +2,16 @@
 
 package trace
 
-import "errors"
+import (
+	"errors"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+)
 
 // OTLPSupported reports whether this binary can export over OTLP (it
 // cannot when built with -tags cairn_nootel).
 const OTLPSupported = false
 
-func newOTLPExporter(string, Options) (exporter, error) {
-	return nil, errors.New("this cairn was built without OpenTelemetry export (-tags cairn_nootel)")
+func newOTLPExporter(string) (sdktrace.SpanExporter, error) {
+	return nil, errors.New("this cairn was built without OTLP export (-tags cairn_nootel)")
 }

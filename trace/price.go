@@ -4,6 +4,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/cairn-dev/cairn/tokencount"
 )
 
 // Price is what a model costs, in US dollars per million tokens.
@@ -117,12 +119,9 @@ func (p Prices) Cost(provider, modelID string, inputTokens, outputTokens int) (u
 
 // Usage is the accumulated usage and cost of a run.
 type Usage struct {
-	InputTokens  int     `json:"inputTokens"`
-	OutputTokens int     `json:"outputTokens"`
-	CostUSD      float64 `json:"costUsd"`
+	tokencount.Usage         // Estimated: some call's tokens were estimated by Cairn
+	CostUSD          float64 `json:"costUsd"`
 	// CostKnown is false when some model call had no price (its share is 0).
-	CostKnown bool `json:"costKnown"`
-	// Estimated is true when some call's tokens were estimated by Cairn.
-	Estimated  bool `json:"estimated,omitempty"`
+	CostKnown  bool `json:"costKnown"`
 	ModelCalls int  `json:"modelCalls"`
 }

@@ -3,13 +3,17 @@ package trace
 import (
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"sync"
 	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	oteltrace "go.opentelemetry.io/otel/trace"
 
 	"github.com/cairn-dev/cairn/redact"
 )
@@ -63,26 +67,22 @@ type Recorder struct {
 	opts   Options
 	redact func(string) string
 	store  *Store
-	exp    exporter
 	prices Prices
 	now    func() time.Time
+	tp     *sdktrace.TracerProvider
+	tracer oteltrace.Tracer
+	export sdktrace.SpanProcessor // the OTLP batch span processor, or nil
 
 	mu     sync.Mutex
-	active map[string]int // run ids being recorded (never pruned)
-}
-
-// exporter sends finished spans somewhere other than the local store.
-type exporter interface {
-	export(sd SpanData)
-	flush(ctx context.Context) error
-	shutdown(ctx context.Context) error
+	active map[string]int             // run ids being recorded (never pruned)
+	runs   map[oteltrace.TraceID]*Run // runs being recorded, for the store processor
 }
 
 // NewRecorder opens the local store (creating StateDir/traces with mode
 // 0700 and applying retention) and, when an endpoint is configured, the
 // OTLP exporter.
 func NewRecorder(opts Options) (*Recorder, error) {
-	r := &Recorder{opts: opts, active: map[string]int{}}
+	r := &Recorder{opts: opts, active: map[string]int{}, runs: map[oteltrace.TraceID]*Run{}}
 	r.redact = opts.Redact
 	if r.redact == nil {
 		r.redact = redact.Default().String
@@ -109,13 +109,27 @@ func NewRecorder(opts Options) (*Recorder, error) {
 		}
 	}
 	if ep := OTLPEndpoint(opts.OTLPEndpoint, r.opts.Getenv); ep != "" {
-		exp, err := newOTLPExporter(ep, opts)
+		exp, err := newOTLPExporter(ep)
 		if err != nil {
 			return nil, fmt.Errorf("trace: OTLP export to %s: %w", ep, err)
 		}
-		r.exp = exp
+		r.export = sdktrace.NewBatchSpanProcessor(exportFilter{next: exp, redact: r.redact, content: opts.ExportContent},
+			sdktrace.WithBatchTimeout(2*time.Second))
 	}
+	version := opts.ServiceVersion
+	if version == "" {
+		version = "dev"
+	}
+	r.tp = newProvider(r, r.export, version)
+	r.tracer = r.tp.Tracer("github.com/cairn-dev/cairn/trace", oteltrace.WithInstrumentationVersion(version))
 	return r, nil
+}
+
+// runOf returns the run being recorded under a trace id, or nil.
+func (r *Recorder) runOf(id oteltrace.TraceID) *Run {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.runs[id]
 }
 
 // OTLPEndpoint resolves the traces URL from the setting and the
@@ -159,22 +173,23 @@ func (r *Recorder) Prices() Prices {
 }
 
 // Exporting reports whether spans go to an OTLP endpoint.
-func (r *Recorder) Exporting() bool { return r != nil && r.exp != nil }
+func (r *Recorder) Exporting() bool { return r != nil && r.export != nil }
 
 // Flush sends the spans the exporter has queued.
 func (r *Recorder) Flush(ctx context.Context) error {
-	if r == nil || r.exp == nil {
+	if r == nil || r.export == nil {
 		return nil
 	}
-	return r.exp.flush(ctx)
+	return r.export.ForceFlush(ctx)
 }
 
-// Close flushes and stops the exporter. Runs still open are not ended.
+// Close flushes and stops the exporter. Runs still open are not ended (and
+// keep writing the local store).
 func (r *Recorder) Close(ctx context.Context) error {
-	if r == nil || r.exp == nil {
+	if r == nil || r.export == nil {
 		return nil
 	}
-	return r.exp.shutdown(ctx)
+	return r.export.Shutdown(ctx)
 }
 
 func (r *Recorder) report(err error) {
@@ -218,7 +233,7 @@ type RunInfo struct {
 type Run struct {
 	rec     *Recorder
 	id      string
-	traceID string
+	traceID oteltrace.TraceID
 	sp      *span
 	info    RunInfo
 
@@ -238,16 +253,19 @@ func (r *Recorder) StartRun(info RunInfo) *Run {
 	if r == nil {
 		return nil
 	}
-	run := &Run{rec: r, id: info.ID, traceID: newID(16), info: info, open: map[*span]bool{}}
+	run := &Run{rec: r, id: info.ID, info: info, open: map[*span]bool{}}
+	_, _ = rand.Read(run.traceID[:])
 	run.usage.CostKnown = true
 	var resumed *SpanData
 	if r.store != nil && ValidRunID(info.ID) {
 		// A run id that already has a trace is being resumed (cairn.resume):
 		// keep its trace id, and carry its usage so budgets span both.
 		if prev, err := r.store.Load(info.ID); err == nil && prev.Root() != nil {
-			resumed = prev.Root()
-			run.traceID = resumed.TraceID
-			run.usage = prev.usage()
+			if tid, err := oteltrace.TraceIDFromHex(prev.Root().TraceID); err == nil {
+				resumed = prev.Root()
+				run.traceID = tid
+				run.usage = prev.usage()
+			}
 		}
 	}
 	attrs := map[string]any{
@@ -273,7 +291,6 @@ func (r *Recorder) StartRun(info RunInfo) *Run {
 	for k, v := range info.Attrs {
 		attrs[k] = v
 	}
-	run.sp = run.newSpan(KindRun, "invoke_agent "+AgentName, "", attrs)
 	if r.store != nil {
 		r.mu.Lock()
 		r.active[info.ID]++
@@ -286,10 +303,15 @@ func (r *Recorder) StartRun(info RunInfo) *Run {
 			run.file = f
 		}
 	}
+	r.mu.Lock()
+	r.runs[run.traceID] = run
+	r.mu.Unlock()
+	start := r.now()
 	if resumed != nil && resumed.End.IsZero() {
-		// Close the interrupted run span (local store only).
+		// Close the interrupted run span (local store only: the SDK never
+		// had it in this process).
 		prev := *resumed
-		prev.End = run.sp.data.Start
+		prev.End = start
 		prev.Status = StatusCancelled
 		prev.StatusMessage = "interrupted"
 		prev.Attrs = make(map[string]any, len(resumed.Attrs))
@@ -297,12 +319,10 @@ func (r *Recorder) StartRun(info RunInfo) *Run {
 			prev.Attrs[k] = v
 		}
 		prev.Attrs[AttrRunStatus] = "interrupted"
-		run.write(prev, false)
+		run.write(prev)
 	}
-	// The provisional run record: local store only.
-	sd := run.sp.snapshot()
-	sd.Status = StatusRunning
-	run.write(sd, false)
+	// The store processor writes the provisional run record as it starts.
+	run.sp = run.newSpan(KindRun, "invoke_agent "+AgentName, nil, attrs, start)
 	return run
 }
 
@@ -319,7 +339,7 @@ func (run *Run) TraceID() string {
 	if run == nil {
 		return ""
 	}
-	return run.traceID
+	return run.traceID.String()
 }
 
 // Usage returns the tokens and cost of the model calls ended so far
@@ -424,6 +444,11 @@ func (run *Run) End(res RunResult) {
 		attrs[AttrErrorType] = res.Class
 	}
 	run.sp.end(status, msg, attrs)
+	run.rec.mu.Lock()
+	if run.rec.runs[run.traceID] == run {
+		delete(run.rec.runs, run.traceID)
+	}
+	run.rec.mu.Unlock()
 	run.mu.Lock()
 	f := run.file
 	run.file = nil
@@ -455,135 +480,107 @@ func (run *Run) fail(err error) {
 	run.rec.report(err)
 }
 
-// write redacts a finished span and appends it to the run's file and, when
-// export is true, hands it to the exporter.
-func (run *Run) write(sd SpanData, export bool) {
+// write redacts a span record and appends it to the run's file.
+func (run *Run) write(sd SpanData) {
 	r := run.rec
-	if n := redactSpan(&sd, r.redact); n > 0 {
-		sd.Attrs[AttrTraceRedactions] = int64(n)
-	}
+	redactRecord(&sd, r.redact)
 	run.mu.Lock()
+	defer run.mu.Unlock()
 	f := run.file
-	if f != nil {
-		b, err := json.Marshal(sd)
-		if err == nil {
-			b = append(b, '\n')
-			_, err = f.Write(b)
-		}
-		if err != nil && run.writeErr == nil {
-			run.writeErr = err
-			r.report(fmt.Errorf("trace %s: %w", run.id, err))
-		}
+	if f == nil {
+		return
 	}
-	run.mu.Unlock()
-	if export && r.exp != nil {
-		r.exp.export(sd)
+	b, err := json.Marshal(sd)
+	if err == nil {
+		b = append(b, '\n')
+		_, err = f.Write(b)
+	}
+	if err != nil && run.writeErr == nil {
+		run.writeErr = err
+		r.report(fmt.Errorf("trace %s: %w", run.id, err))
 	}
 }
 
-// newSpan creates a live span of this run.
-func (run *Run) newSpan(kind, name, parent string, attrs map[string]any) *span {
-	s := &span{run: run, depth: 0}
-	s.data = SpanData{TraceID: run.traceID, SpanID: newID(8), ParentID: parent, Kind: kind, Name: name,
-		Start: run.rec.now(), Status: StatusRunning, Attrs: map[string]any{}}
-	for k, v := range attrs {
-		if nv := normValue(v); nv != nil {
-			s.data.Attrs[k] = nv
-		}
+// newSpan starts an SDK span of this run (under parent, or the run span
+// itself when parent is nil).
+func (run *Run) newSpan(kind, name string, parent *span, attrs map[string]any, start time.Time) *span {
+	ctx := context.WithValue(context.Background(), traceIDKey{}, run.traceID)
+	opts := []oteltrace.SpanStartOption{oteltrace.WithTimestamp(start), oteltrace.WithSpanKind(oteltrace.SpanKindInternal)}
+	if parent != nil {
+		ctx = oteltrace.ContextWithSpan(ctx, parent.otel)
+	} else {
+		opts = append(opts, oteltrace.WithNewRoot())
 	}
-	return s
+	if kind == KindModel {
+		opts = append(opts, oteltrace.WithSpanKind(oteltrace.SpanKindClient))
+	}
+	kvs := append(keyValues(attrs), attribute.String(attrSpanKind, kind))
+	opts = append(opts, oteltrace.WithAttributes(kvs...))
+	_, sp := run.rec.tracer.Start(ctx, name, opts...)
+	return &span{run: run, start: start, otel: sp}
 }
 
 // child starts a span under parent and tracks it as open.
 func (run *Run) child(parent *span, kind, name string, attrs map[string]any) *span {
-	s := run.newSpan(kind, name, parent.data.SpanID, attrs)
+	run.mu.Lock()
+	ended := run.ended
+	run.mu.Unlock()
+	if ended {
+		// A span started after the run ended is dropped.
+		return &span{run: run, start: run.rec.now(), ended: true}
+	}
+	s := run.newSpan(kind, name, parent, attrs, run.rec.now())
 	s.depth = parent.depth + 1
 	run.mu.Lock()
-	if run.ended {
-		run.mu.Unlock()
-		s.ended = true // a span started after the run ended is dropped
-		return s
-	}
 	run.open[s] = true
 	run.mu.Unlock()
 	return s
 }
 
-// span is a live span.
+// span is a live span: an SDK span and what Cairn tracks of it.
 type span struct {
 	run   *Run
 	depth int
+	start time.Time
+	otel  oteltrace.Span // nil for a dropped span
 
 	mu    sync.Mutex
-	data  SpanData
 	ended bool
 }
 
-func (s *span) setAttr(key string, value any) {
-	nv := normValue(value)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.ended {
-		return
+// id is the span id in hex ("" for a dropped span).
+func (s *span) id() string {
+	if s.otel == nil {
+		return ""
 	}
-	if nv == nil {
-		delete(s.data.Attrs, key)
-		return
-	}
-	s.data.Attrs[key] = nv
+	return s.otel.SpanContext().SpanID().String()
 }
 
-func (s *span) addEvent(name string, attrs map[string]any) {
-	ev := Event{Name: name, Time: s.run.rec.now()}
-	if len(attrs) > 0 {
-		ev.Attrs = make(map[string]any, len(attrs))
-		for k, v := range attrs {
-			if nv := normValue(v); nv != nil {
-				ev.Attrs[k] = nv
-			}
-		}
+// setAttr sets an attribute; a nil value is ignored (OpenTelemetry has no
+// way to remove one).
+func (s *span) setAttr(key string, value any) {
+	nv := normValue(value)
+	if nv == nil {
+		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.ended {
-		s.data.Events = append(s.data.Events, ev)
+		s.otel.SetAttributes(keyValue(key, nv))
 	}
 }
 
-// snapshot copies the span's data.
-func (s *span) snapshot() SpanData {
+func (s *span) addEvent(name string, attrs map[string]any) {
+	now := s.run.rec.now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.copyLocked()
+	if !s.ended {
+		s.otel.AddEvent(name, oteltrace.WithTimestamp(now), oteltrace.WithAttributes(keyValues(attrs)...))
+	}
 }
 
-func (s *span) copyLocked() SpanData {
-	sd := s.data
-	sd.Attrs = make(map[string]any, len(s.data.Attrs)+1)
-	for k, v := range s.data.Attrs {
-		if ss, ok := v.([]string); ok {
-			v = append([]string(nil), ss...)
-		}
-		sd.Attrs[k] = v
-	}
-	sd.Events = make([]Event, len(s.data.Events))
-	for i, ev := range s.data.Events {
-		ev2 := ev
-		if ev.Attrs != nil {
-			ev2.Attrs = make(map[string]any, len(ev.Attrs))
-			for k, v := range ev.Attrs {
-				ev2.Attrs[k] = v
-			}
-		}
-		sd.Events[i] = ev2
-	}
-	if len(sd.Events) == 0 {
-		sd.Events = nil
-	}
-	return sd
-}
-
-// end finishes the span once, merges attrs, writes and exports it.
+// end finishes the span once with attrs added; the store processor writes
+// it and the export processor queues it.
 func (s *span) end(status, msg string, attrs map[string]any) bool {
 	now := s.run.rec.now()
 	s.mu.Lock()
@@ -592,21 +589,20 @@ func (s *span) end(status, msg string, attrs map[string]any) bool {
 		return false
 	}
 	s.ended = true
-	for k, v := range attrs {
-		if nv := normValue(v); nv != nil {
-			s.data.Attrs[k] = nv
-		}
-	}
-	s.data.End = now
-	s.data.Status = status
-	s.data.StatusMessage = msg
-	sd := s.copyLocked()
 	s.mu.Unlock()
+	kvs := append(keyValues(attrs), attribute.String(attrSpanStatus, status))
+	s.otel.SetAttributes(kvs...)
+	switch status {
+	case StatusOK:
+		s.otel.SetStatus(codes.Ok, "")
+	case StatusError, StatusCancelled:
+		s.otel.SetStatus(codes.Error, msg)
+	}
 	run := s.run
 	run.mu.Lock()
 	delete(run.open, s)
 	run.mu.Unlock()
-	run.write(sd, true)
+	s.otel.End(oteltrace.WithTimestamp(now))
 	return true
 }
 
@@ -630,10 +626,12 @@ func statusOf(err error) (string, string) {
 	}
 }
 
-func newID(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
+// redactRecord masks secrets in every string of sd; a span that had values
+// masked carries their number as cairn.trace.redactions.
+func redactRecord(sd *SpanData, f func(string) string) {
+	if n := redactSpan(sd, f); n > 0 {
+		sd.Attrs[AttrTraceRedactions] = int64(n)
+	}
 }
 
 // redactSpan masks secrets in every string of sd and returns how many

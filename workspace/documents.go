@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"sync"
@@ -108,14 +109,48 @@ func (w *Workspace) ReadFile(abs string) (text string, exists bool, err error) {
 	if doc, ok := w.Docs.Get(abs); ok {
 		return doc.Text, true, nil
 	}
-	b, err := os.ReadFile(abs)
+	f, err := os.Open(abs)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", false, nil
 	}
 	if err != nil {
 		return "", false, fmt.Errorf("reading %s: %w", w.Rel(abs), err)
 	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Size() > MaxFileBytes {
+		return "", true, fmt.Errorf("%s is %s; Cairn reads whole files only up to %s (read_file reads a line range of any size): %w",
+			w.Rel(abs), byteSize(st.Size()), byteSize(MaxFileBytes), ErrTooLarge)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err != nil {
+		return "", false, fmt.Errorf("reading %s: %w", w.Rel(abs), err)
+	}
+	if len(b) > MaxFileBytes {
+		return "", true, fmt.Errorf("%s grew past %s while it was read: %w", w.Rel(abs), byteSize(MaxFileBytes), ErrTooLarge)
+	}
 	return string(b), true, nil
+}
+
+// MaxFileBytes is the largest file read whole (context, edits, undo): a
+// bigger one is refused with ErrTooLarge rather than loaded into memory.
+const MaxFileBytes = 16 << 20
+
+// ErrTooLarge is wrapped when a file exceeds MaxFileBytes.
+var ErrTooLarge = errors.New("file too large")
+
+// byteSize renders a size for people: "1.0 GB", "16 MB", "512 bytes".
+func byteSize(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GB", float64(n)/(1<<30))
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MB", n>>20)
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 // Hash is the content hash used everywhere a file's state is recorded

@@ -1,7 +1,13 @@
 package workspace
 
 import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
 	"sort"
+	"strings"
 	"sync"
 
 	udiff "github.com/aymanbagabas/go-udiff"
@@ -39,6 +45,33 @@ func (d *Drafts) Read(abs string) (text string, exists bool, err error) {
 	}
 	d.mu.Unlock()
 	return d.ws.ReadFile(abs)
+}
+
+// Open returns a reader of the text the run sees (as Read), streaming from
+// disk when neither a draft nor the editor holds the file, so a part of a
+// huge file can be read without loading it.
+func (d *Drafts) Open(abs string) (io.ReadCloser, bool, error) {
+	d.mu.Lock()
+	if dr, ok := d.files[abs]; ok {
+		d.mu.Unlock()
+		return io.NopCloser(strings.NewReader(dr.Text)), !dr.Deleted, nil
+	}
+	d.mu.Unlock()
+	if doc, ok := d.ws.Docs.Get(abs); ok {
+		return io.NopCloser(strings.NewReader(doc.Text)), true, nil
+	}
+	f, err := os.Open(abs)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("reading %s: %w", d.ws.Rel(abs), err)
+	}
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		f.Close()
+		return nil, false, fmt.Errorf("%s is a directory", d.ws.Rel(abs))
+	}
+	return f, true, nil
 }
 
 // Write records newText as the run's proposal for abs and returns the text it

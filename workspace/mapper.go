@@ -9,14 +9,18 @@ import (
 // Position is an LSP position: a 0-based line and a 0-based offset in UTF-16
 // code units. All conversions between LSP positions and byte offsets go
 // through Mapper; nothing else in Cairn counts UTF-16 units.
+//
+// It is the one position type of Cairn's edges: protocol's wire types alias
+// it, and protocol/lsp.go converts it to and from go.lsp.dev/protocol's.
 type Position struct {
-	Line      uint32
-	Character uint32
+	Line      uint32 `json:"line"`
+	Character uint32 `json:"character"`
 }
 
 // Range is a half-open LSP range.
 type Range struct {
-	Start, End Position
+	Start Position `json:"start"`
+	End   Position `json:"end"`
 }
 
 // Mapper converts between byte offsets and LSP positions for one text.
@@ -35,9 +39,6 @@ func NewMapper(text string) *Mapper {
 	}
 	return m
 }
-
-// LineCount is the number of lines (a trailing newline starts an empty last line).
-func (m *Mapper) LineCount() int { return len(m.lineStarts) }
 
 // Offset converts an LSP position into a byte offset. A character past the
 // end of its line clamps to the line end (as LSP requires); a line past the
@@ -99,28 +100,4 @@ func (m *Mapper) Position(offset int) Position {
 		units += uint32(len(utf16.Encode([]rune{r})))
 	}
 	return Position{Line: uint32(lo), Character: units}
-}
-
-// EndPosition is the position just past the last character of the text.
-func (m *Mapper) EndPosition() Position { return m.Position(len(m.text)) }
-
-// LineRange returns the byte span of 1-based inclusive lines [from, to],
-// clamped to the text; ok is false when from is past the end.
-func (m *Mapper) LineRange(from, to int) (start, end int, ok bool) {
-	if from < 1 {
-		from = 1
-	}
-	if from > len(m.lineStarts) {
-		return 0, 0, false
-	}
-	if to < from {
-		to = from
-	}
-	start = m.lineStarts[from-1]
-	if to >= len(m.lineStarts) {
-		end = len(m.text)
-	} else {
-		end = m.lineStarts[to]
-	}
-	return start, end, true
 }

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 
 	gitignore "github.com/sabhiram/go-gitignore"
 )
@@ -253,8 +252,6 @@ func (w *Workspace) ignoredBy(rel string, files ...string) bool {
 	return false
 }
 
-var sniffPool = sync.Pool{New: func() any { b := make([]byte, 8000); return &b }}
-
 // IsBinary reports whether content looks binary: a NUL byte in the first 8000
 // bytes, as git decides.
 func IsBinary(content []byte) bool {
@@ -263,17 +260,4 @@ func IsBinary(content []byte) bool {
 		n = 8000
 	}
 	return bytes.IndexByte(content[:n], 0) >= 0
-}
-
-// IsBinaryFile sniffs the head of a file on disk.
-func IsBinaryFile(abs string) bool {
-	f, err := os.Open(abs)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	bp := sniffPool.Get().(*[]byte)
-	defer sniffPool.Put(bp)
-	n, _ := f.Read(*bp)
-	return IsBinary((*bp)[:n])
 }

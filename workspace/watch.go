@@ -177,6 +177,9 @@ func (wt *Watcher) addTree(fw *fsnotify.Watcher, dir string) {
 		if p != root && (skipWatchDirs[d.Name()] || wt.ws.Ignored(wt.ws.Rel(p))) {
 			return filepath.SkipDir
 		}
+		if wt.ws.stateDir != "" && within(wt.ws.stateDir, p) {
+			return filepath.SkipDir // Cairn's own writes (the index) are no change
+		}
 		fw.Add(p) // errors (limits, races with deletion) are left to the reconcile
 		return nil
 	})

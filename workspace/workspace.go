@@ -18,6 +18,7 @@ var ErrOutside = errors.New("path is outside the workspace")
 // Workspace is one project root. It is safe for concurrent use.
 type Workspace struct {
 	root     string // absolute, symlinks resolved
+	opened   string // absolute, as the client named it (may go through symlinks)
 	Docs     *Documents
 	Recent   *RecentEdits
 	stateDir string
@@ -40,15 +41,54 @@ func Open(dir string) (*Workspace, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("workspace root %q is not a directory", dir)
 	}
-	return &Workspace{root: real, Docs: NewDocuments(), Recent: NewRecentEdits(50)}, nil
+	return &Workspace{root: real, opened: filepath.Clean(abs), Docs: NewDocuments(), Recent: NewRecentEdits(50)}, nil
 }
 
 // Root is the absolute, symlink-free path of the workspace.
 func (w *Workspace) Root() string { return w.root }
 
 // SetStateDir records the server state directory so that writes into it are
-// refused even when it lies inside the workspace.
-func (w *Workspace) SetStateDir(dir string) { w.stateDir = dir }
+// refused even when it lies inside the workspace. It is compared as a real
+// path (symlinks resolved), like every path Resolve returns.
+func (w *Workspace) SetStateDir(dir string) {
+	if real, err := realPath(dir); err == nil {
+		dir = real
+	}
+	w.stateDir = dir
+}
+
+// ClientPath returns abs (a real path inside the workspace) as the client
+// names it: under the root it opened, which may go through a symlink (macOS
+// /tmp is /private/tmp), so URIs sent back match the editor's documents.
+func (w *Workspace) ClientPath(abs string) string {
+	if w.opened == w.root || !within(w.root, abs) {
+		return abs
+	}
+	return w.opened + abs[len(w.root):]
+}
+
+// realPath resolves the symlinks of p's longest existing prefix; the rest
+// (not yet created) is joined unchanged.
+func realPath(p string) (string, error) {
+	existing := filepath.Clean(p)
+	var rest []string
+	for {
+		if _, err := os.Lstat(existing); err == nil {
+			break
+		}
+		parent := filepath.Dir(existing)
+		if parent == existing {
+			break
+		}
+		rest = append([]string{filepath.Base(existing)}, rest...)
+		existing = parent
+	}
+	real, err := filepath.EvalSymlinks(existing)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(append([]string{real}, rest...)...), nil
+}
 
 // Resolve turns a workspace-relative path from an untrusted source (the model,
 // a tool input, a command line) into an absolute path inside the workspace.
@@ -68,31 +108,29 @@ func (w *Workspace) Resolve(p string) (string, error) {
 	var abs string
 	if filepath.IsAbs(p) {
 		abs = filepath.Clean(p)
+		switch {
+		case within(w.root, abs):
+		case within(w.opened, abs):
+			// The root as the client named it (through a symlink).
+			abs = w.root + abs[len(w.opened):]
+		default:
+			// Another way in through a symlink (/tmp → /private/tmp).
+			if real, err := realPath(abs); err == nil && within(w.root, real) {
+				abs = real
+			}
+		}
 	} else {
 		abs = filepath.Join(w.root, p)
 	}
 	if !within(w.root, abs) {
 		return "", fmt.Errorf("path %q: %w", p, ErrOutside)
 	}
-	// Resolve symlinks on the longest existing prefix.
-	existing := abs
-	var rest []string
-	for {
-		if _, err := os.Lstat(existing); err == nil {
-			break
-		}
-		parent := filepath.Dir(existing)
-		if parent == existing {
-			break
-		}
-		rest = append([]string{filepath.Base(existing)}, rest...)
-		existing = parent
-	}
-	real, err := filepath.EvalSymlinks(existing)
+	// Resolve symlinks on the longest existing prefix: every check compares
+	// real paths.
+	real, err := realPath(abs)
 	if err != nil {
 		return "", fmt.Errorf("resolving %q: %w", p, err)
 	}
-	real = filepath.Join(append([]string{real}, rest...)...)
 	if !within(w.root, real) {
 		return "", fmt.Errorf("path %q leaves the workspace through a symlink: %w", p, ErrOutside)
 	}

@@ -57,9 +57,9 @@ func runACP(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 // does: provider, limits, approval mode, policy, MCP servers.
 func acpSetup(raw []byte, root, stateDir string) acp.Setup {
 	st, warnings := server.ReadSettings(raw, os.Getenv)
-	provider, err := server.NewProvider(st, stateDir, os.Getenv)
-	if err != nil {
-		warnings = append(warnings, err.Error())
+	provider, providerErr := server.NewProvider(st, stateDir, os.Getenv)
+	if providerErr != nil {
+		warnings = append(warnings, providerErr.Error())
 	}
 	policy, problems := server.LoadPolicy(root, st)
 	warnings = append(warnings, problems...)
@@ -68,8 +68,10 @@ func acpSetup(raw []byte, root, stateDir string) acp.Setup {
 	if err != nil {
 		warnings = append(warnings, err.Error())
 	}
+	run := st.RunConfig(agent.Config{}, provider)
+	run.ProviderErr = providerErr
 	return acp.Setup{
-		Run:          st.RunConfig(agent.Config{}, provider),
+		Run:          run,
 		Interactive:  st.Approval.Mode != "policy",
 		Policy:       policy,
 		Sandbox:      st.Sandbox,

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/cairn-dev/cairn/codeindex"
@@ -33,6 +35,15 @@ func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	from, to, err := parseRange(*rng)
 	if err != nil {
 		return err
+	}
+	if from > 0 {
+		b, err := os.ReadFile(filepath.Join(*root, filepath.FromSlash(*file)))
+		if err != nil {
+			return fmt.Errorf("reading %s: %w", *file, err)
+		}
+		if err := checkRange(*file, string(b), from, to); err != nil {
+			return err
+		}
 	}
 	serverEnd, clientEnd := net.Pipe()
 	done := make(chan error, 1)
@@ -132,6 +143,9 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	if !ok {
 		return fmt.Errorf("%s does not exist", *file)
+	}
+	if err := checkRange(*file, text, from, to); err != nil {
+		return err
 	}
 	if err := ix.Reconcile(ctx); err != nil {
 		fmt.Fprintf(stderr, "cairn: updating the code index: %v\n", err)

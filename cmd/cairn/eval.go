@@ -3,13 +3,17 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"regexp"
 	"runtime"
+	"sort"
 	"strings"
 	"time"
 
@@ -148,6 +152,42 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
 
 // runEvalRecord turns a run's journal into a draft case.
+// resolveRun returns the run that id names among the journals in runsDir:
+// the id itself, or the one run whose id starts with it (as trace show
+// takes them).
+func resolveRun(runsDir, id string) (string, error) {
+	if id == "" {
+		return "", fmt.Errorf("%w: no run id given", errUsage)
+	}
+	ents, err := os.ReadDir(runsDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("no run %q: %s holds no run journals", id, runsDir)
+	}
+	if err != nil {
+		return "", fmt.Errorf("listing the runs in %s: %w", runsDir, err)
+	}
+	var match []string
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		if e.Name() == id {
+			return id, nil
+		}
+		if strings.HasPrefix(e.Name(), id) {
+			match = append(match, e.Name())
+		}
+	}
+	switch len(match) {
+	case 0:
+		return "", fmt.Errorf("no run %q in %s", id, runsDir)
+	case 1:
+		return match[0], nil
+	}
+	sort.Strings(match)
+	return "", fmt.Errorf("run %q is ambiguous: %s", id, strings.Join(match, ", "))
+}
+
 func runEvalRecord(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs, root := newFlags("eval record", stderr)
 	state := fs.String("state", "", "the server's state directory (default: $CAIRN_STATE_DIR, else the cache directory of --root)")
@@ -157,7 +197,7 @@ func runEvalRecord(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return err
 	}
 	if len(pos) != 1 {
-		return fmt.Errorf("%w: cairn eval record [--root DIR] [--state DIR] [-o FILE] RUN", errUsage)
+		return fmt.Errorf("%w: cairn eval record [--root DIR] [--state DIR] [-o FILE] RUN (a run id or an unambiguous prefix of one)", errUsage)
 	}
 	runID := strings.TrimSpace(pos[0])
 	dir := *state
@@ -169,6 +209,9 @@ func runEvalRecord(ctx context.Context, args []string, stdout, stderr io.Writer)
 		if dir, err = server.StateDir(ws.Root(), os.Getenv); err != nil {
 			return err
 		}
+	}
+	if runID, err = resolveRun(filepath.Join(dir, "runs"), runID); err != nil {
+		return err
 	}
 	data, notes, err := evals.Record(evals.RecordOptions{StateDir: dir, Root: *root, RunID: runID})
 	if err != nil {

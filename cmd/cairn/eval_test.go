@@ -74,7 +74,8 @@ func TestEvalRecordFromAskRun(t *testing.T) {
 		t.Fatalf("runs: %v %v", runs, err)
 	}
 	draft := filepath.Join(t.TempDir(), "draft.txtar")
-	_, errOut, code := runCLI(t, "eval", "record", "--root", dir, "-o", draft, runs[0].Name())
+	// A prefix of the run id is enough, as for trace show.
+	_, errOut, code := runCLI(t, "eval", "record", "--root", dir, "-o", draft, runs[0].Name()[:len("run-")+4])
 	if code != 0 {
 		t.Fatalf("eval record: exit %d %s", code, errOut)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/cairn-dev/cairn/codeindex"
+	"github.com/cairn-dev/cairn/repomap"
 	"github.com/cairn-dev/cairn/search"
 	"github.com/cairn-dev/cairn/server"
 	"github.com/cairn-dev/cairn/workspace"
@@ -68,11 +69,11 @@ func runMap(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	var rels []string
 	for _, f := range focus {
-		abs, err := ws.Resolve(f)
+		rel, err := focusFile(ws, ix, f)
 		if err != nil {
 			return fmt.Errorf("--focus %s: %w", f, err)
 		}
-		rels = append(rels, ws.Rel(abs))
+		rels = append(rels, rel)
 	}
 	out, rs := ix.RenderMap(codeindex.Focus{Files: rels}, *tokens)
 	fmt.Fprint(stdout, out)
@@ -82,9 +83,41 @@ func runMap(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	return nil
 }
 
+// focusFile resolves a --focus file, which must be in the repo map: a
+// focus the map cannot use would change nothing, silently.
+func focusFile(ws *workspace.Workspace, ix *codeindex.Local, f string) (string, error) {
+	abs, err := ws.Resolve(f)
+	if err != nil {
+		return "", err
+	}
+	st, err := os.Stat(abs)
+	if err != nil {
+		return "", fmt.Errorf("no such file in %s", ws.Root())
+	}
+	rel := ws.Rel(abs)
+	if _, ok := ix.FileSymbols(rel); !ok {
+		if st.Size() > repomap.DefaultMaxFileSize {
+			return "", fmt.Errorf("the file is %s, over the %s the repo map indexes", byteSize(st.Size()), byteSize(repomap.DefaultMaxFileSize))
+		}
+		return "", fmt.Errorf("not in the repo map (ignored, generated, binary, or in a language Cairn has no grammar for)")
+	}
+	return rel, nil
+}
+
+// byteSize formats n for a message: 512 B, 1.0 MiB, 48.2 MiB.
+func byteSize(n int64) string {
+	switch {
+	case n < 1<<10:
+		return fmt.Sprintf("%d B", n)
+	case n < 1<<20:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+}
+
 func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs, root := newFlags("search", stderr)
-	limit := fs.Int("limit", 20, "maximum hits")
+	limit := fs.Int("limit", 20, "maximum hits (at least 1)")
 	asJSON := fs.Bool("json", false, "print one JSON document")
 	byFile := fs.Bool("files", false, "one hit per file (its best chunk); --limit counts files")
 	if err := fs.Parse(args); err != nil {
@@ -94,12 +127,16 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if strings.TrimSpace(query) == "" {
 		return fmt.Errorf("%w: cairn search [--root DIR] [--limit N] [--files] [--json] QUERY", errUsage)
 	}
-	_, ix, err := openIndex(*root, codeindex.Options{})
+	if *limit < 1 {
+		return fmt.Errorf("%w: --limit %d: give at least 1 (the default is 20)", errUsage, *limit)
+	}
+	// The search index alone: the repo map is neither read nor built.
+	_, ix, err := openIndex(*root, codeindex.Options{NoMap: true})
 	if err != nil {
 		return err
 	}
 	defer ix.Close()
-	// Bring the index up to date (a warm start only re-reads changed files).
+	// Bring the index up to date (stat only; only changed files are read).
 	if err := ix.Reconcile(ctx); err != nil {
 		return fmt.Errorf("updating the code index: %w", err)
 	}

@@ -51,10 +51,7 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	level := slog.LevelInfo
-	if os.Getenv("CAIRN_LOG") == "debug" {
-		level = slog.LevelDebug
-	}
+	level := logLevel(args, os.Getenv("CAIRN_LOG"))
 	// Logs go to stderr only: stdout carries protocol frames in serve mode.
 	// Every log line passes the redactor: no secret reaches a log.
 	slog.SetDefault(slog.New(redact.NewHandler(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}), redact.Default())))
@@ -94,6 +91,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// logLevel is the level of the log lines on stderr: CAIRN_LOG
+// (debug, info, warn, error) when set; otherwise info for the servers
+// (serve, acp: their stderr is the editor's log panel) and warn for the
+// commands a person runs in a terminal, whose own output would otherwise
+// be interleaved with the in-process server's routine info lines.
+func logLevel(args []string, env string) slog.Level {
+	var l slog.Level
+	if env != "" && l.UnmarshalText([]byte(env)) == nil {
+		return l
+	}
+	if len(args) > 0 && (args[0] == "serve" || args[0] == "acp") {
+		return slog.LevelInfo
+	}
+	return slog.LevelWarn
 }
 
 // exitError carries a specific exit code.
@@ -149,6 +162,20 @@ func parseRange(s string) (int, int, error) {
 		}
 	}
 	return from, to, nil
+}
+
+// checkRange refuses a --range that starts past the end of the file's
+// text: nothing would be selected. A range that only ends past it is
+// clamped by the server, as LSP clamps positions.
+func checkRange(file, text string, from, to int) error {
+	lines := strings.Count(text, "\n")
+	if text != "" && !strings.HasSuffix(text, "\n") {
+		lines++
+	}
+	if from > lines {
+		return fmt.Errorf("%w: --range %d-%d: %s has %d lines", errUsage, from, to, file, lines)
+	}
+	return nil
 }
 
 // parseInterleaved parses flags that may come before or after the

@@ -7,7 +7,9 @@
 //     workspace holds only them;
 //   - "rxjs", "zod": the npm packages pinned in test/corpora/package.json
 //     (rxjs 7.8.1: TypeScript src/ beside its build output dist/; zod
-//     3.23.8: compiled lib/), installed by `npm ci` there (scripts/test.sh).
+//     3.23.8: compiled lib/), installed by `npm ci` there (scripts/test.sh);
+//   - "ajv": ajv 8.20.0 from the same install (its TypeScript lib/), for the
+//     context engine's set.
 //
 // The quality tests run when CAIRN_QUALITY=1. A missing corpus skips the
 // test, except under CI=true, where the setup should have fetched it and
@@ -68,7 +70,7 @@ func find(name string) (string, error) {
 		d, err = goSrc()
 	case "python":
 		d, err = python()
-	case "rxjs", "zod":
+	case "rxjs", "zod", "ajv":
 		d, err = npmPackage(name)
 	default:
 		err = fmt.Errorf("unknown corpus (the corpora are %s)", strings.Join(Names, ", "))
@@ -91,8 +93,9 @@ func goSrc() (string, error) {
 	return d, nil
 }
 
-// pythonLibs are where a CPython 3.11 standard library may be.
-var pythonLibs = []string{"/usr/lib/python3.11", "/root/.pyenv/versions/3.11.7/lib/python3.11"}
+// pythonLibs are where a CPython 3.11 standard library may be, the one the
+// context set's line numbers were written for (3.11.7) first.
+var pythonLibs = []string{"/root/.pyenv/versions/3.11.7/lib/python3.11", "/usr/lib/python3.11"}
 
 func python() (string, error) {
 	var lib string
@@ -105,7 +108,7 @@ func python() (string, error) {
 	if lib == "" {
 		return "", fmt.Errorf("no CPython 3.11 standard library in %s (apt-get install libpython3.11-stdlib)", strings.Join(pythonLibs, ", "))
 	}
-	dst := filepath.Join(os.TempDir(), "cairn-corpora", "python3.11")
+	dst := filepath.Join(os.TempDir(), "cairn-corpora", "python-"+strings.ReplaceAll(strings.Trim(lib, "/"), "/", "_"))
 	if _, err := os.Stat(filepath.Join(dst, ".complete")); err == nil {
 		return dst, nil
 	}

@@ -103,7 +103,7 @@ test('cairn acp: selection prompt → streamed text → edit with diff → permi
   assert.equal(init.agentInfo.name, 'cairn');
 
   const { sessionId, modes, configOptions } = await a.agent.request(acp.methods.agent.session.new, { cwd: ws, mcpServers: [] });
-  assert.match(sessionId, /^session-/);
+  assert.match(sessionId, /^thread-/); // a session is a Cairn thread
   assert.equal(modes.currentModeId, 'ask');
   assert.deepEqual(modes.availableModes.map((m) => m.id), ['ask', 'policy']);
   assert.equal(configOptions[0].id, 'approval');

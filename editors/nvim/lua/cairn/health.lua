@@ -242,7 +242,7 @@ function M.check()
   local bin = cmd[1]
   if vim.fn.executable(bin) ~= 1 then
     err(('`%s` is not executable or not on PATH'):format(bin), {
-      'go install github.com/cairn-dev/cairn/cmd/cairn@latest',
+      'go install ./cmd/cairn (in a clone of Cairn)',
       "or require('cairn').setup{ cmd = { '/path/to/cairn', 'serve' } }",
     })
     return

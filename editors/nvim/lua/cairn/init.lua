@@ -192,7 +192,7 @@ function M.attach(bufnr)
   if vim.fn.executable(M.config.cmd[1]) ~= 1 then
     if not state.warned_missing then
       state.warned_missing = true
-      notify(('`%s` not found. Install it with `go install github.com/cairn-dev/cairn/cmd/cairn@latest`, or pass cmd to setup(). See :checkhealth cairn.'):format(M.config.cmd[1]), vim.log.levels.ERROR)
+      notify(('`%s` not found. Install it with `go install ./cmd/cairn` in a clone of Cairn, or pass cmd to setup(). See :checkhealth cairn.'):format(M.config.cmd[1]), vim.log.levels.ERROR)
     end
     return nil
   end

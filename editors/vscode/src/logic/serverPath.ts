@@ -16,8 +16,8 @@ export interface ResolveEnv {
 export type Resolved = { ok: true; path: string; source: 'setting' | 'PATH' } | { ok: false; message: string };
 
 export const INSTALL_HINT =
-  'Install it with `go install github.com/cairn-dev/cairn/cmd/cairn@latest` ' +
-  '(or build it: `go build -o ~/go/bin/cairn ./cmd/cairn` in a clone), ' +
+  'Install it with `go install ./cmd/cairn` in a clone of Cairn ' +
+  '(it lands in $(go env GOPATH)/bin), ' +
   'then put it on PATH or set "cairn.serverPath" to the binary.';
 
 export function expandHome(p: string, home?: string): string {

@@ -38,7 +38,7 @@ test('a wrong setting says so and how to install', () => {
 test('nothing found: a clear install message', () => {
   const r = resolveServerPath(undefined, env([]));
   assert.equal(r.ok, false);
-  assert.match(!r.ok ? r.message : '', /not found on PATH.*go install github\.com\/cairn-dev\/cairn\/cmd\/cairn/);
+  assert.match(!r.ok ? r.message : '', /not found on PATH.*go install \.\/cmd\/cairn/);
 });
 
 test('windows: PATHEXT and ; separators', () => {

@@ -1,0 +1,217 @@
+package codeindex
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"runtime/pprof"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/workspace"
+)
+
+// benchCorpus is the tree the benchmarks index: $CAIRN_BENCH_CORPUS, or
+// $(go env GOROOT)/src read in place (the index lives in a temp dir).
+func benchCorpus(b *testing.B) string {
+	b.Helper()
+	if d := os.Getenv("CAIRN_BENCH_CORPUS"); d != "" {
+		return d
+	}
+	d := filepath.Join(runtime.GOROOT(), "src")
+	if _, err := os.Stat(d); err != nil {
+		b.Skip("no corpus: set CAIRN_BENCH_CORPUS")
+	}
+	return d
+}
+
+// BenchmarkColdBuild builds the map and the search index of the corpus
+// from nothing, as a first `cairn serve` does.
+func BenchmarkColdBuild(b *testing.B) {
+	root := benchCorpus(b)
+	if p := os.Getenv("CAIRN_PEAK_HEAP_PROFILE"); p != "" {
+		stop := make(chan struct{})
+		defer close(stop)
+		go peakHeapProfile(p, stop)
+	}
+	for i := 0; i < b.N; i++ {
+		ws, err := workspace.Open(root)
+		if err != nil {
+			b.Fatal(err)
+		}
+		state := os.Getenv("CAIRN_BENCH_COLD_STATE") // kept for later benchmarks
+		if state == "" {
+			state = b.TempDir()
+		} else if err := os.RemoveAll(state); err != nil {
+			b.Fatal(err)
+		}
+		ix, err := Open(ws, Options{StateDir: state, NoWatch: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := ix.Reconcile(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		st := ix.Stats()
+		ix.Close()
+		b.ReportMetric(float64(st.SearchDocs), "chunks")
+	}
+	debug.FreeOSMemory()
+}
+
+// peakHeapProfile writes a heap profile to path whenever the heap in use
+// reaches a new high (to see what makes the peak).
+func peakHeapProfile(path string, stop <-chan struct{}) {
+	var peak uint64
+	t := time.NewTicker(200 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		if ms.HeapInuse > peak+peak/20 {
+			peak = ms.HeapInuse
+			if f, err := os.Create(path); err == nil {
+				pprof.WriteHeapProfile(f)
+				f.Close()
+			}
+		}
+	}
+}
+
+// benchIndex opens the corpus's index in $CAIRN_BENCH_STATE (kept between
+// runs, so only the first run builds) and starts it, watching the disk
+// unless noWatch. The corpus must be a copy: the benchmarks write into it.
+func benchIndex(b *testing.B, noWatch bool) (*workspace.Workspace, *Local) {
+	b.Helper()
+	root := os.Getenv("CAIRN_BENCH_CORPUS")
+	if root == "" {
+		b.Skip("set CAIRN_BENCH_CORPUS to a copy of a tree (the benchmark writes files into it)")
+	}
+	state := os.Getenv("CAIRN_BENCH_STATE")
+	if state == "" {
+		state = b.TempDir()
+	}
+	ws, err := workspace.Open(root)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ix, err := Open(ws, Options{StateDir: state, NoWatch: noWatch})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	b.Cleanup(func() { cancel(); ix.Close() })
+	ix.Start(ctx)
+	if err := ix.Wait(ctx); err != nil {
+		b.Fatal(err)
+	}
+	return ws, ix
+}
+
+// latencies reports the p50 and p99 of ds in milliseconds.
+func latencies(b *testing.B, ds []time.Duration) {
+	if len(ds) == 0 {
+		return
+	}
+	slices.Sort(ds)
+	b.ReportMetric(float64(ds[len(ds)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(ds[min(len(ds)-1, len(ds)*99/100)].Microseconds())/1000, "p99-ms")
+}
+
+// visible waits until a file's new symbol is found by search and by the
+// map, and returns how long after since that was.
+func visible(b *testing.B, ix *Local, sym, rel string, since time.Time) time.Duration {
+	deadline := since.Add(time.Minute)
+	seenMap, seenSearch := false, false
+	for !seenMap || !seenSearch {
+		if time.Now().After(deadline) {
+			b.Fatalf("%s never became visible (map %v, search %v)", sym, seenMap, seenSearch)
+		}
+		if !seenMap {
+			seenMap = len(ix.Definitions([]string{sym})) > 0
+		}
+		if !seenSearch {
+			res, err := ix.Search(context.Background(), "sym:"+sym, 1)
+			seenSearch = err == nil && len(res.Hits) > 0 && res.Hits[0].Path == rel
+		}
+		if !seenMap || !seenSearch {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	return time.Since(since)
+}
+
+func writeChange(b *testing.B, ws *workspace.Workspace, rel string, i int) string {
+	sym := fmt.Sprintf("BenchChanged%dX%d", time.Now().UnixNano()%1e9, i)
+	src := fmt.Sprintf("package bench\n\n// %s is written by the benchmark.\nfunc %s() int { return %d }\n", sym, sym, i)
+	if err := os.MkdirAll(filepath.Dir(ws.Abs(rel)), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(ws.Abs(rel), []byte(src), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return sym
+}
+
+// BenchmarkDiskChangeVisible measures how long after the debounce a file
+// written on disk is found by search and by the map (the watcher path).
+func BenchmarkDiskChangeVisible(b *testing.B) {
+	ws, ix := benchIndex(b, false)
+	rel := "cairnbench/changed.go"
+	defer os.RemoveAll(ws.Abs("cairnbench"))
+	writeChange(b, ws, rel, -1) // the new directory gets watched
+	time.Sleep(time.Second)
+	var ds []time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		sym := writeChange(b, ws, rel, i)
+		ds = append(ds, visible(b, ix, sym, rel, start)-workspace.Debounce)
+	}
+	b.StopTimer()
+	latencies(b, ds)
+}
+
+// BenchmarkDidSaveVisible measures how long after the debounce an editor's
+// didSave is reflected by search and by the map (no file watcher).
+func BenchmarkDidSaveVisible(b *testing.B) {
+	ws, ix := benchIndex(b, true)
+	rel := "cairnbench/saved.go"
+	defer os.RemoveAll(ws.Abs("cairnbench"))
+	var ds []time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		sym := writeChange(b, ws, rel, i)
+		start := time.Now()
+		ix.DocumentSaved(ws.Abs(rel))
+		ds = append(ds, visible(b, ix, sym, rel, start)-workspace.Debounce)
+	}
+	b.StopTimer()
+	latencies(b, ds)
+}
+
+// BenchmarkQuery measures in-process identifier queries on a warm index.
+func BenchmarkQuery(b *testing.B) {
+	_, ix := benchIndex(b, true)
+	queries := []string{"parseHTTPRequest", "NewReader", "ServeHTTP", "utf8 decode rune", "sym:Marshal"}
+	var ds []time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		if _, err := ix.Search(context.Background(), queries[i%len(queries)], 20); err != nil {
+			b.Fatal(err)
+		}
+		ds = append(ds, time.Since(start))
+	}
+	b.StopTimer()
+	latencies(b, ds)
+}

@@ -1,0 +1,131 @@
+package codeindex
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+)
+
+// Searcher is the search half of Index: what a remote search backend
+// implements.
+type Searcher interface {
+	Search(ctx context.Context, query string, limit int) (*SearchResult, error)
+}
+
+// WithSearch returns an Index whose searches go to s and everything else
+// (the repo map, definitions, readiness) to ix: a monorepo too large for
+// one machine keeps its code search in a shared cluster (see Zoekt and
+// docs/scale.md) and the map of the part it works on locally.
+func WithSearch(ix Index, s Searcher) Index { return splitIndex{ix, s} }
+
+type splitIndex struct {
+	Index
+	s Searcher
+}
+
+func (x splitIndex) Search(ctx context.Context, query string, limit int) (*SearchResult, error) {
+	return x.s.Search(ctx, query, limit)
+}
+
+func (x splitIndex) Stats() Stats {
+	st := x.Index.Stats()
+	st.Searchable = true
+	return st
+}
+
+// Zoekt searches a Zoekt webserver (zoekt-webserver -rpc) through its JSON
+// API, POST /api/search. Queries are Zoekt's own syntax (regexps, file:,
+// lang:, sym:, repo:); hits carry no enclosing declaration.
+type Zoekt struct {
+	URL    string       // e.g. http://zoekt.internal:6070
+	Repo   string       // when set, only this repository (repo: filter)
+	Client *http.Client // nil: http.DefaultClient
+}
+
+// Zoekt's wire format (the subset read here).
+type zoektRequest struct {
+	Q    string
+	Opts zoektOptions
+}
+
+type zoektOptions struct {
+	MaxDocDisplayCount   int
+	MaxMatchDisplayCount int
+	ShardMaxMatchCount   int
+	TotalMaxMatchCount   int
+}
+
+type zoektReply struct {
+	Result *struct {
+		Files []struct {
+			FileName    string
+			Repository  string
+			Language    string
+			Score       float64
+			LineMatches []struct {
+				Line       []byte
+				LineNumber int
+				FileName   bool
+			}
+		}
+		MatchCount int
+	}
+	Error string
+}
+
+// Search runs query on the Zoekt webserver.
+func (z Zoekt) Search(ctx context.Context, query string, limit int) (*SearchResult, error) {
+	if limit <= 0 {
+		limit = 20
+	}
+	q := query
+	if z.Repo != "" {
+		q = fmt.Sprintf("repo:^%s$ (%s)", regexp.QuoteMeta(z.Repo), query)
+	}
+	body, err := json.Marshal(zoektRequest{Q: q, Opts: zoektOptions{MaxDocDisplayCount: limit, MaxMatchDisplayCount: limit,
+		ShardMaxMatchCount: 10 * limit, TotalMaxMatchCount: 100 * limit}})
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(z.URL, "/")+"/api/search", bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("zoekt search: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	client := z.Client
+	if client == nil {
+		client = http.DefaultClient
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("zoekt search at %s: %w", z.URL, err)
+	}
+	defer resp.Body.Close()
+	var reply zoektReply
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<20)).Decode(&reply); err != nil {
+		return nil, fmt.Errorf("zoekt search at %s: reading the reply (HTTP %d): %w", z.URL, resp.StatusCode, err)
+	}
+	if resp.StatusCode != http.StatusOK || reply.Error != "" {
+		return nil, fmt.Errorf("zoekt search at %s: HTTP %d: %s", z.URL, resp.StatusCode, reply.Error)
+	}
+	res := &SearchResult{Hits: []Hit{}}
+	if reply.Result == nil {
+		return res, nil
+	}
+	res.Total = uint64(reply.Result.MatchCount)
+	for _, f := range reply.Result.Files {
+		for _, lm := range f.LineMatches {
+			if lm.FileName || len(res.Hits) >= limit {
+				continue
+			}
+			res.Hits = append(res.Hits, Hit{Path: f.FileName, Line: lm.LineNumber, Text: strings.TrimSpace(string(lm.Line)),
+				StartLine: lm.LineNumber, EndLine: lm.LineNumber, Score: f.Score})
+		}
+	}
+	return res, nil
+}
