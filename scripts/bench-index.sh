@@ -93,7 +93,7 @@ echo
 echo "## in process (testing.B; benchstat format in $work/bench.txt)"
 CAIRN_BENCH_CORPUS=$corpus CAIRN_BENCH_STATE=$work/warm-state "$work/codeindex.test" -test.run '^$' \
 	-test.bench 'DiskChangeVisible|DidSaveVisible|Query' -test.benchtime 50x -test.count "$runs" | tee "$work/bench.txt" | grep -E '^Benchmark'
-CAIRN_QUALITY_CORPUS=1 CAIRN_QUALITY_WORKDIR=$work/quality "$work/contextengine.test" -test.run '^$' \
-	-test.bench 'Build$' -test.benchtime 100x -test.count "$runs" | tee -a "$work/bench.txt" | grep -E '^Benchmark'
+(cd "$repo/contextengine" && CAIRN_QUALITY_CORPUS=1 CAIRN_QUALITY_WORKDIR=$work/quality "$work/contextengine.test" -test.run '^$' \
+	-test.bench 'Build$' -test.benchtime 100x -test.count "$runs") | tee -a "$work/bench.txt" | grep -E '^Benchmark'
 if command -v benchstat >/dev/null; then benchstat "$work/bench.txt"; fi
 echo "# load at end $(cut -d' ' -f1-3 /proc/loadavg); work dir $work"

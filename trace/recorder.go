@@ -548,14 +548,6 @@ type span struct {
 	ended bool
 }
 
-// id is the span id in hex ("" for a dropped span).
-func (s *span) id() string {
-	if s.otel == nil {
-		return ""
-	}
-	return s.otel.SpanContext().SpanID().String()
-}
-
 // setAttr sets an attribute; a nil value is ignored (OpenTelemetry has no
 // way to remove one).
 func (s *span) setAttr(key string, value any) {
