@@ -33,6 +33,8 @@ import {
   parseProposedQuery,
   PROPOSED_SCHEME,
   proposedUriParts,
+  ShownTab,
+  shownAsText,
 } from './logic/proposed';
 import { EXPLAIN_QUESTION, FIX_QUESTION } from './logic/questions';
 import { RunEvent, RunTracker, TERMINAL, Transcript } from './logic/runs';
@@ -103,6 +105,13 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
     vscode.languages.registerCodeLensProvider([{ scheme: PROPOSED_SCHEME }, { scheme: 'file' }], {
       onDidChangeCodeLenses: lensesChanged.event,
       provideCodeLenses: (doc) => codeLenses(doc),
+    }),
+    // A file's lenses depend on what is on screen (shownAsText): when its tab
+    // becomes active, ask again, in case the request outran the tab news.
+    vscode.window.tabGroups.onDidChangeTabs((e) => {
+      const back = [...e.opened, ...e.changed].some((t) =>
+        t.isActive && t.input instanceof vscode.TabInputText && edits.pendingFor(t.input.uri.toString()) !== undefined);
+      if (back) lensesChanged.fire();
     }),
     vscode.languages.onDidChangeDiagnostics((e) => {
       for (const uri of e.uris) if (uri.scheme === 'file') diagDebouncer.trigger(uri.toString());
@@ -482,6 +491,13 @@ function codeLenses(doc: vscode.TextDocument): vscode.CodeLens[] {
     }
     return lenses;
   }
+  // A file's lenses belong to its own editor, not to the left side of a
+  // diff editor showing the same file (with "diffEditor.codeLens" on, the
+  // proposed side has the lenses already). VS Code caches the lenses of a
+  // URI, command-less, and paints that copy first when the file's tab comes
+  // back: a copy made by the diff's left side turns into a dead title above
+  // line 1, scrolled out of view, that the fresh lenses never replace.
+  if (!shownAsText(doc.uri.toString(), activeTabs())) return [];
   const e = edits.pendingFor(doc.uri.toString());
   if (!e) return [];
   return [
@@ -489,6 +505,16 @@ function codeLenses(doc: vscode.TextDocument): vscode.CodeLens[] {
     new vscode.CodeLens(top, { title: 'Accept', command: 'cairn.acceptProposedEdit', arguments: [e.editId] }),
     new vscode.CodeLens(top, { title: 'Reject', command: 'cairn.rejectProposedEdit', arguments: [e.editId] }),
   ];
+}
+
+/** The active tab of each editor group: what is on screen. */
+function activeTabs(): ShownTab[] {
+  return vscode.window.tabGroups.all.map((g): ShownTab => {
+    const input = g.activeTab?.input;
+    if (input instanceof vscode.TabInputText) return { kind: 'text', uri: input.uri.toString() };
+    if (input instanceof vscode.TabInputTextDiff) return { kind: 'diff', uri: input.modified.toString(), original: input.original.toString() };
+    return { kind: 'other' };
+  });
 }
 
 /** The pending hunk under the cursor of the active editor (either side of a diff). */

@@ -60,6 +60,20 @@ export function lineDelta(a: string, b: string): { added: number; removed: numbe
   return { added: Math.max(0, eb - s + 1), removed: Math.max(0, ea - s + 1) };
 }
 
+/** The active tab of an editor group, as far as lenses care. */
+export type ShownTab =
+  | { kind: 'text'; uri: string }
+  | { kind: 'diff'; uri: string; original: string }
+  | { kind: 'other' };
+
+/**
+ * Whether the file uri is on screen in a plain text editor (the active tab
+ * of some group), as opposed to only as a side of a diff editor.
+ */
+export function shownAsText(uri: string, tabs: ShownTab[]): boolean {
+  return tabs.some((t) => t.kind === 'text' && t.uri === uri);
+}
+
 /** Pending edits, by id, with the files from cairn.getEdit. */
 export class EditStore {
   private edits = new Map<string, { result: GetEditResult; state: 'pending' | 'accepted' | 'rejected' }>();

@@ -325,6 +325,11 @@ try {
   await box.fill('Shorter greeting?');
   await page.keyboard.press('Enter');
   await page.locator('.tab.active', { hasText: 'Cairn proposed' }).waitFor({ timeout: STEP_TIMEOUT });
+  // The diff editor's lenses first ("diffEditor.codeLens" is on): its left
+  // side is hello.go itself, and lenses it computed for the file must not
+  // stand in for the file's own when its tab comes back.
+  await page.locator('.editor-instance .monaco-diff-editor .editor.modified .codelens-decoration a', { hasText: 'Reject all' })
+    .first().waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
   await page.locator('.tab', { hasText: /^hello\.go$/ }).first().click();
   const lens = page.locator('.editor-instance .monaco-editor .codelens-decoration a', { hasText: 'Reject' }).first();
   await lens.waitFor({ state: 'visible', timeout: STEP_TIMEOUT });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { diffTitle, EditStore, lineDelta, parseProposedQuery, proposedUriParts } from '../../src/logic/proposed';
+import { diffTitle, EditStore, lineDelta, parseProposedQuery, proposedUriParts, shownAsText } from '../../src/logic/proposed';
 
 test('proposed URIs round-trip the edit id, file index and side', () => {
   const p = proposedUriParts('edit/1&x', 2, 'pkg/a b.go');
@@ -36,4 +36,18 @@ test('edit store: pending, settle, by file', () => {
   assert.equal(s.state('e2'), 'accepted');
   assert.equal(s.pendingFor('file:///a.go')?.editId, 'e1');
   assert.equal(s.pendingFor('file:///b.go'), undefined);
+});
+
+test('a file gets its lenses only where it is shown in a plain text editor', () => {
+  const file = 'file:///w/hello.go';
+  const diff = { kind: 'diff' as const, uri: 'cairn-proposed:/hello.go?editId%3De%26file%3D0', original: file };
+  // The proposed diff is on screen: its left side is the file, but not a text tab.
+  assert.equal(shownAsText(file, [diff]), false);
+  assert.equal(shownAsText(file, [{ kind: 'other' }, diff]), false);
+  // The file's own tab is active (in this group or another one).
+  assert.equal(shownAsText(file, [{ kind: 'text', uri: file }]), true);
+  assert.equal(shownAsText(file, [diff, { kind: 'text', uri: file }]), true);
+  // Another file's tab does not count.
+  assert.equal(shownAsText(file, [{ kind: 'text', uri: 'file:///w/two.go' }]), false);
+  assert.equal(shownAsText(file, []), false);
 });
