@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -24,14 +23,7 @@ package main
 // the toolResult event's summary, and in everything under the state dir
 // (the summary used to be journaled in clear).
 func TestMCPResultSecretNotStored(t *testing.T) {
-	node, err := exec.LookPath("node")
-	serverJS, _ := filepath.Abs("../test/mcp/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js")
-	if _, statErr := os.Stat(serverJS); err != nil || statErr != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("node or the pinned MCP servers are missing (run npm ci in test/mcp): %v %v", err, statErr)
-		}
-		t.Skip("node or test/mcp/node_modules missing")
-	}
+	node, serverJS := fsMCPServer(t)
 	const secret = "AKIAZ7Q4M2KXW6PLRT5B"
 	script := `
 turns:

@@ -16,14 +16,7 @@ import (
 // from npm (pinned in test/mcp; the tools/mcp tests install it) and has the
 // model call one of its tools through the whole pipeline.
 func TestMCPToolThroughTheServer(t *testing.T) {
-	node, err := exec.LookPath("node")
-	serverJS, _ := filepath.Abs("../test/mcp/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js")
-	if _, statErr := os.Stat(serverJS); err != nil || statErr != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("node or the pinned MCP servers are missing (run npm ci in test/mcp): %v %v", err, statErr)
-		}
-		t.Skip("node or test/mcp/node_modules missing")
-	}
+	node, serverJS := fsMCPServer(t)
 	script := `
 turns:
   - toolCalls:
@@ -62,6 +55,22 @@ turns:
 	if len(asked) != 1 || !strings.Contains(asked[0], "mcp__fs__read_text_file") {
 		t.Errorf("an untrusted MCP server's tool must ask: %q", asked)
 	}
+}
+
+// fsMCPServer returns node and the pinned filesystem MCP server's script
+// (test/mcp; the tools/mcp tests install it), skipping the test where they
+// are missing, except in CI.
+func fsMCPServer(t *testing.T) (node, serverJS string) {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	serverJS, _ = filepath.Abs("../test/mcp/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js")
+	if _, statErr := os.Stat(serverJS); err != nil || statErr != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("node or the pinned MCP servers are missing (run npm ci in test/mcp): %v %v", err, statErr)
+		}
+		t.Skip("node or test/mcp/node_modules missing")
+	}
+	return node, serverJS
 }
 
 // registered reports whether the bridge logged (window/logMessage) that the
