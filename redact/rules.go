@@ -250,7 +250,7 @@ func cairnRules() []*rule {
 			// END line. The body ahead of END is masked.
 			id:       "private-key",
 			re:       regexp.MustCompile(`(?:[A-Za-z0-9+/=]{16,}\r?\n)+-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----`),
-			keywords: []string{"private key-----", "private key block-----"},
+			keywords: []string{"-----end"},
 			before:   pemReach,
 		},
 		{
