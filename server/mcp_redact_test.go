@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/cairn-dev/cairn/lspclient"
 	"github.com/cairn-dev/cairn/protocol"
@@ -40,13 +39,7 @@ turns:
 			"fs": map[string]any{"command": node, "args": []string{serverJS, realRoot}},
 		}}),
 		withEditor(lspclient.Options{Approve: func(string, []string) string { return protocol.ActionAllowOnce }}))
-	deadline := time.Now().Add(time.Minute)
-	for !registered(e) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the MCP server's tools were not registered: %q", e.ed.Messages())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitRegistered(t, e)
 	evs := e.waitRun(e.ask("main.go", 0, 0, "read the deploy notes"))
 	if last(evs).Kind != protocol.EventFinished {
 		t.Fatalf("%+v", last(evs))

@@ -37,13 +37,7 @@ turns:
 			return protocol.ActionAllowOnce
 		}}))
 	// The bridge starts servers in the background: wait for the tool.
-	deadline := time.Now().Add(time.Minute)
-	for !registered(e) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the MCP server's tools were not registered: %q", e.ed.Messages())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitRegistered(t, e)
 	evs := e.waitRun(e.ask("greet/greet.go", 0, 0, "read it through MCP"))
 	if last(evs).Kind != protocol.EventFinished {
 		t.Fatalf("%+v", last(evs))
@@ -71,6 +65,19 @@ func fsMCPServer(t *testing.T) (node, serverJS string) {
 		t.Skip("node or test/mcp/node_modules missing")
 	}
 	return node, serverJS
+}
+
+// waitRegistered waits (a minute at most) until the fs server's tools
+// are registered.
+func waitRegistered(t *testing.T, e *env) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !registered(e) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the MCP server's tools were not registered: %q", e.ed.Messages())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // registered reports whether the bridge logged (window/logMessage) that the
