@@ -113,7 +113,7 @@ func TestApplyTextEdits(t *testing.T) {
 		{Range: protocol.Range{Start: protocol.Position{Line: 0, Character: 6}, End: protocol.Position{Line: 0, Character: 8}}, NewText: ":)"},
 		{Range: protocol.Range{Start: protocol.Position{Line: 1, Character: 0}, End: protocol.Position{Line: 1, Character: 6}}, NewText: "2nd"},
 	}
-	got, err := applyTextEdits(text, edits)
+	got, err := protocol.ApplyTextEdits(text, edits)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestApplyTextEdits(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 	overlap := append(edits, protocol.TextEdit{Range: protocol.Range{Start: protocol.Position{Line: 0, Character: 7}, End: protocol.Position{Line: 0, Character: 9}}})
-	if _, err := applyTextEdits(text, overlap); err == nil {
+	if _, err := protocol.ApplyTextEdits(text, overlap); err == nil {
 		t.Error("overlapping edits were applied")
 	}
 }

@@ -257,7 +257,7 @@ func (cw *clientWriter) ApplyEdit(ctx context.Context, label string, we protocol
 		if err != nil {
 			return protocol.ApplyWorkspaceEditResult{FailureReason: err.Error()}, nil
 		}
-		next, err := applyTextEdits(cur, f.edits)
+		next, err := protocol.ApplyTextEdits(cur, f.edits)
 		if err != nil {
 			return protocol.ApplyWorkspaceEditResult{FailureReason: fmt.Sprintf("%s: %v", ws.Rel(f.abs), err)}, nil
 		}
@@ -266,38 +266,6 @@ func (cw *clientWriter) ApplyEdit(ctx context.Context, label string, we protocol
 		}
 	}
 	return protocol.ApplyWorkspaceEditResult{Applied: true}, nil
-}
-
-// applyTextEdits applies LSP edits (positions in UTF-16 units of text).
-func applyTextEdits(text string, edits []protocol.TextEdit) (string, error) {
-	m := workspace.NewMapper(text)
-	type span struct {
-		start, end int
-		text       string
-	}
-	spans := make([]span, 0, len(edits))
-	for _, e := range edits {
-		s, err := m.Offset(e.Range.Start)
-		if err != nil {
-			return "", err
-		}
-		en, err := m.Offset(e.Range.End)
-		if err != nil {
-			return "", err
-		}
-		if en < s {
-			return "", fmt.Errorf("an edit ends before it starts")
-		}
-		spans = append(spans, span{s, en, e.NewText})
-	}
-	sort.SliceStable(spans, func(i, j int) bool { return spans[i].start > spans[j].start })
-	for i, sp := range spans {
-		if i > 0 && sp.end > spans[i-1].start {
-			return "", fmt.Errorf("overlapping edits")
-		}
-		text = text[:sp.start] + sp.text + text[sp.end:]
-	}
-	return text, nil
 }
 
 // writeText writes a whole file: through fs/write_text_file when the client

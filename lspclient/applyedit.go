@@ -130,7 +130,7 @@ func (e *Editor) applyEdit(ctx context.Context, raw json.RawMessage) error {
 					return fmt.Errorf("version mismatch for %s: edit for version %d, buffer is at %d", o.abs, *o.version, b.version)
 				}
 			}
-			next, err := applyTextEdits(cur, o.edits)
+			next, err := protocol.ApplyTextEdits(cur, o.edits)
 			if err != nil {
 				return fmt.Errorf("applying edits to %s: %w", o.abs, err)
 			}
@@ -192,35 +192,4 @@ func (e *Editor) applyEdit(ctx context.Context, raw json.RawMessage) error {
 	e.applied = append(e.applied, parsed)
 	e.mu.Unlock()
 	return nil
-}
-
-// applyTextEdits applies LSP edits (positions relative to the original text).
-func applyTextEdits(text string, edits []protocol.TextEdit) (string, error) {
-	m := workspace.NewMapper(text)
-	type span struct {
-		start, end int
-		newText    string
-	}
-	spans := make([]span, 0, len(edits))
-	for _, ed := range edits {
-		s, err1 := m.Offset(ed.Range.Start)
-		en, err2 := m.Offset(ed.Range.End)
-		if err := errors.Join(err1, err2); err != nil {
-			return "", err
-		}
-		if en < s {
-			return "", fmt.Errorf("edit range ends before it starts")
-		}
-		spans = append(spans, span{s, en, ed.NewText})
-	}
-	sort.SliceStable(spans, func(i, j int) bool { return spans[i].start > spans[j].start })
-	for i := 1; i < len(spans); i++ {
-		if spans[i].end > spans[i-1].start {
-			return "", fmt.Errorf("overlapping edits")
-		}
-	}
-	for _, sp := range spans {
-		text = text[:sp.start] + sp.newText + text[sp.end:]
-	}
-	return text, nil
 }

@@ -1,5 +1,7 @@
 package protocol
 
+import "github.com/cairn-dev/cairn/workspace"
+
 // The subset of LSP's WorkspaceEdit that Cairn sends, as plain JSON structs.
 // (go.lsp.dev/protocol models documentChanges as a sealed union; these
 // structs encode to the same wire shape and are simpler to build and test.)
@@ -15,6 +17,15 @@ type WorkspaceEdit struct {
 type TextEdit struct {
 	Range   Range  `json:"range"`
 	NewText string `json:"newText"`
+}
+
+// ApplyTextEdits applies LSP edits to text (workspace.ApplyTextEdits).
+func ApplyTextEdits(text string, edits []TextEdit) (string, error) {
+	ws := make([]workspace.TextEdit, len(edits))
+	for i, e := range edits {
+		ws[i] = workspace.TextEdit(e)
+	}
+	return workspace.ApplyTextEdits(text, ws)
 }
 
 // VersionedTextDocumentIdentifier is LSP's OptionalVersionedTextDocumentIdentifier:

@@ -133,6 +133,39 @@ func TextEdits(before, after string) []TextEdit {
 	return out
 }
 
+// ApplyTextEdits applies LSP edits to text, as an editor does: every range
+// is in UTF-16 units of the original text, and edits may not overlap.
+func ApplyTextEdits(text string, edits []TextEdit) (string, error) {
+	m := NewMapper(text)
+	type span struct {
+		start, end int
+		newText    string
+	}
+	spans := make([]span, 0, len(edits))
+	for _, e := range edits {
+		s, err := m.Offset(e.Range.Start)
+		if err != nil {
+			return "", err
+		}
+		en, err := m.Offset(e.Range.End)
+		if err != nil {
+			return "", err
+		}
+		if en < s {
+			return "", fmt.Errorf("an edit ends before it starts")
+		}
+		spans = append(spans, span{s, en, e.NewText})
+	}
+	sort.SliceStable(spans, func(i, j int) bool { return spans[i].start > spans[j].start })
+	for i, sp := range spans {
+		if i > 0 && sp.end > spans[i-1].start {
+			return "", fmt.Errorf("overlapping edits")
+		}
+		text = text[:sp.start] + sp.newText + text[sp.end:]
+	}
+	return text, nil
+}
+
 // UnifiedDiff renders a unified diff of one file with 3 lines of context.
 func UnifiedDiff(rel, before, after string) string {
 	return udiff.Unified("a/"+rel, "b/"+rel, before, after)
