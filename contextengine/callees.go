@@ -181,7 +181,8 @@ var calleeKinds = map[string]bool{"function": true, "method": true, "constructor
 const maxCalleeLines = 200
 
 // weakSearchScore: a search hit scoring below it (not among the first
-// query's top three) may give its room to a callee the selection calls.
+// query's top three), or one that got in only on the room the caps left,
+// may give its room to a callee body resolved exactly.
 const weakSearchScore = 0.34
 
 // resolver resolves call sites and selector qualifiers to definitions.
@@ -224,6 +225,25 @@ func splitQual(t string) (qual, name string) {
 // place scores how near a definition is: this file, this package, the
 // package qual names (an import alias), an imported file or package.
 func (r *resolver) place(d codeindex.Symbol, qual string) float64 {
+	return r.placeOf(d, qual) - otherOSPenalty(d.Path)
+}
+
+// otherOSPenalty prefers the Unix variant of a Go file split by
+// operating system (lp_unix.go over lp_plan9.go and lp_windows.go).
+func otherOSPenalty(rel string) float64 {
+	base := strings.TrimSuffix(path.Base(rel), ".go")
+	if base == path.Base(rel) {
+		return 0
+	}
+	for _, os := range []string{"_windows", "_plan9", "_wasm", "_js", "_wasip1", "_darwin", "_freebsd", "_openbsd", "_netbsd", "_dragonfly", "_solaris", "_aix", "_illumos", "_ios", "_android", "_zos"} {
+		if strings.HasSuffix(base, os) || strings.Contains(base, os+"_") {
+			return 0.5
+		}
+	}
+	return 0
+}
+
+func (r *resolver) placeOf(d codeindex.Symbol, qual string) float64 {
 	switch {
 	case d.Path == r.req.File:
 		return 3
@@ -430,8 +450,20 @@ func (r *resolver) bases(t string) []string {
 	return out
 }
 
+// isInterface says whether t names an interface: its methods have no body,
+// and the value's dynamic type decides which method runs.
+func (r *resolver) isInterface(t string) bool {
+	td, ok := r.typeDef(t)
+	return ok && td.Kind == "interface"
+}
+
 // method resolves method name of type t (and, failing that, of its bases).
+// An interface's method resolves to nothing: the call reaches whichever
+// type the value holds.
 func (r *resolver) method(t, name string) []codeindex.Symbol {
+	if r.isInterface(t) {
+		return nil
+	}
 	for depth, ts := 0, []string{t}; depth < 3 && len(ts) > 0; depth++ {
 		var next []string
 		for _, t := range ts {
@@ -504,19 +536,18 @@ func (r *resolver) resolve(c callSite) resolution {
 		return resolution{}
 	}
 	if t := r.typeOf(c.recv); t != "" {
+		if r.isInterface(t) {
+			return resolution{} // the value's dynamic type decides
+		}
 		if ds := r.method(t, c.name); len(ds) > 0 {
 			return resolution{defs: ds, how: c.recv + " is a " + t, exact: true}
 		}
 		return resolution{}
 	}
-	// Unknown receiver: a method of that name in this package, or of a type
-	// this file names.
+	// Unknown receiver: a method of that name in this package.
 	var ds []codeindex.Symbol
 	for _, d := range r.defs(c.name) {
-		if d.Scope == "" {
-			continue
-		}
-		if path.Dir(d.Path) == path.Dir(r.req.File) || containsWord(r.req.FileText, d.Scope) {
+		if d.Scope != "" && path.Dir(d.Path) == path.Dir(r.req.File) {
 			ds = append(ds, d)
 		}
 	}
@@ -640,6 +671,7 @@ func calleeSources(req Request, r *resolver, lines []string, sel *Selection, enc
 		d     codeindex.Symbol
 		c     callSite
 		how   string
+		exact bool
 		tier  int
 		dist  int
 		order int
@@ -673,7 +705,7 @@ func calleeSources(req Request, r *resolver, lines []string, sel *Selection, enc
 			} else if c.line > end {
 				dist = c.line - end
 			}
-			cands = append(cands, cand{d, c, res.how, tier, dist, i})
+			cands = append(cands, cand{d, c, res.how, res.exact, tier, dist, i})
 		}
 	}
 	sort.SliceStable(cands, func(i, j int) bool {
@@ -685,7 +717,7 @@ func calleeSources(req Request, r *resolver, lines []string, sel *Selection, enc
 	for rank, c := range cands {
 		d := c.d
 		loc := fmt.Sprintf("%s:%d-%d %s", d.Path, d.Line, d.EndLine, qualified(d))
-		it := &Item{Source: SourceCallees, Location: loc, Priority: prioDefinitions, Score: 1 / float64(1+rank), late: true}
+		it := &Item{Source: SourceCallees, Location: loc, Priority: prioDefinitions, Score: 1 / float64(1+rank), late: true, exact: c.exact}
 		if d.EndLine-d.Line+1 > maxCalleeLines {
 			it.Reason = fmt.Sprintf("callee body longer than %d lines (%d): left to the definitions source", maxCalleeLines, d.EndLine-d.Line+1)
 			add(it)
@@ -712,9 +744,12 @@ func calleeSources(req Request, r *resolver, lines []string, sel *Selection, enc
 // spendOnCallees adds the callee bodies that are not in the prompt yet,
 // nearest first, while they fit in what the budget has left. An included
 // item that lies wholly inside a callee's body (its head, cut to fit) gives
-// its tokens to it; a callee the selection itself calls may also take the
-// room of weak search hits and open documents, lowest score first. It
+// its tokens to it; weak search hits and open documents give theirs, lowest
+// score first, when that makes a body fit. It
 // returns the tokens used.
+//
+// A callee resolved exactly (not a guess among same-named methods) may
+// also take the room of weak search hits and open documents.
 func spendOnCallees(items []*Item, avail, used int, report *Report) int {
 	type held struct {
 		it         *Item
@@ -779,9 +814,10 @@ func spendOnCallees(items []*Item, avail, used int, report *Report) int {
 			need -= it.Tokens
 		}
 		room := avail - used
-		if need > room && strings.Contains(c.Text, "called from the selection") {
+		if need > room && c.exact {
 			for _, it := range items {
-				if it.Included && !it.Required && (it.Source == SourceSearch && it.Score < weakSearchScore || it.Source == SourceOpenDocs) {
+				weakHit := it.Source == SourceSearch && (it.Score < weakSearchScore || strings.Contains(it.Reason, "caps left unused"))
+				if it.Included && !it.Required && (weakHit || it.Source == SourceOpenDocs) {
 					weak = append(weak, it)
 				}
 			}

@@ -59,6 +59,9 @@ type Item struct {
 	// late items are not allocated with the others: a pass after the
 	// allocation adds them with what is left (the callee bodies).
 	late bool
+	// exact: a callee resolved by its receiver's type, its package or
+	// this package (not a guess among same-named methods).
+	exact bool
 }
 
 // Budget is the token arithmetic of one build.

@@ -358,8 +358,8 @@ type selIdent struct {
 	weight  float64 // how strongly the selection depends on its definition
 	quals   map[string]bool
 	chains  map[string]bool // the whole receiver expressions: "s.book" of s.book.Record
-	first   int  // order of first use
-	defined bool // the selection defines the name itself
+	first   int             // order of first use
+	defined bool            // the selection defines the name itself
 }
 
 // selectionIdents finds the identifiers of the selection worth looking up:
