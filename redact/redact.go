@@ -352,7 +352,10 @@ func (r *Redactor) applyRule(ru *rule, s string, w window, spans []span) []span 
 // scanAnchored tries ru's anchored regexp at each place in w where one of
 // its start literals occurs, left to right, skipping places inside the
 // last match: the matches FindAll would give, without trying the
-// positions where no match can start.
+// positions where no match can start. At each place the rule's DFA first
+// rules out, in one pass, the places where no match can start either
+// (most keyword places of a keyword storm), before the regexp's
+// backtracker would explore every way of splitting the text there.
 func (r *Redactor) scanAnchored(ru *rule, s string, w window, spans []span) []span {
 	var starts []int
 	ru.starts.each(s[w.start:w.end], func(end int, id int32) bool {
@@ -366,8 +369,7 @@ func (r *Redactor) scanAnchored(ru *rule, s string, w window, spans []span) []sp
 		if p < next {
 			continue
 		}
-		if ru.head != nil && !ru.head.MatchString(s[p:min(len(s), p+ru.headLen+1)]) {
-			next = p + 1
+		if ru.wordStart && p > 0 && isWordByte(s[p-1]) {
 			continue
 		}
 		end := len(s)
@@ -378,6 +380,10 @@ func (r *Redactor) scanAnchored(ru *rule, s string, w window, spans []span) []sp
 			end = min(end, p+ru.maxLen+1)
 		default:
 			end = min(end, p+ru.overlap)
+		}
+		if ru.possible != nil && !ru.possible.possible(s[p:end]) {
+			next = p + 1
+			continue
 		}
 		m := ru.anchored.FindStringSubmatchIndex(s[p:end])
 		if m == nil {

@@ -68,10 +68,12 @@ type rule struct {
 	// starts (the literals every match begins with) occurs.
 	anchored *regexp.Regexp
 	starts   *acAutomaton
-	// head, when set, is a short leading part of anchored (at most
-	// headLen bytes) tried first: where it fails, anchored would too.
-	head    *regexp.Regexp
-	headLen int
+	// wordStart: anchored begins with \b, so a place whose previous byte
+	// is a word character cannot start a match.
+	wordStart bool
+	// possible, when set, rejects in one pass over the bytes the places
+	// where anchored cannot match (possibleDFA).
+	possible *possibleDFA
 	// piece and overlap: find scans long windows in pieces (applyRule).
 	piece, overlap int
 	// maxLen bounds the length of a match in bytes (0: unbounded); find
