@@ -381,11 +381,7 @@ func (r *Redactor) scanAnchored(ru *rule, s string, w window, spans []span) []sp
 		default:
 			end = min(end, p+ru.overlap)
 		}
-		if ru.possible != nil && !ru.possible.possible(s[p:end]) {
-			next = p + 1
-			continue
-		}
-		m := ru.anchored.FindStringSubmatchIndex(s[p:end])
+		m := ru.anchoredAt(s, p, end)
 		if m == nil {
 			next = p + 1
 			continue
@@ -396,6 +392,37 @@ func (r *Redactor) scanAnchored(ru *rule, s string, w window, spans []span) []sp
 		spans = k.keep(m, spans)
 	}
 	return spans
+}
+
+// anchoredAt returns the submatches of ru.anchored on s[p:end] (offsets
+// into it), or nil. The rule's DFA rules out most places first; the
+// regexp then reads only up to one rune past the furthest end the DFA
+// allows a match, which none of its matches reaches; a match that reaches
+// the cut could be one the cut made, and is taken again on s[p:end].
+func (ru *rule) anchoredAt(s string, p, end int) []int {
+	cut := end
+	if ru.possible != nil {
+		if ru.after > 0 {
+			// A PEM body may run on far past its first possible end.
+			if !ru.possible.possible(s[p:end]) {
+				return nil
+			}
+		} else {
+			b := ru.possible.bound(s[p:end])
+			if b < 0 {
+				return nil
+			}
+			if p+b < end {
+				_, size := utf8.DecodeRuneInString(s[p+b : end])
+				cut = p + b + size
+			}
+		}
+	}
+	m := ru.anchored.FindStringSubmatchIndex(s[p:cut])
+	if m != nil && cut < end && p+m[1] == cut {
+		m = ru.anchored.FindStringSubmatchIndex(s[p:end])
+	}
+	return m
 }
 
 // cutPoint picks where a piece ends, in (lo, hi]: after a newline if there
@@ -442,6 +469,8 @@ type keeper struct {
 	ru   *rule
 	s    string
 	memo map[string]bool
+	// lines: where line allowlists' literals occur in s (textLine).
+	lines map[*matcher]*litHits
 }
 
 // complete finishes a match m found in s[:end]: one that reaches end may
@@ -517,9 +546,13 @@ func (k *keeper) keep(m []int, spans []span) []span {
 		return spans
 	}
 	match := s[ms:me]
-	line := ""
+	var line *textLine
 	if ru.lineAllow {
-		line = lineAround(s, ms, me)
+		if k.lines == nil {
+			k.lines = map[*matcher]*litHits{}
+		}
+		line = &textLine{s: s, hits: k.lines}
+		line.start, line.end = lineBounds(s, ms, me)
 	}
 	if len(ru.allow) > 0 || len(r.global) > 0 {
 		// Repeated matches (a token logged a thousand times) are checked
@@ -545,7 +578,7 @@ func (k *keeper) keep(m []int, spans []span) []span {
 	return append(spans, span{ss, se, ru.id, prio})
 }
 
-func allowedBy(lists []allowlist, secret, match, line string) bool {
+func allowedBy(lists []allowlist, secret, match string, line *textLine) bool {
 	for i := range lists {
 		if lists[i].allowed(secret, match, line) {
 			return true
@@ -557,18 +590,24 @@ func allowedBy(lists []allowlist, secret, match, line string) bool {
 // lineAround returns the line(s) holding s[start:end], at most lineCap
 // bytes either side (allowlists with regexTarget "line" look at it).
 func lineAround(s string, start, end int) string {
+	ls, le := lineBounds(s, start, end)
+	return s[ls:le]
+}
+
+// lineBounds returns where lineAround's text starts and ends in s.
+func lineBounds(s string, start, end int) (ls, le int) {
 	const lineCap = 4 << 10
 	lo := max(0, start-lineCap)
-	ls := lo
+	ls = lo
 	if j := strings.LastIndexByte(s[lo:start], '\n'); j >= 0 {
 		ls = lo + j + 1
 	}
 	hi := min(len(s), end+lineCap)
-	le := hi
+	le = hi
 	if j := strings.IndexByte(s[end:hi], '\n'); j >= 0 {
 		le = end + j
 	}
-	return s[ls:le]
+	return ls, le
 }
 
 // isKind reports whether kind is one this Redactor produces: a rule id or
