@@ -477,6 +477,7 @@ type keeper struct {
 	memo map[string]bool
 	// lines: where line allowlists' literals occur in s (textLine).
 	lines map[*matcher]*litHits
+	line  textLine // the current match's
 	// cov, for a broad rule, tells the secrets other rules already mask.
 	cov *coverage
 }
@@ -496,7 +497,13 @@ type coverage struct {
 func (c *coverage) covers(spans []span, start, end int) bool {
 	if !c.built {
 		c.built = true
-		var own []span
+		n := 0
+		for _, sp := range spans {
+			if sp.prio > prioBroad {
+				n++
+			}
+		}
+		own := make([]span, 0, n)
 		for _, sp := range spans {
 			if sp.prio > prioBroad {
 				own = append(own, sp)
@@ -597,7 +604,8 @@ func (k *keeper) keep(m []int, spans []span) []span {
 		if k.lines == nil {
 			k.lines = map[*matcher]*litHits{}
 		}
-		line = &textLine{s: s, hits: k.lines}
+		line = &k.line
+		*line = textLine{s: s, hits: k.lines}
 		line.start, line.end = lineBounds(s, ms, me)
 	}
 	if len(ru.allow) > 0 || len(r.global) > 0 {
@@ -710,7 +718,7 @@ func merge(spans, marks []span) []span {
 		}
 		return cmp.Compare(b.end, a.end)
 	})
-	out := spans[:0:0]
+	out := make([]span, 0, len(spans))
 	for _, sp := range spans {
 		if n := len(out); n > 0 && sp.start < out[n-1].end {
 			cur := &out[n-1]
