@@ -120,8 +120,8 @@ func TestCoreAPIPresence(t *testing.T) {
 			if budget == 1024 {
 				t.Logf("%s/%s at 1k: missing %v", s.Corpus, s.Dir, missing)
 			}
-			if budget == 512 && os.Getenv("CAIRN_QUALITY_SHOW") != "" {
-				t.Logf("%s/%s map at 512:\n%s", s.Corpus, s.Dir, text)
+			if budget == 1024 && os.Getenv("CAIRN_QUALITY_SHOW") != "" {
+				t.Logf("%s/%s map at 1k:\n%s", s.Corpus, s.Dir, text)
 			}
 		}
 		total += len(s.Names)
