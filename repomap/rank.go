@@ -91,10 +91,12 @@ import (
 // file is a test, ×0.3 in Go internal/ packages when nothing is focused, and
 // ×0.6 per directory level below the shallowest file when nothing is
 // focused, ×3 for exported API (isAPI: Go's capitalized names, Python's public
-// top-level names and members, TypeScript/JavaScript exports) and ×3 more,
+// top-level names and members, TypeScript/JavaScript exports) and ×10 more,
 // when nothing is focused, for API an export list names (declared: an index
-// file's `export { x } from`, Python's __all__): a map with no focus should
-// open on what a package offers, not on its plumbing. The
+// file's `export { x } from`, a bundle's closing `export { ... }`, Python's
+// __all__; the package author's own list of what it offers, which outranks
+// names exported only for use between its modules): a map with no focus
+// should open on what a package offers, not on its plumbing. The
 // definitions of Focus.Known files are left out: the prompt holds them.
 const (
 	damping        = 0.85
