@@ -239,10 +239,20 @@ type graph struct {
 	// CSR: files defining ident i are defFile[defStart[i]:defStart[i+1]].
 	defStart []int32
 	defFile  []int32
-	defined  []int32 // idents with at least one definer
-	// CSR edges: refs of file f are edgeIdent/edgeW[edgeStart[f]:edgeStart[f+1]].
+	defined  []int32 // idents with at least one definer, ascending
+	// slot numbers the defined idents densely (-1 for the others), those
+	// that some file references first (0..referenced-1, in ident order, with
+	// their definers in slotFile[slotStart[k]:slotStart[k+1]]), then the
+	// rest: the PageRank's per-name arrays are per slot, and only the
+	// referenced slots ever receive flow.
+	slot       []int32
+	referenced int
+	slotStart  []int32
+	slotFile   []int32
+	slotLen    []uint8 // per defined ident, in g.defined order: its name's length without bareMark, at most 63
+	// CSR edges: refs of file f are edgeSlot/edgeW[edgeStart[f]:edgeStart[f+1]].
 	edgeStart []int32
-	edgeIdent []int32
+	edgeSlot  []int32
 	edgeW     []float64 // static weight (no focus factor)
 	edgeB     []float64 // the same without the common and ubiquitous factors (for normalization)
 	// Per file, per definition: its ident (-1 for local definitions) and
@@ -260,7 +270,33 @@ type graph struct {
 	bare      []bool // per ident: a bare reference's name (bareMark)
 	declared  []bool // per ident: named by some export list
 	facts     []*fileFacts
-	numDefs   int // definitions of all files: the most a ranking scores
+	lower     *lowerPaths // shared with withTags copies (same files)
+	numDefs   int         // definitions of all files: the most a ranking scores
+}
+
+// lowerPaths are the graph's file paths lowercased, and their base names
+// without extensions, for matching mentioned words: made once per graph, on
+// the first ranking that has words.
+type lowerPaths struct {
+	once         sync.Once
+	paths, bases []string
+}
+
+func (g *graph) lowerFiles() *lowerPaths {
+	l := g.lower
+	l.once.Do(func() {
+		l.paths = make([]string, len(g.files))
+		l.bases = make([]string, len(g.files))
+		for i, f := range g.files {
+			lf := strings.ToLower(f)
+			base := lf[strings.LastIndexByte(lf, '/')+1:]
+			if dot := strings.IndexByte(base, '.'); dot > 0 {
+				base = base[:dot]
+			}
+			l.paths[i], l.bases[i] = lf, base
+		}
+	})
+	return l
 }
 
 // qualifiedOf returns the qualified and bare idents whose flow counts for
@@ -492,7 +528,7 @@ func (m *Map) buildGraphLocked() *graph {
 	if st.ids == nil {
 		st.ids = map[string]int32{}
 	}
-	g := &graph{gen: m.gen, fileIdx: map[string]int32{}}
+	g := &graph{gen: m.gen, fileIdx: map[string]int32{}, lower: &lowerPaths{}}
 	entries := make([]*entry, 0, len(m.files))
 	for _, e := range m.files {
 		if e.Tags != nil {
@@ -608,13 +644,35 @@ func (m *Map) buildGraphLocked() *graph {
 	for _, e := range entries {
 		edges += len(e.refIDs)
 	}
+	g.slot = make([]int32, n)
+	for i := range g.slot {
+		g.slot[i] = -1
+	}
+	g.slotStart = []int32{0}
+	g.slotLen = make([]uint8, len(g.defined))
+	for i, id := range g.defined {
+		if refFiles[id] > 0 {
+			g.slot[id] = int32(g.referenced)
+			g.referenced++
+			g.slotFile = append(g.slotFile, g.definers(id)...)
+			g.slotStart = append(g.slotStart, int32(len(g.slotFile)))
+		}
+		g.slotLen[i] = uint8(min(len(strings.TrimPrefix(g.idents[id], bareMark)), 63))
+	}
+	k := int32(g.referenced)
+	for _, id := range g.defined {
+		if g.slot[id] < 0 {
+			g.slot[id] = k
+			k++
+		}
+	}
 	g.edgeStart = make([]int32, len(entries)+1)
-	g.edgeIdent = make([]int32, 0, edges)
+	g.edgeSlot = make([]int32, 0, edges)
 	g.edgeW = make([]float64, 0, edges)
 	g.edgeB = make([]float64, 0, edges)
 	own := make([]int32, n) // own[id] == fi+1: file fi defines id
 	for fi, e := range entries {
-		g.edgeStart[fi] = int32(len(g.edgeIdent))
+		g.edgeStart[fi] = int32(len(g.edgeSlot))
 		for _, id := range g.defIdent[fi] {
 			if id >= 0 {
 				own[id] = int32(fi) + 1
@@ -624,7 +682,7 @@ func (m *Map) buildGraphLocked() *graph {
 			if weight[id] == 0 {
 				continue
 			}
-			g.edgeIdent = append(g.edgeIdent, id)
+			g.edgeSlot = append(g.edgeSlot, g.slot[id]) // weight > 0: id has definers
 			w := math.Sqrt(float64(e.Tags.Refs[i].Count)) * weight[id]
 			if own[id] == int32(fi)+1 {
 				w *= selfRefFactor
@@ -633,7 +691,7 @@ func (m *Map) buildGraphLocked() *graph {
 			g.edgeB = append(g.edgeB, w/damp[id])
 		}
 	}
-	g.edgeStart[len(entries)] = int32(len(g.edgeIdent))
+	g.edgeStart[len(entries)] = int32(len(g.edgeSlot))
 	return g
 }
 
@@ -953,7 +1011,7 @@ func (g *graph) rank(focus Focus, focusIdents []int32) *ranking {
 // the flow along each name in the last step.
 type flowResult struct {
 	pr         []float64 // per file
-	mass       []float64 // per ident
+	mass       []float64 // per slot (graph.slot)
 	focusIdent []bool    // per ident: a focus identifier or mentioned name
 	iterations int
 }
@@ -984,14 +1042,20 @@ func (g *graph) flows(focus Focus, focusIdents []int32) flowResult {
 		words = append(words, w)
 	}
 	if len(words) > 0 {
-		for id, name := range g.idents {
-			if g.defStart[id+1] == g.defStart[id] {
+		// Byte lengths of the words (as a set, up to 63), checked before
+		// any comparison: most names have none of them.
+		var lens uint64
+		for _, w := range words {
+			lens |= 1 << min(len(w), 63)
+		}
+		for i, id := range g.defined {
+			if lens&(1<<g.slotLen[i]) == 0 {
 				continue
 			}
-			name = strings.TrimPrefix(name, bareMark)
+			name := strings.TrimPrefix(g.idents[id], bareMark)
 			for _, w := range words {
 				if len(name) == len(w) && strings.EqualFold(name, w) {
-					mark(int32(id))
+					mark(id)
 					break
 				}
 			}
@@ -1012,12 +1076,9 @@ func (g *graph) flows(focus Focus, focusIdents []int32) flowResult {
 		}
 	}
 	if len(words) > 0 {
-		for i, f := range g.files {
-			lf := strings.ToLower(f)
-			base := lf[strings.LastIndexByte(lf, '/')+1:]
-			if dot := strings.IndexByte(base, '.'); dot > 0 {
-				base = base[:dot]
-			}
+		lower := g.lowerFiles()
+		for i, lf := range lower.paths {
+			base := lower.bases[i]
 			for _, w := range words {
 				if base == w || lf == w || (strings.Contains(w, "/") && strings.Contains(lf, w)) {
 					p[i] += 0.5
@@ -1050,13 +1111,17 @@ func (g *graph) flows(focus Focus, focusIdents []int32) flowResult {
 	// before the common and ubiquitous factors, so what those factors take
 	// away is not followed: that share of the file's rank restarts at the
 	// personalization, like a dangling node's (leak).
+	focusSlot := make([]bool, len(g.defined))
+	for _, id := range focusIDs {
+		focusSlot[g.slot[id]] = true // focus idents have definers
+	}
 	outW := make([]float64, nf)
 	leak := make([]float64, nf)
 	for f := 0; f < nf; f++ {
 		s, b := 0.0, 0.0
 		for e := g.edgeStart[f]; e < g.edgeStart[f+1]; e++ {
 			w, wb := g.edgeW[e], g.edgeB[e]
-			if focusIdent[g.edgeIdent[e]] {
+			if focusSlot[g.edgeSlot[e]] {
 				w *= focusBoost
 				wb *= focusBoost
 			}
@@ -1073,23 +1138,21 @@ func (g *graph) flows(focus Focus, focusIdents []int32) flowResult {
 	// not depend on which focus was ranked before.
 	pr := append([]float64(nil), p...)
 	next := make([]float64, nf)
-	mass := make([]float64, len(g.idents))
+	mass := make([]float64, len(g.defined)) // per slot
 	// The edge weights with the focus factor, computed once: the flow below
 	// runs once per iteration over every edge.
 	edgeW := g.edgeW
 	if len(focusIDs) > 0 {
 		edgeW = make([]float64, len(g.edgeW))
 		for e, w := range g.edgeW {
-			if focusIdent[g.edgeIdent[e]] {
+			if focusSlot[g.edgeSlot[e]] {
 				w *= focusBoost
 			}
 			edgeW[e] = w
 		}
 	}
 	flow := func(pr []float64) (dangling float64) {
-		for _, id := range g.defined {
-			mass[id] = 0
-		}
+		clear(mass[:g.referenced])
 		for f := 0; f < nf; f++ {
 			if outW[f] == 0 {
 				dangling += pr[f]
@@ -1098,7 +1161,7 @@ func (g *graph) flows(focus Focus, focusIdents []int32) flowResult {
 			dangling += pr[f] * leak[f]
 			scale := pr[f] / outW[f]
 			for e := g.edgeStart[f]; e < g.edgeStart[f+1]; e++ {
-				mass[g.edgeIdent[e]] += scale * edgeW[e]
+				mass[g.edgeSlot[e]] += scale * edgeW[e]
 			}
 		}
 		return dangling
@@ -1106,15 +1169,12 @@ func (g *graph) flows(focus Focus, focusIdents []int32) flowResult {
 	it := 0
 	for ; it < maxIterations; it++ {
 		dangling := flow(pr)
-		for i := range next {
-			next[i] = 0
-		}
-		for _, id := range g.defined {
-			mv := mass[id]
+		clear(next)
+		for k, mv := range mass[:g.referenced] {
 			if mv == 0 {
 				continue
 			}
-			d := g.definers(id)
+			d := g.slotFile[g.slotStart[k]:g.slotStart[k+1]]
 			share := mv / float64(len(d))
 			for _, fi := range d {
 				next[fi] += share
@@ -1196,7 +1256,7 @@ func (g *graph) score(focus Focus, pr, mass []float64, focusIdent []bool) []rank
 				continue // one line per name: the first overload stands for the rest
 			}
 			member := df.flags&factMember != 0
-			flowIn := mass[id] / float64(g.defStart[id+1]-g.defStart[id])
+			flowIn := mass[g.slot[id]] / float64(g.defStart[id+1]-g.defStart[id])
 			uses := g.refFiles[id]
 			for _, q := range g.qualifiedOf(id) {
 				if member && g.bare[q] {
@@ -1204,7 +1264,7 @@ func (g *graph) score(focus Focus, pr, mass []float64, focusIdent []bool) []rank
 				}
 				// Definers are in file order.
 				if _, ok := slices.BinarySearch(g.definers(q), int32(fi)); ok {
-					flowIn += mass[q] / float64(g.defStart[q+1]-g.defStart[q])
+					flowIn += mass[g.slot[q]] / float64(g.defStart[q+1]-g.defStart[q])
 					uses += g.refFiles[q]
 				}
 			}

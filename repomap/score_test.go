@@ -69,7 +69,7 @@ func (g *graph) naiveScore(focus Focus, pr, mass []float64, focusIdent []bool) [
 				continue
 			}
 			member := isMember(t.Language, def)
-			flowIn := mass[id] / float64(g.defStart[id+1]-g.defStart[id])
+			flowIn := mass[g.slot[id]] / float64(g.defStart[id+1]-g.defStart[id])
 			uses := g.refFiles[id]
 			for _, q := range g.qualifiedOf(id) {
 				if member && g.bare[q] {
@@ -77,7 +77,7 @@ func (g *graph) naiveScore(focus Focus, pr, mass []float64, focusIdent []bool) [
 				}
 				for _, f := range g.definers(q) {
 					if f == int32(fi) {
-						flowIn += mass[q] / float64(g.defStart[q+1]-g.defStart[q])
+						flowIn += mass[g.slot[q]] / float64(g.defStart[q+1]-g.defStart[q])
 						uses += g.refFiles[q]
 					}
 				}
