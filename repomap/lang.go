@@ -68,7 +68,6 @@ type language struct {
 	kinds []string      // by capture id: the <kind> of definition.<kind> / reference.<kind>
 
 	parsers sync.Pool // *sitter.Parser
-	cursors sync.Pool // *sitter.QueryCursor
 }
 
 var languages = map[string]*language{
@@ -157,7 +156,6 @@ func (l *language) load() error {
 			p.SetLanguage(l.lang)
 			return p
 		}
-		l.cursors.New = func() any { return sitter.NewQueryCursor() }
 	})
 	return l.err
 }
