@@ -288,6 +288,17 @@ func Build(req Request) (*Built, error) {
 		used -= dropContained(items, report)
 		used -= mergeOverlaps(items, linesOf, selSpan, red.String, report)
 	}
+	// What is left goes to the bodies of the functions the selection and
+	// its enclosing symbol call (callees.go); merging them with what
+	// overlaps may free room for the next ones.
+	for round := 0; round < 2; round++ {
+		used = spendOnCallees(items, avail, used, report)
+		freed := mergeOverlaps(items, linesOf, selSpan, red.String, report)
+		if freed <= 0 {
+			break
+		}
+		used -= freed
+	}
 	report.Budget.Used = used + sysTokens
 	report.Items = append(report.Items, items...)
 
@@ -315,6 +326,7 @@ func Build(req Request) (*Built, error) {
 	section(SourceHistory, "## Earlier in this conversation (oldest first)\n")
 	section(SourceRepoMap, "")
 	section(SourceDefinitions, "")
+	section(SourceCallees, "")
 	section(SourceSearch, "")
 	section(SourceOpenDocs, "")
 	section(SourceEnclosing, "")
@@ -458,7 +470,7 @@ func dropContained(items []*Item, report *Report) int {
 			continue
 		}
 		switch it.Source {
-		case SourceSelection, SourceWindow, SourceEnclosing, SourceDefinitions, SourceSearch, SourceOpenDocs:
+		case SourceSelection, SourceWindow, SourceEnclosing, SourceDefinitions, SourceCallees, SourceSearch, SourceOpenDocs:
 		default:
 			continue
 		}

@@ -27,6 +27,7 @@ const (
 	SourceWindow       Source = "surrounding code"
 	SourceEnclosing    Source = "enclosing symbol"
 	SourceDefinitions  Source = "definitions"
+	SourceCallees      Source = "callee bodies"
 	SourceDiagnostics  Source = "diagnostics"
 	SourceRecentEdits  Source = "recent edits"
 	SourceRepoMap      Source = "repo map"
@@ -55,6 +56,12 @@ type Item struct {
 	// render, when set, produces the item's text for a token allowance
 	// (the repo map and the surrounding code shrink to fit).
 	render func(tokens int) string
+	// late items are not allocated with the others: a pass after the
+	// allocation adds them with what is left (the callee bodies).
+	late bool
+	// exact: a callee resolved by its receiver's type, its package or
+	// this package (not a guess among same-named methods).
+	exact bool
 }
 
 // Budget is the token arithmetic of one build.
@@ -176,6 +183,9 @@ func Allocate(items []*Item, avail int, report *Report) int {
 	used := 0
 	bySource := map[Source]int{}
 	for _, it := range sorted {
+		if it.late {
+			continue
+		}
 		if strings.HasPrefix(it.Reason, "duplicate") {
 			it.Included = false
 			it.Reason = strings.TrimSuffix(it.Reason, "; ")

@@ -31,7 +31,7 @@ func mergeOverlaps(items []*Item, linesOf func(rel string) []string, sel *span, 
 			continue
 		}
 		switch it.Source {
-		case SourceSelection, SourceWindow, SourceEnclosing, SourceDefinitions, SourceSearch:
+		case SourceSelection, SourceWindow, SourceEnclosing, SourceDefinitions, SourceCallees, SourceSearch:
 		default:
 			continue
 		}

@@ -173,13 +173,20 @@ func indexSources(req Request, lines []string, sel *Selection, seen spans, repor
 		}()
 	}
 
+	var encl *codeindex.Symbol
 	if req.File != "" && sel != nil {
 		if sym, ok := ix.EnclosingSymbol(req.File, sel.StartLine); ok && sym.EndLine-sym.Line < 400 &&
 			!(sym.Line >= sel.StartLine && sym.EndLine <= sel.EndLine) {
+			encl = &sym
 			add(&Item{Source: SourceEnclosing, Location: fmt.Sprintf("%s:%d-%d %s", req.File, sym.Line, sym.EndLine, sym.Name),
 				Text:     fmt.Sprintf("## Enclosing %s %s: %s lines %d-%d\n%s", sym.Kind, sym.Name, req.File, sym.Line, sym.EndLine, numbered(lines, sym.Line, sym.EndLine)),
 				Priority: prioEnclosing, Score: 1})
 		}
+	}
+	var res *resolver
+	if req.File != "" && sel != nil {
+		res = newResolver(req, ix, lines, sel)
+		calleeSources(req, res, lines, sel, encl, add)
 	}
 
 	{
@@ -199,7 +206,7 @@ func indexSources(req Request, lines []string, sel *Selection, seen spans, repor
 		for n := range defined {
 			inSel[n] = true
 		}
-		seen = definitionSources(req, ix, sidents, inSel, sel, seen, report, add)
+		seen = definitionSources(req, ix, res, sidents, inSel, sel, seen, report, add)
 	}
 
 	{
@@ -350,8 +357,9 @@ type selIdent struct {
 	name    string
 	weight  float64 // how strongly the selection depends on its definition
 	quals   map[string]bool
-	first   int  // order of first use
-	defined bool // the selection defines the name itself
+	chains  map[string]bool // the whole receiver expressions: "s.book" of s.book.Record
+	first   int             // order of first use
+	defined bool            // the selection defines the name itself
 }
 
 // selectionIdents finds the identifiers of the selection worth looking up:
@@ -370,7 +378,7 @@ func selectionIdents(sel string, max int, defined map[string]bool) []*selIdent {
 		if name[0] >= 'A' && name[0] <= 'Z' {
 			w = 1.5
 		}
-		qual := ""
+		qual, chain := "", ""
 		if loc[0] > 0 && sel[loc[0]-1] == '.' {
 			w = 2
 			j := loc[0] - 1
@@ -379,6 +387,13 @@ func selectionIdents(sel string, max int, defined map[string]bool) []*selIdent {
 				i--
 			}
 			qual = sel[i:j]
+			for i > 1 && sel[i-1] == '.' && isIdentByte(sel[i-2]) {
+				i--
+				for i > 0 && isIdentByte(sel[i-1]) {
+					i--
+				}
+			}
+			chain = sel[i:j]
 		}
 		rest := strings.TrimLeft(sel[loc[1]:], " \t")
 		if strings.HasPrefix(rest, "(") || strings.HasPrefix(rest, "<") && !strings.HasPrefix(rest, "<=") && !strings.HasPrefix(rest, "< ") {
@@ -386,7 +401,7 @@ func selectionIdents(sel string, max int, defined map[string]bool) []*selIdent {
 		}
 		si := byName[name]
 		if si == nil {
-			si = &selIdent{name: name, first: len(out), quals: map[string]bool{}}
+			si = &selIdent{name: name, first: len(out), quals: map[string]bool{}, chains: map[string]bool{}}
 			byName[name] = si
 			out = append(out, si)
 		}
@@ -401,6 +416,7 @@ func selectionIdents(sel string, max int, defined map[string]bool) []*selIdent {
 		}
 		if qual != "" {
 			si.quals[qual] = true
+			si.chains[chain] = true
 		}
 	}
 	if len(out) > max {
@@ -674,11 +690,45 @@ const (
 // definitionSources adds the definitions of the names the selection (and
 // the question) use, ranked by how the name is used and how near its
 // definition is (see locality). It returns seen with the added spans.
-func definitionSources(req Request, ix codeindex.Index, idents []*selIdent, inSel map[string]bool, sel *Selection, seen spans, report *Report, add func(*Item)) spans {
+func definitionSources(req Request, ix codeindex.Index, res *resolver, idents []*selIdent, inSel map[string]bool, sel *Selection, seen spans, report *Report, add func(*Item)) spans {
 	if len(idents) == 0 {
 		return seen
 	}
 	imps := parseImports(req.File, req.FileText)
+	// x.Name where x's type can be read (a receiver, a parameter, self):
+	// the definitions are that type's (or its bases') Name, not every
+	// type's. A name whose every qualifier resolved keeps only those.
+	typed, allTyped := map[string]map[string]bool{}, map[string]bool{}
+	if res != nil {
+		for _, si := range idents {
+			if len(si.chains) == 0 {
+				continue
+			}
+			all := true
+			for q := range si.chains {
+				t := ""
+				if _, pkg := imps.byAlias[q]; !pkg || res.env.vars[q] != "" {
+					t = res.typeOf(q)
+				}
+				ms := []codeindex.Symbol(nil)
+				if t != "" {
+					ms = res.method(t, si.name)
+				}
+				if len(ms) == 0 {
+					all = false
+					continue
+				}
+				if typed[si.name] == nil {
+					typed[si.name] = map[string]bool{}
+				}
+				for _, m := range ms {
+					typed[si.name][m.Path+"\x00"+m.Scope] = true
+				}
+			}
+			allTyped[si.name] = all
+		}
+	}
+	resolvedAway := map[string]int{}
 	byName := map[string]*selIdent{}
 	var names []string
 	for _, si := range idents {
@@ -715,6 +765,15 @@ func definitionSources(req Request, ix codeindex.Index, idents []*selIdent, inSe
 		loc := locality(d, req.File, si, imps)
 		if d.Scope != "" && inSel[d.Scope] {
 			loc++ // a method of a type the selection names
+		}
+		if ts := typed[d.Name]; ts != nil {
+			switch {
+			case ts[d.Path+"\x00"+d.Scope]:
+				loc = max(loc, 2) + 1.5 // the receiver's type's own method
+			case allTyped[d.Name]:
+				resolvedAway[d.Name]++ // another type's (or a function's) namesake
+				continue
+			}
 		}
 		if si.defined && loc < 1.5 {
 			continue // a name the selection defines: only its namesakes nearby
@@ -774,6 +833,14 @@ func definitionSources(req Request, ix codeindex.Index, idents []*selIdent, inSe
 	}
 	if len(skipped) > 0 {
 		report.Notes = append(report.Notes, "definitions not looked up, too many candidates and none near the selection: "+strings.Join(skipped, ", "))
+	}
+	if len(resolvedAway) > 0 {
+		var l []string
+		for n, c := range resolvedAway {
+			l = append(l, fmt.Sprintf("%s (%d)", n, c))
+		}
+		sort.Strings(l)
+		report.Notes = append(report.Notes, "namesakes left out, the receiver's type was resolved: "+strings.Join(l, ", "))
 	}
 	if len(unresolved) > 0 {
 		var l []string

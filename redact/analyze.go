@@ -149,10 +149,11 @@ func prepareScan(ru *rule) {
 	// A rule whose matches start with one of a few literals is tried,
 	// anchored, only where one occurs, instead of at every position.
 	if re, err := syntax.Parse(ru.scan.String(), syntax.Perl); err == nil {
-		if lits, ok := prefixLiterals(re); ok {
-			if a, err := regexp.Compile(`^(?:` + ru.scan.String() + `)`); err == nil && a.NumSubexp() == ru.scan.NumSubexp() {
-				ru.anchored, ru.starts = a, newAC(lits, true)
-				ru.head, ru.headLen = headOf(re)
+		if lits, wordStart, ok := startLiterals(re); ok {
+			anchored := `^(?:` + ru.scan.String() + `)`
+			if a, err := regexp.Compile(anchored); err == nil && a.NumSubexp() == ru.scan.NumSubexp() {
+				ru.anchored, ru.starts, ru.wordStart = a, newAC(lits, true), wordStart
+				ru.possible = newPossibleDFA(anchored)
 			}
 		}
 	}
@@ -191,6 +192,32 @@ func progLen(expr string) int {
 	return len(p.Inst)
 }
 
+// startLiterals returns the literals one of which every match of re
+// starts with (prefixLiterals), also for an expression that begins with
+// \b followed by such literals, all starting with a word character: then
+// wordStart is set, and \b holds at a literal's place exactly when the
+// byte before it is not a word character (Go's \b is ASCII-only).
+func startLiterals(re *syntax.Regexp) (lits []string, wordStart, ok bool) {
+	for re.Op == syntax.OpCapture {
+		re = re.Sub[0]
+	}
+	if re.Op == syntax.OpConcat && len(re.Sub) > 1 && re.Sub[0].Op == syntax.OpWordBoundary {
+		rest := &syntax.Regexp{Op: syntax.OpConcat, Flags: re.Flags, Sub: re.Sub[1:]}
+		lits, ok := prefixLiterals(rest)
+		if !ok {
+			return nil, false, false
+		}
+		for _, l := range lits {
+			if !isWordByte(l[0]) {
+				return nil, false, false
+			}
+		}
+		return lits, true, true
+	}
+	lits, ok = prefixLiterals(re)
+	return lits, false, ok
+}
+
 // prefixLiterals returns literals, lower-cased, one of which every match
 // of re starts with; ok is false when that is not known (an assertion or
 // a class first, an optional first element, a non-ASCII literal).
@@ -227,89 +254,4 @@ func prefixLiterals(re *syntax.Regexp) (set []string, ok bool) {
 		return set, true
 	}
 	return nil, false
-}
-
-// headOf returns, anchored, the longest leading run of a concatenation
-// whose matches are short (at most headCap bytes), when it is not the
-// whole expression: every match of the expression starts with a match of
-// it, and it is much cheaper to try, so it rules out most places first.
-func headOf(re *syntax.Regexp) (*regexp.Regexp, int) {
-	const headCap = 128
-	if re.Op != syntax.OpConcat {
-		return nil, 0
-	}
-	total, j := 0, 0
-	for ; j < len(re.Sub); j++ {
-		n := maxLenOf(re.Sub[j])
-		if n < 0 || total+n > headCap {
-			break
-		}
-		total += n
-	}
-	if j < 2 || j == len(re.Sub) {
-		return nil, 0
-	}
-	subs := append([]*syntax.Regexp(nil), re.Sub[:j]...)
-	// The next element, cut to the shortest start every match of it has
-	// (a secret's first ten characters), makes the test sharper.
-	if p := minPrefix(re.Sub[j]); p != nil {
-		if n := maxLenOf(p); n > 0 && total+n <= 2*headCap {
-			subs = append(subs, p)
-			total += n
-		}
-	}
-	head := &syntax.Regexp{Op: syntax.OpConcat, Flags: re.Flags, Sub: subs}
-	h, err := regexp.Compile(`^(?:` + head.String() + `)`)
-	if err != nil {
-		return nil, 0
-	}
-	return h, total
-}
-
-// minPrefix returns an expression matching a prefix of every match of re
-// (its repeats cut to their minimum count, optional tails dropped), or nil
-// when that prefix is empty or not known.
-func minPrefix(re *syntax.Regexp) *syntax.Regexp {
-	switch re.Op {
-	case syntax.OpLiteral, syntax.OpCharClass, syntax.OpAnyChar, syntax.OpAnyCharNotNL:
-		return re
-	case syntax.OpCapture, syntax.OpPlus:
-		return minPrefix(re.Sub[0])
-	case syntax.OpRepeat:
-		if re.Min < 1 {
-			return nil
-		}
-		// The first Min copies are whole matches of the element.
-		if maxLenOf(re.Sub[0]) < 0 {
-			return minPrefix(re.Sub[0])
-		}
-		return &syntax.Regexp{Op: syntax.OpRepeat, Flags: re.Flags, Min: re.Min, Max: re.Min, Sub: re.Sub[:1]}
-	case syntax.OpConcat:
-		// All but the last non-empty element whole, the last cut.
-		var out []*syntax.Regexp
-		for i, sub := range re.Sub {
-			if maxLenOf(sub) < 0 || i == len(re.Sub)-1 {
-				if p := minPrefix(sub); p != nil {
-					out = append(out, p)
-				}
-				break
-			}
-			out = append(out, sub)
-		}
-		if len(out) == 0 {
-			return nil
-		}
-		return &syntax.Regexp{Op: syntax.OpConcat, Flags: re.Flags, Sub: out}
-	case syntax.OpAlternate:
-		var out []*syntax.Regexp
-		for _, sub := range re.Sub {
-			p := minPrefix(sub)
-			if p == nil {
-				return nil // that branch may match the empty string
-			}
-			out = append(out, p)
-		}
-		return &syntax.Regexp{Op: syntax.OpAlternate, Flags: re.Flags, Sub: out}
-	}
-	return nil
 }

@@ -68,10 +68,12 @@ type rule struct {
 	// starts (the literals every match begins with) occurs.
 	anchored *regexp.Regexp
 	starts   *acAutomaton
-	// head, when set, is a short leading part of anchored (at most
-	// headLen bytes) tried first: where it fails, anchored would too.
-	head    *regexp.Regexp
-	headLen int
+	// wordStart: anchored begins with \b, so a place whose previous byte
+	// is a word character cannot start a match.
+	wordStart bool
+	// possible, when set, rejects in one pass over the bytes the places
+	// where anchored cannot match (possibleDFA).
+	possible *possibleDFA
 	// piece and overlap: find scans long windows in pieces (applyRule).
 	piece, overlap int
 	// maxLen bounds the length of a match in bytes (0: unbounded); find
@@ -102,16 +104,20 @@ type allowlist struct {
 	stop   *acAutomaton // stopwords, matched case-insensitively
 }
 
-func (a *allowlist) allowed(secret, match, line string) bool {
-	t := secret
+func (a *allowlist) allowed(secret, match string, line *textLine) bool {
 	switch a.target {
 	case "match":
-		t = match
+		if match != "" && a.re.match(match) {
+			return true
+		}
 	case "line":
-		t = line
-	}
-	if t != "" && a.re.match(t) {
-		return true
+		if line != nil && line.start < line.end && a.re.matchLine(line) {
+			return true
+		}
+	default:
+		if secret != "" && a.re.match(secret) {
+			return true
+		}
 	}
 	return a.stop != nil && secret != "" && a.stop.containsAny(secret)
 }

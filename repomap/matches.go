@@ -104,7 +104,10 @@ func (c *capture) endLine() int {
 }
 
 // text is the node's source text.
-func (c *capture) text(content []byte) string { return string(content[c.start:c.end]) }
+func (c *capture) text(content []byte) string { return string(c.bytes(content)) }
+
+// bytes is the node's source text, not copied.
+func (c *capture) bytes(content []byte) []byte { return content[c.start:c.end] }
 
 // matcher is a tree-sitter query cursor and the buffer its matches are
 // written to; one per worker (pooled per language), not safe for

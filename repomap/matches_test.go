@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -95,4 +96,46 @@ func firstDiff(a, b [][]uint32) int {
 		}
 	}
 	return min(len(a), len(b))
+}
+
+// TestPredicatesFilterMatches checks that a pattern's #eq? condition is
+// applied: only the list assigned to __all__ names exports.
+func TestPredicatesFilterMatches(t *testing.T) {
+	src := "__all__ = [\"Public\"]\nothers = [\"NotExported\"]\n"
+	ft, err := ParseFile("m.py", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	exports := map[string]bool{}
+	for _, r := range ft.Refs {
+		if r.Export {
+			exports[r.Name] = true
+		}
+	}
+	if !exports["Public"] || exports["NotExported"] || len(exports) != 1 {
+		t.Fatalf("exports %v, want only Public", exports)
+	}
+}
+
+func TestPredicateKinds(t *testing.T) {
+	cs := []capture{{id: 0, start: 0, end: 3}, {id: 1, start: 4, end: 7}}
+	content := []byte("abc abc xyz")
+	for _, c := range []struct {
+		p    predicate
+		want bool
+	}{
+		{predicate{left: 0, right: -1, text: "abc"}, true},
+		{predicate{left: 0, right: -1, text: "abd"}, false},
+		{predicate{left: 0, right: -1, text: "abc", not: true}, false},
+		{predicate{left: 0, right: 1}, true},
+		{predicate{left: 0, right: 1, not: true}, false},
+		{predicate{left: 1, right: -1, re: regexp.MustCompile("^a")}, true},
+		{predicate{left: 1, right: -1, re: regexp.MustCompile("^x")}, false},
+		{predicate{left: 1, right: -1, re: regexp.MustCompile("^x"), not: true}, true},
+		{predicate{left: 2, right: -1, text: "none"}, true}, // no such capture
+	} {
+		if got := holds([]predicate{c.p}, cs, content); got != c.want {
+			t.Errorf("%+v: holds = %v, want %v", c.p, got, c.want)
+		}
+	}
 }

@@ -30,11 +30,16 @@ type Def struct {
 	Local     bool   // inside a function or method body (not ranked in the map)
 }
 
-// Ref is every use of one name in a file, folded into one record.
+// Ref is every use of one name in a file, folded into one record per name
+// and form: bare (Name), member access (x.Name, Member) and export lists
+// (Export: a re-export `export { Name } from`, an `export { Name }` clause,
+// Python's __all__), which name what a package offers.
 type Ref struct {
-	Name  string
-	Count int // occurrences in the file
-	Line  int // 1-based line of the first occurrence
+	Name   string
+	Count  int  // occurrences in the file
+	Line   int  // 1-based line of the first occurrence
+	Member bool // x.Name: the receiver's type is unknown
+	Export bool // named by an export list
 }
 
 // Scope is a node that encloses definitions without being one itself (a Rust
@@ -69,7 +74,8 @@ type FileTags struct {
 	Language     string
 	Hash         string // workspace.Hash of the content
 	Lines        int
-	SyntaxErrors bool // the tree has ERROR or MISSING nodes (what parsed is kept)
+	SyntaxErrors bool   // the tree has ERROR or MISSING nodes (what parsed is kept)
+	Constraint   string // a Go file's //go:build expression ("" when none)
 	Defs         []Def
 	Refs         []Ref // sorted by name
 	Scopes       []Scope
@@ -142,6 +148,9 @@ func parseFileHashed(ctx context.Context, rel string, content []byte, hash strin
 		Lines:        bytes.Count(content, []byte{'\n'}) + 1,
 		SyntaxErrors: root.HasError(),
 	}
+	if name == "go" {
+		ft.Constraint = goBuildConstraint(content)
+	}
 	mt := matchers.Get().(*matcher)
 	defer matchers.Put(mt)
 	if err := extract(l, mt, root, content, ft); err != nil {
@@ -165,10 +174,12 @@ type rawDef struct {
 	scope      bool // a @scope, not a definition
 }
 
-// refHit is one reference node: its name's start byte and the name.
+// refHit is one reference node: its name's start byte, the name and the
+// <kind> of @reference.<kind>.
 type refHit struct {
 	start uint32
 	name  string
+	kind  string
 }
 
 func extract(l *language, mt *matcher, root *sitter.Node, content []byte, ft *FileTags) error {
@@ -183,6 +194,9 @@ func extract(l *language, mt *matcher, root *sitter.Node, content []byte, ft *Fi
 	imports := map[string]bool{}  // the package names the file imports
 	clen := uint32(len(content))
 	err := mt.run(l.query, root, func(pattern uint16, cs []capture) {
+		if ps := l.predicates[pattern]; ps != nil && !holds(ps, cs, content) {
+			return
+		}
 		var nameNode, defNode, refNode, recvNode, scopeNode, qualNode *capture
 		var kind string
 		for i := range cs {
@@ -264,7 +278,7 @@ func extract(l *language, mt *matcher, root *sitter.Node, content []byte, ft *Fi
 			if qualNode != nil && qualNode.end <= clen {
 				qualOf[start] = qualNode.text(content)
 			}
-			refs = append(refs, refHit{start, name})
+			refs = append(refs, refHit{start, name, kind})
 		}
 	})
 	mt.refs = refs[:0]
@@ -272,8 +286,12 @@ func extract(l *language, mt *matcher, root *sitter.Node, content []byte, ft *Fi
 		return err
 	}
 
-	// References: fold by name, skipping the name nodes of definitions.
-	agg := map[string]*refAgg{}
+	// References: fold by name and form, skipping the name nodes of definitions.
+	type refKey struct {
+		name           string
+		member, export bool
+	}
+	agg := map[refKey]*refAgg{}
 	sort.Slice(refs, func(i, j int) bool { return refs[i].start < refs[j].start })
 	lineOf := newLineIndex(content)
 	for i, r := range refs {
@@ -283,22 +301,33 @@ func extract(l *language, mt *matcher, root *sitter.Node, content []byte, ft *Fi
 		if _, isDef := defs[r.start]; isDef {
 			continue
 		}
-		name := r.name
+		k := refKey{name: r.name, member: r.kind == "member", export: r.kind == "export"}
 		if q, ok := qualOf[r.start]; ok && imports[q] {
-			name = q + "." + name // resolved to package q's definitions (rank.go)
+			// Resolved to package q's definitions (rank.go): a package
+			// member, not a member of a value.
+			k.name, k.member = q+"."+r.name, false
 		}
-		a := agg[name]
+		a := agg[k]
 		if a == nil {
 			a = &refAgg{line: lineOf.line(r.start)}
-			agg[name] = a
+			agg[k] = a
 		}
 		a.count++
 	}
 	ft.Refs = make([]Ref, 0, len(agg))
-	for name, a := range agg {
-		ft.Refs = append(ft.Refs, Ref{Name: name, Count: a.count, Line: a.line})
+	for k, a := range agg {
+		ft.Refs = append(ft.Refs, Ref{Name: k.name, Count: a.count, Line: a.line, Member: k.member, Export: k.export})
 	}
-	sort.Slice(ft.Refs, func(i, j int) bool { return ft.Refs[i].Name < ft.Refs[j].Name })
+	sort.Slice(ft.Refs, func(i, j int) bool {
+		a, b := &ft.Refs[i], &ft.Refs[j]
+		if a.Name != b.Name {
+			return a.Name < b.Name
+		}
+		if a.Member != b.Member {
+			return !a.Member
+		}
+		return !a.Export && b.Export
+	})
 
 	// Definitions and scopes in document order (outer before inner).
 	all := make([]*rawDef, 0, len(defs))
@@ -376,6 +405,27 @@ func extract(l *language, mt *matcher, root *sitter.Node, content []byte, ft *Fi
 		stack = append(stack, d)
 	}
 	return nil
+}
+
+// goBuildConstraint returns the expression of a Go file's //go:build line,
+// which must come before the package clause.
+func goBuildConstraint(content []byte) string {
+	for len(content) > 0 {
+		line := content
+		if i := bytes.IndexByte(content, '\n'); i >= 0 {
+			line, content = content[:i], content[i+1:]
+		} else {
+			content = nil
+		}
+		line = bytes.TrimSpace(line)
+		if expr, ok := bytes.CutPrefix(line, []byte("//go:build ")); ok {
+			return string(bytes.TrimSpace(expr))
+		}
+		if bytes.HasPrefix(line, []byte("package ")) {
+			break
+		}
+	}
+	return ""
 }
 
 // isTypeLike reports whether a parent makes the functions in it methods:

@@ -1,0 +1,865 @@
+package contextengine
+
+import (
+	"fmt"
+	"path"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/cairn-dev/cairn/codeindex"
+)
+
+// The callee pass. After the budget is allocated, what is left of it (and
+// the room of weak search hits) goes to the whole bodies of the functions
+// and methods the selection and its enclosing symbol call, when they are
+// not in the prompt yet: the definitions source shows a function's head,
+// the model answering "what does this do" needs the bodies it runs.
+//
+// Calls are resolved through the code index, not by name alone: x.m() is
+// the method m of x's type when the type can be read from the code around
+// the selection (a Go receiver or parameter, a composite literal or a
+// constructor's result, a struct field; self/this; a TypeScript or Python
+// annotation; a Python instantiation), pkg.F() is F of the package the
+// file imports as pkg, a bare f() is the f of this file or package (or the
+// one the file imports by that name). A call whose receiver's type cannot be
+// read only reaches a method of that name in this package, or of a type
+// this file names.
+
+// callSite is one call found in the selection or its enclosing symbol.
+type callSite struct {
+	name  string
+	recv  string // "" for a bare call, "?" for an expression we cannot name, else "a" or "a.b"
+	line  int    // 1-based line in the file
+	inSel bool
+}
+
+var (
+	callRE     = regexp.MustCompile(`([A-Za-z_$][\w$]*(?:\s*\??\.\s*[A-Za-z_$][\w$]*)*)\s*\(`)
+	callNoise  = map[string]bool{}
+	defPrefix  = regexp.MustCompile(`(?:^|[^\w$])(?:func|def|function|fn|class)\s*\*?$`)
+	methodLine = regexp.MustCompile(`^\s*(?:(?:public|private|protected|static|async|override|readonly|get|set)\s+)*[A-Za-z_$][\w$]*\s*(?:<[^>]*>)?\s*\(.*\)\s*(?::\s*[^{]+)?\{\s*$`)
+)
+
+func init() {
+	for _, w := range strings.Fields(`if for while switch catch return func function def fn new super typeof sizeof
+		await yield print println len cap make append copy delete panic recover new isinstance super
+		range go defer not and or in is lambda with assert elif except`) {
+		callNoise[w] = true
+	}
+}
+
+// findCalls lists the calls of lines [from, to] of the file, skipping the
+// names of definitions (func name(, def name(, a TypeScript method head).
+func findCalls(lines []string, from, to int, selFrom, selTo int) []callSite {
+	var out []callSite
+	for n := max(1, from); n <= to && n <= len(lines); n++ {
+		line := lines[n-1]
+		code := stripLineComment(line)
+		if methodLine.MatchString(code) && !strings.HasPrefix(strings.TrimSpace(code), "return") {
+			continue // a method or function head, not a call
+		}
+		for _, m := range callRE.FindAllStringSubmatchIndex(code, -1) {
+			chain := code[m[2]:m[3]]
+			prefix := code[:m[2]]
+			if defPrefix.MatchString(prefix) {
+				continue
+			}
+			trimmed := strings.TrimRight(prefix, " \t")
+			if strings.HasSuffix(trimmed, ")") && strings.HasPrefix(strings.TrimSpace(code), "func") {
+				continue // func (r *T) name(
+			}
+			parts := strings.Split(strings.NewReplacer(" ", "", "\t", "", "?.", ".").Replace(chain), ".")
+			name := parts[len(parts)-1]
+			recv := strings.Join(parts[:len(parts)-1], ".")
+			if strings.HasSuffix(trimmed, ".") || strings.HasSuffix(trimmed, "?.") {
+				recv = "?" // f().name(: the receiver is an expression
+			}
+			if callNoise[name] || codeStopIdents[name] && recv == "" {
+				continue
+			}
+			out = append(out, callSite{name: name, recv: recv, line: n, inSel: n >= selFrom && n <= selTo})
+		}
+	}
+	return out
+}
+
+func stripLineComment(s string) string {
+	for _, c := range []string{"//", "#"} {
+		if i := strings.Index(s, c); i >= 0 && strings.Count(s[:i], `"`)%2 == 0 && strings.Count(s[:i], `'`)%2 == 0 {
+			s = s[:i]
+		}
+	}
+	return s
+}
+
+// typeEnv maps a variable of the code around the selection to its type's
+// name as written ("T" or "pkg.T"); ctor maps a variable to the function
+// whose result it holds (its type comes from that function's signature).
+type typeEnv struct {
+	vars map[string]string
+	ctor map[string]string
+	self string // the class or receiver type that self/this/cls (and a Go receiver) name
+}
+
+var (
+	goRecvRE   = regexp.MustCompile(`^func\s*\(\s*(\w+)\s+\*?(\w+)`)
+	goParamRE  = regexp.MustCompile(`[(,]\s*(\w+)\s+(?:\.\.\.)?\*?((?:\w+\.)?[A-Za-z_]\w*)\s*[,)]`)
+	goVarRE    = regexp.MustCompile(`\bvar\s+(\w+)\s+\*?((?:\w+\.)?[A-Za-z_]\w*)`)
+	goLitRE    = regexp.MustCompile(`(\w+)\s*:?=\s*&?((?:\w+\.)?[A-Za-z_]\w*)\s*\{`)
+	goNewRE    = regexp.MustCompile(`(\w+)\s*:?=\s*new\(\s*((?:\w+\.)?\w+)\s*\)`)
+	goCtorRE   = regexp.MustCompile(`(\w+)(?:\s*,\s*\w+)*\s*:?=\s*((?:\w+\.)?[A-Za-z_]\w*)\(`)
+	annotRE    = regexp.MustCompile(`([A-Za-z_$][\w$]*)\s*\??\s*:\s*((?:[A-Za-z_$][\w$]*\.)?[A-Z][\w$]*)`)
+	tsNewRE    = regexp.MustCompile(`(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*=\s*new\s+((?:[\w$]+\.)?[\w$]+)`)
+	pyInstRE   = regexp.MustCompile(`(?m)^\s*([A-Za-z_]\w*)\s*=\s*((?:\w+\.)?[A-Z]\w*)\(`)
+	pySelfInst = regexp.MustCompile(`self\.(\w+)\s*(?::\s*((?:\w+\.)?[A-Z]\w*)\s*)?=\s*((?:\w+\.)?[A-Z]\w*)\(`)
+)
+
+// buildEnv reads variable types from text (the enclosing definition and the
+// selection) in the file's language.
+func buildEnv(lang, text string) typeEnv {
+	env := typeEnv{vars: map[string]string{}, ctor: map[string]string{}}
+	set := func(v, t string) {
+		if v != "" && t != "" && !codeStopIdents[t] && env.vars[v] == "" {
+			env.vars[v] = t
+		}
+	}
+	switch lang {
+	case "go":
+		for _, line := range strings.Split(text, "\n") {
+			tl := strings.TrimSpace(line)
+			if m := goRecvRE.FindStringSubmatch(tl); m != nil {
+				set(m[1], m[2])
+				if env.self == "" {
+					env.self = m[2]
+				}
+			}
+			if strings.HasPrefix(tl, "func") || strings.Contains(tl, "func(") {
+				for _, m := range goParamRE.FindAllStringSubmatch(tl, -1) {
+					set(m[1], m[2])
+				}
+			}
+			for _, m := range goVarRE.FindAllStringSubmatch(tl, -1) {
+				set(m[1], m[2])
+			}
+			for _, m := range goLitRE.FindAllStringSubmatch(tl, -1) {
+				set(m[1], m[2])
+			}
+			for _, m := range goNewRE.FindAllStringSubmatch(tl, -1) {
+				set(m[1], m[2])
+			}
+			for _, m := range goCtorRE.FindAllStringSubmatch(tl, -1) {
+				if _, ok := env.vars[m[1]]; !ok && env.ctor[m[1]] == "" {
+					env.ctor[m[1]] = m[2]
+				}
+			}
+		}
+	case "typescript", "tsx", "javascript":
+		for _, m := range annotRE.FindAllStringSubmatch(text, -1) {
+			set(m[1], m[2])
+		}
+		for _, m := range tsNewRE.FindAllStringSubmatch(text, -1) {
+			set(m[1], m[2])
+		}
+	case "python":
+		for _, m := range annotRE.FindAllStringSubmatch(text, -1) {
+			set(m[1], m[2])
+		}
+		for _, m := range pyInstRE.FindAllStringSubmatch(text, -1) {
+			set(m[1], m[2])
+		}
+	}
+	return env
+}
+
+// calleeKinds are the definitions that have a body worth sending.
+var calleeKinds = map[string]bool{"function": true, "method": true, "constructor": true}
+
+// maxCalleeLines bounds one callee body: a longer function is left to the
+// definitions source (its head) and the model's read_file.
+const maxCalleeLines = 200
+
+// weakSearchScore: a search hit scoring below it (not among the first
+// query's top three), or one that got in only on the room the caps left,
+// may give its room to a callee body resolved exactly.
+const weakSearchScore = 0.34
+
+// resolver resolves call sites and selector qualifiers to definitions.
+type resolver struct {
+	req   Request
+	ix    codeindex.Index
+	lang  string
+	imps  fileImports
+	env   typeEnv
+	cache map[string][]codeindex.Symbol
+}
+
+func (r *resolver) defs(name string) []codeindex.Symbol {
+	if ds, ok := r.cache[name]; ok {
+		return ds
+	}
+	ds := r.ix.Definitions([]string{name})
+	var keep []codeindex.Symbol
+	for _, d := range ds {
+		if r.lang != "" && d.Language != r.lang && !sameFamily(r.lang, d.Language) {
+			continue
+		}
+		if isTestPath(d.Path) && !isTestPath(r.req.File) {
+			continue
+		}
+		keep = append(keep, d)
+	}
+	r.cache[name] = keep
+	return keep
+}
+
+// splitQual splits "pkg.T" into its qualifier and name.
+func splitQual(t string) (qual, name string) {
+	if i := strings.LastIndexByte(t, '.'); i > 0 {
+		return t[:i], t[i+1:]
+	}
+	return "", t
+}
+
+// place scores how near a definition is: this file, this package, the
+// package qual names (an import alias), an imported file or package.
+func (r *resolver) place(d codeindex.Symbol, qual string) float64 {
+	return r.placeOf(d, qual) - otherOSPenalty(d.Path)
+}
+
+// otherOSPenalty prefers the Unix variant of a Go file split by
+// operating system (lp_unix.go over lp_plan9.go and lp_windows.go).
+func otherOSPenalty(rel string) float64 {
+	base := strings.TrimSuffix(path.Base(rel), ".go")
+	if base == path.Base(rel) {
+		return 0
+	}
+	for _, os := range []string{"_windows", "_plan9", "_wasm", "_js", "_wasip1", "_darwin", "_freebsd", "_openbsd", "_netbsd", "_dragonfly", "_solaris", "_aix", "_illumos", "_ios", "_android", "_zos"} {
+		if strings.HasSuffix(base, os) || strings.Contains(base, os+"_") {
+			return 0.5
+		}
+	}
+	return 0
+}
+
+func (r *resolver) placeOf(d codeindex.Symbol, qual string) float64 {
+	switch {
+	case d.Path == r.req.File:
+		return 3
+	case qual != "" && r.imps.byAlias[qual] != "" && importMatch(r.imps.byAlias[qual], d.Path):
+		return 3
+	case qual == "" && r.req.File != "" && path.Dir(d.Path) == path.Dir(r.req.File):
+		return 2
+	}
+	for _, p := range r.imps.paths {
+		if importMatch(p, d.Path) {
+			return 1
+		}
+	}
+	return 0
+}
+
+// nearest keeps the best-placed definitions (ties: at most two); with
+// needPlace, only those in this file, package or an import.
+func (r *resolver) nearest(ds []codeindex.Symbol, qual string, needPlace bool) []codeindex.Symbol {
+	if len(ds) == 0 {
+		return nil
+	}
+	type scored struct {
+		d codeindex.Symbol
+		p float64
+	}
+	var ss []scored
+	for _, d := range ds {
+		ss = append(ss, scored{d, r.place(d, qual)})
+	}
+	sort.SliceStable(ss, func(i, j int) bool { return ss[i].p > ss[j].p })
+	if needPlace && ss[0].p <= 0 {
+		return nil
+	}
+	var out []codeindex.Symbol
+	for _, s := range ss {
+		if s.p < ss[0].p || len(out) == 2 {
+			break
+		}
+		out = append(out, s.d)
+	}
+	return out
+}
+
+// typeOf resolves a receiver expression ("c", "self", "c.conn") to a type
+// name as written ("T" or "pkg.T"); "" when it cannot be read.
+func (r *resolver) typeOf(recv string) string {
+	if recv == "" || recv == "?" {
+		return ""
+	}
+	parts := strings.Split(recv, ".")
+	var t string
+	switch first := parts[0]; {
+	case first == "self" || first == "this" || first == "cls":
+		t = r.env.self
+	case r.env.vars[first] != "":
+		t = r.env.vars[first]
+	case r.env.ctor[first] != "":
+		t = r.resultType(r.env.ctor[first])
+	}
+	for _, f := range parts[1:] {
+		if t == "" {
+			return ""
+		}
+		t = r.fieldType(t, f)
+	}
+	return t
+}
+
+var goResultRE = regexp.MustCompile(`\)\s*\(?\s*\*?((?:\w+\.)?[A-Za-z_]\w*)`)
+
+// resultType reads the type a constructor-like function returns from its
+// signature (Go: func NewT(...) (*T, error); a Python or TypeScript class
+// called as a function is its own type).
+func (r *resolver) resultType(fn string) string {
+	qual, name := splitQual(fn)
+	for _, d := range r.nearest(r.defs(name), qual, true) {
+		switch d.Kind {
+		case "class", "struct", "type", "interface":
+			return fn
+		case "function":
+			sig := d.Signature
+			if i := strings.Index(sig, name+"("); i >= 0 {
+				sig = sig[i+len(name):]
+			}
+			// Skip the parameter list (balanced parentheses).
+			depth := 0
+			for i, c := range sig {
+				if c == '(' {
+					depth++
+				} else if c == ')' {
+					depth--
+					if depth == 0 {
+						if m := goResultRE.FindStringSubmatch(sig[i:]); m != nil && !codeStopIdents[m[1]] {
+							t := m[1]
+							if q, n := splitQual(t); q == "" && qual != "" {
+								t = qual + "." + n // pkg.NewT returns pkg's T
+							}
+							return t
+						}
+						return ""
+					}
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// typeDef finds the definition of a type written as t.
+func (r *resolver) typeDef(t string) (codeindex.Symbol, bool) {
+	qual, name := splitQual(t)
+	var ds []codeindex.Symbol
+	for _, d := range r.defs(name) {
+		switch d.Kind {
+		case "class", "struct", "type", "interface":
+			ds = append(ds, d)
+		}
+	}
+	best := r.nearest(ds, qual, false)
+	if len(best) == 0 {
+		return codeindex.Symbol{}, false
+	}
+	return best[0], true
+}
+
+// fieldType reads the type of field f of type t from t's definition.
+func (r *resolver) fieldType(t, f string) string {
+	td, ok := r.typeDef(t)
+	if !ok || td.EndLine-td.Line > 600 {
+		return ""
+	}
+	text, ok := rawLines(r.req, td.Path, td.Line, td.EndLine)
+	if !ok {
+		return ""
+	}
+	var res []*regexp.Regexp
+	switch td.Language {
+	case "go":
+		res = []*regexp.Regexp{regexp.MustCompile(`(?m)^\s*(?:\w+\s*,\s*)*` + regexp.QuoteMeta(f) + `(?:\s*,\s*\w+)*\s+\*?((?:\w+\.)?[A-Za-z_]\w*)`)}
+	case "python":
+		res = []*regexp.Regexp{regexp.MustCompile(`self\.` + regexp.QuoteMeta(f) + `\s*(?::\s*((?:\w+\.)?[A-Z]\w*))?\s*=\s*((?:\w+\.)?[A-Z]\w*)\(`)}
+	default:
+		res = []*regexp.Regexp{regexp.MustCompile(`(?:^|[\s(,;{])` + regexp.QuoteMeta(f) + `\s*[?!]?\s*:\s*((?:[\w$]+\.)?[A-Z][\w$]*)`)}
+	}
+	for _, re := range res {
+		if m := re.FindStringSubmatch(text); m != nil {
+			for _, g := range m[1:] {
+				if g != "" && !codeStopIdents[g] {
+					if q, n := splitQual(g); q == "" {
+						if tq, _ := splitQual(t); tq != "" {
+							return tq + "." + n
+						}
+					}
+					return g
+				}
+			}
+		}
+	}
+	return ""
+}
+
+var (
+	pyBasesRE = regexp.MustCompile(`^\s*class\s+\w+\s*\(([^)]*)\)`)
+	tsBaseRE  = regexp.MustCompile(`\bextends\s+((?:[\w$]+\.)?[\w$]+)`)
+)
+
+// bases lists the types t inherits or embeds (one level).
+func (r *resolver) bases(t string) []string {
+	td, ok := r.typeDef(t)
+	if !ok {
+		return nil
+	}
+	var out []string
+	switch td.Language {
+	case "python":
+		if m := pyBasesRE.FindStringSubmatch(td.Signature); m != nil {
+			for _, b := range strings.Split(m[1], ",") {
+				b = strings.TrimSpace(b)
+				if b != "" && !strings.Contains(b, "=") && b != "object" {
+					out = append(out, b)
+				}
+			}
+		}
+	case "go":
+		if td.EndLine-td.Line > 300 {
+			return nil
+		}
+		text, ok := rawLines(r.req, td.Path, td.Line+1, td.EndLine)
+		if !ok {
+			return nil
+		}
+		for _, l := range strings.Split(text, "\n") {
+			l = strings.TrimSpace(stripLineComment(l))
+			if f := strings.Fields(l); len(f) == 1 && f[0] != "}" && f[0] != "{" {
+				out = append(out, strings.TrimPrefix(f[0], "*"))
+			}
+		}
+	default:
+		if m := tsBaseRE.FindStringSubmatch(td.Signature); m != nil {
+			out = append(out, m[1])
+		}
+	}
+	return out
+}
+
+// isInterface says whether t names an interface: its methods have no body,
+// and the value's dynamic type decides which method runs.
+func (r *resolver) isInterface(t string) bool {
+	td, ok := r.typeDef(t)
+	return ok && td.Kind == "interface"
+}
+
+// method resolves method name of type t (and, failing that, of its bases).
+// An interface's method resolves to nothing: the call reaches whichever
+// type the value holds.
+func (r *resolver) method(t, name string) []codeindex.Symbol {
+	if r.isInterface(t) {
+		return nil
+	}
+	for depth, ts := 0, []string{t}; depth < 3 && len(ts) > 0; depth++ {
+		var next []string
+		for _, t := range ts {
+			qual, tn := splitQual(t)
+			var ds []codeindex.Symbol
+			for _, d := range r.defs(name) {
+				if d.Scope == tn {
+					ds = append(ds, d)
+				}
+			}
+			if best := r.nearest(ds, qual, false); len(best) > 0 {
+				return best
+			}
+			next = append(next, r.bases(t)...)
+		}
+		ts = next
+	}
+	return nil
+}
+
+// resolution is how a call was resolved (for the report and the order).
+type resolution struct {
+	defs []codeindex.Symbol
+	how  string
+	// exact: by the receiver's type, the package qualifier or this
+	// file/package (else a guess among methods of that name nearby).
+	exact bool
+}
+
+// resolve finds the definitions a call site means.
+func (r *resolver) resolve(c callSite) resolution {
+	if c.recv == "" {
+		var ds []codeindex.Symbol
+		for _, d := range r.defs(c.name) {
+			if d.Scope == "" || r.lang != "go" && d.Kind == "class" {
+				ds = append(ds, d)
+			}
+		}
+		if orig, ok := r.imps.renamed[c.name]; ok {
+			for _, d := range r.defs(orig) {
+				if d.Scope == "" {
+					ds = append(ds, d)
+				}
+			}
+		}
+		best := r.nearest(ds, "", true)
+		if len(best) == 0 {
+			return resolution{}
+		}
+		// Go: an unqualified call is this package's.
+		if r.lang == "go" && path.Dir(best[0].Path) != path.Dir(r.req.File) {
+			return resolution{}
+		}
+		if r.lang != "go" && best[0].Path != r.req.File && r.place(best[0], "") < 1 {
+			return resolution{}
+		}
+		return resolution{defs: r.ctorOf(best), how: "called by name", exact: true}
+	}
+	first := strings.SplitN(c.recv, ".", 2)[0]
+	if p, ok := r.imps.byAlias[first]; ok && !strings.Contains(c.recv, ".") && r.env.vars[first] == "" {
+		var ds []codeindex.Symbol
+		for _, d := range r.defs(c.name) {
+			if d.Scope == "" && importMatch(p, d.Path) {
+				ds = append(ds, d)
+			}
+		}
+		if len(ds) > 0 {
+			return resolution{defs: r.nearest(ds, first, false), how: "package " + first, exact: true}
+		}
+		return resolution{}
+	}
+	if t := r.typeOf(c.recv); t != "" {
+		if r.isInterface(t) {
+			return resolution{} // the value's dynamic type decides
+		}
+		if ds := r.method(t, c.name); len(ds) > 0 {
+			return resolution{defs: ds, how: c.recv + " is a " + t, exact: true}
+		}
+		return resolution{}
+	}
+	// Unknown receiver: a method of that name in this package.
+	var ds []codeindex.Symbol
+	for _, d := range r.defs(c.name) {
+		if d.Scope != "" && path.Dir(d.Path) == path.Dir(r.req.File) {
+			ds = append(ds, d)
+		}
+	}
+	if len(ds) == 0 || len(ds) > 2 {
+		return resolution{}
+	}
+	return resolution{defs: ds, how: "a method named " + c.name + " nearby"}
+}
+
+// ctorOf turns a called class into its constructor (Python __init__,
+// TypeScript constructor); other definitions stay.
+func (r *resolver) ctorOf(ds []codeindex.Symbol) []codeindex.Symbol {
+	var out []codeindex.Symbol
+	for _, d := range ds {
+		if d.Kind != "class" {
+			out = append(out, d)
+			continue
+		}
+		for _, ctor := range []string{"__init__", "constructor"} {
+			for _, m := range r.defs(ctor) {
+				if m.Scope == d.Name && m.Path == d.Path {
+					out = append(out, m)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// rawLines returns lines [from, to] of a workspace file, unnumbered.
+func rawLines(req Request, rel string, from, to int) (string, bool) {
+	if rel == req.File && req.FileText != "" {
+		lines := strings.SplitAfter(req.FileText, "\n")
+		if from > len(lines) {
+			return "", false
+		}
+		return strings.Join(lines[from-1:min(to, len(lines))], ""), true
+	}
+	if req.WS == nil {
+		return "", false
+	}
+	text, ok, err := req.WS.ReadFile(req.WS.Abs(rel))
+	if err != nil || !ok {
+		return "", false
+	}
+	lines := strings.SplitAfter(text, "\n")
+	if from > len(lines) {
+		return "", false
+	}
+	return strings.Join(lines[from-1:min(to, len(lines))], ""), true
+}
+
+// newResolver reads the types around the selection: the outermost
+// function around it (its parameters, receiver and locals) and the class
+// or receiver type that self/this name.
+func newResolver(req Request, ix codeindex.Index, lines []string, sel *Selection) *resolver {
+	r := &resolver{req: req, ix: ix, lang: codeindex.LanguageOf(req.File), imps: parseImports(req.File, req.FileText),
+		cache: map[string][]codeindex.Symbol{}}
+	text := ""
+	self := ""
+	if sel != nil && sel.StartLine <= len(lines) {
+		end := min(sel.EndLine, len(lines))
+		from, to := sel.StartLine, end
+		if defs, ok := ix.FileSymbols(req.File); ok {
+			var outer *codeindex.Symbol
+			for i := range defs {
+				d := &defs[i]
+				if d.Line > sel.StartLine || d.EndLine < sel.StartLine {
+					continue
+				}
+				switch d.Kind {
+				case "class", "struct", "interface", "impl", "module", "trait":
+					if d.EndLine-d.Line < 5000 && (self == "" || d.Depth >= 0) {
+						self = d.Name // the innermost class wins: defs come in source order
+					}
+					continue
+				}
+				if calleeKinds[d.Kind] && (outer == nil || d.Line < outer.Line) && d.EndLine-d.Line < 1000 {
+					outer = d
+				}
+				if d.Scope != "" && calleeKinds[d.Kind] && self == "" {
+					self = d.Scope
+				}
+			}
+			if outer != nil {
+				from, to = outer.Line, max(end, outer.EndLine)
+				if outer.Scope != "" {
+					self = outer.Scope
+				}
+			}
+		}
+		text = strings.Join(lines[from-1:min(to, len(lines))], "")
+	}
+	r.env = buildEnv(r.lang, text)
+	if self != "" {
+		r.env.self = self
+	}
+	return r
+}
+
+// calleeSources finds the callees of the selection and of its enclosing
+// symbol and makes an item of each body, ordered nearest and most specific
+// first: calls in the selection before calls elsewhere in the enclosing
+// symbol, calls resolved exactly (receiver type, package, this package)
+// before guesses, then by distance from the selection. The items are not
+// allocated with the others: spendOnCallees adds them at the end with what
+// is left. It returns the resolver for the definitions source.
+func calleeSources(req Request, r *resolver, lines []string, sel *Selection, encl *codeindex.Symbol, add func(*Item)) {
+	if sel == nil || sel.StartLine > len(lines) {
+		return
+	}
+	end := min(sel.EndLine, len(lines))
+	from, to := sel.StartLine, end
+	enclName := ""
+	if encl != nil && encl.EndLine-encl.Line < 400 {
+		from, to = min(from, encl.Line), max(to, encl.EndLine)
+		enclName = qualified(*encl)
+	}
+	calls := findCalls(lines, from, to, sel.StartLine, end)
+	type cand struct {
+		d     codeindex.Symbol
+		c     callSite
+		how   string
+		exact bool
+		tier  int
+		dist  int
+		order int
+	}
+	var cands []cand
+	seen := map[string]bool{}
+	for i, c := range calls {
+		res := r.resolve(c)
+		for _, d := range res.defs {
+			if !calleeKinds[d.Kind] || d.Local {
+				continue
+			}
+			if d.Path == req.File && d.Line <= to && d.EndLine >= from {
+				continue // the selection or its enclosing symbol itself
+			}
+			key := d.Path + ":" + strconv.Itoa(d.Line)
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			tier := 0
+			if !c.inSel {
+				tier++
+			}
+			if !res.exact {
+				tier += 2
+			}
+			dist := 0
+			if c.line < sel.StartLine {
+				dist = sel.StartLine - c.line
+			} else if c.line > end {
+				dist = c.line - end
+			}
+			cands = append(cands, cand{d, c, res.how, res.exact, tier, dist, i})
+		}
+	}
+	sort.SliceStable(cands, func(i, j int) bool {
+		if cands[i].tier != cands[j].tier {
+			return cands[i].tier < cands[j].tier
+		}
+		return cands[i].dist < cands[j].dist
+	})
+	for rank, c := range cands {
+		d := c.d
+		loc := fmt.Sprintf("%s:%d-%d %s", d.Path, d.Line, d.EndLine, qualified(d))
+		it := &Item{Source: SourceCallees, Location: loc, Priority: prioDefinitions, Score: 1 / float64(1+rank), late: true, exact: c.exact}
+		if d.EndLine-d.Line+1 > maxCalleeLines {
+			it.Reason = fmt.Sprintf("callee body longer than %d lines (%d): left to the definitions source", maxCalleeLines, d.EndLine-d.Line+1)
+			add(it)
+			continue
+		}
+		text, ok := snippet(req.WS, d.Path, d.Line, d.EndLine)
+		if !ok {
+			continue
+		}
+		where := "the selection"
+		if !c.c.inSel {
+			where = "the enclosing " + enclName
+		}
+		how := ""
+		if c.how != "" {
+			how = "; " + c.how
+		}
+		it.Text = fmt.Sprintf("## Callee body: %s (%s), called from %s at line %d%s: %s lines %d-%d\n%s",
+			qualified(d), d.Kind, where, c.c.line, how, d.Path, d.Line, d.EndLine, text)
+		add(it)
+	}
+}
+
+// spendOnCallees adds the callee bodies that are not in the prompt yet,
+// nearest first, while they fit in what the budget has left. An included
+// item that lies wholly inside a callee's body (its head, cut to fit) gives
+// its tokens to it; weak search hits and open documents give theirs, lowest
+// score first, when that makes a body fit. It
+// returns the tokens used.
+//
+// A callee resolved exactly (not a guess among same-named methods) may
+// also take the room of weak search hits and open documents.
+func spendOnCallees(items []*Item, avail, used int, report *Report) int {
+	type held struct {
+		it         *Item
+		rel        string
+		start, end int
+	}
+	heldOf := func() []held {
+		var out []held
+		for _, it := range items {
+			if !it.Included {
+				continue
+			}
+			m := locSpanRE.FindStringSubmatch(it.Location)
+			if m == nil {
+				continue
+			}
+			a, _ := strconv.Atoi(m[2])
+			b, _ := strconv.Atoi(m[3])
+			out = append(out, held{it, m[1], a, b})
+		}
+		return out
+	}
+	var cands []*Item
+	for _, it := range items {
+		if it.late && it.Source == SourceCallees && !it.Included && it.Text != "" &&
+			!strings.Contains(it.Reason, "duplicate") && !strings.Contains(it.Reason, "longer than") && !strings.Contains(it.Reason, "merged into") {
+			cands = append(cands, it)
+		}
+	}
+	sort.SliceStable(cands, func(i, j int) bool { return cands[i].Score > cands[j].Score })
+	for _, c := range cands {
+		base := c.Reason // "redacted …; " when a secret was masked
+		if i := strings.Index(base, "callee body"); i >= 0 {
+			base = base[:i]
+		}
+		m := locSpanRE.FindStringSubmatch(c.Location)
+		rel := m[1]
+		start, _ := strconv.Atoi(m[2])
+		end, _ := strconv.Atoi(m[3])
+		hs := heldOf()
+		var inside, weak []*Item
+		dup := ""
+		for _, h := range hs {
+			if h.rel != rel {
+				continue
+			}
+			whole := !strings.Contains(h.it.Reason, "cut to") && !strings.Contains(h.it.Reason, "shortened")
+			if h.start <= start && h.end >= end && whole {
+				dup = h.it.Location
+				break
+			}
+			if h.start >= start && h.end <= end && !h.it.Required {
+				inside = append(inside, h.it)
+			}
+		}
+		if dup != "" {
+			c.Reason = base + "duplicate: already in the prompt in " + dup
+			continue
+		}
+		need := c.Tokens
+		for _, it := range inside {
+			need -= it.Tokens
+		}
+		room := avail - used
+		if need > room && c.exact {
+			for _, it := range items {
+				weakHit := it.Source == SourceSearch && (it.Score < weakSearchScore || strings.Contains(it.Reason, "caps left unused"))
+				if it.Included && !it.Required && (weakHit || it.Source == SourceOpenDocs) {
+					weak = append(weak, it)
+				}
+			}
+			sort.SliceStable(weak, func(i, j int) bool { return weak[i].Score < weak[j].Score })
+			freed, k := 0, 0
+			for k < len(weak) && need > room+freed {
+				freed += weak[k].Tokens
+				k++
+			}
+			if need > room+freed {
+				weak = nil
+			} else {
+				weak = weak[:k]
+			}
+		}
+		victims := 0
+		for _, it := range weak {
+			victims += it.Tokens
+		}
+		if need > room+victims {
+			c.Reason = base + fmt.Sprintf("callee body; no room: %d tokens, %d left", need, room)
+			continue
+		}
+		for _, it := range inside {
+			it.Included = false
+			it.Reason = "duplicate: already in the prompt in " + c.Location
+		}
+		for _, it := range weak {
+			it.Included = false
+			it.Reason = "displaced by the callee body " + c.Location
+			report.Degraded = true
+		}
+		c.Included = true
+		switch {
+		case len(weak) > 0:
+			c.Reason = base + fmt.Sprintf("callee body; in the room of %d weak search hit(s) or open document(s)", len(weak))
+		case len(inside) > 0:
+			c.Reason = base + "callee body; replaces its head and fits in the budget left"
+		default:
+			c.Reason = base + "callee body; fits in the budget left"
+		}
+		used += need - victims
+	}
+	return used
+}

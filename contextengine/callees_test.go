@@ -1,0 +1,328 @@
+package contextengine
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/tokencount"
+)
+
+// store is a small Go module: Service.Place (orders/order.go) calls
+// s.book.Record (a method of ledger.Book, reached through a field), the
+// same-package validate (long: more lines than a definition shows) and a
+// same-file helper; orders/record.go has a same-named function Record and
+// metrics a same-named method, neither of which Place calls.
+func storeArchive() string {
+	var long strings.Builder
+	for i := 0; i < 30; i++ {
+		fmt.Fprintf(&long, "\tif strings.Contains(id, %q) {\n\t\treturn false\n\t}\n", fmt.Sprintf("bad%02d", i))
+	}
+	return `
+-- go.mod --
+module example.com/store
+
+go 1.22
+-- orders/order.go --
+package orders
+
+import (
+	"errors"
+
+	"example.com/store/ledger"
+)
+
+var errInvalid = errors.New("invalid order")
+
+// Service places orders.
+type Service struct {
+	book  *ledger.Book
+	limit int
+}
+
+// Place records an order after checking it.
+func (s *Service) Place(id string, cents int) (string, error) {
+	if !validate(id) {
+		return "", errInvalid
+	}
+	if cents <= 0 || cents > s.limit {
+		return "", errInvalid
+	}
+	entry := s.book.Record(id, cents)
+	return describe(entry.ID, cents), nil
+}
+
+// describe formats an order line.
+func describe(id string, cents int) string {
+	return id + ": " + itoa(cents)
+}
+-- orders/itoa.go --
+package orders
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	var b []byte
+	for n > 0 {
+		b = append([]byte{byte('0' + n%10)}, b...)
+		n /= 10
+	}
+	return string(b)
+}
+-- orders/validate.go --
+package orders
+
+import "strings"
+
+// validate rejects ids with any of the banned words.
+func validate(id string) bool {
+` + long.String() + `	return id != "" // END OF VALIDATE
+}
+-- orders/record.go --
+package orders
+
+// Record is a same-named function in the caller's own package; Place's
+// s.book.Record is not it.
+func Record(id string, cents int) string {
+	return "WRONG RECORD FUNCTION " + id
+}
+-- ledger/book.go --
+package ledger
+
+// Book is the ledger of orders.
+type Book struct {
+	entries []Entry
+	total   int
+}
+
+// Entry is one recorded order.
+type Entry struct {
+	ID    string
+	Cents int
+}
+
+// Record appends an order to the book and returns its entry.
+func (b *Book) Record(id string, cents int) Entry {
+	e := Entry{ID: id, Cents: cents}
+	b.entries = append(b.entries, e)
+	b.total += cents // END OF BOOK RECORD
+	return e
+}
+-- metrics/counter.go --
+package metrics
+
+// Counter counts events.
+type Counter struct{ n int }
+
+// Record is a same-named method of another type.
+func (c *Counter) Record(id string, cents int) {
+	c.n++ // WRONG RECORD METHOD
+}
+`
+}
+
+// placeLines: the selection is Place's last two statements (the calls of
+// s.book.Record and describe); validate is called only above it, in the
+// enclosing method.
+const placeFrom, placeTo = 25, 26
+
+func calleeItems(r *Report) (in, out []*Item) { return itemsOf(r, SourceCallees) }
+
+// hasCallee says whether loc is a callee candidate (in the prompt as a
+// callee body or already there).
+func hasCallee(r *Report, loc string) bool {
+	for _, it := range r.Items {
+		if it.Source == SourceCallees && it.Location == loc {
+			return true
+		}
+	}
+	return false
+}
+
+func TestCalleeBodyAddedResolvedByReceiverType(t *testing.T) {
+	f := newFixture(t, storeArchive(), nil)
+	b, err := Build(f.request(t, "orders/order.go", placeFrom, placeTo, "What happens when an order is placed?", 16384))
+	if err != nil {
+		t.Fatal(err)
+	}
+	requiredIncluded(t, b)
+	in, _ := calleeItems(b.Report)
+	var locs []string
+	for _, it := range in {
+		locs = append(locs, it.Location)
+	}
+	// validate is called only outside the selection (in the enclosing
+	// Place) and is longer than a definition shows: its whole body comes in
+	// as a callee body, marked as such.
+	if !strings.Contains(b.User, "END OF VALIDATE") {
+		t.Errorf("validate's whole body is missing (callee items included: %v)\n%s", locs, b.Report.Markdown())
+	}
+	if !strings.Contains(b.User, "## Callee body: validate (function), called from the enclosing Service.Place") {
+		t.Errorf("validate is not marked as a callee body of the enclosing method:\n%s", b.User)
+	}
+	// s.book.Record resolves through the field's type to ledger.Book's
+	// method, never to the same-named function of this package or the
+	// metrics method.
+	if !strings.Contains(b.User, "END OF BOOK RECORD") {
+		t.Errorf("Book.Record's body is missing:\n%s", b.Report.Markdown())
+	}
+	// (A search hit may still show them: the words match.)
+	for _, it := range b.Report.Items {
+		if (it.Source == SourceCallees || it.Source == SourceDefinitions) &&
+			(strings.HasPrefix(it.Location, "orders/record.go") || strings.HasPrefix(it.Location, "metrics/counter.go")) {
+			t.Errorf("a same-named definition instead of the receiver's method: %s %s", it.Source, it.Location)
+		}
+	}
+	if !hasNote(b.Report, "namesakes left out, the receiver's type was resolved: Record") {
+		t.Errorf("no note on the namesakes of Record left out: %v", b.Report.Notes)
+	}
+	// The report lists the callee bodies with why they are there.
+	if md := b.Report.Markdown(); !strings.Contains(md, "| callee bodies | orders/validate.go:") {
+		t.Errorf("the report has no callee row for validate:\n%s", md)
+	}
+}
+
+// A callee whose body is in the prompt already (the same-file helper in the
+// surrounding code, a short function shown whole as a definition) is not
+// added again: each body is in the prompt once.
+func TestCalleeAlreadyPresentNotDuplicated(t *testing.T) {
+	f := newFixture(t, storeArchive(), nil)
+	b, err := Build(f.request(t, "orders/order.go", placeFrom, placeTo, "What happens when an order is placed?", 16384))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, marker := range []string{"END OF BOOK RECORD", "END OF VALIDATE", "return id + \": \" + itoa(cents)"} {
+		if n := strings.Count(b.User, marker); n != 1 {
+			t.Errorf("%q is in the prompt %d times, want once\n%s", marker, n, b.Report.Markdown())
+		}
+	}
+	found := false
+	for _, it := range b.Report.Items {
+		if it.Source == SourceCallees && strings.Contains(it.Location, "describe") {
+			found = true
+			if it.Included || !strings.HasPrefix(it.Reason, "duplicate: already in the prompt in orders/order.go:") {
+				t.Errorf("describe (in the surrounding code) as a callee: included %v, %q", it.Included, it.Reason)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("describe, called in the selection, is not a callee candidate:\n%s", b.Report.Markdown())
+	}
+}
+
+// At small budgets the callee bodies only take what is left: the build
+// never goes over the budget, and a body that does not fit is reported.
+func TestCalleeBudgetRespected(t *testing.T) {
+	f := newFixture(t, storeArchive(), nil)
+	sawNoRoom, sawIncluded := false, false
+	for window := 1024; window <= 8192; window += 512 {
+		b, err := Build(f.request(t, "orders/order.go", placeFrom, placeTo, "What happens when an order is placed?", window))
+		if err != nil {
+			t.Fatal(err)
+		}
+		bd := b.Report.Budget
+		if bd.Used > bd.Available {
+			t.Errorf("window %d: used %d > available %d", window, bd.Used, bd.Available)
+		}
+		if n := tokencount.Count(b.System) + tokencount.Count(b.User); n > bd.Available {
+			t.Errorf("window %d: the prompt is %d tokens, %d available", window, n, bd.Available)
+		}
+		sum := tokencount.Count(b.System)
+		for _, it := range b.Report.Items[1:] {
+			if it.Included {
+				sum += it.Tokens
+			}
+		}
+		if sum != bd.Used {
+			t.Errorf("window %d: included items hold %d tokens, the budget says %d used", window, sum, bd.Used)
+		}
+		in, out := calleeItems(b.Report)
+		if len(in) > 0 {
+			sawIncluded = true
+		}
+		for _, it := range out {
+			if strings.Contains(it.Reason, "no room") {
+				sawNoRoom = true
+			}
+		}
+	}
+	if !sawNoRoom || !sawIncluded {
+		t.Errorf("over 1k-8k windows: a callee left out for lack of room %v, a callee included %v; want both", sawNoRoom, sawIncluded)
+	}
+}
+
+// Python: self.m() is the method of the enclosing class or of its base
+// class, not a same-named function of another module.
+func TestCalleeSelfResolvedThroughBaseClass(t *testing.T) {
+	f := newFixture(t, `
+-- pkg/mixins.py --
+class LoopBound:
+    def _get_loop(self):
+        loop = current_loop()
+        return loop  # THE MIXIN METHOD
+-- pkg/other.py --
+def _get_loop():
+    return None  # WRONG MODULE FUNCTION
+-- pkg/locks.py --
+from . import mixins
+
+
+class Lock(mixins.LoopBound):
+    def acquire(self):
+        fut = self._get_loop().create_future()
+        try:
+            return fut
+        finally:
+            self._waiters = None
+`, nil)
+	b, err := Build(f.request(t, "pkg/locks.py", 7, 10, "Whose loop makes the future?", 8192))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.User, "THE MIXIN METHOD") || !hasCallee(b.Report, "pkg/mixins.py:2-4 LoopBound._get_loop") {
+		t.Errorf("LoopBound._get_loop is missing or not resolved as the callee:\n%s", b.Report.Markdown())
+	}
+	for _, it := range b.Report.Items {
+		if (it.Source == SourceCallees || it.Source == SourceDefinitions) && strings.HasPrefix(it.Location, "pkg/other.py") {
+			t.Errorf("the module function _get_loop is a candidate: %s %s", it.Source, it.Location)
+		}
+	}
+}
+
+// TypeScript: cxt.error() on a parameter typed KeywordCxt is the class's
+// method, not the file's own const named error.
+func TestCalleeTypeScriptParameterType(t *testing.T) {
+	f := newFixture(t, `
+-- lib/validate.ts --
+export class KeywordCxt {
+  error(append?: boolean): void {
+    this.report(append) // THE CLASS METHOD
+  }
+  report(append?: boolean): void {}
+}
+-- lib/required.ts --
+import type {KeywordCxt} from "./validate"
+
+const error = {message: "WRONG CONST"}
+
+export function code(cxt: KeywordCxt): void {
+  const n = 1
+  if (n > 0) {
+    cxt.error()
+  }
+}
+`, nil)
+	b, err := Build(f.request(t, "lib/required.ts", 7, 9, "What does error() emit?", 8192))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.User, "THE CLASS METHOD") || !hasCallee(b.Report, "lib/validate.ts:2-4 KeywordCxt.error") {
+		t.Errorf("KeywordCxt.error is missing or not resolved as the callee:\n%s", b.Report.Markdown())
+	}
+	for _, it := range b.Report.Items {
+		if it.Source == SourceDefinitions && strings.HasPrefix(it.Location, "lib/required.ts:3") {
+			t.Errorf("the file's const error is a definition candidate for cxt.error(): %s", it.Location)
+		}
+	}
+}
