@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/cairn-dev/cairn/codeindex"
+	"github.com/cairn-dev/cairn/workspace"
 )
 
 // The callee pass. After the budget is allocated, what is left of it (and
@@ -39,7 +40,7 @@ var (
 	callRE     = regexp.MustCompile(`([A-Za-z_$][\w$]*(?:\s*\??\.\s*[A-Za-z_$][\w$]*)*)\s*\(`)
 	callNoise  = map[string]bool{}
 	defPrefix  = regexp.MustCompile(`(?:^|[^\w$])(?:func|def|function|fn|class)\s*\*?$`)
-	methodLine = regexp.MustCompile(`^\s*(?:(?:public|private|protected|static|async|override|readonly|get|set)\s+)*[A-Za-z_$][\w$]*\s*(?:<[^>]*>)?\s*\(.*\)\s*(?::\s*[^{]+)?\{\s*$`)
+	methodLine = regexp.MustCompile(`^\s*(?:(?:public|private|protected|static|async|override|readonly|get|set)\s+)*([A-Za-z_$][\w$]*)\s*(?:<[^>]*>)?\s*\(.*\)\s*(?::\s*[^{]+)?\{\s*$`)
 )
 
 func init() {
@@ -57,8 +58,8 @@ func findCalls(lines []string, from, to int, selFrom, selTo int) []callSite {
 	for n := max(1, from); n <= to && n <= len(lines); n++ {
 		line := lines[n-1]
 		code := stripLineComment(line)
-		if methodLine.MatchString(code) && !strings.HasPrefix(strings.TrimSpace(code), "return") {
-			continue // a method or function head, not a call
+		if m := methodLine.FindStringSubmatch(code); m != nil && !callNoise[m[1]] {
+			continue // a method or function head (not if (…) {, for (…) {), not a call
 		}
 		for _, m := range callRE.FindAllStringSubmatchIndex(code, -1) {
 			chain := code[m[2]:m[3]]
@@ -76,7 +77,7 @@ func findCalls(lines []string, from, to int, selFrom, selTo int) []callSite {
 			if strings.HasSuffix(trimmed, ".") || strings.HasSuffix(trimmed, "?.") {
 				recv = "?" // f().name(: the receiver is an expression
 			}
-			if callNoise[name] || codeStopIdents[name] && recv == "" {
+			if recv == "" && (callNoise[name] || codeStopIdents[name]) {
 				continue
 			}
 			out = append(out, callSite{name: name, recv: recv, line: n, inSel: n >= selFrom && n <= selTo})
@@ -193,6 +194,41 @@ type resolver struct {
 	imps  fileImports
 	env   typeEnv
 	cache map[string][]codeindex.Symbol
+	files map[string][]string // lines of the files read in this build
+}
+
+// fileLines returns the lines of a workspace file (the request's text for
+// the current file), read once per build.
+func (r *resolver) fileLines(rel string) ([]string, bool) {
+	if ls, ok := r.files[rel]; ok {
+		return ls, ls != nil
+	}
+	var text string
+	switch {
+	case rel == r.req.File && r.req.FileText != "":
+		text = r.req.FileText
+	case r.req.WS != nil:
+		t, ok, err := r.req.WS.ReadFile(r.req.WS.Abs(rel))
+		if err != nil || !ok || workspace.IsBinary([]byte(t)) {
+			r.files[rel] = nil
+			return nil, false
+		}
+		text = t
+	default:
+		return nil, false
+	}
+	ls := strings.SplitAfter(text, "\n")
+	r.files[rel] = ls
+	return ls, true
+}
+
+// rawLines returns lines [from, to] of a workspace file, unnumbered.
+func (r *resolver) rawLines(rel string, from, to int) (string, bool) {
+	ls, ok := r.fileLines(rel)
+	if !ok || from > len(ls) {
+		return "", false
+	}
+	return strings.Join(ls[from-1:min(to, len(ls))], ""), true
 }
 
 func (r *resolver) defs(name string) []codeindex.Symbol {
@@ -376,7 +412,7 @@ func (r *resolver) fieldType(t, f string) string {
 	if !ok || td.EndLine-td.Line > 600 {
 		return ""
 	}
-	text, ok := rawLines(r.req, td.Path, td.Line, td.EndLine)
+	text, ok := r.rawLines(td.Path, td.Line, td.EndLine)
 	if !ok {
 		return ""
 	}
@@ -432,7 +468,7 @@ func (r *resolver) bases(t string) []string {
 		if td.EndLine-td.Line > 300 {
 			return nil
 		}
-		text, ok := rawLines(r.req, td.Path, td.Line+1, td.EndLine)
+		text, ok := r.rawLines(td.Path, td.Line+1, td.EndLine)
 		if !ok {
 			return nil
 		}
@@ -577,35 +613,12 @@ func (r *resolver) ctorOf(ds []codeindex.Symbol) []codeindex.Symbol {
 	return out
 }
 
-// rawLines returns lines [from, to] of a workspace file, unnumbered.
-func rawLines(req Request, rel string, from, to int) (string, bool) {
-	if rel == req.File && req.FileText != "" {
-		lines := strings.SplitAfter(req.FileText, "\n")
-		if from > len(lines) {
-			return "", false
-		}
-		return strings.Join(lines[from-1:min(to, len(lines))], ""), true
-	}
-	if req.WS == nil {
-		return "", false
-	}
-	text, ok, err := req.WS.ReadFile(req.WS.Abs(rel))
-	if err != nil || !ok {
-		return "", false
-	}
-	lines := strings.SplitAfter(text, "\n")
-	if from > len(lines) {
-		return "", false
-	}
-	return strings.Join(lines[from-1:min(to, len(lines))], ""), true
-}
-
 // newResolver reads the types around the selection: the outermost
 // function around it (its parameters, receiver and locals) and the class
 // or receiver type that self/this name.
 func newResolver(req Request, ix codeindex.Index, lines []string, sel *Selection) *resolver {
 	r := &resolver{req: req, ix: ix, lang: codeindex.LanguageOf(req.File), imps: parseImports(req.File, req.FileText),
-		cache: map[string][]codeindex.Symbol{}}
+		cache: map[string][]codeindex.Symbol{}, files: map[string][]string{}}
 	text := ""
 	self := ""
 	if sel != nil && sel.StartLine <= len(lines) {
@@ -723,10 +736,11 @@ func calleeSources(req Request, r *resolver, lines []string, sel *Selection, enc
 			add(it)
 			continue
 		}
-		text, ok := snippet(req.WS, d.Path, d.Line, d.EndLine)
-		if !ok {
+		fl, ok := r.fileLines(d.Path)
+		if !ok || d.Line > len(fl) {
 			continue
 		}
+		text := numbered(fl, d.Line, min(d.EndLine, len(fl)))
 		where := "the selection"
 		if !c.c.inSel {
 			where = "the enclosing " + enclName

@@ -326,3 +326,26 @@ export function code(cxt: KeywordCxt): void {
 		}
 	}
 }
+
+// findCalls reads calls, not the heads of definitions, in Go, Python and
+// TypeScript; a call inside `if (…) {` is still a call.
+func TestFindCalls(t *testing.T) {
+	for _, tc := range []struct {
+		src  string
+		want string // name@recv, in order
+	}{
+		{"func (s *Service) Place(id string) error {\n\tentry := s.book.Record(id, 1)\n\treturn describe(entry)\n}\n", "Record@s.book describe@"},
+		{"def acquire(self):\n    fut = self._get_loop().create_future()\n    return utils.collapse(x)\n", "_get_loop@self create_future@? collapse@utils"},
+		{"  code(cxt: KeywordCxt) {\n    if (cxt.ok(x)) {\n      gen.if(checkMissingProp(cxt), () => cxt.error())\n    }\n  }\n", "ok@cxt if@gen checkMissingProp@ error@cxt"},
+		{"  error(append?: boolean): void {\n    this.report?.flush()\n  }\n", "flush@this.report"},
+	} {
+		lines := strings.SplitAfter(tc.src, "\n")
+		var got []string
+		for _, c := range findCalls(lines, 1, len(lines), 1, len(lines)) {
+			got = append(got, c.name+"@"+c.recv)
+		}
+		if g := strings.Join(got, " "); g != tc.want {
+			t.Errorf("findCalls(%q) = %q, want %q", tc.src, g, tc.want)
+		}
+	}
+}
