@@ -24,9 +24,9 @@ import (
 // constructor's result, a struct field; self/this; a TypeScript or Python
 // annotation; a Python instantiation), pkg.F() is F of the package the
 // file imports as pkg, a bare f() is the f of this file or package (or the
-// one the file imports by that name). A call whose receiver's type cannot be
-// read only reaches a method of that name in this package, or of a type
-// this file names.
+// one the file imports by that name). A receiver typed by an interface is
+// not resolved (the dynamic type decides); one whose type cannot be read
+// reaches only a method of that name in this package (at most two: a guess).
 
 // callSite is one call found in the selection or its enclosing symbol.
 type callSite struct {
@@ -47,7 +47,7 @@ func init() {
 	for _, w := range strings.Fields(`if for while switch catch return func function def fn new super typeof sizeof
 		await yield print println len cap make append copy delete panic recover new isinstance super
 		range go defer not and or in is lambda with assert elif except`) {
-		callNoise[w] = true
+		callNoise[w] = true // a keyword or builtin before "(" is not a call we can resolve
 	}
 }
 
@@ -667,7 +667,7 @@ func newResolver(req Request, ix codeindex.Index, lines []string, sel *Selection
 // symbol, calls resolved exactly (receiver type, package, this package)
 // before guesses, then by distance from the selection. The items are not
 // allocated with the others: spendOnCallees adds them at the end with what
-// is left. It returns the resolver for the definitions source.
+// is left.
 func calleeSources(req Request, r *resolver, lines []string, sel *Selection, encl *codeindex.Symbol, add func(*Item)) {
 	if sel == nil || sel.StartLine > len(lines) {
 		return
@@ -861,7 +861,11 @@ func spendOnCallees(items []*Item, avail, used int, report *Report) int {
 		}
 		for _, it := range weak {
 			it.Included = false
-			it.Reason = "displaced by the callee body " + c.Location
+			why := ""
+			if strings.Contains(it.Reason, "caps left unused") {
+				why = "; it was in on the room the caps left"
+			}
+			it.Reason = "displaced by the callee body " + c.Location + why
 			report.Degraded = true
 		}
 		c.Included = true
