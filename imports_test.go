@@ -35,6 +35,8 @@ var allowed = map[string][]string{
 
 	// Test support: finds the real corpora of the quality sets.
 	"internal/corpora": {},
+	// Test support: how latency benchmarks report percentiles and CPU time.
+	"internal/benchlat": {},
 }
 
 const module = "github.com/cairn-dev/cairn/"

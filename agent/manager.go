@@ -211,7 +211,7 @@ func (m *Manager) Start(parent context.Context, req AskRequest, emit func(protoc
 			r.jrnl(checkpoint.RecRunStarted, 0, map[string]any{"question": req.Question, "file": rel, "selection": req.Selection, "threadId": threadID})
 		}
 	}
-	r.tr = m.tracer.StartRun(trace.RunInfo{ID: r.ID, Question: req.Question, Provider: providerName(cfg.Provider), Model: cfg.ModelName})
+	r.tr = m.tracer.StartRun(trace.RunInfo{ID: r.ID, Question: req.Question, Provider: providerName(cfg.Provider), Model: cfg.ModelName, Redact: r.red().String})
 	m.mu.Lock()
 	m.runs[r.ID] = r
 	m.mu.Unlock()

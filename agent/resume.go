@@ -150,7 +150,7 @@ func (m *Manager) Resume(parent context.Context, runID string, emit func(protoco
 		return nil, err
 	}
 	r.journal = j
-	r.tr = m.tracer.StartRun(trace.RunInfo{ID: r.ID, Question: r.Question, Provider: providerName(cfg.Provider), Model: cfg.ModelName})
+	r.tr = m.tracer.StartRun(trace.RunInfo{ID: r.ID, Question: r.Question, Provider: providerName(cfg.Provider), Model: cfg.ModelName, Redact: r.red().String})
 	m.mu.Lock()
 	m.runs[r.ID] = r
 	m.mu.Unlock()

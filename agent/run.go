@@ -625,7 +625,8 @@ func (r *Run) execTool(step int, env *tools.Env, call model.ToolCall) (content s
 	}
 	risk, detail := tool.RiskOf(valid)
 	decision, err := r.m.gate.Decide(r.ctx, tools.ApprovalRequest{RunID: r.ID, CallID: call.ID, Tool: call.Name, Risk: risk, Detail: detail},
-		step, summarizeInput(valid))
+		step, r.red().String(summarizeInput(valid))) // the audit log masks with the session's values only
+
 	if err != nil && r.ctx.Err() != nil {
 		return finish(false, "cancelled", "cancelled before it ran"), false
 	}

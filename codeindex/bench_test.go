@@ -8,10 +8,10 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
-	"slices"
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/benchlat"
 	"github.com/cairn-dev/cairn/workspace"
 )
 
@@ -117,16 +117,6 @@ func benchIndex(b *testing.B, noWatch bool) (*workspace.Workspace, *Local) {
 	return ws, ix
 }
 
-// latencies reports the p50 and p99 of ds in milliseconds.
-func latencies(b *testing.B, ds []time.Duration) {
-	if len(ds) == 0 {
-		return
-	}
-	slices.Sort(ds)
-	b.ReportMetric(float64(ds[len(ds)/2].Microseconds())/1000, "p50-ms")
-	b.ReportMetric(float64(ds[min(len(ds)-1, len(ds)*99/100)].Microseconds())/1000, "p99-ms")
-}
-
 // visible waits until a file's new symbol is found by search and by the
 // map, and returns how long after since that was.
 func visible(b *testing.B, ix *Local, sym, rel string, since time.Time) time.Duration {
@@ -170,15 +160,15 @@ func BenchmarkDiskChangeVisible(b *testing.B) {
 	defer os.RemoveAll(ws.Abs("cairnbench"))
 	writeChange(b, ws, rel, -1) // the new directory gets watched
 	time.Sleep(time.Second)
-	var ds []time.Duration
 	b.ResetTimer()
+	lat := benchlat.Start(b.N)
 	for i := 0; i < b.N; i++ {
 		start := time.Now()
 		sym := writeChange(b, ws, rel, i)
-		ds = append(ds, visible(b, ix, sym, rel, start)-workspace.Debounce)
+		lat.Add(visible(b, ix, sym, rel, start) - workspace.Debounce)
 	}
 	b.StopTimer()
-	latencies(b, ds)
+	lat.Report(b)
 }
 
 // BenchmarkDidSaveVisible measures how long after the debounce an editor's
@@ -187,31 +177,31 @@ func BenchmarkDidSaveVisible(b *testing.B) {
 	ws, ix := benchIndex(b, true)
 	rel := "cairnbench/saved.go"
 	defer os.RemoveAll(ws.Abs("cairnbench"))
-	var ds []time.Duration
 	b.ResetTimer()
+	lat := benchlat.Start(b.N)
 	for i := 0; i < b.N; i++ {
 		sym := writeChange(b, ws, rel, i)
 		start := time.Now()
 		ix.DocumentSaved(ws.Abs(rel))
-		ds = append(ds, visible(b, ix, sym, rel, start)-workspace.Debounce)
+		lat.Add(visible(b, ix, sym, rel, start) - workspace.Debounce)
 	}
 	b.StopTimer()
-	latencies(b, ds)
+	lat.Report(b)
 }
 
 // BenchmarkQuery measures in-process identifier queries on a warm index.
 func BenchmarkQuery(b *testing.B) {
 	_, ix := benchIndex(b, true)
 	queries := []string{"parseHTTPRequest", "NewReader", "ServeHTTP", "utf8 decode rune", "sym:Marshal"}
-	var ds []time.Duration
 	b.ResetTimer()
+	lat := benchlat.Start(b.N)
 	for i := 0; i < b.N; i++ {
 		start := time.Now()
 		if _, err := ix.Search(context.Background(), queries[i%len(queries)], 20); err != nil {
 			b.Fatal(err)
 		}
-		ds = append(ds, time.Since(start))
+		lat.Add(time.Since(start))
 	}
 	b.StopTimer()
-	latencies(b, ds)
+	lat.Report(b)
 }

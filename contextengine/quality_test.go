@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/codeindex"
+	"github.com/cairn-dev/cairn/internal/benchlat"
 	"github.com/cairn-dev/cairn/internal/corpora"
 	"github.com/cairn-dev/cairn/repomap"
 	"github.com/cairn-dev/cairn/tokencount"
@@ -606,24 +607,18 @@ func BenchmarkBuild(b *testing.B) {
 		}
 	}
 	run := func(b *testing.B, pick func(i int) prepared) {
-		times := make([]time.Duration, 0, b.N)
-		cpu0 := processCPU()
 		b.ResetTimer()
+		lat := benchlat.Start(b.N)
 		for i := 0; i < b.N; i++ {
 			p := pick(i)
 			start := time.Now()
 			if _, err := Build(qualityRequest(c, p.q, p.text, 8192)); err != nil {
 				b.Fatal(err)
 			}
-			times = append(times, time.Since(start))
+			lat.Add(time.Since(start))
 		}
 		b.StopTimer()
-		if cpu := processCPU() - cpu0; cpu > 0 {
-			b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/op")
-		}
-		sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
-		b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "p50-ms")
-		b.ReportMetric(float64(times[min(len(times)-1, len(times)*99/100)].Microseconds())/1000, "p99-ms")
+		lat.Report(b)
 	}
 	b.Run("new-question", func(b *testing.B) { run(b, func(i int) prepared { return ps[i%len(ps)] }) })
 	b.Run("rebuild", func(b *testing.B) { run(b, func(i int) prepared { return ps[0] }) })

@@ -16,9 +16,10 @@ import (
 // keyword storm, and almost all of them fail. The DFA rejects those places
 // in linear time; the regexp runs only where it answers "maybe".
 //
-// It is a necessary condition, never a stronger one: $ (without (?m)) and
-// \z hold only at the end of the input, as in the regexp; other
-// empty-width assertions (^, \b, \B, \A, (?m)$) are taken to hold, so the
+// It is a necessary condition, never a stronger one: ^ and $ (without
+// (?m)), \A and \z hold only at the start and the end of the input, as in
+// the regexp; other empty-width assertions (\b, \B, (?m)^, (?m)$) are
+// taken to hold, so the
 // set of texts it accepts contains every text the regexp matches (it
 // answers as soon as a state can match). TestDFAPossible
 // checks that on random and hostile text for every rule.
@@ -86,7 +87,7 @@ func newPossibleDFA(expr string) *possibleDFA {
 	}
 	d.nclass = len(sigs)
 	d.mu.Lock()
-	d.start = d.intern(d.closure([]uint32{uint32(prog.Start)}, false))
+	d.start = d.intern(d.closure([]uint32{uint32(prog.Start)}, true, false))
 	d.mu.Unlock()
 	if d.start == nil {
 		return nil
@@ -114,9 +115,10 @@ func runeMatches(in *syntax.Inst, r rune) bool {
 
 // closure returns the instructions reachable from roots without consuming
 // input, keeping those that consume a rune and Match, sorted by pc. Away
-// from the end of the input (atEnd false), an assertion that holds only at
-// the end of the text ($ without (?m), \z) is kept too, not followed.
-func (d *possibleDFA) closure(roots []uint32, atEnd bool) []uint32 {
+// from the start of the input, an assertion that holds only there (^
+// without (?m), \A) fails; away from its end, one that holds only there ($
+// without (?m), \z) is kept, to be followed if the input ends.
+func (d *possibleDFA) closure(roots []uint32, atStart, atEnd bool) []uint32 {
 	seen := make([]bool, len(d.prog.Inst))
 	stack := append([]uint32(nil), roots...)
 	var out []uint32
@@ -132,7 +134,11 @@ func (d *possibleDFA) closure(roots []uint32, atEnd bool) []uint32 {
 		case syntax.InstAlt, syntax.InstAltMatch:
 			stack = append(stack, in.Out, in.Arg)
 		case syntax.InstEmptyWidth:
-			if !atEnd && endOnly(in) {
+			op := syntax.EmptyOp(in.Arg)
+			if !atStart && op&syntax.EmptyBeginText != 0 {
+				continue // holds only at the start of the input
+			}
+			if !atEnd && op&syntax.EmptyEndText != 0 {
 				out = append(out, pc) // followed at the end of the input
 				continue
 			}
@@ -178,7 +184,7 @@ func (d *possibleDFA) intern(pcs []uint32) *dfaState {
 		}
 	}
 	st.matchAtEnd = st.match
-	for _, pc := range d.closure(pending, true) {
+	for _, pc := range d.closure(pending, true, true) {
 		if d.prog.Inst[pc].Op == syntax.InstMatch {
 			st.matchAtEnd = true
 		}
@@ -196,12 +202,7 @@ func (d *possibleDFA) step(st *dfaState, r rune) []uint32 {
 			roots = append(roots, in.Out)
 		}
 	}
-	return d.closure(roots, false)
-}
-
-// endOnly reports whether an assertion holds only at the end of the text.
-func endOnly(in *syntax.Inst) bool {
-	return syntax.EmptyOp(in.Arg)&syntax.EmptyEndText != 0
+	return d.closure(roots, false, false)
 }
 
 // possible reports whether a match of the regexp may start at s[0] (s
@@ -216,36 +217,78 @@ func (d *possibleDFA) possible(s string) bool {
 		if len(st.pcs) == 0 {
 			return false
 		}
-		b := s[i]
-		if b < utf8.RuneSelf {
-			c := d.class[b]
-			nx := st.next[c].Load()
-			if nx == nil {
-				d.mu.Lock()
-				if nx = st.next[c].Load(); nx == nil {
-					nx = d.intern(d.step(st, rune(b)))
-					if nx != nil {
-						st.next[c].Store(nx)
-					}
-				}
-				d.mu.Unlock()
-				if nx == nil {
-					return true // too many states: let the regexp decide
-				}
+		if b := s[i]; b < utf8.RuneSelf {
+			if nx := st.next[d.class[b]].Load(); nx != nil {
+				st = nx
+				i++
+				continue
 			}
-			st = nx
-			i++
-			continue
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		d.mu.Lock()
-		nx := d.intern(d.step(st, r))
-		d.mu.Unlock()
+		nx, size := d.next(st, s[i:])
 		if nx == nil {
-			return true
+			return true // too many states: let the regexp decide
 		}
 		st = nx
 		i += size
 	}
 	return st.matchAtEnd
+}
+
+// next returns the state after st reads the first rune of s (nil when the
+// DFA is full) and the rune's size, building the state if need be.
+func (d *possibleDFA) next(st *dfaState, s string) (*dfaState, int) {
+	if b := s[0]; b < utf8.RuneSelf {
+		c := d.class[b]
+		if nx := st.next[c].Load(); nx != nil {
+			return nx, 1
+		}
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		nx := st.next[c].Load()
+		if nx == nil {
+			if nx = d.intern(d.step(st, rune(b))); nx != nil {
+				st.next[c].Store(nx)
+			}
+		}
+		return nx, 1
+	}
+	r, size := utf8.DecodeRuneInString(s)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.intern(d.step(st, r)), size
+}
+
+// bound returns the furthest index of s at which a match of the regexp
+// starting at s[0] may end, or -1 when none can. Every match the regexp
+// finds in s ends at or before it, so the regexp may be run on a shorter
+// input (see scanAnchored).
+func (d *possibleDFA) bound(s string) int {
+	st, last := d.start, -1
+	for i := 0; ; {
+		if st.match {
+			last = i
+		}
+		if i == len(s) {
+			if st.matchAtEnd {
+				last = i
+			}
+			return last
+		}
+		if len(st.pcs) == 0 {
+			return last
+		}
+		if b := s[i]; b < utf8.RuneSelf {
+			if nx := st.next[d.class[b]].Load(); nx != nil {
+				st = nx
+				i++
+				continue
+			}
+		}
+		nx, size := d.next(st, s[i:])
+		if nx == nil {
+			return len(s) // too many states: no bound known
+		}
+		st = nx
+		i += size
+	}
 }

@@ -3,13 +3,15 @@ package redact
 import (
 	"math/rand/v2"
 	"regexp/syntax"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
 )
 
 // TestDFAPossible: the DFA in front of each anchored rule never rejects a
-// place where the rule's regexp matches. Texts are drawn from each rule's
+// place where the rule's regexp matches, and the regexp run on the input
+// cut where the DFA bounds the matches finds what it finds on the whole. Texts are drawn from each rule's
 // own expression (so that many match), mutated (so that many nearly
 // match), cut at random lengths (as scanAnchored cuts them), and the
 // hostile inputs of the benchmarks are tried at every start literal.
@@ -33,6 +35,11 @@ func TestDFAPossible(t *testing.T) {
 		}
 		if want && !got {
 			t.Errorf("%s: DFA rejects %q, which the regexp matches", ru.id, s)
+		}
+		// The regexp run on the input cut where the DFA bounds the
+		// matches finds the same match.
+		if a, b := ru.anchoredAt(s, 0, len(s)), ru.anchored.FindStringSubmatchIndex(s); !slices.Equal(a, b) {
+			t.Errorf("%s: on %q the cut input gives %v, the whole %v", ru.id, s, a, b)
 		}
 	}
 	for _, ru := range r.rules {
@@ -101,6 +108,9 @@ func FuzzDFAPossible(f *testing.F) {
 				in := s[p:min(len(s), p+ru.overlap)]
 				if ru.anchored.MatchString(in) && !ru.possible.possible(in) {
 					t.Fatalf("%s: DFA rejects %q, which the regexp matches", ru.id, in)
+				}
+				if a, b := ru.anchoredAt(in, 0, len(in)), ru.anchored.FindStringSubmatchIndex(in); !slices.Equal(a, b) {
+					t.Fatalf("%s: on %q the cut input gives %v, the whole %v", ru.id, in, a, b)
 				}
 			}
 		}

@@ -1,8 +1,10 @@
 package redact
 
 import (
+	"math"
 	"regexp"
 	"regexp/syntax"
+	"sort"
 	"strings"
 	"unicode/utf8"
 )
@@ -18,8 +20,12 @@ type matcher struct {
 	always   []int            // branches with no required literal
 	need     []int            // branch -> number of literal sets it requires
 	setOf    []int32          // literal-set id -> branch
+	setMin   []int            // literal-set id -> length of its shortest literal
 	lits     *acAutomaton     // literal -> literal-set id
 	whole    []*regexp.Regexp // the regexps as written: the tests' reference
+	// none, when set, rules out in one pass the texts no regexp matches
+	// anywhere (most candidate secrets), before the literal pass.
+	none *possibleDFA
 }
 
 func newMatcher(exprs []string) (*matcher, error) {
@@ -54,6 +60,7 @@ func newMatcher(exprs []string) (*matcher, error) {
 			for _, set := range sets {
 				id := int32(len(m.setOf))
 				m.setOf = append(m.setOf, int32(bi))
+				m.setMin = append(m.setMin, shortest(set))
 				for _, l := range set {
 					pats = append(pats, l)
 					ids = append(ids, id)
@@ -64,12 +71,18 @@ func newMatcher(exprs []string) (*matcher, error) {
 	if len(pats) > 0 {
 		m.lits = newACIDs(pats, ids, true)
 	}
+	// Each expression in its own group, so that its flags stay in it.
+	any := make([]string, len(exprs))
+	for i, e := range exprs {
+		any[i] = "(?:" + e + ")"
+	}
+	m.none = newPossibleDFA(`(?s:.)*?(?:` + strings.Join(any, "|") + `)`)
 	return m, nil
 }
 
 // match reports whether any regexp matches t.
 func (m *matcher) match(t string) bool {
-	if m == nil {
+	if m == nil || m.none != nil && !m.none.possible(t) {
 		return false
 	}
 	for _, bi := range m.always {
@@ -105,6 +118,72 @@ func (m *matcher) match(t string) bool {
 		return true
 	})
 	return found
+}
+
+// A textLine is the line around a match (lineAround) as offsets into the
+// whole text. A match on a line of hostile text (a 1 MiB line of keywords)
+// has up to 8 KiB of line around it, and there are thousands: a line
+// allowlist finds its literals once in the whole text (litHits, per Redact
+// call) instead of once per match in its line.
+type textLine struct {
+	s          string
+	start, end int
+	hits       map[*matcher]*litHits
+}
+
+// litHits holds, for each literal set of a matcher, the end offsets of its
+// literals' occurrences in a text, in order.
+type litHits struct{ ends [][]int32 }
+
+// shortLine is the line length up to which the literals are looked for in
+// the line itself.
+const shortLine = 512
+
+// matchLine is match(l.s[l.start:l.end]).
+func (m *matcher) matchLine(l *textLine) bool {
+	t := l.s[l.start:l.end]
+	if m == nil || len(t) <= shortLine || l.hits == nil || len(l.s) > math.MaxInt32 {
+		return m.match(t)
+	}
+	for _, bi := range m.always {
+		if m.branches[bi].MatchString(t) {
+			return true
+		}
+	}
+	if m.lits == nil {
+		return false
+	}
+	h := l.hits[m]
+	if h == nil {
+		h = &litHits{ends: make([][]int32, len(m.setOf))}
+		m.lits.each(l.s, func(end int, set int32) bool {
+			h.ends[set] = append(h.ends[set], int32(end))
+			return true
+		})
+		l.hits[m] = h
+	}
+	var gotArr [256]int
+	got := gotArr[:0]
+	if len(m.branches) <= len(gotArr) {
+		got = gotArr[:len(m.branches)]
+	} else {
+		got = make([]int, len(m.branches))
+	}
+	for set, ends := range h.ends {
+		// A literal of the set may lie in the line if one ends in it no
+		// sooner than the set's shortest literal allows; the branch's
+		// regexp decides.
+		lo := l.start + m.setMin[set]
+		i := sort.Search(len(ends), func(i int) bool { return int(ends[i]) >= lo })
+		if i == len(ends) || int(ends[i]) > l.end {
+			continue
+		}
+		bi := m.setOf[set]
+		if got[bi]++; got[bi] == m.need[bi] && m.branches[bi].MatchString(t) {
+			return true
+		}
+	}
+	return false
 }
 
 // topBranches splits an unanchored alternation at the top (looking through

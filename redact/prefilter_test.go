@@ -79,3 +79,67 @@ func TestMaxMatchLen(t *testing.T) {
 		}
 	}
 }
+
+// TestMatchLineAgrees: a line allowlist that takes its literals from one
+// pass over the whole text answers as its regexps do on the line itself,
+// on long lines holding what the allowlists look for.
+func TestMatchLineAgrees(t *testing.T) {
+	rules, global, _, err := compiled()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lists []*matcher
+	for _, ru := range rules {
+		for _, a := range append(append([]allowlist(nil), global...), ru.allow...) {
+			if a.target == "line" && a.re != nil {
+				lists = append(lists, a.re)
+			}
+		}
+	}
+	if len(lists) == 0 {
+		t.Fatal("no line allowlist")
+	}
+	var b strings.Builder
+	for b.Len() < 64<<10 {
+		switch rng.IntN(20) {
+		case 0:
+			b.WriteString("RUN --mount=type=secret,id=x ")
+		case 1:
+			b.WriteString("import { a, b } from 'x' ")
+		case 2:
+			b.WriteString("import {a} from \"y ")
+		case 3:
+			b.WriteString("\n")
+		default:
+			b.WriteString(randFrom(alnum+" =_-{},'\"", 1+rng.IntN(300)))
+		}
+	}
+	s := b.String()
+	hits := map[*matcher]*litHits{}
+	agree, allowed, long := 0, 0, 0
+	for i := 0; i < 3000; i++ {
+		start := rng.IntN(len(s))
+		end := min(len(s), start+rng.IntN(40))
+		ls, le := lineBounds(s, start, end)
+		l := &textLine{s: s, start: ls, end: le, hits: hits}
+		if le-ls > shortLine {
+			long++
+		}
+		for _, m := range lists {
+			want := false
+			for _, re := range m.whole {
+				want = want || re.MatchString(s[ls:le])
+			}
+			if got := m.matchLine(l); got != want {
+				t.Fatalf("matchLine %v, regexps %v on %q", got, want, s[ls:le])
+			}
+			agree++
+			if want {
+				allowed++
+			}
+		}
+	}
+	if allowed == 0 || allowed == agree || long < 1000 {
+		t.Fatalf("weak sample: %d of %d lines allowed, %d of 3000 long", allowed, agree, long)
+	}
+}

@@ -1,7 +1,9 @@
 package redact
 
 import (
+	"cmp"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -307,11 +309,15 @@ func (r *Redactor) find(s string) []span {
 				// regexp over the whole text, as gitleaks runs it.
 				ref := *r.rules[i]
 				ref.scan, ref.leadMax = ref.re, 0
-				spans = r.scanPiece(&ref, s, 0, len(s), len(s), spans)
+				spans = r.scanPiece(&ref, s, 0, len(s), len(s), spans, nil)
 				continue
 			}
+			var cov *coverage
+			if r.rules[i].broad {
+				cov = &coverage{}
+			}
 			for _, w := range ws {
-				spans = r.applyRule(r.rules[i], s, w, spans)
+				spans = r.applyRule(r.rules[i], s, w, spans, cov)
 			}
 		}
 	}
@@ -330,20 +336,20 @@ func (r *Redactor) find(s string) []span {
 // backtracking engine, several times faster than its NFA on these rules.
 const rematchCap = 64 << 10
 
-func (r *Redactor) applyRule(ru *rule, s string, w window, spans []span) []span {
+func (r *Redactor) applyRule(ru *rule, s string, w window, spans []span, cov *coverage) []span {
 	if ru.anchored != nil {
-		return r.scanAnchored(ru, s, w, spans)
+		return r.scanAnchored(ru, s, w, spans, cov)
 	}
 	if ru.after > 0 || ru.before > 0 {
 		// PEM blocks: one scan; the reach was bounded by the window.
-		return r.scanPiece(ru, s, w.start, w.end, w.end, spans)
+		return r.scanPiece(ru, s, w.start, w.end, w.end, spans, cov)
 	}
 	for a := w.start; a < w.end; {
 		own := w.end
 		if w.end-a > ru.piece+ru.overlap {
 			own = cutPoint(s, a+ru.piece/2, a+ru.piece)
 		}
-		spans = r.scanPiece(ru, s, a, own, min(w.end, own+ru.overlap), spans)
+		spans = r.scanPiece(ru, s, a, own, min(w.end, own+ru.overlap), spans, cov)
 		a = own
 	}
 	return spans
@@ -356,14 +362,14 @@ func (r *Redactor) applyRule(ru *rule, s string, w window, spans []span) []span 
 // rules out, in one pass, the places where no match can start either
 // (most keyword places of a keyword storm), before the regexp's
 // backtracker would explore every way of splitting the text there.
-func (r *Redactor) scanAnchored(ru *rule, s string, w window, spans []span) []span {
+func (r *Redactor) scanAnchored(ru *rule, s string, w window, spans []span, cov *coverage) []span {
 	var starts []int
 	ru.starts.each(s[w.start:w.end], func(end int, id int32) bool {
 		starts = append(starts, w.start+end-ru.starts.lens[id])
 		return true
 	})
-	sort.Ints(starts)
-	k := keeper{r: r, ru: ru, s: s}
+	slices.Sort(starts)
+	k := keeper{r: r, ru: ru, s: s, cov: cov}
 	next := -1
 	for _, p := range starts {
 		if p < next {
@@ -381,11 +387,7 @@ func (r *Redactor) scanAnchored(ru *rule, s string, w window, spans []span) []sp
 		default:
 			end = min(end, p+ru.overlap)
 		}
-		if ru.possible != nil && !ru.possible.possible(s[p:end]) {
-			next = p + 1
-			continue
-		}
-		m := ru.anchored.FindStringSubmatchIndex(s[p:end])
+		m := ru.anchoredAt(s, p, end)
 		if m == nil {
 			next = p + 1
 			continue
@@ -396,6 +398,37 @@ func (r *Redactor) scanAnchored(ru *rule, s string, w window, spans []span) []sp
 		spans = k.keep(m, spans)
 	}
 	return spans
+}
+
+// anchoredAt returns the submatches of ru.anchored on s[p:end] (offsets
+// into it), or nil. The rule's DFA rules out most places first; the
+// regexp then reads only up to one rune past the furthest end the DFA
+// allows a match, which none of its matches reaches; a match that reaches
+// the cut could be one the cut made, and is taken again on s[p:end].
+func (ru *rule) anchoredAt(s string, p, end int) []int {
+	cut := end
+	if ru.possible != nil {
+		if ru.after > 0 {
+			// A PEM body may run on far past its first possible end.
+			if !ru.possible.possible(s[p:end]) {
+				return nil
+			}
+		} else {
+			b := ru.possible.bound(s[p:end])
+			if b < 0 {
+				return nil
+			}
+			if p+b < end {
+				_, size := utf8.DecodeRuneInString(s[p+b : end])
+				cut = p + b + size
+			}
+		}
+	}
+	m := ru.anchored.FindStringSubmatchIndex(s[p:cut])
+	if m != nil && cut < end && p+m[1] == cut {
+		m = ru.anchored.FindStringSubmatchIndex(s[p:end])
+	}
+	return m
 }
 
 // cutPoint picks where a piece ends, in (lo, hi]: after a newline if there
@@ -415,8 +448,8 @@ func cutPoint(s string, lo, hi int) int {
 
 // scanPiece applies ru to s[start:end] and keeps the matches that start
 // before own.
-func (r *Redactor) scanPiece(ru *rule, s string, start, own, end int, spans []span) []span {
-	k := keeper{r: r, ru: ru, s: s}
+func (r *Redactor) scanPiece(ru *rule, s string, start, own, end int, spans []span, cov *coverage) []span {
+	k := keeper{r: r, ru: ru, s: s, cov: cov}
 	for _, m := range ru.scan.FindAllStringSubmatchIndex(s[start:end], -1) {
 		shift(m, start)
 		if m[0] >= own {
@@ -442,6 +475,52 @@ type keeper struct {
 	ru   *rule
 	s    string
 	memo map[string]bool
+	// lines: where line allowlists' literals occur in s (textLine).
+	lines map[*matcher]*litHits
+	line  textLine // the current match's
+	// cov, for a broad rule, tells the secrets other rules already mask.
+	cov *coverage
+}
+
+// coverage answers "is [start, end) inside one span of a rule that is not
+// broad?" for a broad rule's candidate secrets. Such a candidate would
+// change nothing in merge (the span's kind wins; its extent holds the
+// candidate), so its entropy and allowlist checks are skipped: config
+// lines matched by gitleaks' generic rule are not checked twice. Built
+// once per rule and Redact call, from the spans found before it.
+type coverage struct {
+	built  bool
+	starts []int // span starts, in order
+	reach  []int // reach[i]: the furthest end of spans 0..i
+}
+
+func (c *coverage) covers(spans []span, start, end int) bool {
+	if !c.built {
+		c.built = true
+		n := 0
+		for _, sp := range spans {
+			if sp.prio > prioBroad {
+				n++
+			}
+		}
+		own := make([]span, 0, n)
+		for _, sp := range spans {
+			if sp.prio > prioBroad {
+				own = append(own, sp)
+			}
+		}
+		slices.SortFunc(own, func(a, b span) int { return cmp.Compare(a.start, b.start) })
+		c.starts, c.reach = make([]int, len(own)), make([]int, len(own))
+		for i, sp := range own {
+			c.starts[i], c.reach[i] = sp.start, sp.end
+			if i > 0 {
+				c.reach[i] = max(c.reach[i], c.reach[i-1])
+			}
+		}
+	}
+	// The last span starting at or before start.
+	i, _ := slices.BinarySearch(c.starts, start+1)
+	return i > 0 && c.reach[i-1] >= end
 }
 
 // complete finishes a match m found in s[:end]: one that reaches end may
@@ -506,6 +585,9 @@ func (k *keeper) keep(m []int, spans []span) []span {
 	if ss >= se {
 		return spans
 	}
+	if k.cov != nil && k.cov.covers(spans, ss, se) {
+		return spans
+	}
 	secret := s[ss:se]
 	if ru.entropy > 0 && shannon(secret) <= ru.entropy {
 		return spans
@@ -517,9 +599,14 @@ func (k *keeper) keep(m []int, spans []span) []span {
 		return spans
 	}
 	match := s[ms:me]
-	line := ""
+	var line *textLine
 	if ru.lineAllow {
-		line = lineAround(s, ms, me)
+		if k.lines == nil {
+			k.lines = map[*matcher]*litHits{}
+		}
+		line = &k.line
+		*line = textLine{s: s, hits: k.lines}
+		line.start, line.end = lineBounds(s, ms, me)
 	}
 	if len(ru.allow) > 0 || len(r.global) > 0 {
 		// Repeated matches (a token logged a thousand times) are checked
@@ -545,7 +632,7 @@ func (k *keeper) keep(m []int, spans []span) []span {
 	return append(spans, span{ss, se, ru.id, prio})
 }
 
-func allowedBy(lists []allowlist, secret, match, line string) bool {
+func allowedBy(lists []allowlist, secret, match string, line *textLine) bool {
 	for i := range lists {
 		if lists[i].allowed(secret, match, line) {
 			return true
@@ -557,18 +644,24 @@ func allowedBy(lists []allowlist, secret, match, line string) bool {
 // lineAround returns the line(s) holding s[start:end], at most lineCap
 // bytes either side (allowlists with regexTarget "line" look at it).
 func lineAround(s string, start, end int) string {
+	ls, le := lineBounds(s, start, end)
+	return s[ls:le]
+}
+
+// lineBounds returns where lineAround's text starts and ends in s.
+func lineBounds(s string, start, end int) (ls, le int) {
 	const lineCap = 4 << 10
 	lo := max(0, start-lineCap)
-	ls := lo
+	ls = lo
 	if j := strings.LastIndexByte(s[lo:start], '\n'); j >= 0 {
 		ls = lo + j + 1
 	}
 	hi := min(len(s), end+lineCap)
-	le := hi
+	le = hi
 	if j := strings.IndexByte(s[end:hi], '\n'); j >= 0 {
 		le = end + j
 	}
-	return s[ls:le]
+	return ls, le
 }
 
 // isKind reports whether kind is one this Redactor produces: a rule id or
@@ -618,13 +711,14 @@ func merge(spans, marks []span) []span {
 	if len(spans) == 0 {
 		return nil
 	}
-	sort.Slice(spans, func(i, j int) bool {
-		if spans[i].start != spans[j].start {
-			return spans[i].start < spans[j].start
+	// Stable: of equal spans, the first rule's kind is kept.
+	slices.SortStableFunc(spans, func(a, b span) int {
+		if a.start != b.start {
+			return cmp.Compare(a.start, b.start)
 		}
-		return spans[i].end > spans[j].end
+		return cmp.Compare(b.end, a.end)
 	})
-	out := spans[:0:0]
+	out := make([]span, 0, len(spans))
 	for _, sp := range spans {
 		if n := len(out); n > 0 && sp.start < out[n-1].end {
 			cur := &out[n-1]

@@ -104,16 +104,20 @@ type allowlist struct {
 	stop   *acAutomaton // stopwords, matched case-insensitively
 }
 
-func (a *allowlist) allowed(secret, match, line string) bool {
-	t := secret
+func (a *allowlist) allowed(secret, match string, line *textLine) bool {
 	switch a.target {
 	case "match":
-		t = match
+		if match != "" && a.re.match(match) {
+			return true
+		}
 	case "line":
-		t = line
-	}
-	if t != "" && a.re.match(t) {
-		return true
+		if line != nil && line.start < line.end && a.re.matchLine(line) {
+			return true
+		}
+	default:
+		if secret != "" && a.re.match(secret) {
+			return true
+		}
 	}
 	return a.stop != nil && secret != "" && a.stop.containsAny(secret)
 }

@@ -66,6 +66,9 @@ type language struct {
 	err   error
 	roles []captureRole // by capture id
 	kinds []string      // by capture id: the <kind> of definition.<kind> / reference.<kind>
+	// predicated marks the patterns with #eq?/#match? predicates, which the
+	// cursor does not apply by itself (only those matches are filtered).
+	predicated []bool
 
 	parsers sync.Pool // *sitter.Parser
 	cursors sync.Pool // *sitter.QueryCursor
@@ -127,6 +130,10 @@ func (l *language) load() error {
 			return
 		}
 		l.query = q
+		l.predicated = make([]bool, q.PatternCount())
+		for i := range l.predicated {
+			l.predicated[i] = len(q.PredicatesForPattern(uint32(i))) > 0
+		}
 		n := q.CaptureCount()
 		l.roles = make([]captureRole, n)
 		l.kinds = make([]string, n)

@@ -483,20 +483,20 @@ func (m *Map) setLocked(rel string, e *entry) {
 }
 
 // sameShape reports whether two versions of a file give the graph the same
-// nodes and weights: the same definition names in order and the same
-// references with the same counts.
+// nodes and weights: the same definition names and kinds in order and the
+// same references (name, form) with the same counts.
 func sameShape(old, e *entry) bool {
 	a, b := old.Tags, e.Tags
 	if !old.resolved || a == nil || b == nil || len(a.Defs) != len(b.Defs) || len(a.Refs) != len(b.Refs) {
 		return false
 	}
 	for i := range a.Defs {
-		if a.Defs[i].Name != b.Defs[i].Name || a.Defs[i].Local != b.Defs[i].Local {
+		if a.Defs[i].Name != b.Defs[i].Name || a.Defs[i].Local != b.Defs[i].Local || a.Defs[i].Kind != b.Defs[i].Kind {
 			return false
 		}
 	}
 	for i := range a.Refs {
-		if a.Refs[i].Name != b.Refs[i].Name || a.Refs[i].Count != b.Refs[i].Count {
+		if ra, rb := &a.Refs[i], &b.Refs[i]; ra.Name != rb.Name || ra.Count != rb.Count || ra.Member != rb.Member || ra.Export != rb.Export {
 			return false
 		}
 	}

@@ -51,7 +51,20 @@ import (
 //     (net/http's sniff.go feeding sniffSig and htmlSig topped the map).
 //
 // Only names that some file defines form edges; references to the standard
-// library or unparsed code lead nowhere. A file with no edges spreads its
+// library or unparsed code lead nowhere. Which definitions a reference can
+// mean depends on its form (resolveNames): a qualified Go name
+// (context.Context) only those in the package's directory; a bare name in a
+// language that reaches methods only through a receiver (Go, Python,
+// JS/TS: x.m(), self.m(), this.m()) only definitions that are not methods,
+// so Go's len(x) and string no longer feed every method named len or
+// string; a member access (x.m) any definition of the name.
+//
+// Build output beside its declaration (compiled .js next to a .d.ts of the
+// same stem, a .d.ts next to its .ts) defines nothing in the graph: it
+// would double every name (zod's lib/types.js, index.mjs and types.d.ts).
+// Its references still count. Overloads (the same name and scope again in
+// one file: TypeScript overload signatures, Python property setters) rank
+// as one definition, shown by its first line. A file with no edges spreads its
 // rank by the personalization vector (the usual treatment of dangling nodes).
 //
 // Personalization (where the walk restarts): each of Focus.Files weight 1,
@@ -77,8 +90,10 @@ import (
 // file is a test, ×0.3 in Go internal/ packages when nothing is focused, and
 // ×0.6 per directory level below the shallowest file when nothing is
 // focused, ×3 for exported API (isAPI: Go's capitalized names, Python's public
-// top-level names and members, TypeScript/JavaScript exports): a map with no
-// focus should open on what a package offers, not on its plumbing. The
+// top-level names and members, TypeScript/JavaScript exports) and ×3 more,
+// when nothing is focused, for API an export list names (declared: an index
+// file's `export { x } from`, Python's __all__): a map with no focus should
+// open on what a package offers, not on its plumbing. The
 // definitions of Focus.Known files are left out: the prompt holds them.
 const (
 	damping        = 0.85
@@ -97,6 +112,7 @@ const (
 	internalFactor = 0.3
 	apiBoost       = 3.0
 	nestFactor     = 0.6
+	declaredBoost  = 3.0
 )
 
 // isTestFile reports files that hold tests: their definitions are for the
@@ -209,9 +225,12 @@ type graph struct {
 	defSame  [][]int32
 	fileIdx  map[string]int32
 	refFiles []int32 // per ident: files referencing it
-	// qualified lists, per plain ident, the qualified idents resolved to
-	// some of its definers (resolveQualified): their flow counts for it.
+	// qualified lists, per plain ident, the qualified and bare idents
+	// resolved to some of its definers (resolveNames): their flow counts
+	// for it.
 	qualified map[int32][]int32
+	bare      []bool // per ident: a bare reference's name (bareMark)
+	declared  []bool // per ident: named by some export list
 }
 
 // withTags returns a copy of g with rel's tags replaced (same shape).
@@ -243,12 +262,60 @@ func (t *symtab) id(name string) int32 {
 	id := int32(len(t.names))
 	t.ids[name] = id
 	t.names = append(t.names, name)
-	w := identWeight(name, 1)
+	w := identWeight(strings.TrimPrefix(name, bareMark), 1)
 	if strings.IndexByte(name, '.') > 0 {
 		w = specificBoost // a qualified name means one thing
 	}
 	t.static = append(t.static, w)
 	return id
+}
+
+// bareMark starts the graph name of a bare reference (see graphName); no
+// identifier contains it.
+const bareMark = "\x01"
+
+// receiverLanguages reach a member (method) only through its receiver:
+// x.m(), self.m(), this.m(). A bare m() there never means a method, so a
+// bare reference leads only to definitions that are not members (Go's
+// len(x) to no method len, string to no method string).
+var receiverLanguages = map[string]bool{"go": true, "python": true, "javascript": true, "typescript": true, "tsx": true}
+
+// graphName is the name a reference has in the graph: bare references in
+// receiverLanguages get their own name (resolved to the non-member
+// definitions of the name, resolveNames); member accesses, qualified names
+// and references in other languages keep theirs.
+func graphName(lang string, r *Ref) string {
+	if !r.Member && receiverLanguages[lang] && strings.IndexByte(r.Name, '.') < 0 {
+		return bareMark + r.Name
+	}
+	return r.Name
+}
+
+// isMember reports a definition reached only through a receiver in its
+// language (receiverLanguages): a method.
+func isMember(lang string, d *Def) bool {
+	return d.Kind == "method" && receiverLanguages[lang]
+}
+
+// twinOf reports build output beside its declaration or source: compiled
+// JavaScript next to a .d.ts of the same stem (the declaration names the
+// same API with its types), or a .d.ts next to the .ts it was generated
+// from. Its definitions would double every name; its references still count.
+func twinOf(rel string, has func(string) bool) bool {
+	for _, ext := range []string{".js", ".mjs", ".cjs"} {
+		if stem, ok := strings.CutSuffix(rel, ext); ok {
+			for _, d := range []string{".d.ts", ".d.mts", ".d.cts"} {
+				if has(stem + d) {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	if stem, ok := strings.CutSuffix(rel, ".d.ts"); ok {
+		return has(stem+".ts") || has(stem+".tsx")
+	}
+	return false
 }
 
 // resolve fills an entry's name ids (once per entry).
@@ -287,7 +354,7 @@ func (t *symtab) resolve(e *entry) {
 	}
 	e.refIDs = make([]int32, len(ft.Refs))
 	for i, r := range ft.Refs {
-		e.refIDs[i] = t.id(r.Name)
+		e.refIDs[i] = t.id(graphName(ft.Language, &r))
 	}
 	e.resolved = true
 }
@@ -334,8 +401,29 @@ func (m *Map) buildGraphLocked() *graph {
 		g.fileIdx[e.Rel] = int32(i)
 		g.defIdent[i], g.defSame[i] = e.defIDs, e.defSame
 	}
+	has := func(rel string) bool { _, ok := g.fileIdx[rel]; return ok }
+	for i, e := range entries {
+		if len(e.defIDs) > 0 && twinOf(e.Rel, has) {
+			none := make([]int32, len(e.defIDs))
+			for j := range none {
+				none[j] = -1
+			}
+			g.defIdent[i] = none
+		}
+	}
 	n := len(st.names)
 	g.idents = st.names[:n:n]
+	// Names an export list mentions: the package's declared API.
+	g.declared = make([]bool, n)
+	for _, e := range entries {
+		for _, r := range e.Tags.Refs {
+			if r.Export {
+				if id, ok := st.ids[r.Name]; ok {
+					g.declared[id] = true
+				}
+			}
+		}
+	}
 
 	// Definers, as CSR by counting (each file once per name).
 	last := make([]int32, n)
@@ -375,7 +463,7 @@ func (m *Map) buildGraphLocked() *graph {
 		}
 	}
 
-	g.resolveQualified(st, m.rootName())
+	g.resolveNames(st, m.rootName())
 
 	// Edges: references to names some file defines.
 	refFiles := make([]int32, n)
@@ -432,18 +520,66 @@ func (m *Map) buildGraphLocked() *graph {
 	return g
 }
 
-// resolveQualified gives each qualified reference name ("context.Context",
-// from tags.go: a Go file's pkg.Name where pkg is one of its imports) the
-// definers of Name that live in a directory named pkg, so a use of
-// context.Context leads to package context's Context and not to every
-// method named Context. With no such directory (the package is outside the
-// workspace) the name has no definers and no edge. The workspace root's
-// directory counts by the root's own name.
-func (g *graph) resolveQualified(st *symtab, rootName string) {
+// resolveNames gives the qualified and bare reference names their
+// definers, chosen among the definers of the plain name:
+//
+//   - a qualified name ("context.Context", from tags.go: a Go file's
+//     pkg.Name where pkg is one of its imports) leads to the definitions of
+//     Name in a directory named pkg, so a use of context.Context reaches
+//     package context's Context and not every method named Context. With
+//     no such directory (the package is outside the workspace) the name
+//     has no definers and no edge. The workspace root's directory counts by
+//     the root's own name.
+//   - a bare name (graphName) leads to the files with a definition of the
+//     name that is not a member (isMember).
+func (g *graph) resolveNames(st *symtab, rootName string) {
 	n := len(g.idents)
+	g.bare = make([]bool, n)
+	// Files with a non-member definition of each name, as CSR by counting
+	// (each file once per name), like the definers.
+	pStart := make([]int32, n+1)
+	last := make([]int32, n)
+	each := func(fn func(fi, id int32)) {
+		for i := range last {
+			last[i] = -1
+		}
+		for fi, ids := range g.defIdent {
+			t := g.tags[fi]
+			for di, id := range ids {
+				if id >= 0 && last[id] != int32(fi) && !isMember(t.Language, &t.Defs[di]) {
+					last[id] = int32(fi)
+					fn(int32(fi), id)
+				}
+			}
+		}
+	}
+	each(func(_, id int32) { pStart[id+1]++ })
+	for i := 0; i < n; i++ {
+		pStart[i+1] += pStart[i]
+	}
+	pFile := make([]int32, pStart[n])
+	fill := slices.Clone(pStart[:n])
+	each(func(fi, id int32) { pFile[fill[id]] = fi; fill[id]++ })
 	lists := map[int32][]int32{}
 	for id := 0; id < n; id++ {
 		name := g.idents[id]
+		if strings.HasPrefix(name, bareMark) {
+			g.bare[id] = true
+			base, ok := st.ids[name[len(bareMark):]]
+			if !ok || int(base) >= n {
+				lists[int32(id)] = nil
+				continue
+			}
+			l := pFile[pStart[base]:pStart[base+1]]
+			lists[int32(id)] = l
+			if len(l) > 0 {
+				if g.qualified == nil {
+					g.qualified = map[int32][]int32{}
+				}
+				g.qualified[base] = append(g.qualified[base], int32(id))
+			}
+			continue
+		}
 		dot := strings.LastIndexByte(name, '.')
 		if dot <= 0 {
 			continue
@@ -652,8 +788,10 @@ func (m *Map) rank(focus Focus) (*graph, *ranking) {
 	m.mu.RLock()
 	var ids []int32
 	for _, n := range focus.Identifiers {
-		if id, ok := m.syms.ids[n]; ok && int(id) < len(g.idents) {
-			ids = append(ids, id)
+		for _, k := range []string{n, bareMark + n} {
+			if id, ok := m.syms.ids[k]; ok && int(id) < len(g.idents) {
+				ids = append(ids, id)
+			}
 		}
 	}
 	m.mu.RUnlock()
@@ -703,6 +841,7 @@ func (g *graph) rank(focus Focus, focusIdents []int32) *ranking {
 			if g.defStart[id+1] == g.defStart[id] {
 				continue
 			}
+			name = strings.TrimPrefix(name, bareMark)
 			for _, w := range words {
 				if len(name) == len(w) && strings.EqualFold(name, w) {
 					mark(int32(id))
@@ -894,9 +1033,17 @@ func (g *graph) rank(focus Focus, focusIdents []int32) *ranking {
 			if id < 0 {
 				continue // local
 			}
+			def := &t.Defs[di]
+			if same[di] > 1 && overload(t, ids, di) {
+				continue // one line per name: the first overload stands for the rest
+			}
+			member := isMember(t.Language, def)
 			flowIn := mass[id] / float64(g.defStart[id+1]-g.defStart[id])
 			uses := g.refFiles[id]
 			for _, q := range g.qualified[id] {
+				if member && g.bare[q] {
+					continue // a bare name never means a member
+				}
 				for _, f := range g.definers(q) {
 					if f == int32(fi) {
 						flowIn += mass[q] / float64(g.defStart[q+1]-g.defStart[q])
@@ -904,12 +1051,24 @@ func (g *graph) rank(focus Focus, focusIdents []int32) *ranking {
 					}
 				}
 			}
-			s := base + flowIn/float64(same[di])
+			kept := same[di]
+			if kept > 1 {
+				kept = 0
+				for j := range ids {
+					if ids[j] == id && !overload(t, ids, j) {
+						kept++
+					}
+				}
+			}
+			s := base + flowIn/float64(kept)
 			if focusIdent[id] {
 				s *= defFocusBoost
 			}
-			if isAPI(t.Language, &t.Defs[di]) {
+			if isAPI(t.Language, def) {
 				s *= apiBoost
+				if unfocused && g.declared[id] && !member {
+					s *= declaredBoost
+				}
 			}
 			if unfocused {
 				// How widely the name is used: a package's entry points are
@@ -923,6 +1082,18 @@ func (g *graph) rank(focus Focus, focusIdents []int32) *ranking {
 	out.n = len(out.defs)
 	out.defs, out.tail = splitTop(out.defs, rankedPrefix)
 	return out
+}
+
+// overload reports whether definition di repeats the name and scope of an
+// earlier definition of its file (TypeScript overload signatures, Python
+// property setters): the map shows the first.
+func overload(t *FileTags, ids []int32, di int) bool {
+	for j := 0; j < di; j++ {
+		if ids[j] == ids[di] && t.Defs[j].Scope == t.Defs[di].Scope {
+			return true
+		}
+	}
+	return false
 }
 
 // rootName is the name of the workspace's root directory: the package name

@@ -29,11 +29,16 @@ type Def struct {
 	Local     bool   // inside a function or method body (not ranked in the map)
 }
 
-// Ref is every use of one name in a file, folded into one record.
+// Ref is every use of one name in a file, folded into one record per name
+// and form: bare (Name), member access (x.Name, Member) and export lists
+// (Export: a re-export `export { Name } from`, an `export { Name }` clause,
+// Python's __all__), which name what a package offers.
 type Ref struct {
-	Name  string
-	Count int // occurrences in the file
-	Line  int // 1-based line of the first occurrence
+	Name   string
+	Count  int  // occurrences in the file
+	Line   int  // 1-based line of the first occurrence
+	Member bool // x.Name: the receiver's type is unknown
+	Export bool // named by an export list
 }
 
 // Scope is a node that encloses definitions without being one itself (a Rust
@@ -179,6 +184,7 @@ func extract(l *language, qc *sitter.QueryCursor, root *sitter.Node, content []b
 	type refHit struct {
 		start uint32
 		name  string
+		kind  string // the <kind> of @reference.<kind>
 	}
 	var refs []refHit             // may repeat a node matched by several patterns
 	qualOf := map[uint32]string{} // reference name start → its qualifier
@@ -187,6 +193,11 @@ func extract(l *language, qc *sitter.QueryCursor, root *sitter.Node, content []b
 		m, ok := qc.NextMatch()
 		if !ok {
 			break
+		}
+		if l.predicated[m.PatternIndex] {
+			if m = qc.FilterPredicates(m, content); len(m.Captures) == 0 {
+				continue
+			}
 		}
 		var nameNode, defNode, refNode, recvNode, scopeNode, qualNode *sitter.Node
 		var kind string
@@ -268,12 +279,16 @@ func extract(l *language, qc *sitter.QueryCursor, root *sitter.Node, content []b
 			if qualNode != nil && qualNode.EndByte() <= uint32(len(content)) {
 				qualOf[start] = qualNode.Content(content)
 			}
-			refs = append(refs, refHit{start, name})
+			refs = append(refs, refHit{start, name, kind})
 		}
 	}
 
-	// References: fold by name, skipping the name nodes of definitions.
-	agg := map[string]*refAgg{}
+	// References: fold by name and form, skipping the name nodes of definitions.
+	type refKey struct {
+		name           string
+		member, export bool
+	}
+	agg := map[refKey]*refAgg{}
 	sort.Slice(refs, func(i, j int) bool { return refs[i].start < refs[j].start })
 	lineOf := newLineIndex(content)
 	for i, r := range refs {
@@ -283,22 +298,33 @@ func extract(l *language, qc *sitter.QueryCursor, root *sitter.Node, content []b
 		if _, isDef := defs[r.start]; isDef {
 			continue
 		}
-		name := r.name
+		k := refKey{name: r.name, member: r.kind == "member", export: r.kind == "export"}
 		if q, ok := qualOf[r.start]; ok && imports[q] {
-			name = q + "." + name // resolved to package q's definitions (rank.go)
+			// Resolved to package q's definitions (rank.go): a package
+			// member, not a member of a value.
+			k.name, k.member = q+"."+r.name, false
 		}
-		a := agg[name]
+		a := agg[k]
 		if a == nil {
 			a = &refAgg{line: lineOf.line(r.start)}
-			agg[name] = a
+			agg[k] = a
 		}
 		a.count++
 	}
 	ft.Refs = make([]Ref, 0, len(agg))
-	for name, a := range agg {
-		ft.Refs = append(ft.Refs, Ref{Name: name, Count: a.count, Line: a.line})
+	for k, a := range agg {
+		ft.Refs = append(ft.Refs, Ref{Name: k.name, Count: a.count, Line: a.line, Member: k.member, Export: k.export})
 	}
-	sort.Slice(ft.Refs, func(i, j int) bool { return ft.Refs[i].Name < ft.Refs[j].Name })
+	sort.Slice(ft.Refs, func(i, j int) bool {
+		a, b := &ft.Refs[i], &ft.Refs[j]
+		if a.Name != b.Name {
+			return a.Name < b.Name
+		}
+		if a.Member != b.Member {
+			return !a.Member
+		}
+		return !a.Export && b.Export
+	})
 
 	// Definitions and scopes in document order (outer before inner).
 	all := make([]*rawDef, 0, len(defs))

@@ -45,7 +45,14 @@ func formatTags(ft *FileTags) string {
 	}
 	b.WriteString("refs:\n")
 	for _, r := range ft.Refs {
-		fmt.Fprintf(&b, "  %s x%d @%d\n", r.Name, r.Count, r.Line)
+		form := ""
+		if r.Member {
+			form = " member"
+		}
+		if r.Export {
+			form += " export"
+		}
+		fmt.Fprintf(&b, "  %s x%d @%d%s\n", r.Name, r.Count, r.Line, form)
 	}
 	return b.String()
 }

@@ -3,15 +3,35 @@
 # a thousand learned values, and the hostile inputs (keyword storms, PEM
 # headers with no end, assignment-heavy config). Prints benchstat's summary;
 # MB/cpu-s divides by CPU time, so it holds on a machine shared with other
-# work, where MB/s (wall) does not.
-#   scripts/bench-redact.sh [COUNT]     (default 5)
+# work, where MB/s (wall) does not (benchstat shows it as B/cpu-s in Mi).
+#   scripts/bench-redact.sh [COUNT] [REV]   (COUNT default 5)
+# With REV (a git revision), the redact package as it was at REV runs the
+# same way, its own benchmarks, interleaved with the work tree's run by run
+# so that both see the same load, and benchstat compares the two.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 count="${1:-5}"
+rev="${2:-}"
+bench='BenchmarkRedact$|RedactHostile|RedactLearned'
+run() { # dir count
+  (cd "$1" && go test -run '^$' -bench "$bench" -benchtime 3x -count "$2" ./redact)
+}
 out="$(mktemp -t cairn-redact-bench.XXXXXX)"
-go test -run '^$' -bench 'BenchmarkRedact$|RedactHostile|RedactLearned' -benchtime 3x -count "$count" ./redact | tee "$out" | grep -E '^Benchmark' >&2
-if command -v benchstat >/dev/null; then
-  benchstat "$out"
+if [ -z "$rev" ]; then
+  run . "$count" | tee "$out" | grep -E '^Benchmark' >&2
+  files=("$out")
 else
-  echo "benchstat not on PATH (go install golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da); raw results in $out"
+  old="$(mktemp -d -t cairn-redact-old.XXXXXX)"
+  git archive "$rev" go.mod go.sum redact | tar -x -C "$old"
+  base="$(mktemp -t cairn-redact-bench-old.XXXXXX)"
+  for _ in $(seq "$count"); do
+    run "$old" 1 | tee -a "$base" | grep -E '^Benchmark' | sed "s/^/$rev /" >&2
+    run . 1 | tee -a "$out" | grep -E '^Benchmark' | sed 's/^/now /' >&2
+  done
+  files=("$rev=$base" "now=$out")
+fi
+if command -v benchstat >/dev/null; then
+  benchstat "${files[@]}"
+else
+  echo "benchstat not on PATH (go install golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da); raw results in ${files[*]}"
 fi

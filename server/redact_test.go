@@ -80,3 +80,57 @@ turns:
 		return nil
 	})
 }
+
+// A value the context engine learned from its surroundings (an apiKey
+// assignment) is the run's secret: when the model later writes the bare
+// value (here as a tool argument), the run's trace and journal mask it too,
+// although no rule matches the bare value on its own.
+func TestLearnedValueMaskedInTraceAndJournal(t *testing.T) {
+	const value = "q7Hx9LmP2vR8sT4wK1zBn3Yc"
+	ws := `
+-- client/client.go --
+package client
+
+const apiKey = "` + value + `"
+
+func Dial() string { return apiKey }
+`
+	script := `
+turns:
+  - toolCalls:
+      - name: search_code
+        arguments: {query: "` + value + `"}
+  - text: "Dial returns the key."
+`
+	e := newEnv(t, ws, withScript(script))
+	run := e.ask("client/client.go", 3, 5, "what does Dial return?")
+	evs := e.waitRun(run)
+	if last(evs).Kind != protocol.EventFinished {
+		t.Fatalf("%+v", last(evs))
+	}
+	for _, req := range e.provider.Received() {
+		for _, m := range req.Messages {
+			if strings.Contains(m.Content, value) {
+				t.Fatalf("the key reached the model: %.300s", m.Content)
+			}
+		}
+	}
+	stored := 0
+	filepath.Walk(e.state, func(p string, info os.FileInfo, err error) error {
+		if err != nil || info.IsDir() && (info.Name() == "repomap" || info.Name() == "search") {
+			return filepath.SkipDir
+		}
+		if info.IsDir() {
+			return nil
+		}
+		b, _ := os.ReadFile(p)
+		if strings.Contains(string(b), value) {
+			t.Errorf("the learned key is stored in %s:\n%.600s", p, b)
+		}
+		stored++
+		return nil
+	})
+	if stored == 0 {
+		t.Fatal("no state was written: nothing was checked")
+	}
+}

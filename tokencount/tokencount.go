@@ -10,6 +10,7 @@
 package tokencount
 
 import (
+	"hash/maphash"
 	"sync"
 
 	"github.com/tiktoken-go/tokenizer"
@@ -51,6 +52,19 @@ func CountWith(e Encoding, s string) int {
 	if s == "" {
 		return 0
 	}
+	if len(s) < memoMinLen {
+		return count(e, s)
+	}
+	key := memoKey{e, maphash.String(memoSeed, s), len(s)}
+	if n, ok := memo.get(key); ok {
+		return n
+	}
+	n := count(e, s)
+	memo.put(key, n)
+	return n
+}
+
+func count(e Encoding, s string) int {
 	n, err := codec(e).Count(s)
 	if err != nil {
 		// Invalid UTF-8 and similar: fall back to a conservative estimate
@@ -58,6 +72,60 @@ func CountWith(e Encoding, s string) int {
 		return len(s)/3 + 1
 	}
 	return n
+}
+
+// The same texts are counted again and again: a context build counts the
+// same map lines, enclosing symbols and file regions as the build before it,
+// and BPE is the costliest step of a build after ranking. Counts of texts
+// of at least memoMinLen bytes are remembered by a 64-bit hash of the text
+// and its length (a collision, at 2^-64, would misjudge one item's size);
+// the memo holds two generations of at most memoGen entries each, so it stays
+// bounded (a few MB) and keeps what the last builds used.
+const (
+	memoMinLen = 64
+	memoGen    = 1 << 15
+)
+
+var (
+	memoSeed = maphash.MakeSeed()
+	memo     = &countMemo{cur: map[memoKey]int{}}
+)
+
+type memoKey struct {
+	enc  Encoding
+	hash uint64
+	n    int
+}
+
+type countMemo struct {
+	mu        sync.Mutex
+	cur, prev map[memoKey]int
+}
+
+func (m *countMemo) get(k memoKey) (int, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if n, ok := m.cur[k]; ok {
+		return n, true
+	}
+	if n, ok := m.prev[k]; ok {
+		m.putLocked(k, n) // still in use: carry it into this generation
+		return n, true
+	}
+	return 0, false
+}
+
+func (m *countMemo) put(k memoKey, n int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.putLocked(k, n)
+}
+
+func (m *countMemo) putLocked(k memoKey, n int) {
+	if len(m.cur) >= memoGen {
+		m.prev, m.cur = m.cur, make(map[memoKey]int, memoGen/4)
+	}
+	m.cur[k] = n
 }
 
 // Truncate returns the longest prefix of s (cut at a line boundary when one

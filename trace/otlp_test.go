@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -253,5 +254,57 @@ func TestOTLPCollectorDown(t *testing.T) {
 	// The local trace is complete regardless.
 	if tr, err := rec.Store().Load("run-down"); err != nil || len(tr.Spans) != 9 {
 		t.Errorf("local trace: %v", err)
+	}
+}
+
+// A run's own redactor (RunInfo.Redact) masks its spans in the local store
+// and in the export, where the recorder's redactor knows nothing of them.
+func TestRunRedactorMasksStoreAndExport(t *testing.T) {
+	rc := &receiver{}
+	srv := httptest.NewServer(rc)
+	defer srv.Close()
+	dir := t.TempDir()
+	rec, err := NewRecorder(Options{StateDir: dir, OTLPEndpoint: srv.URL + "/v1/traces", ExportContent: true, Redact: noRedact})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const learned = "q7Hx9LmP2vR8sT4wK1zB"
+	runRedact := func(s string) string { return strings.ReplaceAll(s, learned, "[REDACTED:learned]") }
+	run := rec.StartRun(RunInfo{ID: "run-learned", Question: "why " + learned + "?", Redact: runRedact})
+	st := run.StartStep(1)
+	tc := st.StartToolCall(ToolRequest{CallID: "c1", Name: "search_code", Arguments: `{"query":"` + learned + `"}`})
+	tc.End(ToolResult{OK: true, Summary: "3 hits for " + learned}, nil)
+	st.End(nil)
+	run.End(RunResult{Status: "finished"})
+	// A run recorded without its own redactor keeps the recorder's.
+	other := rec.StartRun(RunInfo{ID: "run-plain", Question: "why " + learned + "?"})
+	other.End(RunResult{Status: "finished"})
+	if err := rec.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	stored, err := rec.store.Load("run-learned")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(stored)
+	if strings.Contains(string(raw), learned) || !strings.Contains(string(raw), "[REDACTED:learned]") {
+		t.Errorf("stored trace not masked by the run's redactor:\n%s", raw)
+	}
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	exported, plain := 0, 0
+	for _, sp := range rc.spans {
+		b, _ := proto.Marshal(sp)
+		if hex.EncodeToString(sp.TraceId) == stored.Root().TraceID {
+			exported++
+			if strings.Contains(string(b), learned) {
+				t.Errorf("exported span %q carries the learned value", sp.Name)
+			}
+		} else if strings.Contains(string(b), learned) {
+			plain++
+		}
+	}
+	if exported < 3 || plain == 0 {
+		t.Fatalf("exported %d spans of the masked run, %d of the plain run with the value", exported, plain)
 	}
 }

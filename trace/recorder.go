@@ -113,8 +113,8 @@ func NewRecorder(opts Options) (*Recorder, error) {
 		if err != nil {
 			return nil, fmt.Errorf("trace: OTLP export to %s: %w", ep, err)
 		}
-		r.export = sdktrace.NewBatchSpanProcessor(exportFilter{next: exp, redact: r.redact, content: opts.ExportContent},
-			sdktrace.WithBatchTimeout(2*time.Second))
+		r.export = exportFilter{rec: r, content: opts.ExportContent,
+			next: sdktrace.NewBatchSpanProcessor(exp, sdktrace.WithBatchTimeout(2*time.Second))}
 	}
 	version := opts.ServiceVersion
 	if version == "" {
@@ -123,6 +123,15 @@ func NewRecorder(opts Options) (*Recorder, error) {
 	r.tp = newProvider(r, r.export, version)
 	r.tracer = r.tp.Tracer("github.com/cairn-dev/cairn/trace", oteltrace.WithInstrumentationVersion(version))
 	return r, nil
+}
+
+// redactorOf returns the redaction of the run recorded under a trace id:
+// its own (RunInfo.Redact) while it is being recorded, else the recorder's.
+func (r *Recorder) redactorOf(id oteltrace.TraceID) func(string) string {
+	if run := r.runOf(id); run != nil {
+		return run.redact
+	}
+	return r.redact
 }
 
 // runOf returns the run being recorded under a trace id, or nil.
@@ -226,6 +235,10 @@ type RunInfo struct {
 	Model    string // model id
 	// Attrs are extra attributes of the run span.
 	Attrs map[string]any
+	// Redact masks secrets in this run's spans, stored and exported: the
+	// run's own redactor, which knows the secret values the run learned on
+	// top of the session's. Nil: Options.Redact.
+	Redact func(string) string
 }
 
 // Run records one run. Its methods are safe for concurrent use; a nil *Run
@@ -480,10 +493,17 @@ func (run *Run) fail(err error) {
 	run.rec.report(err)
 }
 
+// redact masks secrets in one of this run's strings.
+func (run *Run) redact(s string) string {
+	if run.info.Redact != nil {
+		return run.info.Redact(s)
+	}
+	return run.rec.redact(s)
+}
+
 // write redacts a span record and appends it to the run's file.
 func (run *Run) write(sd SpanData) {
-	r := run.rec
-	redactRecord(&sd, r.redact)
+	redactRecord(&sd, run.redact)
 	run.mu.Lock()
 	defer run.mu.Unlock()
 	f := run.file
@@ -497,7 +517,7 @@ func (run *Run) write(sd SpanData) {
 	}
 	if err != nil && run.writeErr == nil {
 		run.writeErr = err
-		r.report(fmt.Errorf("trace %s: %w", run.id, err))
+		run.rec.report(fmt.Errorf("trace %s: %w", run.id, err))
 	}
 }
 

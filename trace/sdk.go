@@ -194,28 +194,29 @@ var (
 	contentEvents = map[string]bool{EventModelResponse: true, EventToolArguments: true}
 )
 
-// exportFilter is what the OTLP exporter sees: each span redacted as the
-// local store has it, without the content attributes and events unless
-// they are to be exported, and with Cairn's kind and status attributes.
+// exportFilter is what the OTLP export sees: each span redacted as the
+// local store has it (with its run's redactor, see RunInfo.Redact), without
+// the content attributes and events unless they are to be exported, and with
+// Cairn's kind and status attributes. It filters as a span ends, while its
+// run is still known, and hands the view to the batch processor (next).
 type exportFilter struct {
-	next    sdktrace.SpanExporter
-	redact  func(string) string
+	rec     *Recorder
+	next    sdktrace.SpanProcessor
 	content bool
 }
 
-func (e exportFilter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
-	out := make([]sdktrace.ReadOnlySpan, len(spans))
-	for i, s := range spans {
-		out[i] = e.view(s)
-	}
-	return e.next.ExportSpans(ctx, out)
+func (e exportFilter) OnStart(ctx context.Context, s sdktrace.ReadWriteSpan) { e.next.OnStart(ctx, s) }
+
+func (e exportFilter) OnEnd(s sdktrace.ReadOnlySpan) {
+	e.next.OnEnd(e.view(s, e.rec.redactorOf(s.SpanContext().TraceID())))
 }
 
-func (e exportFilter) Shutdown(ctx context.Context) error { return e.next.Shutdown(ctx) }
+func (e exportFilter) Shutdown(ctx context.Context) error   { return e.next.Shutdown(ctx) }
+func (e exportFilter) ForceFlush(ctx context.Context) error { return e.next.ForceFlush(ctx) }
 
-func (e exportFilter) view(s sdktrace.ReadOnlySpan) sdktrace.ReadOnlySpan {
+func (e exportFilter) view(s sdktrace.ReadOnlySpan, redact func(string) string) sdktrace.ReadOnlySpan {
 	sd := spanData(s)
-	redactRecord(&sd, e.redact)
+	redactRecord(&sd, redact)
 	v := spanView{ReadOnlySpan: s, name: sd.Name, status: s.Status()}
 	if v.status.Code == codes.Error {
 		v.status.Description = sd.StatusMessage

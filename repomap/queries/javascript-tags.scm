@@ -21,7 +21,11 @@
 (program (export_statement (lexical_declaration (variable_declarator name: (identifier) @name value: [(string) (number) (template_string) (object) (array) (true) (false) (regex) (member_expression) (binary_expression) (new_expression)]) @definition.constant)))
 
 (call_expression function: (identifier) @name) @reference.call
-(call_expression function: (member_expression property: (property_identifier) @name)) @reference.call
+(call_expression function: (member_expression property: (property_identifier) @name)) @reference.member
+
+; Export lists name what a module offers: `export { a, b as c }` and the
+; re-exports of an index file, `export { a } from './a'`.
+(export_statement (export_clause (export_specifier name: (identifier) @name))) @reference.export
 (new_expression constructor: (identifier) @name) @reference.class
 (class_heritage (identifier) @name) @reference.class
 (jsx_opening_element name: (identifier) @name) @reference.class

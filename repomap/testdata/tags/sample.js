@@ -22,3 +22,5 @@ const format = (s) => s.trim();
 module.exports.helper = function (x) {
   return render(x);
 };
+
+export { render as draw };

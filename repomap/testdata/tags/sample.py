@@ -23,3 +23,7 @@ class User(Base):
 
 def helper(value):
     return value.upper()
+
+
+__all__ = ["User", "helper"]
+NAMES = ["Base"]

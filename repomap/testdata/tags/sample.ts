@@ -26,3 +26,6 @@ namespace Util {
 }
 
 export const makeCache = <T>(): Store<T> => new LruCache<T>();
+
+export { makeCache as newCache };
+export { Other } from "./other";

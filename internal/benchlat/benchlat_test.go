@@ -1,0 +1,31 @@
+package benchlat
+
+import (
+	"testing"
+	"time"
+)
+
+var sink int
+
+// Work done by this process shows in processCPU, whatever the machine's load.
+func TestProcessCPUCountsWork(t *testing.T) {
+	before := processCPU()
+	if before <= 0 {
+		t.Skip("no process CPU time on this platform")
+	}
+	for i := 0; i < 50_000_000; i++ { // tens of CPU-ms; accounting ticks are a few ms
+		sink += i ^ sink
+	}
+	if after := processCPU(); after <= before {
+		t.Fatalf("CPU time did not advance: %v then %v", before, after)
+	}
+}
+
+func BenchmarkRecorder(b *testing.B) {
+	r := Start(b.N)
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		r.Add(time.Since(start))
+	}
+	r.Report(b)
+}
