@@ -36,11 +36,19 @@ type possibleDFA struct {
 
 	mu     sync.Mutex
 	states map[string]*dfaState
+	limit  int // on len(states)
 }
 
-// maxDFAStates bounds the states a rule's DFA keeps (a few hundred bytes
-// each); past it, new places are left to the regexp.
-const maxDFAStates = 4096
+// maxDFAStates bounds the states a DFA keeps (a few hundred bytes each),
+// and maxDFAStatesTotal those of all DFAs in the process (about 20 MB),
+// however hostile the texts; past them, new places are left to the
+// regexp. The hostile inputs of the benchmarks need about 3,000 in all.
+const (
+	maxDFAStates      = 4096
+	maxDFAStatesTotal = 1 << 16
+)
+
+var dfaStatesTotal atomic.Int64
 
 type dfaState struct {
 	pcs   []uint32 // rune-consuming instructions (and Match) live here
@@ -62,7 +70,7 @@ func newPossibleDFA(expr string) *possibleDFA {
 	if err != nil {
 		return nil
 	}
-	d := &possibleDFA{prog: prog, states: map[string]*dfaState{}}
+	d := &possibleDFA{prog: prog, states: map[string]*dfaState{}, limit: maxDFAStates}
 	// Two ASCII bytes are in one class when every rune instruction treats
 	// them alike.
 	sigs := map[string]uint8{}
@@ -170,9 +178,10 @@ func (d *possibleDFA) intern(pcs []uint32) *dfaState {
 	if st, ok := d.states[string(key)]; ok {
 		return st
 	}
-	if len(d.states) >= maxDFAStates {
+	if len(d.states) >= d.limit || dfaStatesTotal.Load() >= maxDFAStatesTotal {
 		return nil
 	}
+	dfaStatesTotal.Add(1)
 	st := &dfaState{pcs: pcs, next: make([]atomic.Pointer[dfaState], d.nclass)}
 	var pending []uint32
 	for _, pc := range pcs {

@@ -218,3 +218,28 @@ func mutate(gen *rand.Rand, s string) string {
 	}
 	return s
 }
+
+// TestDFAFull: a DFA that may keep no more states answers "maybe" (and
+// no bound), so the regexp decides, and the scan still finds what it
+// finds with room to spare.
+func TestDFAFull(t *testing.T) {
+	expr := `^(?:(?i)(?:key|token)[ \t\w.-]{0,20}[=:][ \t]*([\w.=-]{10,150}))`
+	roomy, full := newPossibleDFA(expr), newPossibleDFA(expr)
+	full.limit = len(full.states) // the start state only
+	texts := []string{"key = abcdefghijkl", "token:0123456789", "keyboard", "key", "", "token=short"}
+	for _, s := range texts {
+		if got := full.possible(s); s != "" && !got {
+			t.Errorf("full DFA rejects %q", s)
+		}
+		if b := full.bound(s); s != "" && b != len(s) {
+			t.Errorf("full DFA bounds %q at %d", s, b)
+		}
+	}
+	// With room, it tells them apart.
+	if roomy.possible("keyboard") || !roomy.possible("key = abcdefghijkl") {
+		t.Error("DFA with room does not tell a match from a miss")
+	}
+	if len(full.states) != 1 {
+		t.Errorf("full DFA grew to %d states", len(full.states))
+	}
+}

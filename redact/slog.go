@@ -14,12 +14,19 @@ type Handler struct {
 	r     *Redactor
 }
 
-// NewHandler wraps inner. A nil r means Default().
+// NewHandler wraps inner. A nil r means Default(), compiled when the first
+// record is logged: building the rules costs a short-lived command (`cairn
+// search`, `cairn --version`) more CPU than its work, and most log nothing.
 func NewHandler(inner slog.Handler, r *Redactor) *Handler {
-	if r == nil {
-		r = Default()
-	}
 	return &Handler{inner: inner, r: r}
+}
+
+// red is the redactor records pass.
+func (h *Handler) red() *Redactor {
+	if h.r == nil {
+		return Default()
+	}
+	return h.r
 }
 
 // Enabled implements slog.Handler.
@@ -27,7 +34,7 @@ func (h *Handler) Enabled(ctx context.Context, l slog.Level) bool { return h.inn
 
 // Handle implements slog.Handler.
 func (h *Handler) Handle(ctx context.Context, rec slog.Record) error {
-	out := slog.NewRecord(rec.Time, rec.Level, h.r.String(rec.Message), rec.PC)
+	out := slog.NewRecord(rec.Time, rec.Level, h.red().String(rec.Message), rec.PC)
 	rec.Attrs(func(a slog.Attr) bool {
 		out.AddAttrs(h.attr(a))
 		return true
@@ -53,7 +60,7 @@ func (h *Handler) attr(a slog.Attr) slog.Attr {
 	v := a.Value.Resolve()
 	switch v.Kind() {
 	case slog.KindString:
-		return slog.String(a.Key, h.r.String(v.String()))
+		return slog.String(a.Key, h.red().String(v.String()))
 	case slog.KindGroup:
 		g := v.Group()
 		red := make([]any, len(g))
@@ -64,11 +71,11 @@ func (h *Handler) attr(a slog.Attr) slog.Attr {
 	case slog.KindAny:
 		switch x := v.Any().(type) {
 		case error:
-			return slog.String(a.Key, h.r.String(x.Error()))
+			return slog.String(a.Key, h.red().String(x.Error()))
 		case fmt.Stringer:
-			return slog.String(a.Key, h.r.String(x.String()))
+			return slog.String(a.Key, h.red().String(x.String()))
 		case []byte:
-			return slog.String(a.Key, h.r.String(string(x)))
+			return slog.String(a.Key, h.red().String(string(x)))
 		}
 	}
 	return slog.Attr{Key: a.Key, Value: v}

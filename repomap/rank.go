@@ -2,6 +2,7 @@ package repomap
 
 import (
 	"container/heap"
+	"go/build/constraint"
 	"math"
 	"path/filepath"
 	"slices"
@@ -41,7 +42,7 @@ import (
 //     and this further lowers how much of the referencing file's rank goes
 //     into guesses (1 definer ×1, 2 ×0.5, 8 ×0.25, 512 ×0.1).
 //   - ubiquitous ×(5% of files / files using it) for names used by more
-//     than 5% of the files (in repositories of 400+ files): string, error,
+//     than 5% of the files (in repositories of 100+ files): string, error,
 //     Errorf are vocabulary, not dependencies; without this the file that
 //     declares the builtins outranks everything.
 //   - focus ×10 for the identifiers of the selection and the names mentioned
@@ -90,10 +91,12 @@ import (
 // file is a test, ×0.3 in Go internal/ packages when nothing is focused, and
 // ×0.6 per directory level below the shallowest file when nothing is
 // focused, ×3 for exported API (isAPI: Go's capitalized names, Python's public
-// top-level names and members, TypeScript/JavaScript exports) and ×3 more,
+// top-level names and members, TypeScript/JavaScript exports) and ×10 more,
 // when nothing is focused, for API an export list names (declared: an index
-// file's `export { x } from`, Python's __all__): a map with no focus should
-// open on what a package offers, not on its plumbing. The
+// file's `export { x } from`, a bundle's closing `export { ... }`, Python's
+// __all__; the package author's own list of what it offers, which outranks
+// names exported only for use between its modules): a map with no focus
+// should open on what a package offers, not on its plumbing. The
 // definitions of Focus.Known files are left out: the prompt holds them.
 const (
 	damping        = 0.85
@@ -112,7 +115,7 @@ const (
 	internalFactor = 0.3
 	apiBoost       = 3.0
 	nestFactor     = 0.6
-	declaredBoost  = 3.0
+	declaredBoost  = 10.0
 )
 
 // isTestFile reports files that hold tests: their definitions are for the
@@ -167,6 +170,30 @@ func isAPI(lang string, d *Def) bool {
 			!strings.HasPrefix(d.Signature, "private ") && !strings.HasPrefix(d.Signature, "protected ")
 	}
 	return d.TopLevel
+}
+
+// isExperimental reports a Go file built only with a GOEXPERIMENT on
+// (//go:build goexperiment.jsonv2): not part of the package as the default
+// toolchain builds it. Its //go:build expression is false with every
+// goexperiment tag off and true with them on (other tags count as set, so
+// GOOS- and GOARCH-specific files are not experimental).
+func isExperimental(t *FileTags) bool {
+	if t.Constraint == "" {
+		return false
+	}
+	expr, err := constraint.Parse("//go:build " + t.Constraint)
+	if err != nil {
+		return false
+	}
+	with := func(on bool) func(string) bool {
+		return func(tag string) bool {
+			if strings.HasPrefix(tag, "goexperiment.") {
+				return on
+			}
+			return true
+		}
+	}
+	return !expr.Eval(with(false)) && expr.Eval(with(true))
 }
 
 // isFixture reports test data: testdata/, fixtures/ and __fixtures__/
@@ -633,7 +660,7 @@ func (g *graph) resolveNames(st *symtab, rootName string) {
 // error, Errorf): past that share, the weight falls in proportion.
 func ubiquityFactor(refFiles, files int) float64 {
 	limit := float64(files) * ubiquityShare
-	if limit < 20 || float64(refFiles) <= limit {
+	if limit < 5 || float64(refFiles) <= limit {
 		return 1
 	}
 	return limit / float64(refFiles)
@@ -1025,6 +1052,9 @@ func (g *graph) rank(focus Focus, focusIdents []int32) *ranking {
 		}
 		if unfocused && isGoInternal(t.Path) {
 			fileFactor *= internalFactor
+		}
+		if unfocused && isExperimental(t) {
+			fileFactor *= fixturePenalty
 		}
 		if unfocused {
 			fileFactor *= math.Pow(nestFactor, float64(strings.Count(t.Path, "/")-minDepth))

@@ -73,3 +73,95 @@ func TestRankAPIFirstAndFocusFileLeftOut(t *testing.T) {
 		t.Errorf("a map focused on a file (the repo_map tool) should open on it:\n%s", out)
 	}
 }
+
+// A bare name in Go never means a method: len(x) and the type string do
+// not feed methods named len or string, while x.len() still does.
+func TestBareReferencesSkipMethods(t *testing.T) {
+	root := t.TempDir()
+	files := map[string]string{
+		"q/q.go": "package q\n\ntype queue struct{ items []int }\n\nfunc (q *queue) len() int { return len(q.items) }\n\nfunc (q *queue) string() string { return \"\" }\n\n// Size is the API.\nfunc Size(n int) int { return n }\n",
+	}
+	for i := 0; i < 6; i++ {
+		files[fmt.Sprintf("q/u%d.go", i)] = fmt.Sprintf("package q\n\nfunc use%d(s string) int { return len(s) + Size(%d) }\n", i, i)
+	}
+	writeFiles(t, root, files)
+	m := newMap(t, root, Options{})
+	build(t, m)
+	g, r := m.rank(Focus{})
+	score := map[string]float64{}
+	for _, d := range r.get(r.n) {
+		score[g.tags[d.file].Defs[d.def].Name] = d.score
+	}
+	if score["len"] >= score["Size"] || score["string"] >= score["Size"] {
+		t.Errorf("methods len/string fed by bare len(...) and string: %v", score)
+	}
+	// A member access reaches the method.
+	writeFiles(t, root, map[string]string{"q/m.go": "package q\n\nfunc count(q *queue) int { return q.len() + q.len() + q.len() }\n"})
+	m = newMap(t, root, Options{})
+	build(t, m)
+	ft, _ := m.Tags("q/m.go")
+	var lenRefs []Ref
+	for _, r := range ft.Refs {
+		if r.Name == "len" {
+			lenRefs = append(lenRefs, r)
+		}
+	}
+	if len(lenRefs) != 1 || !lenRefs[0].Member || lenRefs[0].Count != 3 {
+		t.Errorf("references to len in q/m.go = %+v, want one member reference, 3 uses", lenRefs)
+	}
+	g, r = m.rank(Focus{})
+	for _, d := range r.get(r.n) {
+		if def := g.tags[d.file].Defs[d.def]; def.Name == "len" && d.score <= score["len"] {
+			t.Errorf("q.len() does not raise the method len: %g, was %g", d.score, score["len"])
+		}
+	}
+}
+
+// Compiled JavaScript beside its .d.ts defines nothing in the map (the
+// declaration names the same API), and declared API (an index file's
+// re-exports) comes before exported helpers in the unfocused map.
+func TestTwinsCollapseAndDeclaredAPIFirst(t *testing.T) {
+	root := t.TempDir()
+	files := map[string]string{
+		"lib/types.d.ts": "export declare class Schema { parse(x: unknown): unknown; }\nexport declare function helper(): void;\n",
+		"lib/types.js":   "class Schema { parse(x) { return helper(x); } }\nfunction helper() {}\nexports.Schema = Schema;\n",
+		"lib/index.d.ts": "export { Schema } from './types';\n",
+	}
+	for i := 0; i < 5; i++ {
+		files[fmt.Sprintf("lib/u%d.ts", i)] = "import { helper } from './types';\nexport function use() { helper(); helper(); }\n"
+	}
+	writeFiles(t, root, files)
+	m := newMap(t, root, Options{})
+	build(t, m)
+	out, _ := m.Render(Focus{}, 2000)
+	if strings.Contains(out, "lib/types.js") {
+		t.Errorf("the compiled twin of types.d.ts is in the map:\n%s", out)
+	}
+	g, r := m.rank(Focus{})
+	for _, d := range r.get(2) {
+		if name := g.tags[d.file].Defs[d.def].Name; name == "Schema" {
+			return
+		}
+	}
+	t.Errorf("the declared Schema is not in the top 2:\n%s", out)
+}
+
+// Files only a GOEXPERIMENT builds are experimental; GOOS-specific and
+// negated experiment files are not.
+func TestExperimentalGoFiles(t *testing.T) {
+	for src, want := range map[string]bool{
+		"// Copyright\n\n//go:build goexperiment.jsonv2\n\npackage json\n":     true,
+		"//go:build !goexperiment.jsonv2\n\npackage json\n":                    false,
+		"//go:build windows\n\npackage os\n":                                   false,
+		"//go:build goexperiment.jsonv2 && linux\n\npackage json\n":            true,
+		"package json\n\n//go:build goexperiment.jsonv2 is not a build line\n": false,
+	} {
+		ft, err := ParseFile("x.go", []byte(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := isExperimental(ft); got != want {
+			t.Errorf("isExperimental(%q) = %v (constraint %q), want %v", src, got, ft.Constraint, want)
+		}
+	}
+}

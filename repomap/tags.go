@@ -73,7 +73,8 @@ type FileTags struct {
 	Language     string
 	Hash         string // workspace.Hash of the content
 	Lines        int
-	SyntaxErrors bool // the tree has ERROR or MISSING nodes (what parsed is kept)
+	SyntaxErrors bool   // the tree has ERROR or MISSING nodes (what parsed is kept)
+	Constraint   string // a Go file's //go:build expression ("" when none)
 	Defs         []Def
 	Refs         []Ref // sorted by name
 	Scopes       []Scope
@@ -145,6 +146,9 @@ func parseFileHashed(ctx context.Context, rel string, content []byte, hash strin
 		Hash:         hash,
 		Lines:        bytes.Count(content, []byte{'\n'}) + 1,
 		SyntaxErrors: root.HasError(),
+	}
+	if name == "go" {
+		ft.Constraint = goBuildConstraint(content)
 	}
 	qc := l.cursors.Get().(*sitter.QueryCursor)
 	defer l.cursors.Put(qc)
@@ -401,6 +405,27 @@ func extract(l *language, qc *sitter.QueryCursor, root *sitter.Node, content []b
 		// Anything can enclose later items (a function encloses nested ones).
 		stack = append(stack, d)
 	}
+}
+
+// goBuildConstraint returns the expression of a Go file's //go:build line,
+// which must come before the package clause.
+func goBuildConstraint(content []byte) string {
+	for len(content) > 0 {
+		line := content
+		if i := bytes.IndexByte(content, '\n'); i >= 0 {
+			line, content = content[:i], content[i+1:]
+		} else {
+			content = nil
+		}
+		line = bytes.TrimSpace(line)
+		if expr, ok := bytes.CutPrefix(line, []byte("//go:build ")); ok {
+			return string(bytes.TrimSpace(expr))
+		}
+		if bytes.HasPrefix(line, []byte("package ")) {
+			break
+		}
+	}
+	return ""
 }
 
 // isTypeLike reports whether a parent makes the functions in it methods:

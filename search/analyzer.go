@@ -26,24 +26,44 @@ const (
 	maxTokenBytes = 128 // longer runs (base64 blobs, minified code) are dropped
 )
 
+// tokenSink receives the tokens of scanTokens in order. The terms are
+// slices of a slab scanTokens allocates per call: they stay valid.
+type tokenSink interface {
+	token(term []byte, start, end, pos int)
+}
+
 // tokenize appends the tokens of input to out (positions start at 1).
 // Tokens and their terms come from slabs, not one allocation each.
 func tokenize(input []byte, out analysis.TokenStream) analysis.TokenStream {
-	pos := 0
-	var parts [][2]int
-	var slab []analysis.Token
-	terms := make([]byte, 0, len(input)+len(input)/2)
-	emit := func(term []byte, start, end int) {
-		if len(slab) == cap(slab) {
-			n := 64
-			if len(out) > 64 {
-				n = 256
-			}
-			slab = make([]analysis.Token, 0, n)
+	s := streamSink{out: out}
+	scanTokens(input, &s)
+	return s.out
+}
+
+// streamSink collects a bleve token stream (queries, phrase checks, tests).
+type streamSink struct {
+	out  analysis.TokenStream
+	slab []analysis.Token
+}
+
+func (s *streamSink) token(term []byte, start, end, pos int) {
+	if len(s.slab) == cap(s.slab) {
+		n := 64
+		if len(s.out) > 64 {
+			n = 256
 		}
-		slab = append(slab, analysis.Token{Term: term, Start: start, End: end, Position: pos, Type: analysis.AlphaNumeric})
-		out = append(out, &slab[len(slab)-1])
+		s.slab = make([]analysis.Token, 0, n)
 	}
+	s.slab = append(s.slab, analysis.Token{Term: term, Start: start, End: end, Position: pos, Type: analysis.AlphaNumeric})
+	s.out = append(s.out, &s.slab[len(s.slab)-1])
+}
+
+// scanTokens is the analysis: it hands each token of input to sink.
+func scanTokens(input []byte, sink tokenSink) {
+	pos := 0
+	var partsBuf [16][2]int
+	parts := partsBuf[:0]
+	terms := make([]byte, 0, len(input)+len(input)/2)
 	lowerTerm := func(b []byte) []byte {
 		if cap(terms)-len(terms) < len(b) {
 			terms = make([]byte, 0, 4096+len(b))
@@ -114,7 +134,7 @@ func tokenize(input []byte, out analysis.TokenStream) analysis.TokenStream {
 		} else {
 			whole = lower(word, false)
 		}
-		emit(whole, ws, we)
+		sink.token(whole, ws, we, pos)
 		if ascii {
 			parts = splitIdent(word, parts[:0])
 		} else {
@@ -122,7 +142,7 @@ func tokenize(input []byte, out analysis.TokenStream) analysis.TokenStream {
 		}
 		if len(parts) <= 1 {
 			if st := stem(whole); st != nil {
-				emit(st, ws, we)
+				sink.token(st, ws, we, pos)
 			}
 			continue
 		}
@@ -131,13 +151,12 @@ func tokenize(input []byte, out analysis.TokenStream) analysis.TokenStream {
 				pos++
 			}
 			t := whole[p[0]:p[1]:p[1]] // whole is the lowercase word: parts are its slices
-			emit(t, ws+p[0], ws+p[1])
+			sink.token(t, ws+p[0], ws+p[1], pos)
 			if st := stem(t); st != nil {
-				emit(st, ws+p[0], ws+p[1])
+				sink.token(st, ws+p[0], ws+p[1], pos)
 			}
 		}
 	}
-	return out
 }
 
 func isIdentByte(c byte) bool {
@@ -216,7 +235,15 @@ func splitIdent(w []byte, parts [][2]int) [][2]int {
 	return parts
 }
 
-var stemCache sync.Map // string → []byte (nil when the stem is the word)
+// stemCache maps a word to its stem (noStem when the stem is the word). A
+// map under a read lock: looking a []byte up in it allocates nothing (a
+// sync.Map's any key did, once per token).
+var stemCache = struct {
+	sync.RWMutex
+	m map[string][]byte
+}{m: map[string][]byte{}}
+
+const stemCacheMax = 1 << 20 // words; beyond, stems are computed each time
 
 var noStem = []byte{}
 
@@ -231,8 +258,10 @@ func stem(w []byte) []byte {
 			return nil
 		}
 	}
-	if v, ok := stemCache.Load(string(w)); ok {
-		b := v.([]byte)
+	stemCache.RLock()
+	b, ok := stemCache.m[string(w)]
+	stemCache.RUnlock()
+	if ok {
 		if len(b) == 0 {
 			return nil
 		}
@@ -240,12 +269,18 @@ func stem(w []byte) []byte {
 	}
 	rs := porterstemmer.StemWithoutLowerCasing([]rune(string(w)))
 	s := string(rs)
-	if s == string(w) {
-		stemCache.Store(string(w), noStem)
+	b = noStem
+	if s != string(w) {
+		b = []byte(s)
+	}
+	stemCache.Lock()
+	if len(stemCache.m) < stemCacheMax {
+		stemCache.m[string(w)] = b
+	}
+	stemCache.Unlock()
+	if len(b) == 0 {
 		return nil
 	}
-	b := []byte(s)
-	stemCache.Store(string(w), b)
 	return b
 }
 

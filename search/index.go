@@ -32,6 +32,7 @@ import (
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
 	"github.com/blevesearch/bleve/v2/document"
 	"github.com/blevesearch/bleve/v2/index/scorch"
+	"github.com/blevesearch/bleve/v2/index/scorch/mergeplan"
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/registry"
 	index "github.com/blevesearch/bleve_index_api"
@@ -42,7 +43,7 @@ import (
 
 // FormatVersion names the on-disk layout and analysis. An index written with
 // another version is moved aside and rebuilt.
-const FormatVersion = 4
+const FormatVersion = 5
 
 // Field names.
 const (
@@ -139,7 +140,6 @@ type Index struct {
 	dir   string // StateDir/search
 	idx   bleve.Index
 	body  analysis.Analyzer
-	kw    analysis.Analyzer
 	fresh bool // the index was created empty at Open
 
 	// writeMu: single-file updates hold it exclusively for their whole
@@ -208,16 +208,7 @@ func Open(ws *workspace.Workspace, opts Options) (*Index, error) {
 		return nil, err
 	}
 	ix.body = codeAnalyzer{}
-	ix.kw = keywordAnalyzer()
 	return ix, nil
-}
-
-func keywordAnalyzer() analysis.Analyzer {
-	a, err := keyword.AnalyzerConstructor(nil, registry.NewCache())
-	if err != nil {
-		panic(err)
-	}
-	return a
 }
 
 func (ix *Index) bleveDir() string     { return filepath.Join(ix.dir, "index") }
@@ -283,6 +274,44 @@ func (ix *Index) removeOldBroken() {
 	}
 }
 
+const (
+	mergeGateCallback = "cairn_merge_gate"
+	mergeFanIn        = 40
+)
+
+// heldMerges are the indexes whose background merger waits. A reconcile
+// adds one segment per batch (270 for a cold build of the Go tree); merged
+// as they come, in tiers, every chunk is merged several times, and that was
+// a quarter of a cold build's CPU. Held until the reconcile's batches are
+// in, they are merged in one pass (compact).
+var heldMerges sync.Map // *scorch.Scorch → struct{}
+
+func init() {
+	scorch.RegistryEventCallbacks[mergeGateCallback] = func(e scorch.Event) bool {
+		if e.Kind != scorch.EventKindPreMergeCheck {
+			return true
+		}
+		if _, held := heldMerges.Load(e.Scorch); held {
+			// The merger asks again after this; it checks for Close
+			// in between.
+			time.Sleep(50 * time.Millisecond)
+			return false
+		}
+		return true
+	}
+}
+
+// holdMerges keeps the background merger from merging until the returned
+// function is called.
+func (ix *Index) holdMerges() (release func()) {
+	sc, ok := ix.scorch()
+	if !ok {
+		return func() {}
+	}
+	heldMerges.Store(sc, struct{}{})
+	return sync.OnceFunc(func() { heldMerges.Delete(sc) })
+}
+
 func scorchConfig() map[string]interface{} {
 	return map[string]interface{}{
 		// Batches return once in memory; the persister writes them behind.
@@ -292,6 +321,13 @@ func scorchConfig() map[string]interface{} {
 		// The root file is locked while open: a second process (a CLI run
 		// next to the server) gets ErrIndexBusy instead of waiting forever.
 		"bolt_timeout": "1s",
+		// Reconciles hold the merger off while they add segments and
+		// merge once at the end (compact); see heldMerges.
+		"eventCallbackName": mergeGateCallback,
+		// A merge takes up to 40 segments, so the many batch segments of
+		// a build are merged in one pass rather than in tiers of 10 (each
+		// chunk merged two or three times).
+		"scorchMergePlanOptions": map[string]interface{}{"SegmentsPerMergeTask": mergeFanIn},
 	}
 }
 
@@ -342,19 +378,23 @@ func newMapping() mapping.IndexMapping {
 	im.ScoringModel = index.BM25Scoring
 	im.DefaultAnalyzer = analyzerIndex
 	dm := bleve.NewDocumentStaticMapping()
-	text := func(analyzer string, vectors bool) *mapping.FieldMapping {
+	text := func(analyzer string) *mapping.FieldMapping {
 		f := bleve.NewTextFieldMapping()
 		f.Analyzer = analyzer
 		f.Store = false
 		f.IncludeInAll = false
-		f.IncludeTermVectors = vectors
+		f.IncludeTermVectors = false
 		f.DocValues = false
 		return f
 	}
-	dm.AddFieldMappingsAt(fBody, text(analyzerIndex, true))
-	dm.AddFieldMappingsAt(fMeta, text(analyzerIndex, false))
+	// No term vectors: phrases are checked on the chunk's text (phrase.go).
+	// positionsForTests builds the old layout, the reference for that.
+	body := text(analyzerIndex)
+	body.IncludeTermVectors = positionsForTests
+	dm.AddFieldMappingsAt(fBody, body)
+	dm.AddFieldMappingsAt(fMeta, text(analyzerIndex))
 	for _, k := range []string{fSymKW, fPath, fLang, fKind} {
-		dm.AddFieldMappingsAt(k, text(keyword.Name, false))
+		dm.AddFieldMappingsAt(k, text(keyword.Name))
 	}
 	im.DefaultMapping = dm
 	im.StoreDynamic = false
@@ -382,38 +422,62 @@ func parseID(id string) (rel string, start, end int, kind, sym string, ok bool) 
 	return parts[0], s, e, parts[3], parts[4], true
 }
 
-const (
-	optBody = index.IndexField | index.IncludeTermVectors
-	optText = index.IndexField
-)
+const optText = index.IndexField
+
+// positionsForTests indexes the text fields with term vectors, as the
+// index did before phrase.go: a test builds such an index to check that
+// phrase matching on the text finds what bleve's positional phrase search
+// found.
+var positionsForTests = false
+
+// fileFields are the parts of a file's chunks' documents that depend on
+// the file only, made once per file.
+type fileFields struct {
+	rel   string
+	relB  []byte
+	words string   // pathWords(rel)
+	langs [][]byte // language and its family
+}
+
+func newFileFields(rel, lang string) *fileFields {
+	f := &fileFields{rel: rel, relB: []byte(rel), words: pathWords(rel)}
+	if lang != "" {
+		f.langs = append(f.langs, []byte(lang))
+		if fam := workspace.LanguageFamily(lang); fam != lang {
+			f.langs = append(f.langs, []byte(fam))
+		}
+	}
+	return f
+}
 
 // document builds the bleve document of one chunk.
-func (ix *Index) document(rel, lang string, c *chunk) *document.Document {
-	d := document.NewDocument(docID(rel, c))
-	d.AddField(document.NewTextFieldCustom(fBody, nil, c.Text, optBody, ix.body))
+func (ix *Index) document(f *fileFields, c *chunk) *document.Document {
+	d := document.NewDocument(docID(f.rel, c))
+	if positionsForTests {
+		d.AddField(document.NewTextFieldCustom(fBody, nil, c.Text, optText|index.IncludeTermVectors, ix.body))
+	} else {
+		d.AddField(newCodeField(fBody, c.Text))
+	}
 	// meta: what the chunk is called and where it lives: symbol, path
 	// words, doc comment and declaration line. One field, so a query adds
 	// one set of term searchers for all of them.
-	meta := make([]byte, 0, len(c.Symbol)+len(rel)+len(c.Head)+2)
+	meta := make([]byte, 0, len(c.Symbol)+len(f.words)+len(c.Head)+2)
 	meta = append(meta, c.Symbol...)
 	meta = append(meta, '\n')
-	meta = append(meta, pathWords(rel)...)
+	meta = append(meta, f.words...)
 	meta = append(meta, '\n')
 	meta = append(meta, c.Head...)
-	d.AddField(document.NewTextFieldCustom(fMeta, nil, meta, optText, ix.body))
+	d.AddField(newCodeField(fMeta, meta))
 	if c.Symbol != "" {
 		for _, s := range symKeys(c.Symbol) {
-			d.AddField(document.NewTextFieldCustom(fSymKW, nil, []byte(s), optText, ix.kw))
+			d.AddField(newKeywordField(fSymKW, []byte(s)))
 		}
 	}
-	d.AddField(document.NewTextFieldCustom(fPath, nil, []byte(rel), optText, ix.kw))
-	if lang != "" {
-		d.AddField(document.NewTextFieldCustom(fLang, nil, []byte(lang), optText, ix.kw))
-		if fam := workspace.LanguageFamily(lang); fam != lang {
-			d.AddField(document.NewTextFieldCustom(fLang, nil, []byte(fam), optText, ix.kw))
-		}
+	d.AddField(newKeywordField(fPath, f.relB))
+	for _, l := range f.langs {
+		d.AddField(newKeywordField(fLang, l))
 	}
-	d.AddField(document.NewTextFieldCustom(fKind, nil, []byte(c.Kind), optText, ix.kw))
+	d.AddField(newKeywordField(fKind, []byte(c.Kind)))
 	return d
 }
 
@@ -747,6 +811,9 @@ func (ix *Index) reconcile(ctx context.Context) (st ReconcileStats, err error) {
 		st.Removed = len(gone)
 	}
 
+	release := ix.holdMerges()
+	defer release()
+
 	// Workers read, hash and chunk; the batcher groups; committers write.
 	in := make(chan workspace.File)
 	out := make(chan prepared, 64)
@@ -843,7 +910,7 @@ func (ix *Index) reconcile(ctx context.Context) (st ReconcileStats, err error) {
 		return st, err
 	}
 	if st.Added+st.Changed+st.Removed > 0 {
-		if err := ix.compact(ctx); err != nil {
+		if err := ix.compact(ctx, release); err != nil {
 			ix.log.Warn("search: merging index segments", "err", err)
 		}
 	}
@@ -885,20 +952,47 @@ func (ix *Index) scorch() (*scorch.Scorch, bool) {
 	return sc, ok
 }
 
-// compact merges the index into one segment, in the caller's goroutine,
-// when a reconcile left more than MaxSegments.
-func (ix *Index) compact(ctx context.Context) error {
+// compactTo is the number of segments compact merges a larger index into.
+const compactTo = 8
+
+// compact releases the merger (held during the reconcile) and, when more
+// than MaxSegments segments are left, merges them into about compactTo in
+// one pass, in the caller's goroutine: each merge task takes an equal share
+// of the segments, so every chunk is merged once.
+func (ix *Index) compact(ctx context.Context, release func()) error {
 	sc, ok := ix.scorch()
 	if !ok {
+		release()
 		return nil
 	}
 	ix.writeMu.Lock()
 	ix.waitPersisted() // the merger merges persisted segments only
 	ix.writeMu.Unlock()
-	if ix.Segments() <= MaxSegments {
+	release()
+	n := ix.Segments()
+	if n <= MaxSegments {
 		return nil
 	}
-	return sc.ForceMerge(ctx, nil)
+	docs, err := ix.idx.DocCount()
+	if err != nil {
+		return fmt.Errorf("counting documents: %w", err)
+	}
+	// The planner's budget is the live size over the floor size: docs /
+	// compactTo as the floor asks for compactTo segments; a merged segment
+	// already that large counts as done. (The background merger, released
+	// above, may plan the same pass first: with mergeFanIn it is one pass
+	// too, and this plan then finds nothing left to do.)
+	floor := int64(docs)/compactTo + 1
+	mo := mergeplan.MergePlanOptions{
+		MaxSegmentsPerTier:   1 << 20,
+		MaxSegmentSize:       mergeplan.MaxSegmentSizeLimit,
+		MaxSegmentFileSize:   1 << 40,
+		TierGrowth:           1,
+		SegmentsPerMergeTask: (n + compactTo - 1) / compactTo,
+		FloorSegmentSize:     floor,
+		ReclaimDeletesWeight: 2,
+	}
+	return sc.ForceMerge(ctx, &mo)
 }
 
 // prepare reads, hashes and chunks one file for the reconcile.
@@ -969,8 +1063,9 @@ func (ix *Index) commit(items []prepared, fresh bool) (int, error) {
 		if p.remove {
 			continue
 		}
+		ff := newFileFields(p.rel, p.lang)
 		for j := range p.chunks {
-			if err := b.IndexAdvanced(ix.document(p.rel, p.lang, &p.chunks[j])); err != nil {
+			if err := b.IndexAdvanced(ix.document(ff, &p.chunks[j])); err != nil {
 				return n, fmt.Errorf("search: indexing %s: %w", p.rel, err)
 			}
 			n++
@@ -1152,8 +1247,9 @@ func (ix *Index) indexFile(rel string, content []byte, lang string, decls []Decl
 	if err := ix.deleteDocsOf(b, rel); err != nil {
 		return err
 	}
+	ff := newFileFields(rel, lang)
 	for i := range chunks {
-		if err := b.IndexAdvanced(ix.document(rel, lang, &chunks[i])); err != nil {
+		if err := b.IndexAdvanced(ix.document(ff, &chunks[i])); err != nil {
 			return fmt.Errorf("search: indexing %s: %w", rel, err)
 		}
 	}

@@ -223,7 +223,7 @@ func (ix *Index) bm25Stats() (*search.BM25Stats, error) {
 }
 
 // build turns a parsed query into a bleve query.
-func (p *Parsed) build() query.Query {
+func (p *Parsed) build(ix *Index) query.Query {
 	var must []query.Query
 	text := strings.Join(p.Words, " ")
 	if len(terms(text)) > 0 {
@@ -247,13 +247,9 @@ func (p *Parsed) build() query.Query {
 		must = append(must, bleve.NewConjunctionQuery(either, required))
 	}
 	for _, ph := range p.Phrases {
-		if len(terms(ph)) == 0 {
-			continue
+		if q := ix.newPhraseQuery(ph); q != nil {
+			must = append(must, q)
 		}
-		q := bleve.NewMatchPhraseQuery(ph)
-		q.SetField(fBody)
-		q.Analyzer = analyzerIndex
-		must = append(must, q)
 	}
 	for _, v := range p.Paths {
 		must = append(must, pathFilter(v))
@@ -354,7 +350,7 @@ func (ix *Index) search(ctx context.Context, p Parsed, limit int) (res *Result, 
 			ix.log.Error("search: panic while searching", "panic", r)
 		}
 	}()
-	full := p.build()
+	full := p.build(ix)
 	bq := full
 	// A compound identifier (camelCase, snake_case) is looked for whole
 	// first: when it occurs, only chunks containing it are ranked (cheap: the

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 
 	gitignore "github.com/sabhiram/go-gitignore"
 )
@@ -102,103 +104,139 @@ func builtDir(absParent, name string) bool {
 // stats). A .gitignore or .cairnignore negation ("!dist/") does not bring
 // build output back; .cairnignore can only take more away. Symlinks are not followed, so loops cannot hang it.
 func (w *Workspace) Walk(opts WalkOptions) ([]File, WalkStats) {
-	max := opts.MaxFileSize
-	if max <= 0 {
-		max = 1 << 20
+	wk := &walker{max: opts.MaxFileSize, stats: WalkStats{Skipped: map[SkipReason]int{}}}
+	if wk.max <= 0 {
+		wk.max = 1 << 20
 	}
-	stats := WalkStats{Skipped: map[SkipReason]int{}}
-	type rules struct {
-		dir string // slash rel dir ("" for root)
-		m   *gitignore.GitIgnore
-	}
-	var stack []rules
-	ignored := func(rel string, isDir bool) bool {
-		for _, r := range stack {
-			sub := rel
-			if r.dir != "" {
-				if !strings.HasPrefix(rel, r.dir+"/") {
-					continue
-				}
-				sub = rel[len(r.dir)+1:]
+	// Directories are listed by a few goroutines at once: a walk is mostly
+	// waiting on getdents and lstat, and a short-lived `cairn search` walks
+	// the whole tree before it can answer.
+	wk.slots = make(chan struct{}, 2*runtime.GOMAXPROCS(0))
+	wk.dir(w.root, "", nil)
+	wk.wg.Wait()
+	sort.Slice(wk.files, func(i, j int) bool { return wk.files[i].Rel < wk.files[j].Rel })
+	wk.stats.Files = len(wk.files)
+	return wk.files, wk.stats
+}
+
+// ignoreRules are one directory's .gitignore or .cairnignore.
+type ignoreRules struct {
+	dir string // slash rel dir ("" for root)
+	m   *gitignore.GitIgnore
+}
+
+// ignoredBy reports whether rel is excluded by any of the rules in stack
+// (its ancestors' ignore files).
+func ignoredByRules(stack []ignoreRules, rel string, isDir bool) bool {
+	for _, r := range stack {
+		sub := rel
+		if r.dir != "" {
+			if !strings.HasPrefix(rel, r.dir+"/") {
+				continue
 			}
-			if isDir {
-				sub += "/"
-			}
-			if r.m.MatchesPath(sub) {
-				return true
-			}
+			sub = rel[len(r.dir)+1:]
 		}
-		return false
+		if isDir {
+			sub += "/"
+		}
+		if r.m.MatchesPath(sub) {
+			return true
+		}
 	}
+	return false
+}
+
+// walker is one Walk: directories are listed concurrently, each with the
+// ignore rules of its ancestors; results are merged under mu.
+type walker struct {
+	max   int64
+	slots chan struct{} // bounds the goroutines listing directories
+	wg    sync.WaitGroup
+
+	mu    sync.Mutex
+	files []File
+	stats WalkStats
+}
+
+func (wk *walker) dir(absDir, relDir string, stack []ignoreRules) {
+	skipped := map[SkipReason]int{}
 	var files []File
-	var walk func(absDir, relDir string)
-	walk = func(absDir, relDir string) {
-		entries, err := os.ReadDir(absDir)
-		if err != nil {
-			stats.Skipped[SkipUnread]++
-			return
+	defer func() {
+		wk.mu.Lock()
+		wk.files = append(wk.files, files...)
+		for k, v := range skipped {
+			wk.stats.Skipped[k] += v
 		}
-		pushed := 0
-		for _, name := range []string{".gitignore", ".cairnignore"} {
+		wk.mu.Unlock()
+	}()
+	entries, err := os.ReadDir(absDir)
+	if err != nil {
+		skipped[SkipUnread]++
+		return
+	}
+	// The ignore files are read only when the listing has them (most
+	// directories have none: no failed open per directory).
+	for _, e := range entries {
+		if name := e.Name(); name == ".gitignore" || name == ".cairnignore" {
 			if b, err := os.ReadFile(filepath.Join(absDir, name)); err == nil {
-				stack = append(stack, rules{dir: relDir, m: gitignore.CompileIgnoreLines(strings.Split(string(b), "\n")...)})
-				pushed++
+				// A fresh slice per directory: sibling directories' walks
+				// run concurrently and must not share a backing array.
+				stack = append(stack[:len(stack):len(stack)], ignoreRules{dir: relDir, m: gitignore.CompileIgnoreLines(strings.Split(string(b), "\n")...)})
 			}
-		}
-		defer func() { stack = stack[:len(stack)-pushed] }()
-		for _, e := range entries {
-			name := e.Name()
-			rel := name
-			if relDir != "" {
-				rel = relDir + "/" + name
-			}
-			abs := filepath.Join(absDir, name)
-			if e.IsDir() {
-				if alwaysSkipDirs[name] {
-					continue
-				}
-				if vendoredDirs[name] {
-					stats.Skipped[SkipVendored]++
-					continue
-				}
-				if builtDir(absDir, name) {
-					stats.Skipped[SkipBuilt]++
-					continue
-				}
-				if ignored(rel, true) {
-					stats.Skipped[SkipIgnored]++
-					continue
-				}
-				walk(abs, rel)
-				continue
-			}
-			if !e.Type().IsRegular() { // symlinks, sockets, devices
-				continue
-			}
-			if builtFile(name) {
-				stats.Skipped[SkipBuilt]++
-				continue
-			}
-			if ignored(rel, false) {
-				stats.Skipped[SkipIgnored]++
-				continue
-			}
-			info, err := e.Info()
-			if err != nil {
-				stats.Skipped[SkipUnread]++
-				continue
-			}
-			if info.Size() > max {
-				stats.Skipped[SkipOversized]++
-				continue
-			}
-			files = append(files, File{Rel: rel, Abs: abs, Size: info.Size(), Mod: info.ModTime().UnixNano()})
 		}
 	}
-	walk(w.root, "")
-	sort.Slice(files, func(i, j int) bool { return files[i].Rel < files[j].Rel })
-	stats.Files = len(files)
-	return files, stats
+	for _, e := range entries {
+		name := e.Name()
+		rel := name
+		if relDir != "" {
+			rel = relDir + "/" + name
+		}
+		abs := filepath.Join(absDir, name)
+		if e.IsDir() {
+			switch {
+			case alwaysSkipDirs[name]:
+			case vendoredDirs[name]:
+				skipped[SkipVendored]++
+			case builtDir(absDir, name):
+				skipped[SkipBuilt]++
+			case ignoredByRules(stack, rel, true):
+				skipped[SkipIgnored]++
+			default:
+				select {
+				case wk.slots <- struct{}{}:
+					wk.wg.Add(1)
+					go func() {
+						defer func() { <-wk.slots; wk.wg.Done() }()
+						wk.dir(abs, rel, stack)
+					}()
+				default: // every slot busy: list it here
+					wk.dir(abs, rel, stack)
+				}
+			}
+			continue
+		}
+		if !e.Type().IsRegular() { // symlinks, sockets, devices
+			continue
+		}
+		if builtFile(name) {
+			skipped[SkipBuilt]++
+			continue
+		}
+		if ignoredByRules(stack, rel, false) {
+			skipped[SkipIgnored]++
+			continue
+		}
+		info, err := e.Info()
+		if err != nil {
+			skipped[SkipUnread]++
+			continue
+		}
+		if info.Size() > wk.max {
+			skipped[SkipOversized]++
+			continue
+		}
+		files = append(files, File{Rel: rel, Abs: abs, Size: info.Size(), Mod: info.ModTime().UnixNano()})
+	}
 }
 
 // Ignored reports whether a workspace-relative path is excluded by the

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"syscall"
@@ -43,6 +44,20 @@ func init() {
 	register(command{"help", "list the subcommands", nil})
 }
 
+// startCPUProfile writes a CPU profile of this process to path until the
+// returned function is called.
+func startCPUProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
 // errUsage marks an error whose message is a usage problem (exit code 2).
 var errUsage = errors.New("usage")
 
@@ -54,7 +69,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	level := logLevel(args, os.Getenv("CAIRN_LOG"))
 	// Logs go to stderr only: stdout carries protocol frames in serve mode.
 	// Every log line passes the redactor: no secret reaches a log.
-	slog.SetDefault(slog.New(redact.NewHandler(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}), redact.Default())))
+	slog.SetDefault(slog.New(redact.NewHandler(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}), nil))) // nil: redact.Default(), compiled when first needed
 	server.Version = version
 	if len(args) == 0 {
 		usage(stderr)
@@ -76,6 +91,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if p := os.Getenv("CAIRN_CPUPROFILE"); p != "" {
+		// For diagnosis: where a command's CPU goes (go tool pprof).
+		stopProfile, err := startCPUProfile(p)
+		if err != nil {
+			fmt.Fprintf(stderr, "cairn: CAIRN_CPUPROFILE: %v\n", err)
+			return 1
+		}
+		defer stopProfile()
+	}
 	if err := c.run(ctx, args[1:], stdout, stderr); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0

@@ -1,0 +1,78 @@
+package search
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/blevesearch/bleve/v2/analysis"
+	"github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
+	"github.com/blevesearch/bleve/v2/document"
+)
+
+// TestFieldAsTextField checks that indexField analyzes to what bleve's
+// TextField with the code analyzer gives: the same length and term
+// frequencies (the fixture always; every file of $CAIRN_BENCH_CORPUS when
+// set).
+func TestFieldAsTextField(t *testing.T) {
+	_, root := fixture(t)
+	dirs := []string{root}
+	if d := os.Getenv("CAIRN_BENCH_CORPUS"); d != "" {
+		dirs = append(dirs, d)
+	}
+	inputs := [][]byte{nil, []byte(""), []byte("__"), []byte("parseHTTPRequest frames frames Ünïcode_wörd x2y"),
+		[]byte("a_b_c HTTPServer2Go base64 " + string(make([]byte, 200)))}
+	check := func(name string, b []byte) {
+		t.Helper()
+		f := newCodeField(fBody, b)
+		f.Analyze()
+		tf := document.NewTextFieldCustom(fBody, nil, b, optText, codeAnalyzer{})
+		tf.Analyze()
+		want := tf.AnalyzedTokenFrequencies()
+		if f.AnalyzedLength() != tf.AnalyzedLength() || len(f.freqs) != len(want) {
+			t.Fatalf("%s: length %d, TextField %d; terms %d, TextField %d", name, f.AnalyzedLength(), tf.AnalyzedLength(), len(f.freqs), len(want))
+		}
+		for k, v := range want {
+			g := f.freqs[k]
+			if g == nil || g.Frequency() != v.Frequency() || string(g.Term) != string(v.Term) {
+				t.Fatalf("%s: term %q: %v, TextField %v", name, k, g, v)
+			}
+		}
+		kw := newKeywordField(fPath, b)
+		kw.Analyze()
+		ktf := document.NewTextFieldCustom(fPath, nil, b, optText, keywordAnalyzerForTest(t))
+		ktf.Analyze()
+		if kw.AnalyzedLength() != ktf.AnalyzedLength() || len(kw.freqs) != len(ktf.AnalyzedTokenFrequencies()) || kw.freqs[string(b)] == nil {
+			t.Fatalf("%s: keyword field differs", name)
+		}
+	}
+	for i, b := range inputs {
+		check("input "+string(rune('0'+i)), b)
+	}
+	files := 0
+	for _, dir := range dirs {
+		filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+			if err != nil || info.IsDir() || info.Size() > 1<<20 {
+				return nil
+			}
+			b, err := os.ReadFile(p)
+			if err == nil {
+				check(p, b)
+				files++
+			}
+			return nil
+		})
+	}
+	if files == 0 {
+		t.Fatal("no files checked")
+	}
+}
+
+func keywordAnalyzerForTest(t *testing.T) analysis.Analyzer {
+	t.Helper()
+	a := newMapping().AnalyzerNamed(keyword.Name)
+	if a == nil {
+		t.Fatal("no keyword analyzer")
+	}
+	return a
+}
