@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -129,7 +130,7 @@ func (ix *Local) progress(p Progress) {
 // parse; others are parsed here.
 func (ix *Local) decls(rel, lang string, content []byte) []search.Decl {
 	var tags *repomap.FileTags
-	if ft, ok := ix.m.Tags(rel); ok && ft.Hash == workspace.Hash(string(content)) {
+	if ft, ok := ix.m.TagsOf(rel, content); ok {
 		tags = ft
 	} else {
 		if repomap.LanguageOf(rel) == "" || ix.m.Skips(rel, content) != "" {
@@ -220,12 +221,20 @@ func (ix *Local) rescan(ctx context.Context) error {
 
 // Build-time garbage collection: a build allocates far more than it
 // keeps, so the collector may let the heap grow to buildGCPercent over
-// the live heap, but only up to buildMemoryLimit (soft): fewer collections
+// the live heap, but only up to a soft memory limit: fewer collections
 // while the heap is small, and a ceiling on the peak when it is not. The
-// process's own settings come back after the build.
+// limit leaves room for the search index's segment files, which the
+// process maps into memory and which count in its resident set as much
+// as the heap does: while a build runs, the limit follows
+// buildRSSBudget minus the file pages resident now (the segments grow
+// during merges, most during the final one), between buildMemoryFloor
+// and buildMemoryLimit. The process's own settings come back after the
+// build.
 const (
 	buildGCPercent   = 200
 	buildMemoryLimit = 420 << 20
+	buildRSSBudget   = 440 << 20
+	buildMemoryFloor = 192 << 20
 )
 
 var gcTuning sync.Mutex // builds of several workspaces in one process
@@ -234,14 +243,66 @@ func buildGC() (restore func()) {
 	gcTuning.Lock()
 	pct := debug.SetGCPercent(buildGCPercent)
 	limit := debug.SetMemoryLimit(-1)
-	if limit > buildMemoryLimit {
-		debug.SetMemoryLimit(buildMemoryLimit)
-	}
+	ceiling := min(limit, int64(buildMemoryLimit))
+	debug.SetMemoryLimit(ceiling)
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		followMappedFiles(ceiling, stop)
+	}()
 	return func() {
+		close(stop)
+		<-stopped
 		debug.SetGCPercent(pct)
 		debug.SetMemoryLimit(limit)
 		gcTuning.Unlock()
 	}
+}
+
+// followMappedFiles lowers the soft memory limit as mapped file pages
+// take up the resident set, until stop. Where /proc/self/statm cannot be
+// read (not Linux) the limit stays at ceiling.
+func followMappedFiles(ceiling int64, stop <-chan struct{}) {
+	floor := min(ceiling, int64(buildMemoryFloor))
+	set := ceiling
+	t := time.NewTicker(200 * time.Millisecond)
+	defer t.Stop()
+	for {
+		file, ok := residentFilePages()
+		if !ok {
+			return
+		}
+		want := max(floor, min(ceiling, buildRSSBudget-file))
+		if want < set-(4<<20) || want > set+(16<<20) {
+			debug.SetMemoryLimit(want)
+			set = want
+		}
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+	}
+}
+
+var pageSize = int64(os.Getpagesize())
+
+// residentFilePages returns the bytes of mapped files (and shared memory)
+// resident in this process: the third field of /proc/self/statm.
+func residentFilePages() (int64, bool) {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0, false
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(f[2], 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	return n * pageSize, true
 }
 
 func (ix *Local) setBuilding(b bool) {

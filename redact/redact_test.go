@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -401,10 +402,22 @@ func TestWindowsMatchWholeText(t *testing.T) {
 			break
 		}
 	}
+	// Keywords spelled with the runes (?i) folds to k and s.
+	folded := strings.NewReplacer("k", "\u212a", "s", "\u017f").Replace(all.String())
+	texts = append(texts, folded)
+	// The hostile inputs too: keyword storms, where the anchored scan,
+	// its DFA and the broad rules' skip do most of their work.
+	size := 32 << 10
+	if raceEnabled {
+		size = 4 << 10
+	}
+	for _, in := range hostileInputs(size) {
+		texts = append(texts, in)
+	}
 	for i, s := range texts {
-		a, _ := fast.Redact(s)
-		b, _ := slow.Redact(s)
-		if a != b {
+		a, fa := fast.Redact(s)
+		b, fb := slow.Redact(s)
+		if a != b || !slices.Equal(fa, fb) {
 			t.Errorf("text %d: windowed and whole-text results differ", i)
 		}
 	}
@@ -512,3 +525,37 @@ func BenchmarkRedactSmall(b *testing.B) {
 }
 
 var raceEnabled bool
+
+// TestBroadCandidateBeyondAnotherSecret: a broad rule's candidate that
+// starts inside another rule's secret but runs past it is not skipped:
+// the marker covers both, with the other rule's kind.
+func TestBroadCandidateBeyondAnotherSecret(t *testing.T) {
+	r := newTest(t)
+	head, tail := "Q"+randFrom(alnum, 24), "Z"+randFrom(alnum, 24)
+	text := "password=" + head + ";" + tail + "\n"
+	out, findings := r.Redact(text)
+	if strings.Contains(out, head) || strings.Contains(out, tail) {
+		t.Fatalf("secret survives: %q", out)
+	}
+	if len(findings) != 1 || findings[0].Kind != "generic-api-key" {
+		t.Fatalf("findings %v in %q, want one generic-api-key", findings, out)
+	}
+}
+
+// TestFoldedKeywords: a (?i) rule matches a keyword spelled with a Kelvin
+// sign (k) or a long s (s); the keyword and start-literal passes, which
+// fold ASCII only, must not make it miss.
+func TestFoldedKeywords(t *testing.T) {
+	r := newTest(t)
+	const secret = "Q7x9Z2m4P8w6R1t3Y5u0V2b4" // no stopword in it
+	ascii := strings.NewReplacer("\u212a", "k", "\u017f", "s")
+	for _, name := range []string{"\u212aey", "to\u212aen", "pa\u017f\u017fword", "\u017fecret"} {
+		text := "my_" + name + " = " + secret + "\n"
+		if out := r.String(ascii.Replace(text)); strings.Contains(out, secret) {
+			t.Fatalf("secret survives in %q", out)
+		}
+		if out := r.String(text); strings.Contains(out, secret) {
+			t.Errorf("secret survives in %q", out)
+		}
+	}
+}

@@ -1,8 +1,10 @@
 package repomap
 
 import (
+	"bytes"
 	"embed"
 	"fmt"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -66,12 +68,12 @@ type language struct {
 	err   error
 	roles []captureRole // by capture id
 	kinds []string      // by capture id: the <kind> of definition.<kind> / reference.<kind>
-	// predicated marks the patterns with #eq?/#match? predicates, which the
-	// cursor does not apply by itself (only those matches are filtered).
-	predicated []bool
+	// predicates are the #eq?/#match? conditions of each pattern (by
+	// pattern index; nil for most), which the cursor does not apply by
+	// itself.
+	predicates [][]predicate
 
 	parsers sync.Pool // *sitter.Parser
-	cursors sync.Pool // *sitter.QueryCursor
 }
 
 var languages = map[string]*language{
@@ -130,9 +132,9 @@ func (l *language) load() error {
 			return
 		}
 		l.query = q
-		l.predicated = make([]bool, q.PatternCount())
-		for i := range l.predicated {
-			l.predicated[i] = len(q.PredicatesForPattern(uint32(i))) > 0
+		if l.predicates, err = compilePredicates(q); err != nil {
+			l.err = fmt.Errorf("repomap: %s tags query: %w", l.name, err)
+			return
 		}
 		n := q.CaptureCount()
 		l.roles = make([]captureRole, n)
@@ -164,7 +166,85 @@ func (l *language) load() error {
 			p.SetLanguage(l.lang)
 			return p
 		}
-		l.cursors.New = func() any { return sitter.NewQueryCursor() }
 	})
 	return l.err
+}
+
+// predicate is one #eq?, #not-eq?, #match? or #not-match? condition of a
+// query pattern: every capture left of the pattern's match must equal the
+// text (or match the expression) on the right; with a capture on the
+// right, the first captures of both names are compared.
+type predicate struct {
+	not   bool
+	left  uint32         // capture id
+	right int64          // capture id, or -1 for text / re
+	text  string         // #eq? with a string
+	re    *regexp.Regexp // #match?
+}
+
+func compilePredicates(q *sitter.Query) ([][]predicate, error) {
+	out := make([][]predicate, q.PatternCount())
+	for i := range out {
+		for _, steps := range q.PredicatesForPattern(uint32(i)) {
+			if len(steps) < 3 || steps[0].Type != sitter.QueryPredicateStepTypeString || steps[1].Type != sitter.QueryPredicateStepTypeCapture {
+				continue
+			}
+			op := q.StringValueForId(steps[0].ValueId)
+			p := predicate{left: steps[1].ValueId, right: -1, not: strings.HasPrefix(op, "not-")}
+			switch strings.TrimPrefix(op, "not-") {
+			case "eq?":
+				if steps[2].Type == sitter.QueryPredicateStepTypeCapture {
+					p.right = int64(steps[2].ValueId)
+				} else {
+					p.text = q.StringValueForId(steps[2].ValueId)
+				}
+			case "match?":
+				re, err := regexp.Compile(q.StringValueForId(steps[2].ValueId))
+				if err != nil {
+					return nil, fmt.Errorf("pattern %d: %w", i, err)
+				}
+				p.re = re
+			default:
+				continue // other predicates are not conditions on the match
+			}
+			out[i] = append(out[i], p)
+		}
+	}
+	return out, nil
+}
+
+// holds reports whether a match's captures satisfy the predicates.
+func holds(ps []predicate, cs []capture, content []byte) bool {
+	for _, p := range ps {
+		if p.right >= 0 {
+			l, r := -1, -1
+			for i := range cs {
+				if l < 0 && cs[i].id == p.left {
+					l = i
+				}
+				if r < 0 && int64(cs[i].id) == p.right {
+					r = i
+				}
+			}
+			if l >= 0 && r >= 0 && bytes.Equal(cs[l].bytes(content), cs[r].bytes(content)) == p.not {
+				return false
+			}
+			continue
+		}
+		for i := range cs {
+			if cs[i].id != p.left {
+				continue
+			}
+			var ok bool
+			if p.re != nil {
+				ok = p.re.Match(cs[i].bytes(content))
+			} else {
+				ok = string(cs[i].bytes(content)) == p.text
+			}
+			if ok == p.not {
+				return false
+			}
+		}
+	}
+	return true
 }

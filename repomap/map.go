@@ -90,6 +90,7 @@ type entry struct {
 	defIDs   []int32
 	defSame  []int32
 	refIDs   []int32
+	facts    *fileFacts // ranking facts (rank.go); nil until the next graph build when ids were kept
 }
 
 // Map is the repository map of one workspace. It is safe for concurrent use.
@@ -219,6 +220,9 @@ feed:
 	}
 	close(work)
 	wg.Wait()
+	if len(todo) > 0 {
+		releaseCMemory() // what the parses freed, before the caller's next phase
+	}
 	if err := ctx.Err(); err != nil {
 		return stats, err
 	}
@@ -587,6 +591,16 @@ func (m *Map) Tags(rel string) (*FileTags, bool) {
 		return nil, false
 	}
 	return e.Tags, true
+}
+
+// TagsOf returns the tags of rel when the map parsed exactly content
+// (same hash), without copying content.
+func (m *Map) TagsOf(rel string, content []byte) (*FileTags, bool) {
+	t, ok := m.Tags(rel)
+	if !ok || t.Hash != hashBytes(content) {
+		return nil, false
+	}
+	return t, true
 }
 
 // Each calls fn for every file with tags, in path order (e.g. to seed the

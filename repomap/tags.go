@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -150,11 +151,16 @@ func parseFileHashed(ctx context.Context, rel string, content []byte, hash strin
 	if name == "go" {
 		ft.Constraint = goBuildConstraint(content)
 	}
-	qc := l.cursors.Get().(*sitter.QueryCursor)
-	defer l.cursors.Put(qc)
-	extract(l, qc, root, content, ft)
+	mt := matchers.Get().(*matcher)
+	defer matchers.Put(mt)
+	if err := extract(l, mt, root, content, ft); err != nil {
+		return nil, fmt.Errorf("repomap: tags of %s: %w", rel, err)
+	}
 	return ft, nil
 }
+
+// matchers are the workers' query cursors and buffers.
+var matchers = sync.Pool{New: func() any { return newMatcher() }}
 
 type rawDef struct {
 	name       string
@@ -168,97 +174,86 @@ type rawDef struct {
 	scope      bool // a @scope, not a definition
 }
 
-func endLine(n *sitter.Node) int {
-	e := n.EndPoint()
-	s := n.StartPoint()
-	if e.Column == 0 && e.Row > s.Row {
-		return int(e.Row)
-	}
-	return int(e.Row) + 1
+// refHit is one reference node: its name's start byte, the name and the
+// <kind> of @reference.<kind>.
+type refHit struct {
+	start uint32
+	name  string
+	kind  string
 }
 
-func extract(l *language, qc *sitter.QueryCursor, root *sitter.Node, content []byte, ft *FileTags) {
-	qc.Exec(l.query, root)
+func extract(l *language, mt *matcher, root *sitter.Node, content []byte, ft *FileTags) error {
 	defs := map[uint32]*rawDef{} // by name start byte
 	interned := map[string]string{}
 	type refAgg struct {
 		count int
 		line  int
 	}
-	type refHit struct {
-		start uint32
-		name  string
-		kind  string // the <kind> of @reference.<kind>
-	}
-	var refs []refHit             // may repeat a node matched by several patterns
+	refs := mt.refs[:0]           // may repeat a node matched by several patterns
 	qualOf := map[uint32]string{} // reference name start → its qualifier
 	imports := map[string]bool{}  // the package names the file imports
-	for {
-		m, ok := qc.NextMatch()
-		if !ok {
-			break
+	clen := uint32(len(content))
+	err := mt.run(l.query, root, func(pattern uint16, cs []capture) {
+		if ps := l.predicates[pattern]; ps != nil && !holds(ps, cs, content) {
+			return
 		}
-		if l.predicated[m.PatternIndex] {
-			if m = qc.FilterPredicates(m, content); len(m.Captures) == 0 {
-				continue
-			}
-		}
-		var nameNode, defNode, refNode, recvNode, scopeNode, qualNode *sitter.Node
+		var nameNode, defNode, refNode, recvNode, scopeNode, qualNode *capture
 		var kind string
-		for _, c := range m.Captures {
-			switch l.roles[c.Index] {
+		for i := range cs {
+			c := &cs[i]
+			switch l.roles[c.id] {
 			case roleImport:
-				if n := importName(c.Node.Content(content)); n != "" {
+				if n := importName(c.text(content)); n != "" {
 					imports[n] = true
 				}
 			case roleQualifier:
-				qualNode = c.Node
+				qualNode = c
 			case roleName:
-				nameNode = c.Node
+				nameNode = c
 			case roleDef:
-				defNode, kind = c.Node, l.kinds[c.Index]
+				defNode, kind = c, l.kinds[c.id]
 			case roleRef:
-				refNode, kind = c.Node, l.kinds[c.Index]
+				refNode, kind = c, l.kinds[c.id]
 			case roleReceiver:
-				recvNode = c.Node
+				recvNode = c
 			case roleScope:
-				scopeNode, kind = c.Node, l.kinds[c.Index]
+				scopeNode, kind = c, l.kinds[c.id]
 			}
 		}
 		switch {
 		case defNode != nil || scopeNode != nil:
 			if nameNode == nil {
-				continue
+				return
 			}
 			n := defNode
 			if n == nil {
 				n = scopeNode
 			}
-			key := nameNode.StartByte()
-			if old, ok := defs[key]; ok && old.pattern <= m.PatternIndex {
-				continue
+			key := nameNode.start
+			if old, ok := defs[key]; ok && old.pattern <= pattern {
+				return
 			}
-			if nameNode.EndByte() > uint32(len(content)) || n.EndByte() > uint32(len(content)) {
-				continue
+			if nameNode.end > clen || n.end > clen {
+				return
 			}
-			name := cleanName(nameNode.Content(content))
+			name := cleanName(nameNode.text(content))
 			if name == "" {
-				continue
+				return
 			}
 			rd := &rawDef{
 				name:      name,
 				kind:      kind,
-				start:     n.StartByte(),
-				end:       n.EndByte(),
-				line:      int(n.StartPoint().Row) + 1,
-				endL:      endLine(n),
+				start:     n.start,
+				end:       n.end,
+				line:      int(n.startRow) + 1,
+				endL:      n.endLine(),
 				nameStart: key,
-				nameRow:   int(nameNode.StartPoint().Row),
-				pattern:   m.PatternIndex,
+				nameRow:   int(nameNode.startRow),
+				pattern:   pattern,
 				scope:     defNode == nil,
 			}
 			if recvNode != nil {
-				rd.receiver = receiverType(recvNode.Content(content))
+				rd.receiver = receiverType(recvNode.text(content))
 			}
 			defs[key] = rd
 		case refNode != nil:
@@ -267,9 +262,9 @@ func extract(l *language, qc *sitter.QueryCursor, root *sitter.Node, content []b
 			}
 			// Intern per file: most references repeat a name, and the map
 			// lookup with a []byte→string conversion does not allocate.
-			start, end := nameNode.StartByte(), nameNode.EndByte()
-			if end > uint32(len(content)) || start > end {
-				continue
+			start, end := nameNode.start, nameNode.end
+			if end > clen || start > end {
+				return
 			}
 			raw := content[start:end]
 			name, ok := interned[string(raw)]
@@ -278,13 +273,17 @@ func extract(l *language, qc *sitter.QueryCursor, root *sitter.Node, content []b
 				interned[string(raw)] = name
 			}
 			if name == "" {
-				continue
+				return
 			}
-			if qualNode != nil && qualNode.EndByte() <= uint32(len(content)) {
-				qualOf[start] = qualNode.Content(content)
+			if qualNode != nil && qualNode.end <= clen {
+				qualOf[start] = qualNode.text(content)
 			}
 			refs = append(refs, refHit{start, name, kind})
 		}
+	})
+	mt.refs = refs[:0]
+	if err != nil {
+		return err
 	}
 
 	// References: fold by name and form, skipping the name nodes of definitions.
@@ -405,6 +404,7 @@ func extract(l *language, qc *sitter.QueryCursor, root *sitter.Node, content []b
 		// Anything can enclose later items (a function encloses nested ones).
 		stack = append(stack, d)
 	}
+	return nil
 }
 
 // goBuildConstraint returns the expression of a Go file's //go:build line,
