@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/cairn-dev/cairn/codeindex"
+	"github.com/cairn-dev/cairn/workspace"
 )
 
 // The callee pass. After the budget is allocated, what is left of it (and
@@ -23,9 +24,9 @@ import (
 // constructor's result, a struct field; self/this; a TypeScript or Python
 // annotation; a Python instantiation), pkg.F() is F of the package the
 // file imports as pkg, a bare f() is the f of this file or package (or the
-// one the file imports by that name). A call whose receiver's type cannot be
-// read only reaches a method of that name in this package, or of a type
-// this file names.
+// one the file imports by that name). A receiver typed by an interface is
+// not resolved (the dynamic type decides); one whose type cannot be read
+// reaches only a method of that name in this package (at most two: a guess).
 
 // callSite is one call found in the selection or its enclosing symbol.
 type callSite struct {
@@ -39,14 +40,14 @@ var (
 	callRE     = regexp.MustCompile(`([A-Za-z_$][\w$]*(?:\s*\??\.\s*[A-Za-z_$][\w$]*)*)\s*\(`)
 	callNoise  = map[string]bool{}
 	defPrefix  = regexp.MustCompile(`(?:^|[^\w$])(?:func|def|function|fn|class)\s*\*?$`)
-	methodLine = regexp.MustCompile(`^\s*(?:(?:public|private|protected|static|async|override|readonly|get|set)\s+)*[A-Za-z_$][\w$]*\s*(?:<[^>]*>)?\s*\(.*\)\s*(?::\s*[^{]+)?\{\s*$`)
+	methodLine = regexp.MustCompile(`^\s*(?:(?:public|private|protected|static|async|override|readonly|get|set)\s+)*([A-Za-z_$][\w$]*)\s*(?:<[^>]*>)?\s*\(.*\)\s*(?::\s*[^{]+)?\{\s*$`)
 )
 
 func init() {
 	for _, w := range strings.Fields(`if for while switch catch return func function def fn new super typeof sizeof
 		await yield print println len cap make append copy delete panic recover new isinstance super
 		range go defer not and or in is lambda with assert elif except`) {
-		callNoise[w] = true
+		callNoise[w] = true // a keyword or builtin before "(" is not a call we can resolve
 	}
 }
 
@@ -57,8 +58,8 @@ func findCalls(lines []string, from, to int, selFrom, selTo int) []callSite {
 	for n := max(1, from); n <= to && n <= len(lines); n++ {
 		line := lines[n-1]
 		code := stripLineComment(line)
-		if methodLine.MatchString(code) && !strings.HasPrefix(strings.TrimSpace(code), "return") {
-			continue // a method or function head, not a call
+		if m := methodLine.FindStringSubmatch(code); m != nil && !callNoise[m[1]] {
+			continue // a method or function head (not if (…) {, for (…) {), not a call
 		}
 		for _, m := range callRE.FindAllStringSubmatchIndex(code, -1) {
 			chain := code[m[2]:m[3]]
@@ -76,7 +77,7 @@ func findCalls(lines []string, from, to int, selFrom, selTo int) []callSite {
 			if strings.HasSuffix(trimmed, ".") || strings.HasSuffix(trimmed, "?.") {
 				recv = "?" // f().name(: the receiver is an expression
 			}
-			if callNoise[name] || codeStopIdents[name] && recv == "" {
+			if recv == "" && (callNoise[name] || codeStopIdents[name]) {
 				continue
 			}
 			out = append(out, callSite{name: name, recv: recv, line: n, inSel: n >= selFrom && n <= selTo})
@@ -193,6 +194,41 @@ type resolver struct {
 	imps  fileImports
 	env   typeEnv
 	cache map[string][]codeindex.Symbol
+	files map[string][]string // lines of the files read in this build
+}
+
+// fileLines returns the lines of a workspace file (the request's text for
+// the current file), read once per build.
+func (r *resolver) fileLines(rel string) ([]string, bool) {
+	if ls, ok := r.files[rel]; ok {
+		return ls, ls != nil
+	}
+	var text string
+	switch {
+	case rel == r.req.File && r.req.FileText != "":
+		text = r.req.FileText
+	case r.req.WS != nil:
+		t, ok, err := r.req.WS.ReadFile(r.req.WS.Abs(rel))
+		if err != nil || !ok || workspace.IsBinary([]byte(t)) {
+			r.files[rel] = nil
+			return nil, false
+		}
+		text = t
+	default:
+		return nil, false
+	}
+	ls := strings.SplitAfter(text, "\n")
+	r.files[rel] = ls
+	return ls, true
+}
+
+// rawLines returns lines [from, to] of a workspace file, unnumbered.
+func (r *resolver) rawLines(rel string, from, to int) (string, bool) {
+	ls, ok := r.fileLines(rel)
+	if !ok || from > len(ls) {
+		return "", false
+	}
+	return strings.Join(ls[from-1:min(to, len(ls))], ""), true
 }
 
 func (r *resolver) defs(name string) []codeindex.Symbol {
@@ -376,7 +412,7 @@ func (r *resolver) fieldType(t, f string) string {
 	if !ok || td.EndLine-td.Line > 600 {
 		return ""
 	}
-	text, ok := rawLines(r.req, td.Path, td.Line, td.EndLine)
+	text, ok := r.rawLines(td.Path, td.Line, td.EndLine)
 	if !ok {
 		return ""
 	}
@@ -432,7 +468,7 @@ func (r *resolver) bases(t string) []string {
 		if td.EndLine-td.Line > 300 {
 			return nil
 		}
-		text, ok := rawLines(r.req, td.Path, td.Line+1, td.EndLine)
+		text, ok := r.rawLines(td.Path, td.Line+1, td.EndLine)
 		if !ok {
 			return nil
 		}
@@ -577,35 +613,12 @@ func (r *resolver) ctorOf(ds []codeindex.Symbol) []codeindex.Symbol {
 	return out
 }
 
-// rawLines returns lines [from, to] of a workspace file, unnumbered.
-func rawLines(req Request, rel string, from, to int) (string, bool) {
-	if rel == req.File && req.FileText != "" {
-		lines := strings.SplitAfter(req.FileText, "\n")
-		if from > len(lines) {
-			return "", false
-		}
-		return strings.Join(lines[from-1:min(to, len(lines))], ""), true
-	}
-	if req.WS == nil {
-		return "", false
-	}
-	text, ok, err := req.WS.ReadFile(req.WS.Abs(rel))
-	if err != nil || !ok {
-		return "", false
-	}
-	lines := strings.SplitAfter(text, "\n")
-	if from > len(lines) {
-		return "", false
-	}
-	return strings.Join(lines[from-1:min(to, len(lines))], ""), true
-}
-
 // newResolver reads the types around the selection: the outermost
 // function around it (its parameters, receiver and locals) and the class
 // or receiver type that self/this name.
 func newResolver(req Request, ix codeindex.Index, lines []string, sel *Selection) *resolver {
 	r := &resolver{req: req, ix: ix, lang: codeindex.LanguageOf(req.File), imps: parseImports(req.File, req.FileText),
-		cache: map[string][]codeindex.Symbol{}}
+		cache: map[string][]codeindex.Symbol{}, files: map[string][]string{}}
 	text := ""
 	self := ""
 	if sel != nil && sel.StartLine <= len(lines) {
@@ -654,7 +667,7 @@ func newResolver(req Request, ix codeindex.Index, lines []string, sel *Selection
 // symbol, calls resolved exactly (receiver type, package, this package)
 // before guesses, then by distance from the selection. The items are not
 // allocated with the others: spendOnCallees adds them at the end with what
-// is left. It returns the resolver for the definitions source.
+// is left.
 func calleeSources(req Request, r *resolver, lines []string, sel *Selection, encl *codeindex.Symbol, add func(*Item)) {
 	if sel == nil || sel.StartLine > len(lines) {
 		return
@@ -723,10 +736,11 @@ func calleeSources(req Request, r *resolver, lines []string, sel *Selection, enc
 			add(it)
 			continue
 		}
-		text, ok := snippet(req.WS, d.Path, d.Line, d.EndLine)
-		if !ok {
+		fl, ok := r.fileLines(d.Path)
+		if !ok || d.Line > len(fl) {
 			continue
 		}
+		text := numbered(fl, d.Line, min(d.EndLine, len(fl)))
 		where := "the selection"
 		if !c.c.inSel {
 			where = "the enclosing " + enclName
@@ -847,7 +861,11 @@ func spendOnCallees(items []*Item, avail, used int, report *Report) int {
 		}
 		for _, it := range weak {
 			it.Included = false
-			it.Reason = "displaced by the callee body " + c.Location
+			why := ""
+			if strings.Contains(it.Reason, "caps left unused") {
+				why = "; it was in on the room the caps left"
+			}
+			it.Reason = "displaced by the callee body " + c.Location + why
 			report.Degraded = true
 		}
 		c.Included = true

@@ -2,6 +2,8 @@ package contextengine
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -324,5 +326,79 @@ export function code(cxt: KeywordCxt): void {
 		if it.Source == SourceDefinitions && strings.HasPrefix(it.Location, "lib/required.ts:3") {
 			t.Errorf("the file's const error is a definition candidate for cxt.error(): %s", it.Location)
 		}
+	}
+}
+
+// findCalls reads calls, not the heads of definitions, in Go, Python and
+// TypeScript; a call inside `if (…) {` is still a call.
+func TestFindCalls(t *testing.T) {
+	for _, tc := range []struct {
+		src  string
+		want string // name@recv, in order
+	}{
+		{"func (s *Service) Place(id string) error {\n\tentry := s.book.Record(id, 1)\n\treturn describe(entry)\n}\n", "Record@s.book describe@"},
+		{"def acquire(self):\n    fut = self._get_loop().create_future()\n    return utils.collapse(x)\n", "_get_loop@self create_future@? collapse@utils"},
+		{"  code(cxt: KeywordCxt) {\n    if (cxt.ok(x)) {\n      gen.if(checkMissingProp(cxt), () => cxt.error())\n    }\n  }\n", "ok@cxt if@gen checkMissingProp@ error@cxt"},
+		{"  error(append?: boolean): void {\n    this.report?.flush()\n  }\n", "flush@this.report"},
+	} {
+		lines := strings.SplitAfter(tc.src, "\n")
+		var got []string
+		for _, c := range findCalls(lines, 1, len(lines), 1, len(lines)) {
+			got = append(got, c.name+"@"+c.recv)
+		}
+		if g := strings.Join(got, " "); g != tc.want {
+			t.Errorf("findCalls(%q) = %q, want %q", tc.src, g, tc.want)
+		}
+	}
+}
+
+// A callee body resolved exactly may take the room of open documents and
+// weak search hits (never of the selection, the definitions or the first
+// search hits), and the report says which items gave way to which body.
+func TestCalleeDisplacesWeakItems(t *testing.T) {
+	f := newFixture(t, storeArchive(), nil)
+	for _, rel := range []string{"metrics/counter.go", "orders/itoa.go"} {
+		b, err := os.ReadFile(filepath.Join(f.root, rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.ws.Docs.Open(f.ws.Abs(rel), "go", 1, string(b)+strings.Repeat("// padding line for the open document\n", 50))
+	}
+	displaced := 0
+	for window := 1024; window <= 4096; window += 128 {
+		b, err := Build(f.request(t, "orders/order.go", placeFrom, placeTo, "What happens when an order is placed?", window))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bd := b.Report.Budget; bd.Used > bd.Available {
+			t.Errorf("window %d: used %d > available %d", window, bd.Used, bd.Available)
+		}
+		byBody := map[string]int{}
+		for _, it := range b.Report.Items {
+			loc, ok := strings.CutPrefix(it.Reason, "displaced by the callee body ")
+			if !ok {
+				continue
+			}
+			leftover := strings.HasSuffix(loc, "; it was in on the room the caps left")
+			loc = strings.TrimSuffix(loc, "; it was in on the room the caps left")
+			displaced++
+			byBody[loc]++
+			weak := it.Source == SourceOpenDocs || it.Source == SourceSearch && (it.Score < weakSearchScore || leftover)
+			if !weak {
+				t.Errorf("window %d: %s %s gave way to a callee body", window, it.Source, it.Location)
+			}
+		}
+		for _, it := range b.Report.Items {
+			if it.Source != SourceCallees || !it.Included || !strings.Contains(it.Reason, "in the room of") {
+				continue
+			}
+			var n int
+			if _, err := fmt.Sscanf(it.Reason[strings.Index(it.Reason, "in the room of "):], "in the room of %d", &n); err != nil || byBody[it.Location] != n {
+				t.Errorf("window %d: %s says %q, %d items name it", window, it.Location, it.Reason, byBody[it.Location])
+			}
+		}
+	}
+	if displaced == 0 {
+		t.Errorf("no window from 1k to 4k had a callee body take the room of an open document or weak search hit")
 	}
 }

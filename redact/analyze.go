@@ -219,8 +219,9 @@ func startLiterals(re *syntax.Regexp) (lits []string, wordStart, ok bool) {
 }
 
 // prefixLiterals returns literals, lower-cased, one of which every match
-// of re starts with; ok is false when that is not known (an assertion or
-// a class first, an optional first element, a non-ASCII literal).
+// of re starts with (with their foldVariants where re folds case); ok is
+// false when that is not known (an assertion or a class first, an optional
+// first element, a non-ASCII literal).
 func prefixLiterals(re *syntax.Regexp) (set []string, ok bool) {
 	switch re.Op {
 	case syntax.OpLiteral:
@@ -230,7 +231,13 @@ func prefixLiterals(re *syntax.Regexp) (set []string, ok bool) {
 				return nil, false
 			}
 		}
-		return []string{strings.ToLower(s)}, s != ""
+		if s == "" {
+			return nil, false
+		}
+		if re.Flags&syntax.FoldCase != 0 {
+			return foldVariants(strings.ToLower(s)), true
+		}
+		return []string{strings.ToLower(s)}, true
 	case syntax.OpCapture, syntax.OpPlus:
 		return prefixLiterals(re.Sub[0])
 	case syntax.OpRepeat:
@@ -254,4 +261,30 @@ func prefixLiterals(re *syntax.Regexp) (set []string, ok bool) {
 		return set, true
 	}
 	return nil, false
+}
+
+// foldVariants returns lit (lower-case ASCII) and its spellings with the
+// two runes that case-fold to ASCII letters: U+212A (Kelvin sign) for k
+// and U+017F (long s) for s. Go's (?i) matches them, and the literal
+// passes (Aho–Corasick, folding ASCII only) must find them too. Literals
+// here have at most a few k and s.
+func foldVariants(lit string) []string {
+	out := []string{""}
+	for i := 0; i < len(lit); i++ {
+		alt := ""
+		switch lit[i] {
+		case 'k':
+			alt = "\u212a"
+		case 's':
+			alt = "\u017f"
+		}
+		n := len(out)
+		for j := 0; j < n; j++ {
+			if alt != "" {
+				out = append(out, out[j]+alt)
+			}
+			out[j] += lit[i : i+1]
+		}
+	}
+	return out
 }

@@ -60,8 +60,10 @@
 // regexp has no DFA: its NFA costs input length × program size, and
 // gitleaks' rules are large programs. So:
 //   - A rule's regexp runs only near an occurrence of one of its keywords
-//     (one Aho–Corasick pass over the text finds them all), and only as far
-//     as its matches can reach (maxMatchLen, from the parsed expression).
+//     (one Aho–Corasick pass over the text finds them all, spelled with
+//     the Kelvin sign or the long s too, which (?i) folds to k and s), and
+//     only as far as its matches can reach (maxMatchLen, from the parsed
+//     expression).
 //   - A rule whose matches must start with one of a few literals (the
 //     generic rules, once their lazy `[\w.-]{0,50}?` lead is taken off and
 //     put back after the match; rules that start with \b and a literal) is

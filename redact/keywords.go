@@ -15,8 +15,12 @@ func newKeywordIndex(rules []*rule) *keywordIndex {
 	var ids []int32
 	for ri, r := range rules {
 		for _, k := range r.keywords {
-			pats = append(pats, k)
-			ids = append(ids, int32(ri))
+			// Spelled with a Kelvin sign or a long s too: a (?i) rule
+			// matches them where its keyword is so spelled.
+			for _, v := range foldVariants(k) {
+				pats = append(pats, v)
+				ids = append(ids, int32(ri))
+			}
 		}
 	}
 	return &keywordIndex{ac: newACIDs(pats, ids, true)}

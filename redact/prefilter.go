@@ -17,12 +17,17 @@ import (
 // literal of the set occurs in t (all found in one Aho–Corasick pass).
 type matcher struct {
 	branches []*regexp.Regexp
-	always   []int            // branches with no required literal
-	need     []int            // branch -> number of literal sets it requires
-	setOf    []int32          // literal-set id -> branch
-	setMin   []int            // literal-set id -> length of its shortest literal
-	lits     *acAutomaton     // literal -> literal-set id
-	whole    []*regexp.Regexp // the regexps as written: the tests' reference
+	always   []int        // branches with no required literal
+	need     []int        // branch -> number of literal sets it requires
+	setOf    []int32      // literal-set id -> branch
+	setMin   []int        // literal-set id -> length of its shortest literal
+	lits     *acAutomaton // literal -> literal-set id
+	// folded is the pseudo set id under which lits reports the two runes
+	// that (?i) folds to ASCII letters (U+212A Kelvin sign: k, U+017F long
+	// s: s). An ASCII literal pass cannot see "toKen" in them, so a
+	// text holding one is matched by every branch in turn.
+	folded int32
+	whole  []*regexp.Regexp // the regexps as written: the tests' reference
 	// none, when set, rules out in one pass the texts no regexp matches
 	// anywhere (most candidate secrets), before the literal pass.
 	none *possibleDFA
@@ -69,6 +74,9 @@ func newMatcher(exprs []string) (*matcher, error) {
 		}
 	}
 	if len(pats) > 0 {
+		m.folded = int32(len(m.setOf))
+		pats = append(pats, "\u212a", "\u017f")
+		ids = append(ids, m.folded, m.folded)
 		m.lits = newACIDs(pats, ids, true)
 	}
 	// Each expression in its own group, so that its flags stay in it.
@@ -103,8 +111,12 @@ func (m *matcher) match(t string) bool {
 	} else {
 		seen, got = make([]bool, len(m.setOf)), make([]int, len(m.branches))
 	}
-	found := false
+	found, folded := false, false
 	m.lits.each(t, func(_ int, set int32) bool {
+		if set == m.folded {
+			folded = true
+			return false
+		}
 		if seen[set] {
 			return true
 		}
@@ -117,7 +129,20 @@ func (m *matcher) match(t string) bool {
 		}
 		return true
 	})
+	if folded {
+		return m.anyBranch(t)
+	}
 	return found
+}
+
+// anyBranch runs every branch that has literals on t.
+func (m *matcher) anyBranch(t string) bool {
+	for bi, br := range m.branches {
+		if m.need[bi] > 0 && br.MatchString(t) {
+			return true
+		}
+	}
+	return false
 }
 
 // A textLine is the line around a match (lineAround) as offsets into the
@@ -155,7 +180,7 @@ func (m *matcher) matchLine(l *textLine) bool {
 	}
 	h := l.hits[m]
 	if h == nil {
-		h = &litHits{ends: make([][]int32, len(m.setOf))}
+		h = &litHits{ends: make([][]int32, len(m.setOf)+1)}
 		m.lits.each(l.s, func(end int, set int32) bool {
 			h.ends[set] = append(h.ends[set], int32(end))
 			return true
@@ -169,7 +194,13 @@ func (m *matcher) matchLine(l *textLine) bool {
 	} else {
 		got = make([]int, len(m.branches))
 	}
-	for set, ends := range h.ends {
+	if ends := h.ends[m.folded]; len(ends) > 0 {
+		i := sort.Search(len(ends), func(i int) bool { return int(ends[i]) >= l.start+2 })
+		if i < len(ends) && int(ends[i]) <= l.end {
+			return m.match(t) // a rune that folds to a literal's letter
+		}
+	}
+	for set, ends := range h.ends[:len(m.setOf)] {
 		// A literal of the set may lie in the line if one ends in it no
 		// sooner than the set's shortest literal allows; the branch's
 		// regexp decides.

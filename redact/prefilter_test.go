@@ -1,6 +1,8 @@
 package redact
 
 import (
+	"math/rand/v2"
+	"regexp/syntax"
 	"strings"
 	"testing"
 )
@@ -110,6 +112,8 @@ func TestMatchLineAgrees(t *testing.T) {
 			b.WriteString("import {a} from \"y ")
 		case 3:
 			b.WriteString("\n")
+		case 4:
+			b.WriteString("--mount=type=\u017fecret, to\u212aen_url ")
 		default:
 			b.WriteString(randFrom(alnum+" =_-{},'\"", 1+rng.IntN(300)))
 		}
@@ -142,4 +146,64 @@ func TestMatchLineAgrees(t *testing.T) {
 	if allowed == 0 || allowed == agree || long < 1000 {
 		t.Fatalf("weak sample: %d of %d lines allowed, %d of 3000 long", allowed, agree, long)
 	}
+}
+
+// TestMatcherAgreesOnSamples: the same on texts drawn from the allowlist
+// regexps themselves (most match), mutated (many nearly match) and
+// embedded in noise, which real code rarely provides.
+func TestMatcherAgreesOnSamples(t *testing.T) {
+	rules, global, _, err := compiled()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lists []*matcher
+	for _, a := range global {
+		lists = append(lists, a.re)
+	}
+	for _, ru := range rules {
+		for _, a := range ru.allow {
+			if a.re != nil {
+				lists = append(lists, a.re)
+			}
+		}
+	}
+	gen := rand.New(rand.NewPCG(5, 8))
+	n := 40
+	if raceEnabled {
+		n = 8
+	}
+	checked, allowed := 0, 0
+	for _, m := range lists {
+		for _, re := range m.whole {
+			parsed, err := syntax.Parse(re.String(), syntax.Perl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			parsed = parsed.Simplify()
+			for i := 0; i < n; i++ {
+				s := sample(gen, parsed)
+				switch gen.IntN(3) {
+				case 0:
+					s = mutate(gen, s)
+				case 1:
+					s = noise(gen, gen.IntN(4)) + s + noise(gen, gen.IntN(4))
+				}
+				want := false
+				for _, w := range m.whole {
+					want = want || w.MatchString(s)
+				}
+				if got := m.match(s); got != want {
+					t.Fatalf("matcher %v, regexps %v on %q (%v)", got, want, s, m.whole)
+				}
+				checked++
+				if want {
+					allowed++
+				}
+			}
+		}
+	}
+	if allowed < checked/10 || allowed == checked {
+		t.Fatalf("weak sample: %d of %d allowed", allowed, checked)
+	}
+	t.Logf("%d texts, %d allowed", checked, allowed)
 }

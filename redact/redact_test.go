@@ -402,6 +402,9 @@ func TestWindowsMatchWholeText(t *testing.T) {
 			break
 		}
 	}
+	// Keywords spelled with the runes (?i) folds to k and s.
+	folded := strings.NewReplacer("k", "\u212a", "s", "\u017f").Replace(all.String())
+	texts = append(texts, folded)
 	// The hostile inputs too: keyword storms, where the anchored scan,
 	// its DFA and the broad rules' skip do most of their work.
 	size := 32 << 10
@@ -536,5 +539,23 @@ func TestBroadCandidateBeyondAnotherSecret(t *testing.T) {
 	}
 	if len(findings) != 1 || findings[0].Kind != "generic-api-key" {
 		t.Fatalf("findings %v in %q, want one generic-api-key", findings, out)
+	}
+}
+
+// TestFoldedKeywords: a (?i) rule matches a keyword spelled with a Kelvin
+// sign (k) or a long s (s); the keyword and start-literal passes, which
+// fold ASCII only, must not make it miss.
+func TestFoldedKeywords(t *testing.T) {
+	r := newTest(t)
+	const secret = "Q7x9Z2m4P8w6R1t3Y5u0V2b4" // no stopword in it
+	ascii := strings.NewReplacer("\u212a", "k", "\u017f", "s")
+	for _, name := range []string{"\u212aey", "to\u212aen", "pa\u017f\u017fword", "\u017fecret"} {
+		text := "my_" + name + " = " + secret + "\n"
+		if out := r.String(ascii.Replace(text)); strings.Contains(out, secret) {
+			t.Fatalf("secret survives in %q", out)
+		}
+		if out := r.String(text); strings.Contains(out, secret) {
+			t.Errorf("secret survives in %q", out)
+		}
 	}
 }
