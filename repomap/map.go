@@ -90,6 +90,7 @@ type entry struct {
 	defIDs   []int32
 	defSame  []int32
 	refIDs   []int32
+	facts    *fileFacts // ranking facts (rank.go); nil until the next graph build when ids were kept
 }
 
 // Map is the repository map of one workspace. It is safe for concurrent use.

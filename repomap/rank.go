@@ -1,7 +1,6 @@
 package repomap
 
 import (
-	"container/heap"
 	"go/build/constraint"
 	"math"
 	"path/filepath"
@@ -240,10 +239,20 @@ type graph struct {
 	// CSR: files defining ident i are defFile[defStart[i]:defStart[i+1]].
 	defStart []int32
 	defFile  []int32
-	defined  []int32 // idents with at least one definer
-	// CSR edges: refs of file f are edgeIdent/edgeW[edgeStart[f]:edgeStart[f+1]].
+	defined  []int32 // idents with at least one definer, ascending
+	// slot numbers the defined idents densely (-1 for the others), those
+	// that some file references first (0..referenced-1, in ident order, with
+	// their definers in slotFile[slotStart[k]:slotStart[k+1]]), then the
+	// rest: the PageRank's per-name arrays are per slot, and only the
+	// referenced slots ever receive flow.
+	slot       []int32
+	referenced int
+	slotStart  []int32
+	slotFile   []int32
+	slotLen    []uint8 // per defined ident, in g.defined order: its name's length without bareMark, at most 63
+	// CSR edges: refs of file f are edgeSlot/edgeW[edgeStart[f]:edgeStart[f+1]].
 	edgeStart []int32
-	edgeIdent []int32
+	edgeSlot  []int32
 	edgeW     []float64 // static weight (no focus factor)
 	edgeB     []float64 // the same without the common and ubiquitous factors (for normalization)
 	// Per file, per definition: its ident (-1 for local definitions) and
@@ -254,10 +263,116 @@ type graph struct {
 	refFiles []int32 // per ident: files referencing it
 	// qualified lists, per plain ident, the qualified and bare idents
 	// resolved to some of its definers (resolveNames): their flow counts
-	// for it.
-	qualified map[int32][]int32
+	// for it. CSR: qualList[qualStart[i]:qualStart[i+1]]; nil when no
+	// name resolves.
+	qualStart []int32
+	qualList  []int32
 	bare      []bool // per ident: a bare reference's name (bareMark)
 	declared  []bool // per ident: named by some export list
+	facts     []*fileFacts
+	lower     *lowerPaths // shared with withTags copies (same files)
+	numDefs   int         // definitions of all files: the most a ranking scores
+}
+
+// lowerPaths are the graph's file paths lowercased, and their base names
+// without extensions, for matching mentioned words: made once per graph, on
+// the first ranking that has words.
+type lowerPaths struct {
+	once         sync.Once
+	paths, bases []string
+}
+
+func (g *graph) lowerFiles() *lowerPaths {
+	l := g.lower
+	l.once.Do(func() {
+		l.paths = make([]string, len(g.files))
+		l.bases = make([]string, len(g.files))
+		for i, f := range g.files {
+			lf := strings.ToLower(f)
+			base := lf[strings.LastIndexByte(lf, '/')+1:]
+			if dot := strings.IndexByte(base, '.'); dot > 0 {
+				base = base[:dot]
+			}
+			l.paths[i], l.bases[i] = lf, base
+		}
+	})
+	return l
+}
+
+// qualifiedOf returns the qualified and bare idents whose flow counts for
+// the plain ident id.
+func (g *graph) qualifiedOf(id int32) []int32 {
+	if g.qualStart == nil {
+		return nil
+	}
+	return g.qualList[g.qualStart[id]:g.qualStart[id+1]]
+}
+
+// fileFacts are what the ranking needs to know of one file that no other
+// file changes: computed once per parse (symtab.resolve, or when the graph
+// takes new tags of the same shape), not once per ranking.
+type fileFacts struct {
+	fixture      bool // test data, or Go's builtin package
+	test         bool // isTestFile
+	internal     bool // isGoInternal
+	experimental bool // isExperimental
+	depth        int  // directory levels below the workspace root
+	defs         []defFacts
+	scored       int // definitions a ranking scores (not local, not an overload)
+}
+
+// defFacts are one definition's static facts.
+type defFacts struct {
+	kept  int32 // definitions of its name in the file once overloads are collapsed
+	flags uint8
+}
+
+const (
+	factAPI      = 1 << iota // isAPI
+	factMember               // isMember
+	factOverload             // overload: the first definition of the name and scope stands for it
+)
+
+// computeFacts derives a file's fileFacts from its tags and definition
+// idents (-1 for definitions the graph leaves out).
+func computeFacts(t *FileTags, ids, same []int32) *fileFacts {
+	f := &fileFacts{
+		fixture:      isFixture(t.Path) || isBuiltinDecl(t.Path),
+		test:         isTestFile(t.Path),
+		internal:     isGoInternal(t.Path),
+		experimental: isExperimental(t),
+		depth:        strings.Count(t.Path, "/"),
+		defs:         make([]defFacts, len(ids)),
+	}
+	for di, id := range ids {
+		if id < 0 {
+			continue
+		}
+		def := &t.Defs[di]
+		df := &f.defs[di]
+		if isAPI(t.Language, def) {
+			df.flags |= factAPI
+		}
+		if isMember(t.Language, def) {
+			df.flags |= factMember
+		}
+		if same[di] > 1 && overload(t, ids, di) {
+			df.flags |= factOverload
+		}
+		if df.flags&factOverload == 0 {
+			f.scored++
+		}
+		df.kept = same[di]
+		if df.kept > 1 {
+			df.kept = 0
+			for j := range ids {
+				if ids[j] == id && !overload(t, ids, j) {
+					df.kept++
+				}
+			}
+		}
+	}
+	return f
 }
 
 // withTags returns a copy of g with rel's tags replaced (same shape).
@@ -269,6 +384,9 @@ func (g *graph) withTags(rel string, t *FileTags) *graph {
 	ng := *g
 	ng.tags = slices.Clone(g.tags)
 	ng.tags[fi] = t
+	ng.facts = slices.Clone(g.facts)
+	ng.facts[fi] = computeFacts(t, g.defIdent[fi], g.defSame[fi])
+	ng.numDefs += ng.facts[fi].scored - g.facts[fi].scored
 	return &ng
 }
 
@@ -383,6 +501,7 @@ func (t *symtab) resolve(e *entry) {
 	for i, r := range ft.Refs {
 		e.refIDs[i] = t.id(graphName(ft.Language, &r))
 	}
+	e.facts = computeFacts(ft, e.defIDs, e.defSame)
 	e.resolved = true
 }
 
@@ -409,7 +528,7 @@ func (m *Map) buildGraphLocked() *graph {
 	if st.ids == nil {
 		st.ids = map[string]int32{}
 	}
-	g := &graph{gen: m.gen, fileIdx: map[string]int32{}}
+	g := &graph{gen: m.gen, fileIdx: map[string]int32{}, lower: &lowerPaths{}}
 	entries := make([]*entry, 0, len(m.files))
 	for _, e := range m.files {
 		if e.Tags != nil {
@@ -421,12 +540,17 @@ func (m *Map) buildGraphLocked() *graph {
 	g.tags = make([]*FileTags, len(entries))
 	g.defIdent = make([][]int32, len(entries))
 	g.defSame = make([][]int32, len(entries))
+	g.facts = make([]*fileFacts, len(entries))
 	for i, e := range entries {
 		st.resolve(e)
+		if e.facts == nil { // resolved ids kept from an earlier version of the file (sameShape)
+			e.facts = computeFacts(e.Tags, e.defIDs, e.defSame)
+		}
 		g.files[i] = e.Rel
 		g.tags[i] = e.Tags
 		g.fileIdx[e.Rel] = int32(i)
 		g.defIdent[i], g.defSame[i] = e.defIDs, e.defSame
+		g.facts[i] = e.facts
 	}
 	has := func(rel string) bool { _, ok := g.fileIdx[rel]; return ok }
 	for i, e := range entries {
@@ -436,7 +560,9 @@ func (m *Map) buildGraphLocked() *graph {
 				none[j] = -1
 			}
 			g.defIdent[i] = none
+			g.facts[i] = computeFacts(e.Tags, none, e.defSame)
 		}
+		g.numDefs += g.facts[i].scored
 	}
 	n := len(st.names)
 	g.idents = st.names[:n:n]
@@ -518,13 +644,35 @@ func (m *Map) buildGraphLocked() *graph {
 	for _, e := range entries {
 		edges += len(e.refIDs)
 	}
+	g.slot = make([]int32, n)
+	for i := range g.slot {
+		g.slot[i] = -1
+	}
+	g.slotStart = []int32{0}
+	g.slotLen = make([]uint8, len(g.defined))
+	for i, id := range g.defined {
+		if refFiles[id] > 0 {
+			g.slot[id] = int32(g.referenced)
+			g.referenced++
+			g.slotFile = append(g.slotFile, g.definers(id)...)
+			g.slotStart = append(g.slotStart, int32(len(g.slotFile)))
+		}
+		g.slotLen[i] = uint8(min(len(strings.TrimPrefix(g.idents[id], bareMark)), 63))
+	}
+	k := int32(g.referenced)
+	for _, id := range g.defined {
+		if g.slot[id] < 0 {
+			g.slot[id] = k
+			k++
+		}
+	}
 	g.edgeStart = make([]int32, len(entries)+1)
-	g.edgeIdent = make([]int32, 0, edges)
+	g.edgeSlot = make([]int32, 0, edges)
 	g.edgeW = make([]float64, 0, edges)
 	g.edgeB = make([]float64, 0, edges)
 	own := make([]int32, n) // own[id] == fi+1: file fi defines id
 	for fi, e := range entries {
-		g.edgeStart[fi] = int32(len(g.edgeIdent))
+		g.edgeStart[fi] = int32(len(g.edgeSlot))
 		for _, id := range g.defIdent[fi] {
 			if id >= 0 {
 				own[id] = int32(fi) + 1
@@ -534,7 +682,7 @@ func (m *Map) buildGraphLocked() *graph {
 			if weight[id] == 0 {
 				continue
 			}
-			g.edgeIdent = append(g.edgeIdent, id)
+			g.edgeSlot = append(g.edgeSlot, g.slot[id]) // weight > 0: id has definers
 			w := math.Sqrt(float64(e.Tags.Refs[i].Count)) * weight[id]
 			if own[id] == int32(fi)+1 {
 				w *= selfRefFactor
@@ -543,7 +691,7 @@ func (m *Map) buildGraphLocked() *graph {
 			g.edgeB = append(g.edgeB, w/damp[id])
 		}
 	}
-	g.edgeStart[len(entries)] = int32(len(g.edgeIdent))
+	g.edgeStart[len(entries)] = int32(len(g.edgeSlot))
 	return g
 }
 
@@ -588,6 +736,7 @@ func (g *graph) resolveNames(st *symtab, rootName string) {
 	fill := slices.Clone(pStart[:n])
 	each(func(fi, id int32) { pFile[fill[id]] = fi; fill[id]++ })
 	lists := map[int32][]int32{}
+	var quals [][2]int32 // (plain ident, qualified or bare ident resolved to some of its definers)
 	for id := 0; id < n; id++ {
 		name := g.idents[id]
 		if strings.HasPrefix(name, bareMark) {
@@ -600,10 +749,7 @@ func (g *graph) resolveNames(st *symtab, rootName string) {
 			l := pFile[pStart[base]:pStart[base+1]]
 			lists[int32(id)] = l
 			if len(l) > 0 {
-				if g.qualified == nil {
-					g.qualified = map[int32][]int32{}
-				}
-				g.qualified[base] = append(g.qualified[base], int32(id))
+				quals = append(quals, [2]int32{base, int32(id)})
 			}
 			continue
 		}
@@ -630,10 +776,23 @@ func (g *graph) resolveNames(st *symtab, rootName string) {
 		}
 		if len(l) > 0 {
 			lists[int32(id)] = l
-			if g.qualified == nil {
-				g.qualified = map[int32][]int32{}
-			}
-			g.qualified[base] = append(g.qualified[base], int32(id))
+			quals = append(quals, [2]int32{base, int32(id)})
+		}
+	}
+	if len(quals) > 0 {
+		// CSR by counting, each base's idents in ascending order.
+		g.qualStart = make([]int32, n+1)
+		for _, p := range quals {
+			g.qualStart[p[0]+1]++
+		}
+		for i := 0; i < n; i++ {
+			g.qualStart[i+1] += g.qualStart[i]
+		}
+		g.qualList = make([]int32, len(quals))
+		fill := slices.Clone(g.qualStart[:n])
+		for _, p := range quals {
+			g.qualList[fill[p[0]]] = p[1]
+			fill[p[0]]++
 		}
 	}
 	if len(lists) == 0 {
@@ -749,21 +908,10 @@ func cmpRanked(a, b rankedDef) int {
 	return int(a.def - b.def)
 }
 
-// worstFirst is a heap whose root is the definition that ranks last.
-type worstFirst []rankedDef
-
-func (h worstFirst) Len() int           { return len(h) }
-func (h worstFirst) Less(i, j int) bool { return cmpRanked(h[i], h[j]) > 0 }
-func (h worstFirst) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *worstFirst) Push(x any)        { *h = append(*h, x.(rankedDef)) }
-func (h *worstFirst) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
-}
-
-// splitTop returns the k best of all, sorted, and the rest unsorted.
+// splitTop returns the k best of all, sorted, and the rest unsorted, both
+// in all's array: all[:k] is kept as a heap whose root is the worst kept
+// (typed, not container/heap: this runs over every definition of the
+// repository for each new focus).
 func splitTop(all []rankedDef, k int) (top, rest []rankedDef) {
 	if len(all) <= k {
 		slices.SortFunc(all, cmpRanked)
@@ -772,24 +920,36 @@ func splitTop(all []rankedDef, k int) (top, rest []rankedDef) {
 	if k <= 0 {
 		return nil, all
 	}
-	h := make(worstFirst, 0, k)
-	rest = make([]rankedDef, 0, len(all)-k)
-	for _, d := range all {
-		if len(h) < k {
-			heap.Push(&h, d)
-			continue
-		}
-		if cmpRanked(d, h[0]) < 0 { // better than the worst kept
-			rest = append(rest, h[0])
-			h[0] = d
-			heap.Fix(&h, 0)
-		} else {
-			rest = append(rest, d)
+	h := all[:k]
+	for i := k/2 - 1; i >= 0; i-- {
+		siftDown(h, i)
+	}
+	for i := k; i < len(all); i++ {
+		if cmpRanked(all[i], h[0]) < 0 { // better than the worst kept
+			h[0], all[i] = all[i], h[0]
+			siftDown(h, 0)
 		}
 	}
-	top = []rankedDef(h)
-	slices.SortFunc(top, cmpRanked)
-	return top, rest
+	slices.SortFunc(h, cmpRanked)
+	return h[:k:k], all[k:]
+}
+
+// siftDown restores the worst-first heap order below i.
+func siftDown(h []rankedDef, i int) {
+	for {
+		c := 2*i + 1
+		if c >= len(h) {
+			return
+		}
+		if r := c + 1; r < len(h) && cmpRanked(h[r], h[c]) > 0 {
+			c = r
+		}
+		if cmpRanked(h[c], h[i]) <= 0 {
+			return
+		}
+		h[i], h[c] = h[c], h[i]
+		i = c
+	}
 }
 
 type rankedDef struct {
@@ -836,11 +996,29 @@ func (m *Map) rank(focus Focus) (*graph, *ranking) {
 }
 
 func (g *graph) rank(focus Focus, focusIdents []int32) *ranking {
-	nf := len(g.tags)
-	out := &ranking{fileRank: make([]float64, nf)}
-	if nf == 0 {
-		return out
+	if len(g.tags) == 0 {
+		return &ranking{}
 	}
+	f := g.flows(focus, focusIdents)
+	out := &ranking{fileRank: f.pr, iterations: f.iterations}
+	out.defs = g.score(focus, f.pr, f.mass, f.focusIdent)
+	out.n = len(out.defs)
+	out.defs, out.tail = splitTop(out.defs, rankedPrefix)
+	return out
+}
+
+// flowResult is a personalized PageRank's outcome: the files' ranks and
+// the flow along each name in the last step.
+type flowResult struct {
+	pr         []float64 // per file
+	mass       []float64 // per slot (graph.slot)
+	focusIdent []bool    // per ident: a focus identifier or mentioned name
+	iterations int
+}
+
+// flows runs the personalized PageRank for focus (len(g.tags) > 0).
+func (g *graph) flows(focus Focus, focusIdents []int32) flowResult {
+	nf := len(g.tags)
 	// Focus names: exact identifiers, and mentioned words matched case-insensitively.
 	focusIdent := make([]bool, len(g.idents))
 	var focusIDs []int32
@@ -864,14 +1042,20 @@ func (g *graph) rank(focus Focus, focusIdents []int32) *ranking {
 		words = append(words, w)
 	}
 	if len(words) > 0 {
-		for id, name := range g.idents {
-			if g.defStart[id+1] == g.defStart[id] {
+		// Byte lengths of the words (as a set, up to 63), checked before
+		// any comparison: most names have none of them.
+		var lens uint64
+		for _, w := range words {
+			lens |= 1 << min(len(w), 63)
+		}
+		for i, id := range g.defined {
+			if lens&(1<<g.slotLen[i]) == 0 {
 				continue
 			}
-			name = strings.TrimPrefix(name, bareMark)
+			name := strings.TrimPrefix(g.idents[id], bareMark)
 			for _, w := range words {
 				if len(name) == len(w) && strings.EqualFold(name, w) {
-					mark(int32(id))
+					mark(id)
 					break
 				}
 			}
@@ -892,12 +1076,9 @@ func (g *graph) rank(focus Focus, focusIdents []int32) *ranking {
 		}
 	}
 	if len(words) > 0 {
-		for i, f := range g.files {
-			lf := strings.ToLower(f)
-			base := lf[strings.LastIndexByte(lf, '/')+1:]
-			if dot := strings.IndexByte(base, '.'); dot > 0 {
-				base = base[:dot]
-			}
+		lower := g.lowerFiles()
+		for i, lf := range lower.paths {
+			base := lower.bases[i]
 			for _, w := range words {
 				if base == w || lf == w || (strings.Contains(w, "/") && strings.Contains(lf, w)) {
 					p[i] += 0.5
@@ -930,13 +1111,17 @@ func (g *graph) rank(focus Focus, focusIdents []int32) *ranking {
 	// before the common and ubiquitous factors, so what those factors take
 	// away is not followed: that share of the file's rank restarts at the
 	// personalization, like a dangling node's (leak).
+	focusSlot := make([]bool, len(g.defined))
+	for _, id := range focusIDs {
+		focusSlot[g.slot[id]] = true // focus idents have definers
+	}
 	outW := make([]float64, nf)
 	leak := make([]float64, nf)
 	for f := 0; f < nf; f++ {
 		s, b := 0.0, 0.0
 		for e := g.edgeStart[f]; e < g.edgeStart[f+1]; e++ {
 			w, wb := g.edgeW[e], g.edgeB[e]
-			if focusIdent[g.edgeIdent[e]] {
+			if focusSlot[g.edgeSlot[e]] {
 				w *= focusBoost
 				wb *= focusBoost
 			}
@@ -953,23 +1138,21 @@ func (g *graph) rank(focus Focus, focusIdents []int32) *ranking {
 	// not depend on which focus was ranked before.
 	pr := append([]float64(nil), p...)
 	next := make([]float64, nf)
-	mass := make([]float64, len(g.idents))
+	mass := make([]float64, len(g.defined)) // per slot
 	// The edge weights with the focus factor, computed once: the flow below
 	// runs once per iteration over every edge.
 	edgeW := g.edgeW
 	if len(focusIDs) > 0 {
 		edgeW = make([]float64, len(g.edgeW))
 		for e, w := range g.edgeW {
-			if focusIdent[g.edgeIdent[e]] {
+			if focusSlot[g.edgeSlot[e]] {
 				w *= focusBoost
 			}
 			edgeW[e] = w
 		}
 	}
 	flow := func(pr []float64) (dangling float64) {
-		for _, id := range g.defined {
-			mass[id] = 0
-		}
+		clear(mass[:g.referenced])
 		for f := 0; f < nf; f++ {
 			if outW[f] == 0 {
 				dangling += pr[f]
@@ -978,7 +1161,7 @@ func (g *graph) rank(focus Focus, focusIdents []int32) *ranking {
 			dangling += pr[f] * leak[f]
 			scale := pr[f] / outW[f]
 			for e := g.edgeStart[f]; e < g.edgeStart[f+1]; e++ {
-				mass[g.edgeIdent[e]] += scale * edgeW[e]
+				mass[g.edgeSlot[e]] += scale * edgeW[e]
 			}
 		}
 		return dangling
@@ -986,15 +1169,12 @@ func (g *graph) rank(focus Focus, focusIdents []int32) *ranking {
 	it := 0
 	for ; it < maxIterations; it++ {
 		dangling := flow(pr)
-		for i := range next {
-			next[i] = 0
-		}
-		for _, id := range g.defined {
-			mv := mass[id]
+		clear(next)
+		for k, mv := range mass[:g.referenced] {
 			if mv == 0 {
 				continue
 			}
-			d := g.definers(id)
+			d := g.slotFile[g.slotStart[k]:g.slotStart[k+1]]
 			share := mv / float64(len(d))
 			for _, fi := range d {
 				next[fi] += share
@@ -1010,11 +1190,17 @@ func (g *graph) rank(focus Focus, focusIdents []int32) *ranking {
 			break
 		}
 	}
-	out.iterations = it
-	copy(out.fileRank, pr)
-
-	// Definition scores from the final flow.
+	// The flow of the final ranks: definitions are scored by it.
 	flow(pr)
+	return flowResult{pr: pr, mass: mass, focusIdent: focusIdent, iterations: it}
+}
+
+// score scores every definition the map may show from the final ranks of
+// the files (pr) and the flow along each name (mass); see the comment on
+// ranking. The static facts of each file and definition (fileFacts) are
+// computed when the file is parsed; this pass is arithmetic per definition.
+func (g *graph) score(focus Focus, pr, mass []float64, focusIdent []bool) []rankedDef {
+	nf := len(g.tags)
 	known := make([]bool, nf)
 	for _, f := range focus.Known {
 		if i, ok := g.fileIdx[f]; ok {
@@ -1031,70 +1217,62 @@ func (g *graph) rank(focus Focus, focusIdents []int32) *ranking {
 	// times less (net/http's root files before httptest/ and internal/).
 	minDepth := math.MaxInt
 	if unfocused {
-		for _, t := range g.tags {
+		for fi, t := range g.tags {
 			if len(t.Defs) > 0 {
-				minDepth = min(minDepth, strings.Count(t.Path, "/"))
+				minDepth = min(minDepth, g.facts[fi].depth)
 			}
 		}
 	}
+	out := make([]rankedDef, 0, g.numDefs)
 	for fi, t := range g.tags {
 		if len(t.Defs) == 0 || known[fi] {
 			continue // the prompt holds this file already
 		}
 		base := pr[fi] * baselineShare / float64(len(t.Defs))
-		ids, same := g.defIdent[fi], g.defSame[fi]
+		ids := g.defIdent[fi]
+		facts := g.facts[fi]
 		fileFactor := 1.0
-		if isFixture(t.Path) || isBuiltinDecl(t.Path) {
+		if facts.fixture {
 			fileFactor = fixturePenalty
 		}
-		if !testFocus && isTestFile(t.Path) {
+		if !testFocus && facts.test {
 			fileFactor *= testPenalty
 		}
-		if unfocused && isGoInternal(t.Path) {
+		if unfocused && facts.internal {
 			fileFactor *= internalFactor
 		}
-		if unfocused && isExperimental(t) {
+		if unfocused && facts.experimental {
 			fileFactor *= fixturePenalty
 		}
 		if unfocused {
-			fileFactor *= math.Pow(nestFactor, float64(strings.Count(t.Path, "/")-minDepth))
+			fileFactor *= math.Pow(nestFactor, float64(facts.depth-minDepth))
 		}
 		for di, id := range ids {
 			if id < 0 {
 				continue // local
 			}
-			def := &t.Defs[di]
-			if same[di] > 1 && overload(t, ids, di) {
+			df := facts.defs[di]
+			if df.flags&factOverload != 0 {
 				continue // one line per name: the first overload stands for the rest
 			}
-			member := isMember(t.Language, def)
-			flowIn := mass[id] / float64(g.defStart[id+1]-g.defStart[id])
+			member := df.flags&factMember != 0
+			flowIn := mass[g.slot[id]] / float64(g.defStart[id+1]-g.defStart[id])
 			uses := g.refFiles[id]
-			for _, q := range g.qualified[id] {
+			for _, q := range g.qualifiedOf(id) {
 				if member && g.bare[q] {
 					continue // a bare name never means a member
 				}
-				for _, f := range g.definers(q) {
-					if f == int32(fi) {
-						flowIn += mass[q] / float64(g.defStart[q+1]-g.defStart[q])
-						uses += g.refFiles[q]
-					}
+				// Definers are in file order.
+				if _, ok := slices.BinarySearch(g.definers(q), int32(fi)); ok {
+					flowIn += mass[g.slot[q]] / float64(g.defStart[q+1]-g.defStart[q])
+					uses += g.refFiles[q]
 				}
 			}
-			kept := same[di]
-			if kept > 1 {
-				kept = 0
-				for j := range ids {
-					if ids[j] == id && !overload(t, ids, j) {
-						kept++
-					}
-				}
-			}
-			s := base + flowIn/float64(kept)
+			s := base + flowIn/float64(df.kept)
 			if focusIdent[id] {
 				s *= defFocusBoost
 			}
-			if isAPI(t.Language, def) {
+			if df.flags&factAPI != 0 {
 				s *= apiBoost
 				if unfocused && g.declared[id] && !member {
 					s *= declaredBoost
@@ -1106,11 +1284,9 @@ func (g *graph) rank(focus Focus, focusIdents []int32) *ranking {
 				s *= 1 + math.Log2(1+float64(uses))
 			}
 			s *= fileFactor
-			out.defs = append(out.defs, rankedDef{file: int32(fi), def: int32(di), score: s})
+			out = append(out, rankedDef{file: int32(fi), def: int32(di), score: s})
 		}
 	}
-	out.n = len(out.defs)
-	out.defs, out.tail = splitTop(out.defs, rankedPrefix)
 	return out
 }
 

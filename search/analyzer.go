@@ -32,6 +32,13 @@ type tokenSink interface {
 	token(term []byte, start, end, pos int)
 }
 
+// scanControl is implemented by sinks that may stop the scan early or
+// need the stems of some words only (the phrase check).
+type scanControl interface {
+	stop() bool
+	wantStem(w []byte) bool
+}
+
 // tokenize appends the tokens of input to out (positions start at 1).
 // Tokens and their terms come from slabs, not one allocation each.
 func tokenize(input []byte, out analysis.TokenStream) analysis.TokenStream {
@@ -77,6 +84,7 @@ func scanTokens(input []byte, sink tokenSink) {
 		}
 		return terms[k:len(terms):len(terms)]
 	}
+	ctl, _ := sink.(scanControl)
 	i := 0
 	for i < len(input) {
 		c := input[i]
@@ -93,6 +101,9 @@ func scanTokens(input []byte, sink tokenSink) {
 			}
 		}
 		// A run starts at i.
+		if ctl != nil && ctl.stop() {
+			return
+		}
 		start := i
 		ascii := true
 		for i < len(input) {
@@ -141,6 +152,9 @@ func scanTokens(input []byte, sink tokenSink) {
 			parts = append(parts[:0], [2]int{0, len(word)})
 		}
 		if len(parts) <= 1 {
+			if ctl != nil && !ctl.wantStem(whole) {
+				continue
+			}
 			if st := stem(whole); st != nil {
 				sink.token(st, ws, we, pos)
 			}
@@ -152,6 +166,9 @@ func scanTokens(input []byte, sink tokenSink) {
 			}
 			t := whole[p[0]:p[1]:p[1]] // whole is the lowercase word: parts are its slices
 			sink.token(t, ws+p[0], ws+p[1], pos)
+			if ctl != nil && !ctl.wantStem(t) {
+				continue
+			}
 			if st := stem(t); st != nil {
 				sink.token(st, ws+p[0], ws+p[1], pos)
 			}

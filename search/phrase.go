@@ -2,6 +2,9 @@ package search
 
 import (
 	"context"
+	"sort"
+
+	"github.com/blevesearch/bleve/v2"
 
 	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/mapping"
@@ -23,15 +26,90 @@ import (
 type phraseQuery struct {
 	ix    *Index
 	slots [][]string // the terms at each consecutive position
+	check bool       // check positions (else only the conjunction)
 }
 
-// newPhraseQuery analyzes text; nil when it has no terms.
-func (ix *Index) newPhraseQuery(text string) *phraseQuery {
+// newPhraseQuery analyzes text; nil when it has no terms. Without check,
+// the query matches the phrase's terms anywhere in a chunk, with the
+// phrase's scores: the caller checks positions (checkPhrases).
+func (ix *Index) newPhraseQuery(text string, check bool) *phraseQuery {
 	slots := phraseSlots(tokenize([]byte(text), nil))
 	if len(slots) == 0 {
 		return nil
 	}
-	return &phraseQuery{ix: ix, slots: slots}
+	return &phraseQuery{ix: ix, slots: slots, check: check}
+}
+
+// phraseSlots returns the analyzed slots of each phrase of p that has terms.
+func (p *Parsed) phraseSlots() [][][]string {
+	var out [][][]string
+	for _, ph := range p.Phrases {
+		if s := phraseSlots(tokenize([]byte(ph), nil)); len(s) > 0 {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// phraseScan is how many times the usual pool a search with phrases
+// collects before checking their positions (0: check inside the search).
+var phraseScan = 4
+
+// checkPhrases keeps, in score order (ties by id, as pool orders them),
+// the hits of sr whose chunk holds every phrase, up to want. It reports
+// false when that may differ from checking inside the search: bleve
+// stopped collecting (more candidates exist) and fewer than want passed,
+// or the last kept hit ties with the lowest collected score. Total
+// becomes the number kept when every candidate was checked, and stays the
+// number of candidates otherwise.
+func (ix *Index) checkPhrases(sr *bleve.SearchResult, phrases [][][]string, want int) bool {
+	hits := sr.Hits
+	sort.Slice(hits, func(i, j int) bool {
+		if hits[i].Score != hits[j].Score {
+			return hits[i].Score > hits[j].Score
+		}
+		return hits[i].ID < hits[j].ID
+	})
+	truncated := uint64(len(hits)) < sr.Total
+	kept := hits[:0:0]
+	var lastRel string
+	var last *fileLines
+	checked := 0
+	for _, h := range hits {
+		if len(kept) == want {
+			break
+		}
+		checked++
+		rel, start, end, _, _, ok := parseID(h.ID)
+		if !ok {
+			continue
+		}
+		if last == nil || rel != lastRel {
+			lastRel, last = rel, ix.lines.get(ix.ws.Abs(rel))
+		}
+		if len(last.content) == 0 {
+			continue
+		}
+		text := clip(lineText(last.content, last.starts, start, end))
+		all := true
+		for _, slots := range phrases {
+			if !hasPhrase(text, slots) {
+				all = false
+				break
+			}
+		}
+		if all {
+			kept = append(kept, h)
+		}
+	}
+	if truncated && (len(kept) < want || kept[len(kept)-1].Score == hits[len(hits)-1].Score) {
+		return false
+	}
+	if checked == len(hits) && !truncated {
+		sr.Total = uint64(len(kept))
+	}
+	sr.Hits = kept
+	return true
 }
 
 // phraseSlots groups tokens by position, from the first.
@@ -98,7 +176,14 @@ func (q *phraseQuery) Searcher(ctx context.Context, r index.IndexReader, _ mappi
 		closeAll()
 		return nil, err
 	}
-	var toks []*analysis.Token
+	if !q.check {
+		return conj, nil
+	}
+	// Candidates come in document order, a file's chunks together: the
+	// file is looked up (stat, and read when the cache misses) once per
+	// query.
+	var lastRel string
+	var last *fileLines
 	return searcher.NewFilteringSearcher(ctx, conj, func(_ *search.SearchContext, d *search.DocumentMatch) bool {
 		id, err := r.ExternalID(d.IndexInternalID)
 		if err != nil {
@@ -108,18 +193,82 @@ func (q *phraseQuery) Searcher(ctx context.Context, r index.IndexReader, _ mappi
 		if !ok {
 			return false
 		}
-		fl := q.ix.lines.get(q.ix.ws.Abs(rel))
-		if len(fl.content) == 0 {
+		if last == nil || rel != lastRel {
+			lastRel, last = rel, q.ix.lines.get(q.ix.ws.Abs(rel))
+		}
+		if len(last.content) == 0 {
 			return false
 		}
-		toks = tokenize(clip(lineText(fl.content, fl.starts, start, end)), toks[:0])
-		return hasPhrase(toks, q.slots)
+		return hasPhrase(clip(lineText(last.content, last.starts, start, end)), q.slots)
 	}), nil
 }
 
-// hasPhrase reports whether the tokens hold a term of slots[0] at some
-// position p, one of slots[1] at p+1, and so on.
-func hasPhrase(ts []*analysis.Token, slots [][]string) bool {
+// hasPhrase reports whether text, analyzed as the index analyzes it, holds
+// a term of slots[0] at some position p, one of slots[1] at p+1, and so on.
+func hasPhrase(text []byte, slots [][]string) bool {
+	if len(slots) > 64 {
+		return hasPhraseLong(tokenize(text, nil), slots)
+	}
+	m := phraseMatcher{slots: slots, last: 1 << (len(slots) - 1)}
+	for _, slot := range slots {
+		for _, t := range slot {
+			m.first[t[0]] = true
+		}
+	}
+	scanTokens(text, &m)
+	m.advance(-1)
+	return m.found
+}
+
+// phraseMatcher runs the shift-and algorithm over the token stream: bit i of
+// state says the phrase's first i+1 slots end at the current position.
+type phraseMatcher struct {
+	slots [][]string
+	pos   int
+	at    uint64 // slots a token at pos belongs to
+	state uint64
+	last  uint64
+	found bool
+	first [256]bool // first bytes of the slots' terms
+}
+
+func (m *phraseMatcher) stop() bool { return m.found }
+
+// wantStem: a word's stem can only be a slot's term if it starts with the
+// same byte (Porter stemming rewrites suffixes only; words under 4 bytes
+// are not stemmed).
+func (m *phraseMatcher) wantStem(w []byte) bool { return m.first[w[0]] }
+
+func (m *phraseMatcher) token(term []byte, _, _, pos int) {
+	if pos != m.pos {
+		m.advance(pos)
+	}
+	for i, slot := range m.slots {
+		for _, s := range slot {
+			if string(term) == s {
+				m.at |= 1 << i
+				break
+			}
+		}
+	}
+}
+
+// advance closes position m.pos and moves to pos (consecutive: the
+// analysis numbers each identifier run one more than the last).
+func (m *phraseMatcher) advance(pos int) {
+	m.state = ((m.state << 1) | 1) & m.at
+	if m.state&m.last != 0 {
+		m.found = true
+	}
+	if pos != m.pos+1 { // (never: a gap ends any partial match)
+		m.state = 0
+	}
+	m.at = 0
+	m.pos = pos
+}
+
+// hasPhraseLong is hasPhrase for phrases of more than 64 positions.
+func hasPhraseLong(ts []*analysis.Token, slots [][]string) bool {
 	if len(ts) == 0 {
 		return false
 	}

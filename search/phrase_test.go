@@ -5,6 +5,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/blevesearch/bleve/v2"
@@ -75,7 +77,7 @@ func TestPhrasesAsPositional(t *testing.T) {
 				want.SetField(fBody)
 				want.Analyzer = analyzerIndex
 				wantM := phraseMatches(t, ref, want)
-				pq := ix.newPhraseQuery(ph)
+				pq := ix.newPhraseQuery(ph, true)
 				if pq == nil {
 					t.Fatalf("%q: no phrase query", ph)
 				}
@@ -96,7 +98,71 @@ func TestPhrasesAsPositional(t *testing.T) {
 			if matched == 0 {
 				t.Fatal("no phrase matched anything: the test checks nothing")
 			}
+			// The search's phrase path (positions checked after, in score
+			// order) gives what checking inside the search gives.
+			for _, ph := range phrases {
+				for _, q := range []string{`"` + ph + `"`, `"` + ph + `" request`, `lang:go "` + ph + `"`} {
+					fast, err := ix.Search(context.Background(), q, 50)
+					if err != nil {
+						t.Fatal(err)
+					}
+					phraseScan = 0
+					slow, err := ix.Search(context.Background(), q, 50)
+					phraseScan = 4
+					if err != nil {
+						t.Fatal(err)
+					}
+					if len(fast.Hits) != len(slow.Hits) {
+						t.Errorf("%s: %d hits, %d checking inside the search", q, len(fast.Hits), len(slow.Hits))
+						continue
+					}
+					for i := range fast.Hits {
+						if f, s := fast.Hits[i], slow.Hits[i]; f.Path != s.Path || f.StartLine != s.StartLine || f.Score != s.Score {
+							t.Errorf("%s: hit %d %v (%v), checking inside the search %v (%v)", q, i, f, f.Score, s, s.Score)
+						}
+					}
+				}
+			}
 			t.Logf("%d phrases, %d matches", len(phrases), matched)
 		})
 	}
+}
+
+// TestHasPhraseAgainstTable checks the shift-and matcher against the
+// position-table check on every phrase of one to five consecutive words of
+// some code, and on the same words reversed.
+func TestHasPhraseAgainstTable(t *testing.T) {
+	text := []byte(`// parseHTTPRequest reads frames frames and parses an incoming request.
+func parseHTTPRequest(b []byte) (*Request, error) { return parse_request_line(firstLine(b)) }
+x := HTTPServer2Go; y = base64Decode(__init__) // ünïcode wörds`)
+	words := strings.Fields(strings.NewReplacer("(", " ", ")", " ", "*", " ", ";", " ").Replace(string(text)))
+	checked, found := 0, 0
+	for i := range words {
+		for n := 1; n <= 5 && i+n <= len(words); n++ {
+			for _, ph := range []string{strings.Join(words[i:i+n], " "), strings.Join(reversed(words[i:i+n]), " ")} {
+				ts := tokenize([]byte(ph), nil)
+				slots := phraseSlots(ts)
+				if len(slots) == 0 {
+					continue
+				}
+				got, want := hasPhrase(text, slots), hasPhraseLong(tokenize(text, nil), slots)
+				if got != want {
+					t.Errorf("%q: shift-and %v, table %v", ph, got, want)
+				}
+				checked++
+				if got {
+					found++
+				}
+			}
+		}
+	}
+	if found == 0 || found == checked {
+		t.Fatalf("%d of %d phrases found: the test checks nothing", found, checked)
+	}
+}
+
+func reversed(s []string) []string {
+	r := slices.Clone(s)
+	slices.Reverse(r)
+	return r
 }

@@ -223,7 +223,7 @@ func (ix *Index) bm25Stats() (*search.BM25Stats, error) {
 }
 
 // build turns a parsed query into a bleve query.
-func (p *Parsed) build(ix *Index) query.Query {
+func (p *Parsed) build(ix *Index, checkPhrases bool) query.Query {
 	var must []query.Query
 	text := strings.Join(p.Words, " ")
 	if len(terms(text)) > 0 {
@@ -247,7 +247,7 @@ func (p *Parsed) build(ix *Index) query.Query {
 		must = append(must, bleve.NewConjunctionQuery(either, required))
 	}
 	for _, ph := range p.Phrases {
-		if q := ix.newPhraseQuery(ph); q != nil {
+		if q := ix.newPhraseQuery(ph, checkPhrases); q != nil {
 			must = append(must, q)
 		}
 	}
@@ -350,34 +350,59 @@ func (ix *Index) search(ctx context.Context, p Parsed, limit int) (res *Result, 
 			ix.log.Error("search: panic while searching", "panic", r)
 		}
 	}()
-	full := p.build(ix)
-	bq := full
-	// A compound identifier (camelCase, snake_case) is looked for whole
-	// first: when it occurs, only chunks containing it are ranked (cheap: the
-	// rare whole term drives the search); when it occurs nowhere, its parts
-	// match separately.
-	if wholes := p.compoundWholes(); len(wholes) > 0 {
-		must := []query.Query{bq}
-		for _, w := range wholes {
-			t := bleve.NewTermQuery(w)
-			t.SetField(fBody)
-			t.SetBoost(0)
-			must = append(must, t)
+	// queries returns the full query and the one that first requires the
+	// compound identifiers whole; checked says whether phrases check
+	// their positions inside the search (else the caller checks them).
+	queries := func(checked bool) (full, bq query.Query) {
+		full = p.build(ix, checked)
+		bq = full
+		// A compound identifier (camelCase, snake_case) is looked for whole
+		// first: when it occurs, only chunks containing it are ranked (cheap: the
+		// rare whole term drives the search); when it occurs nowhere, its parts
+		// match separately.
+		if wholes := p.compoundWholes(); len(wholes) > 0 {
+			must := []query.Query{bq}
+			for _, w := range wholes {
+				t := bleve.NewTermQuery(w)
+				t.SetField(fBody)
+				t.SetBoost(0)
+				must = append(must, t)
+			}
+			bq = bleve.NewConjunctionQuery(must...)
 		}
-		bq = bleve.NewConjunctionQuery(must...)
+		return full, bq
 	}
 	stats, err := ix.bm25Stats()
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
-	run := func(q query.Query) (*bleve.SearchResult, error) {
-		req := bleve.NewSearchRequestOptions(q, rerankDepth+rerankDepth/4, 0, false)
+	collect := rerankDepth + rerankDepth/4
+	run := func(q query.Query, size int) (*bleve.SearchResult, error) {
+		req := bleve.NewSearchRequestOptions(q, size, 0, false)
 		req.PreSearchData = map[string]interface{}{search.BM25PreSearchDataKey: stats}
 		return ix.idx.SearchInContext(ctx, req)
 	}
-	sr, err := run(bq)
-	if err == nil && sr.Total == 0 && bq != full {
-		sr, err = run(full)
+	// With phrases, the search runs first without their position check,
+	// on a larger pool, and checks positions in score order, which reads
+	// far fewer chunks than checking every candidate inside the search;
+	// when the pool cannot tell (too few pass, or a tie runs past it), the
+	// search runs again with the check inside.
+	slots := p.phraseSlots()
+	find := func(pick func(full, bq query.Query) query.Query) (*bleve.SearchResult, error) {
+		if len(slots) > 0 && phraseScan > 0 {
+			sr, err := run(pick(queries(false)), phraseScan*collect)
+			if err != nil {
+				return nil, err
+			}
+			if ok := ix.checkPhrases(sr, slots, collect); ok {
+				return sr, nil
+			}
+		}
+		return run(pick(queries(true)), collect)
+	}
+	sr, err := find(func(_, bq query.Query) query.Query { return bq })
+	if err == nil && sr.Total == 0 && len(p.compoundWholes()) > 0 {
+		sr, err = find(func(full, _ query.Query) query.Query { return full })
 	}
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
@@ -623,11 +648,15 @@ type fileLines struct {
 // against size and mtime on every use (a stat), so hot files are not re-read
 // and re-split on each query.
 type lineCache struct {
-	mu sync.Mutex
-	m  map[string]*fileLines
+	mu    sync.Mutex
+	m     map[string]*fileLines
+	bytes int
 }
 
-const lineCacheFiles = 64
+// lineCacheBytes bounds the cached files' text. Phrase checks read every
+// candidate chunk's file (hundreds of files for a common phrase in the Go
+// tree); 64 files made each such query re-read them all.
+const lineCacheBytes = 16 << 20
 
 func (c *lineCache) get(abs string) *fileLines {
 	info, err := os.Stat(abs)
@@ -647,10 +676,14 @@ func (c *lineCache) get(abs string) *fileLines {
 	}
 	fl = &fileLines{content: b, starts: lineStarts(b), size: size, mod: mod}
 	c.mu.Lock()
-	if c.m == nil || len(c.m) >= lineCacheFiles {
-		c.m = map[string]*fileLines{} // crude, and enough: hits cluster
+	if c.m == nil || c.bytes+len(b) > lineCacheBytes {
+		c.m, c.bytes = map[string]*fileLines{}, 0 // crude, and enough: hits cluster
+	}
+	if old, ok := c.m[abs]; ok {
+		c.bytes -= len(old.content)
 	}
 	c.m[abs] = fl
+	c.bytes += len(b)
 	c.mu.Unlock()
 	return fl
 }
