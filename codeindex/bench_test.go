@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
-	"runtime/metrics"
 	"runtime/pprof"
 	"testing"
 	"time"
@@ -39,7 +38,6 @@ func BenchmarkColdBuild(b *testing.B) {
 		defer close(stop)
 		go peakHeapProfile(p, stop)
 	}
-	gc0 := gcCPUSeconds()
 	for i := 0; i < b.N; i++ {
 		ws, err := workspace.Open(root)
 		if err != nil {
@@ -62,19 +60,7 @@ func BenchmarkColdBuild(b *testing.B) {
 		ix.Close()
 		b.ReportMetric(float64(st.SearchDocs), "chunks")
 	}
-	b.ReportMetric((gcCPUSeconds()-gc0)/float64(b.N), "gc-cpu-s/op")
 	debug.FreeOSMemory()
-}
-
-// gcCPUSeconds is the CPU time the garbage collector has used so far
-// (the runtime's estimate).
-func gcCPUSeconds() float64 {
-	s := []metrics.Sample{{Name: "/cpu/classes/gc/total:cpu-seconds"}}
-	metrics.Read(s)
-	if s[0].Value.Kind() != metrics.KindFloat64 {
-		return 0
-	}
-	return s[0].Value.Float64()
 }
 
 // peakHeapProfile writes a heap profile to path whenever the heap in use

@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"sync"
@@ -228,8 +229,10 @@ func (ix *Local) rescan(ctx context.Context) error {
 // as the heap does: while a build runs, the limit follows
 // buildRSSBudget minus the file pages resident now (the segments grow
 // during merges, most during the final one), between buildMemoryFloor
-// and buildMemoryLimit. The process's own settings come back after the
-// build.
+// and buildMemoryLimit, and never below half again the live heap: a
+// bigger tree then exceeds the budget rather than collect without pause
+// (a limit under the live heap would). The process's own settings come
+// back after the build.
 const (
 	buildGCPercent   = 200
 	buildMemoryLimit = 420 << 20
@@ -248,7 +251,7 @@ func buildGC() (restore func()) {
 	stop, stopped := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(stopped)
-		followMappedFiles(ceiling, stop)
+		followMappedFiles(ceiling, limit, stop)
 	}()
 	return func() {
 		close(stop)
@@ -259,11 +262,11 @@ func buildGC() (restore func()) {
 	}
 }
 
-// followMappedFiles lowers the soft memory limit as mapped file pages
-// take up the resident set, until stop. Where /proc/self/statm cannot be
-// read (not Linux) the limit stays at ceiling.
-func followMappedFiles(ceiling int64, stop <-chan struct{}) {
-	floor := min(ceiling, int64(buildMemoryFloor))
+// followMappedFiles lowers the soft memory limit below ceiling as mapped
+// file pages take up the resident set, and raises it (up to the process's
+// own limit, outer) when the live heap needs more room, until stop. Where
+// /proc/self/statm cannot be read (not Linux) the limit stays at ceiling.
+func followMappedFiles(ceiling, outer int64, stop <-chan struct{}) {
 	set := ceiling
 	t := time.NewTicker(200 * time.Millisecond)
 	defer t.Stop()
@@ -272,7 +275,7 @@ func followMappedFiles(ceiling int64, stop <-chan struct{}) {
 		if !ok {
 			return
 		}
-		want := max(floor, min(ceiling, buildRSSBudget-file))
+		want := buildLimit(file, liveHeap(), ceiling, outer)
 		if want < set-(4<<20) || want > set+(16<<20) {
 			debug.SetMemoryLimit(want)
 			set = want
@@ -283,6 +286,25 @@ func followMappedFiles(ceiling int64, stop <-chan struct{}) {
 		case <-t.C:
 		}
 	}
+}
+
+// buildLimit is the soft memory limit while file bytes of mapped files
+// are resident and the live heap is live: what the RSS budget leaves,
+// between the floor and ceiling, but at least half again the live heap
+// (up to outer).
+func buildLimit(file, live, ceiling, outer int64) int64 {
+	floor := min(ceiling, int64(buildMemoryFloor))
+	return max(floor, min(ceiling, buildRSSBudget-file), min(outer, live*3/2))
+}
+
+// liveHeap is the heap the last collection found live.
+func liveHeap() int64 {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return int64(s[0].Value.Uint64())
 }
 
 var pageSize = int64(os.Getpagesize())

@@ -174,6 +174,10 @@ func buildEnv(lang, text string) typeEnv {
 	return env
 }
 
+// calleePass turns the callee bodies on; BenchmarkCalleePass turns it off
+// on alternate rounds to measure what it costs, side by side.
+var calleePass = true
+
 // calleeKinds are the definitions that have a body worth sending.
 var calleeKinds = map[string]bool{"function": true, "method": true, "constructor": true}
 

@@ -17,5 +17,5 @@ echo "# workdir $work; $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); $(
 go test -count=1 -run '^TestQuality$' -timeout 30m . >"$work/quality.log" 2>&1 || { cat "$work/quality.log"; exit 1; }
 cat "$CAIRN_QUALITY_OUT"
 echo
-go test -count=1 -run '^$' -bench 'BenchmarkBuild|BenchmarkTokenCount' -benchtime "$benchtime" -timeout 30m . | grep -E '^(Benchmark|ok|FAIL)'
+go test -count=1 -run '^$' -bench 'BenchmarkBuild|BenchmarkCalleePass|BenchmarkTokenCount' -benchtime "$benchtime" -timeout 30m . | grep -E '^(Benchmark|ok|FAIL)'
 echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"

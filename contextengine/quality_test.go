@@ -624,6 +624,69 @@ func BenchmarkBuild(b *testing.B) {
 	b.Run("rebuild", func(b *testing.B) { run(b, func(i int) prepared { return ps[0] }) })
 }
 
+// BenchmarkCalleePass measures what the callee pass adds to a build: the
+// Go questions at an 8k window, new questions each time, with the pass on
+// and off in alternate rounds over the questions (so both see the same
+// questions and the same load). It reports the p50 and p99 of each and the
+// mean difference per build.
+func BenchmarkCalleePass(b *testing.B) {
+	qualityEnabled(b)
+	qs := loadQualitySet(b)
+	c := openCorpus(b, "go")
+	type prepared struct {
+		q    qualityQuestion
+		text string
+	}
+	var ps []prepared
+	for _, q := range qs.Questions {
+		if q.Corpus == "go" {
+			ps = append(ps, prepared{q, strings.Join(fileLinesOf(b, c.ws, q.File), "")})
+		}
+	}
+	for _, p := range ps {
+		if _, err := Build(qualityRequest(c, p.q, p.text, 8192)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	defer func() { calleePass = true }()
+	var on, off []time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		p := ps[i%len(ps)]
+		calleePass = (i/len(ps))%2 == 0
+		start := time.Now()
+		if _, err := Build(qualityRequest(c, p.q, p.text, 8192)); err != nil {
+			b.Fatal(err)
+		}
+		if d := time.Since(start); calleePass {
+			on = append(on, d)
+		} else {
+			off = append(off, d)
+		}
+	}
+	b.StopTimer()
+	if len(on) == 0 || len(off) == 0 {
+		return
+	}
+	mean := func(ds []time.Duration) float64 {
+		var t time.Duration
+		for _, d := range ds {
+			t += d
+		}
+		return float64(t.Microseconds()) / 1000 / float64(len(ds))
+	}
+	pct := func(ds []time.Duration, q int) float64 {
+		ds = append([]time.Duration(nil), ds...)
+		sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+		return float64(ds[min(len(ds)-1, len(ds)*q/100)].Microseconds()) / 1000
+	}
+	b.ReportMetric(pct(on, 50), "p50-ms-on")
+	b.ReportMetric(pct(off, 50), "p50-ms-off")
+	b.ReportMetric(pct(on, 99), "p99-ms-on")
+	b.ReportMetric(pct(off, 99), "p99-ms-off")
+	b.ReportMetric(mean(on)-mean(off), "added-ms/build")
+}
+
 // BenchmarkTokenCount measures tokencount.Count on Go source.
 func BenchmarkTokenCount(b *testing.B) {
 	qualityEnabled(b)

@@ -186,7 +186,9 @@ func indexSources(req Request, lines []string, sel *Selection, seen spans, repor
 	var res *resolver
 	if req.File != "" && sel != nil {
 		res = newResolver(req, ix, lines, sel)
-		calleeSources(req, res, lines, sel, encl, add)
+		if calleePass {
+			calleeSources(req, res, lines, sel, encl, add)
+		}
 	}
 
 	{
