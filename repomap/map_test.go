@@ -651,3 +651,37 @@ func TestParseFailureIsCountedAndRetried(t *testing.T) {
 		t.Errorf("after a timeout: %+v, %v", ft, err)
 	}
 }
+
+// The unfocused map shortens long lines: one-line bodies go, long generic
+// parameter and argument lists become <…>; a focused map shows lines as
+// they are.
+func TestCompactSignatures(t *testing.T) {
+	for _, c := range []struct{ lang, kind, in, want string }{
+		{"go", "method", "func (p Protocols) HTTP1() bool { return p.bits&protoHTTP1 != 0 }", "func (p Protocols) HTTP1() bool"},
+		{"go", "method", "func (fakeLocker) Lock()   {}", "func (fakeLocker) Lock()"},
+		{"go", "function", "func New(x struct{ a int }) interface{} {", "func New(x struct{ a int }) interface{} {"},
+		{"go", "type", "type T struct{ a int }", "type T struct{ a int }"},
+		{"typescript", "class", "export declare class ZodUnion<T extends ZodUnionOptions> extends ZodType<T[number][\"_output\"], ZodUnionDef<T>, T[number][\"_input\"]> {", "export declare class ZodUnion<…> extends ZodType<…> {"},
+		{"typescript", "class", "export declare class ZodObject<T extends ZodRawShape, UnknownKeys extends UnknownKeysParam = UnknownKeysParam, Catchall extends Zod", "export declare class ZodObject<…>"},
+		{"typescript", "type", "export type Fn<T extends (x: number) => string> = (value: T, index: number) => Observable<ObservedValueOf<T>>;", "export type Fn<…> = (value: T, index: number) => Observable<…>;"},
+		{"typescript", "function", "export function map<T, R>(project: (value: T) => R): OperatorFunction<T, R>;", "export function map<T, R>(project: (value: T) => R): OperatorFunction<T, R>;"},
+		{"python", "class", "class VeryLongName(BaseClassWithALongName[TypeVariableOne, TypeVariableTwo], metaclass=Meta):", "class VeryLongName(BaseClassWithALongName[TypeVariableOne, TypeVariableTwo], metaclass=Meta):"},
+	} {
+		if got := compactSignature(c.lang, c.kind, c.in); got != c.want {
+			t.Errorf("compactSignature(%s, %s, %q) = %q, want %q", c.lang, c.kind, c.in, got, c.want)
+		}
+	}
+	root := t.TempDir()
+	writeFiles(t, root, map[string]string{
+		"a.go": "package a\n\nfunc (p P) Long() bool { return p.bits&protoHTTP1 != 0 }\n\ntype P struct{ bits int }\n",
+		"b.go": "package a\n\nfunc B(p P) bool { return p.Long() }\n",
+	})
+	m := newMap(t, root, Options{})
+	build(t, m)
+	if out, _ := m.Render(Focus{}, 200); !strings.Contains(out, "func (p P) Long() bool\n") {
+		t.Errorf("the unfocused map should show the signature without its body:\n%s", out)
+	}
+	if out, _ := m.Render(Focus{Files: []string{"b.go"}}, 200); !strings.Contains(out, "func (p P) Long() bool { return p.bits&protoHTTP1 != 0 }\n") {
+		t.Errorf("a focused map shows the line as it is:\n%s", out)
+	}
+}

@@ -44,6 +44,9 @@ import (
 //     than 5% of the files (in repositories of 100+ files): string, error,
 //     Errorf are vocabulary, not dependencies; without this the file that
 //     declares the builtins outranks everything.
+//   - a reference in an export list (`export { of } from`, __all__) has no
+//     specific, short or private factor: it names exactly what it exports
+//     (rxjs's index sent 10× more to defaultIfEmpty than to of or tap).
 //   - focus ×10 for the identifiers of the selection and the names mentioned
 //     in the question: the walk should follow what the user is looking at.
 //   - self ×0.1 when r itself defines i: a file using its own private types
@@ -53,7 +56,8 @@ import (
 // Only names that some file defines form edges; references to the standard
 // library or unparsed code lead nowhere. Which definitions a reference can
 // mean depends on its form (resolveNames): a qualified Go name
-// (context.Context) only those in the package's directory; a bare name in a
+// (context.Context) only those in the package's directory that are not
+// methods (pkg.Name never names one); a bare name in a
 // language that reaches methods only through a receiver (Go, Python,
 // JS/TS: x.m(), self.m(), this.m()) only definitions that are not methods,
 // so Go's len(x) and string no longer feed every method named len or
@@ -70,8 +74,11 @@ import (
 // Personalization (where the walk restarts): each of Focus.Files weight 1,
 // each of Focus.Related 0.5, each file whose path matches a mentioned word
 // 0.5, and each file defining a focus identifier or mentioned name 0.25
-// (split among that name's definers). With no focus at all it is uniform,
-// which makes the ranking plain PageRank: the most depended-upon code first.
+// (split among that name's definers). With no focus at all every file has
+// weight 1 plus 1 for each name its export lists name (Ref.Export: an index
+// file's re-exports, Python's __all__): plain PageRank, the most
+// depended-upon code first, with the package's users entering through what
+// it declares it offers (rxjs's operators, which nothing inside rxjs uses).
 //
 // The walk leaves r along its edges in proportion to the weights before
 // the common and ubiquitous factors; the share those factors remove is not
@@ -267,7 +274,6 @@ type graph struct {
 	// name resolves.
 	qualStart []int32
 	qualList  []int32
-	bare      []bool // per ident: a bare reference's name (bareMark)
 	declared  []bool // per ident: named by some export list
 	facts     []*fileFacts
 	lower     *lowerPaths // shared with withTags copies (same files)
@@ -319,6 +325,7 @@ type fileFacts struct {
 	depth        int  // directory levels below the workspace root
 	defs         []defFacts
 	scored       int // definitions a ranking scores (not local, not an overload)
+	exports      int // names its export lists name (Ref.Export)
 }
 
 // defFacts are one definition's static facts.
@@ -343,6 +350,11 @@ func computeFacts(t *FileTags, ids, same []int32) *fileFacts {
 		experimental: isExperimental(t),
 		depth:        strings.Count(t.Path, "/"),
 		defs:         make([]defFacts, len(ids)),
+	}
+	for i := range t.Refs {
+		if t.Refs[i].Export {
+			f.exports++
+		}
 	}
 	for di, id := range ids {
 		if id < 0 {
@@ -684,6 +696,11 @@ func (m *Map) buildGraphLocked() *graph {
 			}
 			g.edgeSlot = append(g.edgeSlot, g.slot[id]) // weight > 0: id has definers
 			w := math.Sqrt(float64(e.Tags.Refs[i].Count)) * weight[id]
+			if e.Tags.Refs[i].Export {
+				// An export list names exactly what it means: no
+				// guessing by the name's length or shape.
+				w = math.Sqrt(float64(e.Tags.Refs[i].Count)) * damp[id]
+			}
 			if own[id] == int32(fi)+1 {
 				w *= selfRefFactor
 			}
@@ -700,8 +717,10 @@ func (m *Map) buildGraphLocked() *graph {
 //
 //   - a qualified name ("context.Context", from tags.go: a Go file's
 //     pkg.Name where pkg is one of its imports) leads to the definitions of
-//     Name in a directory named pkg, so a use of context.Context reaches
-//     package context's Context and not every method named Context. With
+//     Name in a directory named pkg that are not methods, so a use of
+//     context.Context reaches package context's Context and not every
+//     method named Context (nor net/http's CrossOriginProtection.Handler
+//     for http.Handler). With
 //     no such directory (the package is outside the workspace) the name
 //     has no definers and no edge. The workspace root's directory counts by
 //     the root's own name.
@@ -709,7 +728,6 @@ func (m *Map) buildGraphLocked() *graph {
 //     name that is not a member (isMember).
 func (g *graph) resolveNames(st *symtab, rootName string) {
 	n := len(g.idents)
-	g.bare = make([]bool, n)
 	// Files with a non-member definition of each name, as CSR by counting
 	// (each file once per name), like the definers.
 	pStart := make([]int32, n+1)
@@ -740,7 +758,6 @@ func (g *graph) resolveNames(st *symtab, rootName string) {
 	for id := 0; id < n; id++ {
 		name := g.idents[id]
 		if strings.HasPrefix(name, bareMark) {
-			g.bare[id] = true
 			base, ok := st.ids[name[len(bareMark):]]
 			if !ok || int(base) >= n {
 				lists[int32(id)] = nil
@@ -763,7 +780,8 @@ func (g *graph) resolveNames(st *symtab, rootName string) {
 		}
 		qual := name[:dot]
 		var l []int32
-		for _, fi := range g.definers(base) {
+		// pkg.Name is never a method: only the name's non-member definers.
+		for _, fi := range pFile[pStart[base]:pStart[base+1]] {
 			p := g.files[fi]
 			dir := rootName
 			if i := strings.LastIndexByte(p, '/'); i >= 0 {
@@ -1098,10 +1116,13 @@ func (g *graph) flows(focus Focus, focusIdents []int32) flowResult {
 		sum += v
 	}
 	if sum == 0 {
+		// No focus: every file, and once more for each name its export
+		// lists name (an index file, Python's __all__): the package's
+		// users enter through what it declares it offers.
 		for i := range p {
-			p[i] = 1
+			p[i] = 1 + float64(g.facts[i].exports)
+			sum += p[i]
 		}
-		sum = float64(nf)
 	}
 	for i := range p {
 		p[i] /= sum
@@ -1259,8 +1280,8 @@ func (g *graph) score(focus Focus, pr, mass []float64, focusIdent []bool) []rank
 			flowIn := mass[g.slot[id]] / float64(g.defStart[id+1]-g.defStart[id])
 			uses := g.refFiles[id]
 			for _, q := range g.qualifiedOf(id) {
-				if member && g.bare[q] {
-					continue // a bare name never means a member
+				if member {
+					break // neither a bare nor a qualified name means a member
 				}
 				// Definers are in file order.
 				if _, ok := slices.BinarySearch(g.definers(q), int32(fi)); ok {

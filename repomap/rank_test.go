@@ -2,6 +2,7 @@ package repomap
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 )
@@ -163,5 +164,63 @@ func TestExperimentalGoFiles(t *testing.T) {
 		if got := isExperimental(ft); got != want {
 			t.Errorf("isExperimental(%q) = %v (constraint %q), want %v", src, got, ft.Constraint, want)
 		}
+	}
+}
+
+// pkg.Name never names a method, even in pkg's own directory: http.Handler
+// reaches the interface, not CrossOriginProtection.Handler beside it.
+func TestQualifiedReferencesSkipMethods(t *testing.T) {
+	root := t.TempDir()
+	files := map[string]string{
+		"lib/handler.go": "package lib\n\ntype Handler interface{ Serve() }\n",
+		"lib/protect.go": "package lib\n\ntype Protect struct{}\n\nfunc (p *Protect) Handler(h Handler) Handler { return h }\n",
+	}
+	for i := 0; i < 10; i++ {
+		files[fmt.Sprintf("app/f%d.go", i)] = fmt.Sprintf("package app\n\nimport \"example.com/m/lib\"\n\nfunc F%d(h lib.Handler) lib.Handler { return h }\n", i)
+	}
+	writeFiles(t, root, files)
+	m := newMap(t, root, Options{})
+	build(t, m)
+	g, r := m.rank(Focus{})
+	score := map[string]float64{}
+	for _, d := range r.get(r.n) {
+		def := g.tags[d.file].Defs[d.def]
+		score[def.Kind+" "+def.Name] = d.score
+	}
+	if id, ok := m.syms.ids["lib.Handler"]; !ok || len(g.definers(id)) != 1 || g.files[g.definers(id)[0]] != "lib/handler.go" {
+		t.Errorf("lib.Handler should lead to lib/handler.go alone (ident found: %v)", ok)
+	}
+	iface, method := score["interface Handler"], score["method Handler"]
+	if iface == 0 || method >= iface/10 {
+		t.Errorf("lib.Handler should reach the interface, not the method: interface %g, method %g", iface, method)
+	}
+}
+
+// An export list names exactly what it exports: its edges carry no
+// length or shape factor (of and fromEventPattern, exported alike, score
+// alike), and with no focus the walk restarts at the files with export
+// lists in proportion to the names they list.
+func TestExportListsAreEntryPoints(t *testing.T) {
+	root := t.TempDir()
+	files := map[string]string{
+		"src/index.ts":                     "export { of } from './internal/of';\nexport { fromEventPattern } from './internal/fromEventPattern';\n",
+		"src/internal/of.ts":               "export function of(x: number): number { return x; }\n",
+		"src/internal/fromEventPattern.ts": "export function fromEventPattern(x: number): number { return x; }\n",
+		"src/internal/other.ts":            "export function unrelatedHelper(): void {}\n",
+	}
+	writeFiles(t, root, files)
+	m := newMap(t, root, Options{})
+	build(t, m)
+	g, r := m.rank(Focus{})
+	score := map[string]float64{}
+	for _, d := range r.get(r.n) {
+		score[g.tags[d.file].Defs[d.def].Name] = d.score
+	}
+	a, b := score["of"], score["fromEventPattern"]
+	if a == 0 || math.Abs(a-b) > 1e-9*b {
+		t.Errorf("of and fromEventPattern should score alike: %g vs %g", a, b)
+	}
+	if ri, ro := r.fileRank[g.fileIdx["src/index.ts"]], r.fileRank[g.fileIdx["src/internal/other.ts"]]; ri < 2*ro {
+		t.Errorf("the index file should be where the walk restarts most: rank %g vs %g", ri, ro)
 	}
 }

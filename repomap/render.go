@@ -44,7 +44,8 @@ func (m *Map) Render(focus Focus, tokens int) (string, RenderStats) {
 		st.Duration = time.Since(start)
 		return "", st
 	}
-	rd := &renderer{m: m, g: g, r: r}
+	unfocused := len(focus.Files)+len(focus.Related)+len(focus.Identifiers)+len(focus.Mentioned) == 0
+	rd := &renderer{m: m, g: g, r: r, compact: unfocused}
 
 	// Estimate how many of the ranked definitions fit by summing per-line
 	// token counts (cached), check with one exact count of the rendered
@@ -115,6 +116,116 @@ type renderer struct {
 	m *Map
 	g *graph
 	r *ranking
+	// compact shortens signature lines (compactSignature): the unfocused
+	// map is an overview, where more definitions beat longer lines.
+	compact bool
+}
+
+// defItem is the rendered line of definition d of file t.
+func (rd *renderer) defItem(t *FileTags, d *Def) item {
+	it := item{d.NameLine, d.Depth, d.Signature}
+	if rd.compact {
+		it.sig = compactSignature(t.Language, d.Kind, it.sig)
+	}
+	return it
+}
+
+// contextItem is contextOf, shortened like defItem.
+func (rd *renderer) contextItem(t *FileTags, d *Def) (item, bool) {
+	c, ok := contextOf(t, d)
+	if ok && rd.compact {
+		c.sig = compactSignature(t.Language, "", c.sig)
+	}
+	return c, ok
+}
+
+// longSignature is the length past which compactSignature elides type
+// parameters and arguments.
+const longSignature = 80
+
+// compactSignature shortens a signature line for an overview: a function's
+// one-line body goes (the map shows signatures, not bodies), and in a long
+// line of a language with angle-bracket generics each outermost <...> type
+// parameter or argument list becomes <…> (zod's class lines, ~50 tokens
+// each, mostly type arguments of the base class).
+func compactSignature(lang, kind, sig string) string {
+	switch kind {
+	case "function", "method", "constructor":
+		sig = cutOneLineBody(sig)
+	}
+	if len(sig) > longSignature {
+		switch lang {
+		case "typescript", "tsx", "javascript", "java", "csharp", "rust", "cpp":
+			sig = elideTypeArguments(sig)
+		}
+	}
+	return sig
+}
+
+// cutOneLineBody removes a body that opens and closes on the signature's
+// line ("func (p P) HTTP1() bool { return p.bits&1 != 0 }"): the line ends
+// with "}" whose matching "{" is outside any parentheses.
+func cutOneLineBody(sig string) string {
+	if !strings.HasSuffix(sig, "}") {
+		return sig
+	}
+	depth := 0
+	for i := len(sig) - 1; i >= 0; i-- {
+		switch sig[i] {
+		case '}':
+			depth++
+		case '{':
+			depth--
+			if depth == 0 {
+				head := strings.TrimRight(sig[:i], " \t")
+				if head == "" || strings.Count(head, "(") != strings.Count(head, ")") {
+					return sig
+				}
+				return head
+			}
+		}
+	}
+	return sig
+}
+
+// elideTypeArguments replaces the content of each outermost <...> that
+// follows a name with "…" ("=>" is no closing bracket). A list still open
+// at the end of the line (continued on the next line, or cut at
+// maxSignature) is closed; a ">" with no "<" leaves the line unchanged.
+func elideTypeArguments(sig string) string {
+	var b strings.Builder
+	depth := 0
+	for i := 0; i < len(sig); i++ {
+		c := sig[i]
+		switch {
+		case c == '<' && (depth > 0 || i > 0 && isNameByte(sig[i-1])):
+			if depth == 0 {
+				b.WriteString("<…")
+			}
+			depth++
+			continue
+		case c == '>' && sig[i-1] != '=':
+			if depth == 0 {
+				return sig
+			}
+			depth--
+			if depth == 0 {
+				b.WriteByte('>')
+			}
+			continue
+		}
+		if depth == 0 {
+			b.WriteByte(c)
+		}
+	}
+	if depth > 0 {
+		b.WriteByte('>')
+	}
+	return b.String()
+}
+
+func isNameByte(c byte) bool {
+	return c == '_' || c == '$' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
 }
 
 type lineKey struct {
@@ -202,13 +313,13 @@ func (rd *renderer) estimate(budget int) int {
 		}
 		var ctx item
 		hasCtx := false
-		if c, ok := contextOf(t, d); ok && !lines[lineKey{x.file, c.line}] {
+		if c, ok := rd.contextItem(t, d); ok && !lines[lineKey{x.file, c.line}] {
 			ctx, hasCtx = c, true
 			cost += rd.tokens(formatLine(c))
 		}
 		own := !lines[lineKey{x.file, d.NameLine}]
 		if own {
-			cost += rd.tokens(formatLine(item{d.NameLine, d.Depth, d.Signature}))
+			cost += rd.tokens(formatLine(rd.defItem(t, d)))
 		}
 		if total+cost > budget {
 			return k
@@ -244,12 +355,12 @@ func (rd *renderer) render(k int) (string, int) {
 		}
 		t := rd.g.tags[x.file]
 		d := &t.Defs[x.def]
-		if c, ok := contextOf(t, d); ok {
+		if c, ok := rd.contextItem(t, d); ok {
 			if _, dup := gr.items[c.line]; !dup {
 				gr.items[c.line] = c
 			}
 		}
-		gr.items[d.NameLine] = item{d.NameLine, d.Depth, d.Signature}
+		gr.items[d.NameLine] = rd.defItem(t, d)
 	}
 	var b strings.Builder
 	for _, gr := range order {

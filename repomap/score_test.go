@@ -72,7 +72,7 @@ func (g *graph) naiveScore(focus Focus, pr, mass []float64, focusIdent []bool) [
 			flowIn := mass[g.slot[id]] / float64(g.defStart[id+1]-g.defStart[id])
 			uses := g.refFiles[id]
 			for _, q := range g.qualifiedOf(id) {
-				if member && g.bare[q] {
+				if member {
 					continue
 				}
 				for _, f := range g.definers(q) {
