@@ -108,6 +108,7 @@ var (
 	goRecvRE   = regexp.MustCompile(`^func\s*\(\s*(\w+)\s+\*?(\w+)`)
 	goParamRE  = regexp.MustCompile(`[(,]\s*(\w+)\s+(?:\.\.\.)?\*?((?:\w+\.)?[A-Za-z_]\w*)\s*[,)]`)
 	goVarRE    = regexp.MustCompile(`\bvar\s+(\w+)\s+\*?((?:\w+\.)?[A-Za-z_]\w*)`)
+	goVarLine  = regexp.MustCompile(`^(\w+)\s+(?:\[\])?\*?((?:\w+\.)?[A-Za-z_]\w*)$`) // in a var ( … ) block
 	goLitRE    = regexp.MustCompile(`(\w+)\s*:?=\s*&?((?:\w+\.)?[A-Za-z_]\w*)\s*\{`)
 	goNewRE    = regexp.MustCompile(`(\w+)\s*:?=\s*new\(\s*((?:\w+\.)?\w+)\s*\)`)
 	goCtorRE   = regexp.MustCompile(`(\w+)(?:\s*,\s*\w+)*\s*:?=\s*((?:\w+\.)?[A-Za-z_]\w*)\(`)
@@ -128,8 +129,19 @@ func buildEnv(lang, text string) typeEnv {
 	}
 	switch lang {
 	case "go":
+		inVar := false
 		for _, line := range strings.Split(text, "\n") {
-			tl := strings.TrimSpace(line)
+			tl := strings.TrimSpace(stripLineComment(line))
+			switch {
+			case strings.HasPrefix(tl, "var ("):
+				inVar = true
+			case inVar && tl == ")":
+				inVar = false
+			case inVar:
+				if m := goVarLine.FindStringSubmatch(tl); m != nil && !codeStopIdents[m[1]] {
+					set(m[1], m[2])
+				}
+			}
 			if m := goRecvRE.FindStringSubmatch(tl); m != nil {
 				set(m[1], m[2])
 				if env.self == "" {

@@ -402,3 +402,30 @@ func TestCalleeDisplacesWeakItems(t *testing.T) {
 		t.Errorf("no window from 1k to 4k had a callee body take the room of an open document or weak search hit")
 	}
 }
+
+// buildEnv reads Go variable types from receivers, parameters, var
+// declarations and blocks, composite literals and new; a constructor's
+// result is left for its signature.
+func TestBuildEnvGo(t *testing.T) {
+	src := `func (c *Client) do(req *Request, n int) (*Response, error) {
+	var (
+		deadline = c.deadline()
+		resp     *Response // the last response
+		reqs     []*Request
+	)
+	var buf bytes.Buffer
+	w := &bufio.Writer{}
+	p := new(Pipe)
+	tr, err := NewTransport(n)
+`
+	env := buildEnv("go", src)
+	for v, want := range map[string]string{"c": "Client", "req": "Request", "resp": "Response", "reqs": "Request",
+		"buf": "bytes.Buffer", "w": "bufio.Writer", "p": "Pipe"} {
+		if got := env.vars[v]; got != want {
+			t.Errorf("type of %s = %q, want %q", v, got, want)
+		}
+	}
+	if env.vars["deadline"] != "" || env.ctor["tr"] != "NewTransport" || env.self != "Client" {
+		t.Errorf("deadline %q (want none), tr's constructor %q, self %q", env.vars["deadline"], env.ctor["tr"], env.self)
+	}
+}
