@@ -652,20 +652,24 @@ func TestParseFailureIsCountedAndRetried(t *testing.T) {
 	}
 }
 
-// The unfocused map shortens long lines: one-line bodies go, long generic
-// parameter and argument lists become <…>; a focused map shows lines as
-// they are.
+// The unfocused map shortens lines: one-line bodies and class heritage go,
+// long generic parameter and argument lists become <…>; a focused map
+// shows lines as they are.
 func TestCompactSignatures(t *testing.T) {
 	for _, c := range []struct{ lang, kind, in, want string }{
 		{"go", "method", "func (p Protocols) HTTP1() bool { return p.bits&protoHTTP1 != 0 }", "func (p Protocols) HTTP1() bool"},
 		{"go", "method", "func (fakeLocker) Lock()   {}", "func (fakeLocker) Lock()"},
 		{"go", "function", "func New(x struct{ a int }) interface{} {", "func New(x struct{ a int }) interface{} {"},
 		{"go", "type", "type T struct{ a int }", "type T struct{ a int }"},
-		{"typescript", "class", "export declare class ZodUnion<T extends ZodUnionOptions> extends ZodType<T[number][\"_output\"], ZodUnionDef<T>, T[number][\"_input\"]> {", "export declare class ZodUnion<…> extends ZodType<…> {"},
+		{"typescript", "class", "export declare class ZodUnion<T extends ZodUnionOptions> extends ZodType<T[number][\"_output\"], ZodUnionDef<T>, T[number][\"_input\"]> {", "export declare class ZodUnion<T extends ZodUnionOptions> {"},
 		{"typescript", "class", "export declare class ZodObject<T extends ZodRawShape, UnknownKeys extends UnknownKeysParam = UnknownKeysParam, Catchall extends Zod", "export declare class ZodObject<…>"},
+		{"typescript", "class", "export class Subscriber<T> extends Subscription implements Observer<T> {", "export class Subscriber<T> {"},
+		{"typescript", "type", "export type X<T extends Y> = T extends Z ? A : B;", "export type X<T extends Y> = T extends Z ? A : B;"},
+		{"python", "class", "class Lock(_ContextManagerMixin, mixins._LoopBoundMixin):", "class Lock:"},
 		{"typescript", "type", "export type Fn<T extends (x: number) => string> = (value: T, index: number) => Observable<ObservedValueOf<T>>;", "export type Fn<…> = (value: T, index: number) => Observable<…>;"},
 		{"typescript", "function", "export function map<T, R>(project: (value: T) => R): OperatorFunction<T, R>;", "export function map<T, R>(project: (value: T) => R): OperatorFunction<T, R>;"},
-		{"python", "class", "class VeryLongName(BaseClassWithALongName[TypeVariableOne, TypeVariableTwo], metaclass=Meta):", "class VeryLongName(BaseClassWithALongName[TypeVariableOne, TypeVariableTwo], metaclass=Meta):"},
+		{"python", "class", "class VeryLongName(BaseClassWithALongName[TypeVariableOne, TypeVariableTwo], metaclass=Meta):", "class VeryLongName:"},
+		{"python", "function", "def call_soon(self, callback, *args, context=None):", "def call_soon(self, callback, *args, context=None):"},
 	} {
 		if got := compactSignature(c.lang, c.kind, c.in); got != c.want {
 			t.Errorf("compactSignature(%s, %s, %q) = %q, want %q", c.lang, c.kind, c.in, got, c.want)

@@ -76,9 +76,11 @@ import (
 // 0.5, and each file defining a focus identifier or mentioned name 0.25
 // (split among that name's definers). With no focus at all every file has
 // weight 1 plus 1 for each name its export lists name (Ref.Export: an index
-// file's re-exports, Python's __all__): plain PageRank, the most
-// depended-upon code first, with the package's users entering through what
-// it declares it offers (rxjs's operators, which nothing inside rxjs uses).
+// file's re-exports, Python's __all__) and for each Go example (func
+// ExampleX in a _test.go file): plain PageRank, the most depended-upon
+// code first, with the package's users entering through what it declares
+// it offers and shows (rxjs's operators, http.Redirect, which nothing
+// inside the package uses).
 //
 // The walk leaves r along its edges in proportion to the weights before
 // the common and ubiquitous factors; the share those factors remove is not
@@ -354,6 +356,15 @@ func computeFacts(t *FileTags, ids, same []int32) *fileFacts {
 	for i := range t.Refs {
 		if t.Refs[i].Export {
 			f.exports++
+		}
+	}
+	if t.Language == "go" && f.test {
+		// Go's examples (func ExampleX in a _test.go file, shown by go
+		// doc) are the package's own account of how it is used.
+		for i := range t.Defs {
+			if d := &t.Defs[i]; d.TopLevel && d.Kind == "function" && strings.HasPrefix(d.Name, "Example") {
+				f.exports++
+			}
 		}
 	}
 	for di, id := range ids {

@@ -224,3 +224,28 @@ func TestExportListsAreEntryPoints(t *testing.T) {
 		t.Errorf("the index file should be where the walk restarts most: rank %g vs %g", ri, ro)
 	}
 }
+
+// Go's examples (func ExampleX in a _test.go file) are entry points too:
+// with no focus the walk restarts there, so API that nothing in the
+// package calls but its examples show (http.ListenAndServe, http.Redirect)
+// ranks up.
+func TestGoExamplesAreEntryPoints(t *testing.T) {
+	root := t.TempDir()
+	files := map[string]string{
+		"lib/serve.go":        "package lib\n\nfunc ListenAndServe(addr string) error { return nil }\n\nfunc Redirect(url string) {}\n",
+		"lib/other.go":        "package lib\n\nfunc unrelatedHelper() {}\n",
+		"lib/example_test.go": "package lib_test\n\nimport \"example.com/m/lib\"\n\nfunc ExampleListenAndServe() { lib.ListenAndServe(\":80\") }\n\nfunc ExampleRedirect() { lib.Redirect(\"/\") }\n",
+		"lib/serve_test.go":   "package lib\n\nfunc TestServe() { unrelatedHelper() }\n",
+	}
+	writeFiles(t, root, files)
+	m := newMap(t, root, Options{})
+	build(t, m)
+	g, r := m.rank(Focus{})
+	ex, plain := r.fileRank[g.fileIdx["lib/example_test.go"]], r.fileRank[g.fileIdx["lib/serve_test.go"]]
+	if ex < 2*plain {
+		t.Errorf("the examples should be where the walk restarts most: rank %g vs a test file's %g", ex, plain)
+	}
+	if _, rf := m.rank(Focus{Files: []string{"lib/other.go"}}); rf.fileRank[g.fileIdx["lib/example_test.go"]] > rf.fileRank[g.fileIdx["lib/other.go"]] {
+		t.Errorf("with a focus the examples are files like any other")
+	}
+}

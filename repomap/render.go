@@ -144,7 +144,8 @@ func (rd *renderer) contextItem(t *FileTags, d *Def) (item, bool) {
 const longSignature = 80
 
 // compactSignature shortens a signature line for an overview: a function's
-// one-line body goes (the map shows signatures, not bodies), and in a long
+// one-line body goes (the map shows signatures, not bodies), so does a
+// class's heritage (cutHeritage), and in a long
 // line of a language with angle-bracket generics each outermost <...> type
 // parameter or argument list becomes <…> (zod's class lines, ~50 tokens
 // each, mostly type arguments of the base class).
@@ -152,11 +153,42 @@ func compactSignature(lang, kind, sig string) string {
 	switch kind {
 	case "function", "method", "constructor":
 		sig = cutOneLineBody(sig)
+	case "class", "interface":
+		sig = cutHeritage(lang, sig)
 	}
 	if len(sig) > longSignature {
 		switch lang {
 		case "typescript", "tsx", "javascript", "java", "csharp", "rust", "cpp":
 			sig = elideTypeArguments(sig)
+		}
+	}
+	return sig
+}
+
+// cutHeritage removes what a class or interface line says it extends or
+// implements (TypeScript/JavaScript "extends"/"implements" clauses, a
+// Python class's bases): the overview names the class, its members say what
+// it offers.
+func cutHeritage(lang, sig string) string {
+	switch lang {
+	case "typescript", "tsx", "javascript":
+		depth := 0
+		for i := 0; i < len(sig); i++ {
+			switch c := sig[i]; {
+			case c == '<' || c == '(' || c == '[':
+				depth++
+			case (c == '>' && (i == 0 || sig[i-1] != '=')) || c == ')' || c == ']':
+				depth--
+			case depth == 0 && c == ' ' && (strings.HasPrefix(sig[i:], " extends ") || strings.HasPrefix(sig[i:], " implements ")):
+				if strings.HasSuffix(sig, "{") {
+					return sig[:i] + " {"
+				}
+				return sig[:i]
+			}
+		}
+	case "python":
+		if i := strings.IndexByte(sig, '('); i > 0 && strings.HasPrefix(sig, "class ") && strings.HasSuffix(sig, ":") {
+			return sig[:i] + ":"
 		}
 	}
 	return sig

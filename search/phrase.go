@@ -5,7 +5,6 @@ import (
 	"sort"
 
 	"github.com/blevesearch/bleve/v2"
-
 	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search"
@@ -181,7 +180,7 @@ func (q *phraseQuery) Searcher(ctx context.Context, r index.IndexReader, _ mappi
 	}
 	// Candidates come in document order, a file's chunks together: the
 	// file is looked up (stat, and read when the cache misses) once per
-	// query.
+	// run of its chunks.
 	var lastRel string
 	var last *fileLines
 	return searcher.NewFilteringSearcher(ctx, conj, func(_ *search.SearchContext, d *search.DocumentMatch) bool {
