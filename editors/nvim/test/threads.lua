@@ -186,6 +186,12 @@ step(':CairnUndo restores two.go exactly (saved)', function()
 end)
 
 step('a run started from vim.lsp.buf.code_action is shown', function()
+  -- The two-hunk run answers once its hunks are decided. The test endpoint
+  -- hands out turns in request order, so both model calls at once could swap
+  -- answers; two runs streaming at once are covered in unit.lua.
+  T.wait('the two-hunk run to finish', function()
+    return #cairn.runs_with('running') == 0
+  end)
   vim.cmd('buffer ' .. hello_buf)
   want = 'Explain this code'
   local before = #cairn.runs_with(nil)

@@ -150,4 +150,34 @@ T.test('approvals go through vim.ui.select, sync or async, showing the command',
   vim.ui.select = orig
 end)
 
+T.test('two runs streaming at once each keep their text together in the answer buffer', function()
+  -- A run still answering (its edit was just decided) and one started from a
+  -- code action stream at the same time: their deltas arrive interleaved.
+  local cairn = require('cairn')
+  local h = cairn._handlers['cairn/runEvent']
+  local function ev(run_id, seq, kind, extra)
+    local e = { runId = run_id, seq = seq, kind = kind }
+    for k, v in pairs(extra or {}) do
+      e[k] = v
+    end
+    h(nil, e)
+  end
+  ev('run-a', 1, 'started', { question = 'Tidy both functions.' })
+  ev('run-a', 2, 'text', { delta = 'Two ' })
+  ev('run-b', 1, 'started', { question = 'Explain what the selected code does.' })
+  ev('run-b', 2, 'text', { delta = 'It ' })
+  ev('run-a', 3, 'text', { delta = 'changes ' })
+  ev('run-b', 3, 'text', { delta = 'explains ' })
+  ev('run-a', 4, 'text', { delta = 'proposed.' })
+  ev('run-a', 5, 'finished')
+  ev('run-b', 4, 'text', { delta = 'itself.' })
+  ev('run-b', 5, 'finished')
+  local text = table.concat(vim.api.nvim_buf_get_lines(cairn.answer_buf(), 0, -1, false), '\n')
+  T.truthy(text:find('Two changes proposed.\n-- finished\n', 1, true), 'run a together: ' .. text)
+  T.truthy(text:find('\nIt explains itself.\n-- finished', 1, true), 'run b together: ' .. text)
+  T.truthy(text:find('[run-a]', 1, true) < text:find('Two changes', 1, true), 'run a under its header: ' .. text)
+  T.truthy(text:find('[run-b]', 1, true) < text:find('It explains', 1, true), 'run b under its header: ' .. text)
+  T.truthy(text:find('Two changes', 1, true) < text:find('[run-b]', 1, true), 'run a before run b: ' .. text)
+end)
+
 T.finish()

@@ -36,7 +36,14 @@ local state = {
   edit_order = {},
   checkpoints = {}, -- stack of { checkpointId, editId, files }
   answer_buf = nil,
-  transcript = util.transcript(),
+  transcript = util.transcript(), -- for lines that belong to no run
+  transcripts = {}, -- runId -> its own transcript (line state, tool names)
+  -- Runs can stream at the same time (one still answering after its edit was
+  -- decided, another started from a code action): each run's output goes to
+  -- the end of its own section, marked by an extmark, so deltas never mix.
+  sections = {}, -- runId -> extmark id: where the run's next output goes
+  last_section = nil, -- the run whose section ends the buffer
+  tail = nil, -- who appended last at the end of the buffer (a runId or false)
   early = {}, -- runId -> output received before cairn.ask answered
   begun = {},
   diag_timers = {},
@@ -254,23 +261,63 @@ local function show_answers()
   return w
 end
 
-local function append_answer(text)
+local answer_ns = vim.api.nvim_create_namespace('cairn_answers')
+
+-- Inserts text at (row, col) of b; returns the position just after it.
+local function insert_text(b, row, col, text)
+  local parts = vim.split(text, '\n', { plain = true })
+  vim.api.nvim_buf_set_text(b, row, col, row, col, parts)
+  if #parts == 1 then
+    return row, col + #parts[1]
+  end
+  return row + #parts - 1, #parts[#parts]
+end
+
+-- Appends text to the answer buffer: at the end, or, for a run whose section
+-- another run's section has followed since, at the end of its own section.
+local function append_answer(text, run_id)
   if text == nil or text == '' then
     return
   end
+  local api = vim.api
   local b = answer_buf()
-  local n = vim.api.nvim_buf_line_count(b)
-  local last = vim.api.nvim_buf_get_lines(b, n - 1, n, false)[1] or ''
-  local empty = n == 1 and last == ''
-  local new = util.append_text({ last }, text)
-  vim.api.nvim_buf_set_lines(b, n - 1, n, false, new)
-  if empty and new[1] == '' and #new > 1 then
-    vim.api.nvim_buf_set_lines(b, 0, 1, false, {})
+  local mark = run_id and state.sections[run_id]
+  local row, col
+  if mark and state.last_section ~= run_id then
+    local pos = api.nvim_buf_get_extmark_by_id(b, answer_ns, mark, {})
+    if pos and pos[1] then
+      row, col = pos[1], pos[2]
+    end
   end
-  local count = vim.api.nvim_buf_line_count(b)
-  for _, w in ipairs(vim.api.nvim_list_wins()) do
-    if vim.api.nvim_win_get_buf(w) == b then
-      vim.api.nvim_win_set_cursor(w, { count, 0 })
+  local at_end = row == nil
+  if at_end then
+    local n = api.nvim_buf_line_count(b)
+    local last = api.nvim_buf_get_lines(b, n - 1, n, false)[1] or ''
+    if n == 1 and last == '' then
+      text = text:gsub('^\n', '')
+    elseif last ~= '' and state.tail ~= (run_id or false) and text:sub(1, 1) ~= '\n' then
+      text = '\n' .. text -- someone else's line is open: start a new one
+    end
+    row, col = n - 1, #last
+    state.tail = run_id or false
+    if run_id then
+      state.last_section = run_id
+    end
+  end
+  if text == '' then
+    return
+  end
+  local erow, ecol = insert_text(b, row, col, text)
+  if run_id then
+    -- Left gravity: text another run appends right here goes after the mark.
+    state.sections[run_id] = api.nvim_buf_set_extmark(b, answer_ns, erow, ecol, { id = mark or nil, right_gravity = false })
+  end
+  if at_end then
+    local count = api.nvim_buf_line_count(b)
+    for _, w in ipairs(api.nvim_list_wins()) do
+      if api.nvim_win_get_buf(w) == b then
+        api.nvim_win_set_cursor(w, { count, 0 })
+      end
     end
   end
 end
@@ -349,6 +396,15 @@ local function set_progress(run_id, what)
 end
 M._set_progress = set_progress
 
+local function transcript(run_id)
+  local t = state.transcripts[run_id]
+  if not t then
+    t = util.transcript()
+    state.transcripts[run_id] = t
+  end
+  return t
+end
+
 local function begin_run(run_id, question, where, meta)
   local r = run(run_id)
   meta = meta or {}
@@ -362,8 +418,8 @@ local function begin_run(run_id, question, where, meta)
   end
   state.begun[run_id] = true
   show_answers()
-  append_answer(state.transcript.header(run_id, question, where))
-  append_answer(state.early[run_id])
+  append_answer(transcript(run_id).header(run_id, question, where), run_id)
+  append_answer(state.early[run_id], run_id)
   state.early[run_id] = nil
 end
 
@@ -380,9 +436,9 @@ local function on_run_event(ev)
     end
     r.last_seq = ev.seq
   end
-  local out = state.transcript.render(ev)
+  local out = transcript(ev.runId).render(ev)
   if state.begun[ev.runId] then
-    append_answer(out)
+    append_answer(out, ev.runId)
   else
     state.early[ev.runId] = (state.early[ev.runId] or '') .. out
   end
