@@ -452,6 +452,18 @@ func fillLeftover(items []*Item, avail, used int, report *Report) int {
 
 var locSpanRE = regexp.MustCompile(`^(.+?):(\d+)-(\d+)`)
 
+// spanOf reads the file and the line range an item's location names
+// ("path:12-40"); ok is false for a location without a range.
+func spanOf(location string) (rel string, start, end int, ok bool) {
+	m := locSpanRE.FindStringSubmatch(location)
+	if m == nil {
+		return "", 0, 0, false
+	}
+	start, _ = strconv.Atoi(m[2])
+	end, _ = strconv.Atoi(m[3])
+	return m[1], start, end, true
+}
+
 // dropContained marks an included item a duplicate when another included
 // item already holds all its lines (a method inside its class's snippet, a
 // search hit inside a definition, a definition inside the surrounding code),
@@ -474,13 +486,11 @@ func dropContained(items []*Item, report *Report) int {
 		default:
 			continue
 		}
-		m := locSpanRE.FindStringSubmatch(it.Location)
-		if m == nil {
+		rel, a, b, ok := spanOf(it.Location)
+		if !ok {
 			continue
 		}
-		a, _ := strconv.Atoi(m[2])
-		b, _ := strconv.Atoi(m[3])
-		in = append(in, held{it, m[1], a, b})
+		in = append(in, held{it, rel, a, b})
 	}
 	// First allocated first: required, then priority, then score.
 	sort.SliceStable(in, func(i, j int) bool {

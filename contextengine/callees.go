@@ -792,13 +792,11 @@ func spendOnCallees(items []*Item, avail, used int, report *Report) int {
 			if !it.Included {
 				continue
 			}
-			m := locSpanRE.FindStringSubmatch(it.Location)
-			if m == nil {
+			rel, a, b, ok := spanOf(it.Location)
+			if !ok {
 				continue
 			}
-			a, _ := strconv.Atoi(m[2])
-			b, _ := strconv.Atoi(m[3])
-			out = append(out, held{it, m[1], a, b})
+			out = append(out, held{it, rel, a, b})
 		}
 		return out
 	}
@@ -815,10 +813,7 @@ func spendOnCallees(items []*Item, avail, used int, report *Report) int {
 		if i := strings.Index(base, "callee body"); i >= 0 {
 			base = base[:i]
 		}
-		m := locSpanRE.FindStringSubmatch(c.Location)
-		rel := m[1]
-		start, _ := strconv.Atoi(m[2])
-		end, _ := strconv.Atoi(m[3])
+		rel, start, end, _ := spanOf(c.Location) // callee candidates always carry a range
 		hs := heldOf()
 		var inside, weak []*Item
 		dup := ""

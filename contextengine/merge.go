@@ -3,7 +3,6 @@ package contextengine
 import (
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/cairn-dev/cairn/tokencount"
@@ -35,13 +34,11 @@ func mergeOverlaps(items []*Item, linesOf func(rel string) []string, sel *span, 
 		default:
 			continue
 		}
-		m := locSpanRE.FindStringSubmatch(it.Location)
-		if m == nil {
+		rel, a, b, ok := spanOf(it.Location)
+		if !ok {
 			continue
 		}
-		a, _ := strconv.Atoi(m[2])
-		b, _ := strconv.Atoi(m[3])
-		parts = append(parts, part{it, m[1], a, b, i})
+		parts = append(parts, part{it, rel, a, b, i})
 	}
 	sort.Slice(parts, func(i, j int) bool {
 		if parts[i].rel != parts[j].rel {

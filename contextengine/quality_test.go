@@ -587,26 +587,8 @@ var qualityFloors = map[int]float64{4096: 0.90, 8192: 0.95, 16384: 0.95}
 // question does); "rebuild" repeats one question (the retry after a
 // "context too long", the ranking cached).
 func BenchmarkBuild(b *testing.B) {
-	qualityEnabled(b)
-	qs := loadQualitySet(b)
-	c := openCorpus(b, "go")
-	type prepared struct {
-		q    qualityQuestion
-		text string
-	}
-	var ps []prepared
-	for _, q := range qs.Questions {
-		if q.Corpus == "go" {
-			ps = append(ps, prepared{q, strings.Join(fileLinesOf(b, c.ws, q.File), "")})
-		}
-	}
-	// Warm the line caches and the search index's segments.
-	for _, p := range ps {
-		if _, err := Build(qualityRequest(c, p.q, p.text, 8192)); err != nil {
-			b.Fatal(err)
-		}
-	}
-	run := func(b *testing.B, pick func(i int) prepared) {
+	c, ps := warmGoQuestions(b)
+	run := func(b *testing.B, pick func(i int) preparedQuestion) {
 		b.ResetTimer()
 		lat := benchlat.Start(b.N)
 		for i := 0; i < b.N; i++ {
@@ -620,8 +602,35 @@ func BenchmarkBuild(b *testing.B) {
 		b.StopTimer()
 		lat.Report(b)
 	}
-	b.Run("new-question", func(b *testing.B) { run(b, func(i int) prepared { return ps[i%len(ps)] }) })
-	b.Run("rebuild", func(b *testing.B) { run(b, func(i int) prepared { return ps[0] }) })
+	b.Run("new-question", func(b *testing.B) { run(b, func(i int) preparedQuestion { return ps[i%len(ps)] }) })
+	b.Run("rebuild", func(b *testing.B) { run(b, func(i int) preparedQuestion { return ps[0] }) })
+}
+
+// preparedQuestion is a quality question with its file's text.
+type preparedQuestion struct {
+	q    qualityQuestion
+	text string
+}
+
+// warmGoQuestions opens the Go corpus and builds each Go question's
+// context once at 8k, warming the line caches and the search index's
+// segments before a benchmark times anything.
+func warmGoQuestions(b *testing.B) (*qualityCorpus, []preparedQuestion) {
+	qualityEnabled(b)
+	qs := loadQualitySet(b)
+	c := openCorpus(b, "go")
+	var ps []preparedQuestion
+	for _, q := range qs.Questions {
+		if q.Corpus == "go" {
+			ps = append(ps, preparedQuestion{q, strings.Join(fileLinesOf(b, c.ws, q.File), "")})
+		}
+	}
+	for _, p := range ps {
+		if _, err := Build(qualityRequest(c, p.q, p.text, 8192)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return c, ps
 }
 
 // BenchmarkCalleePass measures what the callee pass adds to a build: the
@@ -630,24 +639,7 @@ func BenchmarkBuild(b *testing.B) {
 // questions and the same load). It reports the p50 and p99 of each and the
 // mean difference per build.
 func BenchmarkCalleePass(b *testing.B) {
-	qualityEnabled(b)
-	qs := loadQualitySet(b)
-	c := openCorpus(b, "go")
-	type prepared struct {
-		q    qualityQuestion
-		text string
-	}
-	var ps []prepared
-	for _, q := range qs.Questions {
-		if q.Corpus == "go" {
-			ps = append(ps, prepared{q, strings.Join(fileLinesOf(b, c.ws, q.File), "")})
-		}
-	}
-	for _, p := range ps {
-		if _, err := Build(qualityRequest(c, p.q, p.text, 8192)); err != nil {
-			b.Fatal(err)
-		}
-	}
+	c, ps := warmGoQuestions(b)
 	defer func() { calleePass = true }()
 	var on, off []time.Duration
 	b.ResetTimer()

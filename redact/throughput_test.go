@@ -3,6 +3,8 @@ package redact
 import (
 	"strings"
 	"testing"
+
+	"github.com/cairn-dev/cairn/internal/benchlat"
 )
 
 // hostileInputs are 1 MB texts built to hurt a redactor: keyword storms, a
@@ -60,13 +62,13 @@ func BenchmarkRedactHostile(b *testing.B) {
 func benchRedact(b *testing.B, r *Redactor, s string) {
 	b.SetBytes(int64(len(s)))
 	b.ResetTimer()
-	cpu0 := processCPU()
+	cpu0 := benchlat.ProcessCPU()
 	n := 0
 	for b.Loop() {
 		r.Redact(s)
 		n++
 	}
-	if cpu := processCPU() - cpu0; cpu > 0 {
+	if cpu := benchlat.ProcessCPU() - cpu0; cpu > 0 {
 		b.ReportMetric(float64(len(s))*float64(n)/cpu.Seconds()/1e6, "MB/cpu-s")
 	}
 }

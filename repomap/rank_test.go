@@ -11,7 +11,6 @@ import (
 // not to every definition called Context: the method Request.Context no
 // longer collects the rank of every context.Context use.
 func TestQualifiedReferencesResolveToTheirPackage(t *testing.T) {
-	root := t.TempDir()
 	files := map[string]string{
 		"context/context.go": "package context\n\ntype Context interface{ Done() }\n",
 		"web/request.go":     "package web\n\nimport \"example.com/m/context\"\n\ntype Request struct{ ctx context.Context }\n\nfunc (r *Request) Context() context.Context { return r.ctx }\n",
@@ -19,9 +18,7 @@ func TestQualifiedReferencesResolveToTheirPackage(t *testing.T) {
 	for i := 0; i < 20; i++ {
 		files[fmt.Sprintf("app/f%d.go", i)] = fmt.Sprintf("package app\n\nimport \"example.com/m/context\"\n\nfunc F%d(ctx context.Context) context.Context { return ctx }\n", i)
 	}
-	writeFiles(t, root, files)
-	m := newMap(t, root, Options{})
-	build(t, m)
+	m := mapOfFiles(t, files)
 	ft, _ := m.Tags("app/f0.go")
 	var names []string
 	for _, r := range ft.Refs {
@@ -40,7 +37,6 @@ func TestQualifiedReferencesResolveToTheirPackage(t *testing.T) {
 // files, or Go's builtin declarations; a focused map leaves out the focus
 // file's own definitions.
 func TestRankAPIFirstAndFocusFileLeftOut(t *testing.T) {
-	root := t.TempDir()
 	files := map[string]string{
 		"builtin/builtin.go": "package builtin\n\ntype int32 int32\n\ntype string string\n",
 		"lib/lib.go":         "package lib\n\n// Serve is the entry point.\nfunc Serve(h Handler) string { return helper(h) }\n\ntype Handler interface{ Handle() string }\n\nfunc helper(h Handler) string { return pad(h.Handle()) }\n\nfunc pad(s string) string { return s }\n",
@@ -49,9 +45,7 @@ func TestRankAPIFirstAndFocusFileLeftOut(t *testing.T) {
 	for i := 0; i < 10; i++ {
 		files[fmt.Sprintf("app/f%d.go", i)] = fmt.Sprintf("package app\n\nfunc F%d(h lib.Handler) string { var n int32; _ = n; return lib.Serve(h) + pad(\"\") }\n", i)
 	}
-	writeFiles(t, root, files)
-	m := newMap(t, root, Options{})
-	build(t, m)
+	m := mapOfFiles(t, files)
 	g, r := m.rank(Focus{})
 	top := map[string]int{}
 	for i, d := range r.get(4) {
@@ -78,16 +72,13 @@ func TestRankAPIFirstAndFocusFileLeftOut(t *testing.T) {
 // A bare name in Go never means a method: len(x) and the type string do
 // not feed methods named len or string, while x.len() still does.
 func TestBareReferencesSkipMethods(t *testing.T) {
-	root := t.TempDir()
 	files := map[string]string{
 		"q/q.go": "package q\n\ntype queue struct{ items []int }\n\nfunc (q *queue) len() int { return len(q.items) }\n\nfunc (q *queue) string() string { return \"\" }\n\n// Size is the API.\nfunc Size(n int) int { return n }\n",
 	}
 	for i := 0; i < 6; i++ {
 		files[fmt.Sprintf("q/u%d.go", i)] = fmt.Sprintf("package q\n\nfunc use%d(s string) int { return len(s) + Size(%d) }\n", i, i)
 	}
-	writeFiles(t, root, files)
-	m := newMap(t, root, Options{})
-	build(t, m)
+	m := mapOfFiles(t, files)
 	g, r := m.rank(Focus{})
 	score := map[string]float64{}
 	for _, d := range r.get(r.n) {
@@ -97,9 +88,8 @@ func TestBareReferencesSkipMethods(t *testing.T) {
 		t.Errorf("methods len/string fed by bare len(...) and string: %v", score)
 	}
 	// A member access reaches the method.
-	writeFiles(t, root, map[string]string{"q/m.go": "package q\n\nfunc count(q *queue) int { return q.len() + q.len() + q.len() }\n"})
-	m = newMap(t, root, Options{})
-	build(t, m)
+	files["q/m.go"] = "package q\n\nfunc count(q *queue) int { return q.len() + q.len() + q.len() }\n"
+	m = mapOfFiles(t, files)
 	ft, _ := m.Tags("q/m.go")
 	var lenRefs []Ref
 	for _, r := range ft.Refs {
@@ -122,7 +112,6 @@ func TestBareReferencesSkipMethods(t *testing.T) {
 // declaration names the same API), and declared API (an index file's
 // re-exports) comes before exported helpers in the unfocused map.
 func TestTwinsCollapseAndDeclaredAPIFirst(t *testing.T) {
-	root := t.TempDir()
 	files := map[string]string{
 		"lib/types.d.ts": "export declare class Schema { parse(x: unknown): unknown; }\nexport declare function helper(): void;\n",
 		"lib/types.js":   "class Schema { parse(x) { return helper(x); } }\nfunction helper() {}\nexports.Schema = Schema;\n",
@@ -131,9 +120,7 @@ func TestTwinsCollapseAndDeclaredAPIFirst(t *testing.T) {
 	for i := 0; i < 5; i++ {
 		files[fmt.Sprintf("lib/u%d.ts", i)] = "import { helper } from './types';\nexport function use() { helper(); helper(); }\n"
 	}
-	writeFiles(t, root, files)
-	m := newMap(t, root, Options{})
-	build(t, m)
+	m := mapOfFiles(t, files)
 	out, _ := m.Render(Focus{}, 2000)
 	if strings.Contains(out, "lib/types.js") {
 		t.Errorf("the compiled twin of types.d.ts is in the map:\n%s", out)
@@ -170,7 +157,6 @@ func TestExperimentalGoFiles(t *testing.T) {
 // pkg.Name never names a method, even in pkg's own directory: http.Handler
 // reaches the interface, not CrossOriginProtection.Handler beside it.
 func TestQualifiedReferencesSkipMethods(t *testing.T) {
-	root := t.TempDir()
 	files := map[string]string{
 		"lib/handler.go": "package lib\n\ntype Handler interface{ Serve() }\n",
 		"lib/protect.go": "package lib\n\ntype Protect struct{}\n\nfunc (p *Protect) Handler(h Handler) Handler { return h }\n",
@@ -178,9 +164,7 @@ func TestQualifiedReferencesSkipMethods(t *testing.T) {
 	for i := 0; i < 10; i++ {
 		files[fmt.Sprintf("app/f%d.go", i)] = fmt.Sprintf("package app\n\nimport \"example.com/m/lib\"\n\nfunc F%d(h lib.Handler) lib.Handler { return h }\n", i)
 	}
-	writeFiles(t, root, files)
-	m := newMap(t, root, Options{})
-	build(t, m)
+	m := mapOfFiles(t, files)
 	g, r := m.rank(Focus{})
 	score := map[string]float64{}
 	for _, d := range r.get(r.n) {
@@ -201,16 +185,13 @@ func TestQualifiedReferencesSkipMethods(t *testing.T) {
 // alike), and with no focus the walk restarts at the files with export
 // lists in proportion to the names they list.
 func TestExportListsAreEntryPoints(t *testing.T) {
-	root := t.TempDir()
 	files := map[string]string{
 		"src/index.ts":                     "export { of } from './internal/of';\nexport { fromEventPattern } from './internal/fromEventPattern';\n",
 		"src/internal/of.ts":               "export function of(x: number): number { return x; }\n",
 		"src/internal/fromEventPattern.ts": "export function fromEventPattern(x: number): number { return x; }\n",
 		"src/internal/other.ts":            "export function unrelatedHelper(): void {}\n",
 	}
-	writeFiles(t, root, files)
-	m := newMap(t, root, Options{})
-	build(t, m)
+	m := mapOfFiles(t, files)
 	g, r := m.rank(Focus{})
 	score := map[string]float64{}
 	for _, d := range r.get(r.n) {
@@ -230,16 +211,13 @@ func TestExportListsAreEntryPoints(t *testing.T) {
 // package calls but its examples show (http.ListenAndServe, http.Redirect)
 // ranks up.
 func TestGoExamplesAreEntryPoints(t *testing.T) {
-	root := t.TempDir()
 	files := map[string]string{
 		"lib/serve.go":        "package lib\n\nfunc ListenAndServe(addr string) error { return nil }\n\nfunc Redirect(url string) {}\n",
 		"lib/other.go":        "package lib\n\nfunc unrelatedHelper() {}\n",
 		"lib/example_test.go": "package lib_test\n\nimport \"example.com/m/lib\"\n\nfunc ExampleListenAndServe() { lib.ListenAndServe(\":80\") }\n\nfunc ExampleRedirect() { lib.Redirect(\"/\") }\n",
 		"lib/serve_test.go":   "package lib\n\nfunc TestServe() { unrelatedHelper() }\n",
 	}
-	writeFiles(t, root, files)
-	m := newMap(t, root, Options{})
-	build(t, m)
+	m := mapOfFiles(t, files)
 	g, r := m.rank(Focus{})
 	ex, plain := r.fileRank[g.fileIdx["lib/example_test.go"]], r.fileRank[g.fileIdx["lib/serve_test.go"]]
 	if ex < 2*plain {
@@ -248,4 +226,14 @@ func TestGoExamplesAreEntryPoints(t *testing.T) {
 	if _, rf := m.rank(Focus{Files: []string{"lib/other.go"}}); rf.fileRank[g.fileIdx["lib/example_test.go"]] > rf.fileRank[g.fileIdx["lib/other.go"]] {
 		t.Errorf("with a focus the examples are files like any other")
 	}
+}
+
+// mapOfFiles writes files into a new workspace and builds its map.
+func mapOfFiles(t *testing.T, files map[string]string) *Map {
+	t.Helper()
+	root := t.TempDir()
+	writeFiles(t, root, files)
+	m := newMap(t, root, Options{})
+	build(t, m)
+	return m
 }

@@ -22,7 +22,10 @@ if [ -z "$rev" ]; then
   files=("$out")
 else
   old="$(mktemp -d -t cairn-redact-old.XXXXXX)"
-  git archive "$rev" go.mod go.sum redact | tar -x -C "$old"
+  paths=(go.mod go.sum redact)
+  # The benchmarks measure CPU time through internal/benchlat where REV has it.
+  if git cat-file -e "$rev:internal/benchlat" 2>/dev/null; then paths+=(internal/benchlat); fi
+  git archive "$rev" "${paths[@]}" | tar -x -C "$old"
   base="$(mktemp -t cairn-redact-bench-old.XXXXXX)"
   for _ in $(seq "$count"); do
     run "$old" 1 | tee -a "$base" | grep -E '^Benchmark' | sed "s/^/$rev /" >&2

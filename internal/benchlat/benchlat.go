@@ -18,7 +18,7 @@ type Recorder struct {
 
 // Start begins recording (call it right after b.ResetTimer).
 func Start(n int) *Recorder {
-	return &Recorder{ds: make([]time.Duration, 0, n), cpuStart: processCPU()}
+	return &Recorder{ds: make([]time.Duration, 0, n), cpuStart: ProcessCPU()}
 }
 
 // Add records one operation's latency.
@@ -26,7 +26,7 @@ func (r *Recorder) Add(d time.Duration) { r.ds = append(r.ds, d) }
 
 // Report adds p50-ms, p99-ms and cpu-ms/op to b's results.
 func (r *Recorder) Report(b *testing.B) {
-	cpu := processCPU() - r.cpuStart
+	cpu := ProcessCPU() - r.cpuStart
 	if len(r.ds) == 0 {
 		return
 	}

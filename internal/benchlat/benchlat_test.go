@@ -7,16 +7,16 @@ import (
 
 var sink int
 
-// Work done by this process shows in processCPU, whatever the machine's load.
+// Work done by this process shows in ProcessCPU, whatever the machine's load.
 func TestProcessCPUCountsWork(t *testing.T) {
-	before := processCPU()
+	before := ProcessCPU()
 	if before <= 0 {
 		t.Skip("no process CPU time on this platform")
 	}
 	for i := 0; i < 50_000_000; i++ { // tens of CPU-ms; accounting ticks are a few ms
 		sink += i ^ sink
 	}
-	if after := processCPU(); after <= before {
+	if after := ProcessCPU(); after <= before {
 		t.Fatalf("CPU time did not advance: %v then %v", before, after)
 	}
 }

@@ -7,8 +7,8 @@ import (
 	"time"
 )
 
-// processCPU is the CPU time this process has used (user + system).
-func processCPU() time.Duration {
+// ProcessCPU is the CPU time this process has used (user + system).
+func ProcessCPU() time.Duration {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
 		return 0
