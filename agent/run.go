@@ -82,9 +82,6 @@ type Run struct {
 	journal     *checkpoint.Journal
 	journalPath string // set when the journal is closed at the end of the run
 	emit        func(protocol.RunEvent)
-	// emitMu keeps a run's events reaching emit in seq order: an accept's
-	// checkpoint is sent from the command's goroutine while the loop streams.
-	emitMu sync.Mutex
 
 	mu       sync.Mutex
 	seq      int
@@ -174,12 +171,8 @@ func (r *Run) Report() *contextengine.Report {
 func (r *Run) Cancel() { r.cancel(ErrCancelledByUser) }
 
 // send assigns the next seq and emits the event. Terminal events set state.
-// Seq and emit happen under emitMu, so no goroutine's event overtakes
-// another's: a client drops an event whose seq is not above the last it saw.
 func (r *Run) send(ev protocol.RunEvent) {
 	ev = r.redactEvent(ev)
-	r.emitMu.Lock()
-	defer r.emitMu.Unlock()
 	r.mu.Lock()
 	r.seq++
 	ev.RunID = r.ID
