@@ -83,10 +83,17 @@ type Run struct {
 	journalPath string // set when the journal is closed at the end of the run
 	emit        func(protocol.RunEvent)
 
-	mu       sync.Mutex
-	seq      int
-	state    State
-	events   []protocol.RunEvent
+	mu     sync.Mutex
+	seq    int
+	state  State
+	events []protocol.RunEvent
+	// outbox holds events numbered but not yet emitted. One goroutine at a
+	// time (emitting) drains it, so a run's events reach emit in seq order
+	// even when an accept's checkpoint is sent from a command's goroutine
+	// while the loop streams (an editor drops an event whose seq is not above
+	// the last it saw), and emit may itself send (acp accepts from emit).
+	outbox   []protocol.RunEvent
+	emitting bool
 	report   *contextengine.Report
 	messages []model.Message
 	usage    tokencount.Usage
@@ -178,9 +185,42 @@ func (r *Run) send(ev protocol.RunEvent) {
 	ev.RunID = r.ID
 	ev.Seq = r.seq
 	r.events = append(r.events, ev)
+	if r.emit == nil {
+		r.mu.Unlock()
+		return
+	}
+	r.outbox = append(r.outbox, ev)
+	if r.emitting {
+		r.mu.Unlock()
+		return // the goroutine emitting delivers it after the ones before it
+	}
+	r.emitting = true
 	r.mu.Unlock()
-	if r.emit != nil {
-		r.emit(ev)
+	r.drain()
+}
+
+// drain emits the outbox in order; the caller has set emitting.
+func (r *Run) drain() {
+	ok := false
+	defer func() {
+		if !ok { // emit panicked: let the next send deliver what is left
+			r.mu.Lock()
+			r.emitting = false
+			r.mu.Unlock()
+		}
+	}()
+	for {
+		r.mu.Lock()
+		if len(r.outbox) == 0 {
+			r.emitting = false
+			r.mu.Unlock()
+			ok = true
+			return
+		}
+		next := r.outbox[0]
+		r.outbox = r.outbox[1:]
+		r.mu.Unlock()
+		r.emit(next)
 	}
 }
 
