@@ -80,10 +80,7 @@ func TestBareReferencesSkipMethods(t *testing.T) {
 	}
 	m := mapOfFiles(t, files)
 	g, r := m.rank(Focus{})
-	score := map[string]float64{}
-	for _, d := range r.get(r.n) {
-		score[g.tags[d.file].Defs[d.def].Name] = d.score
-	}
+	score := scoresBy(g, r, func(d Def) string { return d.Name })
 	if score["len"] >= score["Size"] || score["string"] >= score["Size"] {
 		t.Errorf("methods len/string fed by bare len(...) and string: %v", score)
 	}
@@ -166,11 +163,7 @@ func TestQualifiedReferencesSkipMethods(t *testing.T) {
 	}
 	m := mapOfFiles(t, files)
 	g, r := m.rank(Focus{})
-	score := map[string]float64{}
-	for _, d := range r.get(r.n) {
-		def := g.tags[d.file].Defs[d.def]
-		score[def.Kind+" "+def.Name] = d.score
-	}
+	score := scoresBy(g, r, func(d Def) string { return d.Kind + " " + d.Name })
 	if id, ok := m.syms.ids["lib.Handler"]; !ok || len(g.definers(id)) != 1 || g.files[g.definers(id)[0]] != "lib/handler.go" {
 		t.Errorf("lib.Handler should lead to lib/handler.go alone (ident found: %v)", ok)
 	}
@@ -193,10 +186,7 @@ func TestExportListsAreEntryPoints(t *testing.T) {
 	}
 	m := mapOfFiles(t, files)
 	g, r := m.rank(Focus{})
-	score := map[string]float64{}
-	for _, d := range r.get(r.n) {
-		score[g.tags[d.file].Defs[d.def].Name] = d.score
-	}
+	score := scoresBy(g, r, func(d Def) string { return d.Name })
 	a, b := score["of"], score["fromEventPattern"]
 	if a == 0 || math.Abs(a-b) > 1e-9*b {
 		t.Errorf("of and fromEventPattern should score alike: %g vs %g", a, b)
@@ -236,4 +226,13 @@ func mapOfFiles(t *testing.T, files map[string]string) *Map {
 	m := newMap(t, root, Options{})
 	build(t, m)
 	return m
+}
+
+// scoresBy maps every ranked definition, keyed by key, to its score.
+func scoresBy(g *graph, r *ranking, key func(Def) string) map[string]float64 {
+	score := map[string]float64{}
+	for _, d := range r.get(r.n) {
+		score[key(g.tags[d.file].Defs[d.def])] = d.score
+	}
+	return score
 }
