@@ -258,7 +258,6 @@ type graph struct {
 	referenced int
 	slotStart  []int32
 	slotFile   []int32
-	slotLen    []uint8 // per defined ident, in g.defined order: its name's length without bareMark, at most 63
 	// CSR edges: refs of file f are edgeSlot/edgeW[edgeStart[f]:edgeStart[f+1]].
 	edgeStart []int32
 	edgeSlot  []int32
@@ -279,15 +278,21 @@ type graph struct {
 	declared  []bool // per ident: named by some export list
 	facts     []*fileFacts
 	lower     *lowerPaths // shared with withTags copies (same files)
+	flowIx    *flowIndex  // shared with withTags copies (same edges)
+	scoreIx   *scoreIndex // not shared: withTags changes a file's facts
 	numDefs   int         // definitions of all files: the most a ranking scores
 }
 
 // lowerPaths are the graph's file paths lowercased, and their base names
 // without extensions, for matching mentioned words: made once per graph, on
-// the first ranking that has words.
+// the first ranking that has words. byName, byPath and byBase find them by
+// a word without a pass over every name and file per ranking.
 type lowerPaths struct {
 	once         sync.Once
 	paths, bases []string
+	byPath       map[string][]int32 // lowercased path → files
+	byBase       map[string][]int32 // base name → files, ascending
+	byName       map[string][]int32 // foldKey of a defined name (bareMark trimmed) → its idents, ascending
 }
 
 func (g *graph) lowerFiles() *lowerPaths {
@@ -295,6 +300,8 @@ func (g *graph) lowerFiles() *lowerPaths {
 	l.once.Do(func() {
 		l.paths = make([]string, len(g.files))
 		l.bases = make([]string, len(g.files))
+		l.byPath = make(map[string][]int32, len(g.files))
+		l.byBase = map[string][]int32{}
 		for i, f := range g.files {
 			lf := strings.ToLower(f)
 			base := lf[strings.LastIndexByte(lf, '/')+1:]
@@ -302,9 +309,42 @@ func (g *graph) lowerFiles() *lowerPaths {
 				base = base[:dot]
 			}
 			l.paths[i], l.bases[i] = lf, base
+			l.byPath[lf] = append(l.byPath[lf], int32(i))
+			l.byBase[base] = append(l.byBase[base], int32(i))
+		}
+		l.byName = make(map[string][]int32, len(g.defined))
+		for _, id := range g.defined {
+			k := foldKey(strings.TrimPrefix(g.idents[id], bareMark))
+			l.byName[k] = append(l.byName[k], id)
 		}
 	})
 	return l
+}
+
+// foldKey maps s to a key that another string has exactly when
+// strings.EqualFold says the two are equal: each rune becomes the smallest
+// rune of its simple case-folding orbit (EqualFold compares rune by rune,
+// by those orbits).
+func foldKey(s string) string {
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return strings.ToLower(s)
+	}
+	var b strings.Builder
+	for _, r := range s {
+		m := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			m = min(m, f)
+		}
+		b.WriteRune(m)
+	}
+	return b.String()
 }
 
 // qualifiedOf returns the qualified and bare idents whose flow counts for
@@ -410,6 +450,7 @@ func (g *graph) withTags(rel string, t *FileTags) *graph {
 	ng.facts = slices.Clone(g.facts)
 	ng.facts[fi] = computeFacts(t, g.defIdent[fi], g.defSame[fi])
 	ng.numDefs += ng.facts[fi].scored - g.facts[fi].scored
+	ng.scoreIx = &scoreIndex{}
 	return &ng
 }
 
@@ -551,7 +592,7 @@ func (m *Map) buildGraphLocked() *graph {
 	if st.ids == nil {
 		st.ids = map[string]int32{}
 	}
-	g := &graph{gen: m.gen, fileIdx: map[string]int32{}, lower: &lowerPaths{}}
+	g := &graph{gen: m.gen, fileIdx: map[string]int32{}, lower: &lowerPaths{}, flowIx: &flowIndex{}, scoreIx: &scoreIndex{}}
 	entries := make([]*entry, 0, len(m.files))
 	for _, e := range m.files {
 		if e.Tags != nil {
@@ -672,15 +713,13 @@ func (m *Map) buildGraphLocked() *graph {
 		g.slot[i] = -1
 	}
 	g.slotStart = []int32{0}
-	g.slotLen = make([]uint8, len(g.defined))
-	for i, id := range g.defined {
+	for _, id := range g.defined {
 		if refFiles[id] > 0 {
 			g.slot[id] = int32(g.referenced)
 			g.referenced++
 			g.slotFile = append(g.slotFile, g.definers(id)...)
 			g.slotStart = append(g.slotStart, int32(len(g.slotFile)))
 		}
-		g.slotLen[i] = uint8(min(len(strings.TrimPrefix(g.idents[id], bareMark)), 63))
 	}
 	k := int32(g.referenced)
 	for _, id := range g.defined {
@@ -1040,9 +1079,58 @@ func (g *graph) rank(focus Focus, focusIdents []int32) *ranking {
 // the flow along each name in the last step.
 type flowResult struct {
 	pr         []float64 // per file
-	mass       []float64 // per slot (graph.slot)
+	mass       []float64 // per referenced slot (graph.slot < graph.referenced)
 	focusIdent []bool    // per ident: a focus identifier or mentioned name
 	iterations int
+}
+
+// flowIndex is what every personalized PageRank of a graph shares, made
+// once per graph on its first ranking: the edges turned around (each
+// referenced slot's in-edges, in file order, which is the order a push
+// over the files adds them in, so each name's mass is the same sum to the
+// last bit), and each file's out-weight and leak with no focus factor (a
+// focus changes only the files with an edge to a focus name).
+type flowIndex struct {
+	once sync.Once
+	// In-edges of referenced slot k: inFile/inW[inStart[k]:inStart[k+1]].
+	inStart    []int32
+	inFile     []int32
+	inW        []float64 // graph.edgeW
+	outW, leak []float64 // per file, with no focus
+}
+
+func (g *graph) flowIndex() *flowIndex {
+	x := g.flowIx
+	x.once.Do(func() {
+		nf := len(g.tags)
+		x.inStart = make([]int32, g.referenced+1)
+		for _, k := range g.edgeSlot {
+			x.inStart[k+1]++
+		}
+		for k := 0; k < g.referenced; k++ {
+			x.inStart[k+1] += x.inStart[k]
+		}
+		x.inFile = make([]int32, len(g.edgeSlot))
+		x.inW = make([]float64, len(g.edgeSlot))
+		fill := slices.Clone(x.inStart[:g.referenced])
+		x.outW = make([]float64, nf)
+		x.leak = make([]float64, nf)
+		for f := 0; f < nf; f++ {
+			s, b := 0.0, 0.0
+			for e := g.edgeStart[f]; e < g.edgeStart[f+1]; e++ {
+				k := g.edgeSlot[e]
+				x.inFile[fill[k]], x.inW[fill[k]] = int32(f), g.edgeW[e]
+				fill[k]++
+				s += g.edgeW[e]
+				b += g.edgeB[e]
+			}
+			x.outW[f] = b
+			if b > 0 {
+				x.leak[f] = 1 - s/b
+			}
+		}
+	})
+	return x
 }
 
 // flows runs the personalized PageRank for focus (len(g.tags) > 0).
@@ -1070,22 +1158,15 @@ func (g *graph) flows(focus Focus, focusIdents []int32) flowResult {
 		}
 		words = append(words, w)
 	}
+	var lower *lowerPaths
 	if len(words) > 0 {
-		// Byte lengths of the words (as a set, up to 63), checked before
-		// any comparison: most names have none of them.
-		var lens uint64
+		// The defined names equal to a word but for case (the same set a
+		// pass over every name finds: the order is made below).
+		lower = g.lowerFiles()
 		for _, w := range words {
-			lens |= 1 << min(len(w), 63)
-		}
-		for i, id := range g.defined {
-			if lens&(1<<g.slotLen[i]) == 0 {
-				continue
-			}
-			name := strings.TrimPrefix(g.idents[id], bareMark)
-			for _, w := range words {
-				if len(name) == len(w) && strings.EqualFold(name, w) {
+			for _, id := range lower.byName[foldKey(w)] {
+				if name := strings.TrimPrefix(g.idents[id], bareMark); len(name) == len(w) && strings.EqualFold(name, w) {
 					mark(id)
-					break
 				}
 			}
 		}
@@ -1105,14 +1186,27 @@ func (g *graph) flows(focus Focus, focusIdents []int32) flowResult {
 		}
 	}
 	if len(words) > 0 {
-		lower := g.lowerFiles()
-		for i, lf := range lower.paths {
-			base := lower.bases[i]
-			for _, w := range words {
-				if base == w || lf == w || (strings.Contains(w, "/") && strings.Contains(lf, w)) {
-					p[i] += 0.5
-					break
+		// Each file whose base name or path is a word, or whose path
+		// contains a word with a slash, once.
+		matched := make([]bool, nf)
+		for _, w := range words {
+			for _, i := range lower.byBase[w] {
+				matched[i] = true
+			}
+			for _, i := range lower.byPath[w] {
+				matched[i] = true
+			}
+			if strings.Contains(w, "/") {
+				for i, lf := range lower.paths {
+					if strings.Contains(lf, w) {
+						matched[i] = true
+					}
 				}
+			}
+		}
+		for i, m := range matched {
+			if m {
+				p[i] += 0.5
 			}
 		}
 	}
@@ -1142,27 +1236,41 @@ func (g *graph) flows(focus Focus, focusIdents []int32) flowResult {
 	// Out-weights with the focus factor. They are normalized by the weights
 	// before the common and ubiquitous factors, so what those factors take
 	// away is not followed: that share of the file's rank restarts at the
-	// personalization, like a dangling node's (leak).
+	// personalization, like a dangling node's (leak). Only the files with
+	// an edge to a focus name differ from the unfocused ones (flowIndex).
+	x := g.flowIndex()
 	focusSlot := make([]bool, len(g.defined))
 	for _, id := range focusIDs {
 		focusSlot[g.slot[id]] = true // focus idents have definers
 	}
-	outW := make([]float64, nf)
-	leak := make([]float64, nf)
-	for f := 0; f < nf; f++ {
-		s, b := 0.0, 0.0
-		for e := g.edgeStart[f]; e < g.edgeStart[f+1]; e++ {
-			w, wb := g.edgeW[e], g.edgeB[e]
-			if focusSlot[g.edgeSlot[e]] {
-				w *= focusBoost
-				wb *= focusBoost
-			}
-			s += w
-			b += wb
+	outW := slices.Clone(x.outW)
+	leak := slices.Clone(x.leak)
+	redone := make([]bool, nf)
+	for _, id := range focusIDs {
+		k := g.slot[id]
+		if int(k) >= g.referenced {
+			continue // nothing refers to it: no edge
 		}
-		outW[f] = b
-		if b > 0 {
-			leak[f] = 1 - s/b
+		for _, f := range x.inFile[x.inStart[k]:x.inStart[k+1]] {
+			if redone[f] {
+				continue
+			}
+			redone[f] = true
+			s, b := 0.0, 0.0
+			for e := g.edgeStart[f]; e < g.edgeStart[f+1]; e++ {
+				w, wb := g.edgeW[e], g.edgeB[e]
+				if focusSlot[g.edgeSlot[e]] {
+					w *= focusBoost
+					wb *= focusBoost
+				}
+				s += w
+				b += wb
+			}
+			outW[f] = b
+			leak[f] = 0
+			if b > 0 {
+				leak[f] = 1 - s/b
+			}
 		}
 	}
 
@@ -1170,40 +1278,38 @@ func (g *graph) flows(focus Focus, focusIdents []int32) flowResult {
 	// not depend on which focus was ranked before.
 	pr := append([]float64(nil), p...)
 	next := make([]float64, nf)
-	mass := make([]float64, len(g.defined)) // per slot
-	// The edge weights with the focus factor, computed once: the flow below
-	// runs once per iteration over every edge.
-	edgeW := g.edgeW
-	if len(focusIDs) > 0 {
-		edgeW = make([]float64, len(g.edgeW))
-		for e, w := range g.edgeW {
-			if focusSlot[g.edgeSlot[e]] {
-				w *= focusBoost
-			}
-			edgeW[e] = w
-		}
-	}
-	flow := func(pr []float64) (dangling float64) {
-		clear(mass[:g.referenced])
+	mass := make([]float64, g.referenced) // per referenced slot: no flow reaches the others
+	scale := make([]float64, nf)
+	// flow sends each file's rank along its edges (mass, per name) and, when
+	// next is not nil, each name's mass on to its definers (next). It pulls
+	// each name's mass from its in-edges (flowIndex), in the order a push
+	// over the files would add them: the same sums, bit for bit, with the
+	// writes in order and the reads in the small per-file array.
+	flow := func(pr, next []float64) (dangling float64) {
 		for f := 0; f < nf; f++ {
 			if outW[f] == 0 {
 				dangling += pr[f]
+				scale[f] = 0 // its edges (if any weigh nothing) add nothing
 				continue
 			}
 			dangling += pr[f] * leak[f]
-			scale := pr[f] / outW[f]
-			for e := g.edgeStart[f]; e < g.edgeStart[f+1]; e++ {
-				mass[g.edgeSlot[e]] += scale * edgeW[e]
-			}
+			scale[f] = pr[f] / outW[f]
 		}
-		return dangling
-	}
-	it := 0
-	for ; it < maxIterations; it++ {
-		dangling := flow(pr)
-		clear(next)
-		for k, mv := range mass[:g.referenced] {
-			if mv == 0 {
+		for k := 0; k < g.referenced; k++ {
+			lo, hi := x.inStart[k], x.inStart[k+1]
+			in, w := x.inFile[lo:hi], x.inW[lo:hi:hi]
+			mv := 0.0
+			if focusSlot[k] {
+				for i, f := range in {
+					mv += scale[f] * (w[i] * focusBoost)
+				}
+			} else {
+				for i, f := range in {
+					mv += scale[f] * w[i]
+				}
+			}
+			mass[k] = mv
+			if next == nil || mv == 0 {
 				continue
 			}
 			d := g.slotFile[g.slotStart[k]:g.slotStart[k+1]]
@@ -1212,6 +1318,12 @@ func (g *graph) flows(focus Focus, focusIdents []int32) flowResult {
 				next[fi] += share
 			}
 		}
+		return dangling
+	}
+	it := 0
+	for ; it < maxIterations; it++ {
+		clear(next)
+		dangling := flow(pr, next)
 		diff := 0.0
 		for i := range next {
 			next[i] = damping*(next[i]+dangling*p[i]) + (1-damping)*p[i]
@@ -1223,7 +1335,7 @@ func (g *graph) flows(focus Focus, focusIdents []int32) flowResult {
 		}
 	}
 	// The flow of the final ranks: definitions are scored by it.
-	flow(pr)
+	flow(pr, nil)
 	return flowResult{pr: pr, mass: mass, focusIdent: focusIdent, iterations: it}
 }
 
@@ -1255,13 +1367,13 @@ func (g *graph) score(focus Focus, pr, mass []float64, focusIdent []bool) []rank
 			}
 		}
 	}
+	x := g.scoreIndex()
 	out := make([]rankedDef, 0, g.numDefs)
 	for fi, t := range g.tags {
 		if len(t.Defs) == 0 || known[fi] {
 			continue // the prompt holds this file already
 		}
 		base := pr[fi] * baselineShare / float64(len(t.Defs))
-		ids := g.defIdent[fi]
 		facts := g.facts[fi]
 		fileFactor := 1.0
 		if facts.fixture {
@@ -1279,47 +1391,112 @@ func (g *graph) score(focus Focus, pr, mass []float64, focusIdent []bool) []rank
 		if unfocused {
 			fileFactor *= math.Pow(nestFactor, float64(facts.depth-minDepth))
 		}
-		for di, id := range ids {
-			if id < 0 {
-				continue // local
+		for _, d := range x.defs[x.fileStart[fi]:x.fileStart[fi+1]] {
+			flowIn := 0.0 // the mass of a name nothing refers to
+			if d.slot >= 0 {
+				flowIn = mass[d.slot] / float64(d.definers)
 			}
-			df := facts.defs[di]
-			if df.flags&factOverload != 0 {
-				continue // one line per name: the first overload stands for the rest
+			for _, q := range x.quals[d.qualLo:d.qualHi] {
+				flowIn += mass[q.slot] / float64(q.definers)
 			}
-			member := df.flags&factMember != 0
-			flowIn := mass[g.slot[id]] / float64(g.defStart[id+1]-g.defStart[id])
-			uses := g.refFiles[id]
-			for _, q := range g.qualifiedOf(id) {
-				if member {
-					break // neither a bare nor a qualified name means a member
-				}
-				// Definers are in file order.
-				if _, ok := slices.BinarySearch(g.definers(q), int32(fi)); ok {
-					flowIn += mass[g.slot[q]] / float64(g.defStart[q+1]-g.defStart[q])
-					uses += g.refFiles[q]
-				}
-			}
-			s := base + flowIn/float64(df.kept)
-			if focusIdent[id] {
+			s := base + flowIn/float64(d.kept)
+			if focusIdent[d.id] {
 				s *= defFocusBoost
 			}
-			if df.flags&factAPI != 0 {
+			if d.flags&factAPI != 0 {
 				s *= apiBoost
-				if unfocused && g.declared[id] && !member {
+				if unfocused && d.flags&scoreDeclared != 0 {
 					s *= declaredBoost
 				}
 			}
 			if unfocused {
 				// How widely the name is used: a package's entry points are
 				// used from many files, each with a small share of its rank.
-				s *= 1 + math.Log2(1+float64(uses))
+				s *= 1 + math.Log2(1+float64(d.uses))
 			}
 			s *= fileFactor
-			out = append(out, rankedDef{file: int32(fi), def: int32(di), score: s})
+			out = append(out, rankedDef{file: int32(fi), def: d.def, score: s})
 		}
 	}
 	return out
+}
+
+// scoreIndex is what score needs of each definition it scores that no
+// focus changes, in the order it scores them (by file, then definition):
+// made once per graph, on its first ranking, so that scoring a new focus
+// reads one array instead of looking up each name's slot, definers and
+// qualified forms (a binary search per qualified form) every time.
+type scoreIndex struct {
+	once      sync.Once
+	fileStart []int32 // file f's definitions are defs[fileStart[f]:fileStart[f+1]]
+	defs      []scoreDef
+	quals     []scoreQual
+}
+
+// scoreDef is one scored definition: the flow into it is the mass of its
+// slot split among the name's definers, plus that of each qualified or
+// bare form of the name that resolves to its file (quals[qualLo:qualHi],
+// in qualifiedOf order).
+type scoreDef struct {
+	def, id        int32
+	slot           int32 // -1: no file refers to the name (no mass)
+	definers       int32
+	qualLo, qualHi int32
+	kept           int32 // defFacts.kept
+	uses           int32 // files referring to the name or its forms that resolve here
+	flags          uint8 // factAPI, scoreDeclared
+}
+
+type scoreQual struct{ slot, definers int32 }
+
+// scoreDeclared marks API that an export list names (and is no member).
+const scoreDeclared = 1 << 7
+
+func (g *graph) scoreIndex() *scoreIndex {
+	x := g.scoreIx
+	x.once.Do(func() {
+		x.fileStart = make([]int32, len(g.tags)+1)
+		x.defs = make([]scoreDef, 0, g.numDefs)
+		for fi := range g.tags {
+			x.fileStart[fi] = int32(len(x.defs))
+			facts := g.facts[fi]
+			for di, id := range g.defIdent[fi] {
+				if id < 0 {
+					continue // local
+				}
+				df := facts.defs[di]
+				if df.flags&factOverload != 0 {
+					continue // one line per name: the first overload stands for the rest
+				}
+				member := df.flags&factMember != 0
+				d := scoreDef{def: int32(di), id: id, slot: -1, definers: g.defStart[id+1] - g.defStart[id],
+					kept: df.kept, uses: g.refFiles[id], flags: df.flags & factAPI}
+				if k := g.slot[id]; int(k) < g.referenced {
+					d.slot = k
+				}
+				if g.declared[id] && !member {
+					d.flags |= scoreDeclared
+				}
+				d.qualLo = int32(len(x.quals))
+				for _, q := range g.qualifiedOf(id) {
+					if member {
+						break // neither a bare nor a qualified name means a member
+					}
+					// Definers are in file order.
+					if _, ok := slices.BinarySearch(g.definers(q), int32(fi)); ok {
+						d.uses += g.refFiles[q]
+						if k := g.slot[q]; int(k) < g.referenced {
+							x.quals = append(x.quals, scoreQual{slot: k, definers: g.defStart[q+1] - g.defStart[q]})
+						} // else its mass is zero: adding it changes nothing
+					}
+				}
+				d.qualHi = int32(len(x.quals))
+				x.defs = append(x.defs, d)
+			}
+		}
+		x.fileStart[len(g.tags)] = int32(len(x.defs))
+	})
+	return x
 }
 
 // overload reports whether definition di repeats the name and scope of an
