@@ -2,6 +2,7 @@ package repomap
 
 import (
 	"math"
+	"math/rand/v2"
 	"slices"
 	"sort"
 	"strings"
@@ -214,5 +215,40 @@ func checkFlows(t *testing.T, g *graph, f Focus, ids []int32) {
 	}
 	if !slices.Equal(got.focusIdent, want.focusIdent) {
 		t.Errorf("focus %+v: focus identifiers differ", f)
+	}
+}
+
+// splitTop selects by the scores' bits: scores over many octaves, some in
+// one bucket but not equal, zeros of both signs and negatives give the
+// same top and full order as sorting everything.
+func TestSplitTopBuckets(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	var all []rankedDef
+	for i := 0; i < 20000; i++ {
+		s := math.Exp(-40 * r.Float64())
+		switch i % 10 {
+		case 0:
+			s = 0
+		case 1:
+			s = math.Copysign(0, -1)
+		case 2:
+			s = -s
+		case 3:
+			s = math.Nextafter(0.5, 1) + float64(i%3)*1e-16
+		}
+		all = append(all, rankedDef{file: int32(r.IntN(50)), def: int32(i), score: s})
+	}
+	want := append([]rankedDef(nil), all...)
+	slices.SortFunc(want, cmpRanked)
+	for _, k := range []int{1, 100, 1999, 2000, 2001, 4096, 15000, 17000, 19999} {
+		top, rest := splitTop(append([]rankedDef(nil), all...), k)
+		if !slices.Equal(top, want[:k]) {
+			t.Errorf("k=%d: top differs", k)
+		}
+		rest = slices.Clone(rest)
+		slices.SortFunc(rest, cmpRanked)
+		if !slices.Equal(rest, want[k:]) {
+			t.Errorf("k=%d: rest differs", k)
+		}
 	}
 }

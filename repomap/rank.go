@@ -977,9 +977,11 @@ func cmpRanked(a, b rankedDef) int {
 }
 
 // splitTop returns the k best of all, sorted, and the rest unsorted, both
-// in all's array: all[:k] is kept as a heap whose root is the worst kept
-// (typed, not container/heap: this runs over every definition of the
-// repository for each new focus).
+// in all's array. It runs over every definition of the repository for
+// each new focus, so it selects by the scores' bits rather than by
+// comparisons: a histogram of the scores' top bits finds the bucket the
+// k-th best falls in; the definitions in higher buckets are all kept, and
+// only that bucket's are ordered to pick the rest.
 func splitTop(all []rankedDef, k int) (top, rest []rankedDef) {
 	if len(all) <= k {
 		slices.SortFunc(all, cmpRanked)
@@ -988,36 +990,52 @@ func splitTop(all []rankedDef, k int) (top, rest []rankedDef) {
 	if k <= 0 {
 		return nil, all
 	}
-	h := all[:k]
-	for i := k/2 - 1; i >= 0; i-- {
-		siftDown(h, i)
+	hist := make([]int32, 1<<scoreBucketBits)
+	for i := range all {
+		hist[scoreBucket(all[i].score)]++
 	}
-	for i := k; i < len(all); i++ {
-		if cmpRanked(all[i], h[0]) < 0 { // better than the worst kept
-			h[0], all[i] = all[i], h[0]
-			siftDown(h, 0)
+	// The bucket of the k-th best: the k best are the higher buckets'
+	// (above of them) and the best k-above of this one's.
+	b, above := len(hist)-1, 0
+	for ; b > 0 && above+int(hist[b]) < k; b-- {
+		above += int(hist[b])
+	}
+	hi, mid := 0, above
+	for i := range all {
+		if scoreBucket(all[i].score) > b {
+			all[hi], all[i] = all[i], all[hi]
+			hi++
 		}
 	}
-	slices.SortFunc(h, cmpRanked)
-	return h[:k:k], all[k:]
+	for i := hi; i < len(all); i++ {
+		if scoreBucket(all[i].score) == b {
+			all[mid], all[i] = all[i], all[mid]
+			mid++
+		}
+	}
+	slices.SortFunc(all[hi:mid], cmpRanked)
+	slices.SortFunc(all[:k], cmpRanked)
+	return all[:k:k], all[k:]
 }
 
-// siftDown restores the worst-first heap order below i.
-func siftDown(h []rankedDef, i int) {
-	for {
-		c := 2*i + 1
-		if c >= len(h) {
-			return
-		}
-		if r := c + 1; r < len(h) && cmpRanked(h[r], h[c]) > 0 {
-			c = r
-		}
-		if cmpRanked(h[c], h[i]) <= 0 {
-			return
-		}
-		h[i], h[c] = h[c], h[i]
-		i = c
+// scoreBucketBits is how many of a score's top bits (as an ordered key)
+// make its bucket: the sign, the exponent and 4 bits of the mantissa, 16
+// buckets an octave.
+const scoreBucketBits = 16
+
+// scoreBucket maps a score to its bucket, in score order: equal scores
+// (0 and -0 too) share one, and a higher bucket holds only higher scores.
+func scoreBucket(s float64) int {
+	if s == 0 {
+		s = 0 // -0 orders with +0
 	}
+	u := math.Float64bits(s)
+	if u>>63 != 0 {
+		u = ^u // negative: larger magnitude orders lower
+	} else {
+		u |= 1 << 63
+	}
+	return int(u >> (64 - scoreBucketBits))
 }
 
 type rankedDef struct {
@@ -1090,6 +1108,13 @@ type flowResult struct {
 // over the files adds them in, so each name's mass is the same sum to the
 // last bit), and each file's out-weight and leak with no focus factor (a
 // focus changes only the files with an edge to a focus name).
+//
+// The iteration runs in flat loops, with few branches that depend on the
+// data (a loop per name mispredicted its exit once or twice a name): the
+// names with one in-edge (most of them) in one loop, the others each
+// summing its in-edges, then each name's share (its mass over its
+// definers) and the shares added to the definers in slot order (pairSlot),
+// the order in which a push per name added them.
 type flowIndex struct {
 	once sync.Once
 	// In-edges of referenced slot k: inFile/inW[inStart[k]:inStart[k+1]].
@@ -1097,6 +1122,17 @@ type flowIndex struct {
 	inFile     []int32
 	inW        []float64 // graph.edgeW
 	outW, leak []float64 // per file, with no focus
+	// The slots with exactly one in-edge, and that edge; with two and
+	// three (their edges at inStart); the others.
+	oneSlot, oneFile []int32
+	oneW             []float64
+	two, three, many []int32
+	// Per referenced slot: 1/definers where that is exact (a power of two:
+	// then x·(1/d) is x/d to the bit), else 0 and the slot is in divide.
+	perDefiner []float64
+	divide     []int32
+	definers   []float64 // per referenced slot: how many files define it
+	pairSlot   []int32   // per entry of graph.slotFile of a referenced slot: that slot
 }
 
 func (g *graph) flowIndex() *flowIndex {
@@ -1127,6 +1163,33 @@ func (g *graph) flowIndex() *flowIndex {
 			x.outW[f] = b
 			if b > 0 {
 				x.leak[f] = 1 - s/b
+			}
+		}
+		x.definers = make([]float64, g.referenced)
+		x.perDefiner = make([]float64, g.referenced)
+		x.pairSlot = make([]int32, g.slotStart[g.referenced])
+		for k := 0; k < g.referenced; k++ {
+			lo, hi := x.inStart[k], x.inStart[k+1]
+			if hi-lo == 1 {
+				x.oneSlot = append(x.oneSlot, int32(k))
+				x.oneFile = append(x.oneFile, x.inFile[lo])
+				x.oneW = append(x.oneW, x.inW[lo])
+			} else if hi-lo == 2 {
+				x.two = append(x.two, int32(k))
+			} else if hi-lo == 3 {
+				x.three = append(x.three, int32(k))
+			} else {
+				x.many = append(x.many, int32(k))
+			}
+			n := g.slotStart[k+1] - g.slotStart[k]
+			x.definers[k] = float64(n)
+			if n&(n-1) == 0 {
+				x.perDefiner[k] = 1 / float64(n)
+			} else {
+				x.divide = append(x.divide, int32(k))
+			}
+			for j := g.slotStart[k]; j < g.slotStart[k+1]; j++ {
+				x.pairSlot[j] = int32(k)
 			}
 		}
 	})
@@ -1285,6 +1348,16 @@ func (g *graph) flows(focus Focus, focusIdents []int32) flowResult {
 	// each name's mass from its in-edges (flowIndex), in the order a push
 	// over the files would add them: the same sums, bit for bit, with the
 	// writes in order and the reads in the small per-file array.
+	// The focus slots that receive flow, ascending.
+	var boosted []int32
+	for _, id := range focusIDs {
+		if k := g.slot[id]; int(k) < g.referenced {
+			boosted = append(boosted, k)
+		}
+	}
+	slices.Sort(boosted)
+	share := make([]float64, g.referenced)
+	pairs := g.slotFile[:g.slotStart[g.referenced]]
 	flow := func(pr, next []float64) (dangling float64) {
 		for f := 0; f < nf; f++ {
 			if outW[f] == 0 {
@@ -1295,28 +1368,62 @@ func (g *graph) flows(focus Focus, focusIdents []int32) flowResult {
 			dangling += pr[f] * leak[f]
 			scale[f] = pr[f] / outW[f]
 		}
-		for k := 0; k < g.referenced; k++ {
+		// Each name's mass: the sum over its in-edges in order (0 + x is
+		// x: one in-edge needs no sum), written as the loop below writes it
+		// (where the compiler fuses a multiply and an add, it fuses the
+		// same ones).
+		oneFile, oneW := x.oneFile, x.oneW[:len(x.oneFile)]
+		for i, k := range x.oneSlot[:len(oneFile)] {
+			mass[k] = scale[oneFile[i]] * oneW[i]
+		}
+		for _, k := range x.two {
+			lo := x.inStart[k]
+			in, w := x.inFile[lo:lo+2], x.inW[lo:lo+2]
+			mv := scale[in[0]] * w[0]
+			mv += scale[in[1]] * w[1]
+			mass[k] = mv
+		}
+		for _, k := range x.three {
+			lo := x.inStart[k]
+			in, w := x.inFile[lo:lo+3], x.inW[lo:lo+3]
+			mv := scale[in[0]] * w[0]
+			mv += scale[in[1]] * w[1]
+			mv += scale[in[2]] * w[2]
+			mass[k] = mv
+		}
+		for _, k := range x.many {
 			lo, hi := x.inStart[k], x.inStart[k+1]
 			in, w := x.inFile[lo:hi], x.inW[lo:hi:hi]
 			mv := 0.0
-			if focusSlot[k] {
-				for i, f := range in {
-					mv += scale[f] * (w[i] * focusBoost)
-				}
-			} else {
-				for i, f := range in {
-					mv += scale[f] * w[i]
-				}
+			for i, f := range in {
+				mv += scale[f] * w[i]
 			}
 			mass[k] = mv
-			if next == nil || mv == 0 {
-				continue
+		}
+		for _, k := range boosted {
+			lo, hi := x.inStart[k], x.inStart[k+1]
+			in, w := x.inFile[lo:hi], x.inW[lo:hi:hi]
+			mv := 0.0
+			for i, f := range in {
+				mv += scale[f] * (w[i] * focusBoost)
 			}
-			d := g.slotFile[g.slotStart[k]:g.slotStart[k+1]]
-			share := mv / float64(len(d))
-			for _, fi := range d {
-				next[fi] += share
-			}
+			mass[k] = mv
+		}
+		if next == nil {
+			return dangling
+		}
+		// Each name's mass split among its definers, added in slot order
+		// (a zero share adds nothing: next holds no -0).
+		perDefiner := x.perDefiner[:len(mass)]
+		for k, mv := range mass {
+			share[k] = mv * perDefiner[k]
+		}
+		for _, k := range x.divide {
+			share[k] = mass[k] / x.definers[k]
+		}
+		pairSlot := x.pairSlot[:len(pairs)]
+		for j, fi := range pairs {
+			next[fi] += share[pairSlot[j]]
 		}
 		return dangling
 	}
