@@ -58,6 +58,8 @@ type Request struct {
 	// History holds the earlier turns of the thread the question continues,
 	// oldest first (history.go).
 	History []Turn
+
+	files *wsFiles // the workspace files this build read (Build sets it)
 }
 
 // Built is the result of a build: the system prompt and the first user
@@ -97,6 +99,7 @@ func Build(req Request) (*Built, error) {
 		s := *req.Selection // the caller's selection is not ours to clamp
 		req.Selection = &s
 	}
+	req.files = newWSFiles(req.WS)
 	report := &Report{Question: req.Question}
 	sysTokens := tokencount.Count(SystemPrompt)
 	report.Budget = NewBudget(req.ContextWindow, req.MaxOutput, req.ToolSchemas)
@@ -273,11 +276,7 @@ func Build(req Request) (*Built, error) {
 		if req.WS == nil {
 			return nil
 		}
-		text, ok, err := req.WS.ReadFile(req.WS.Abs(rel))
-		if err != nil || !ok {
-			return nil
-		}
-		return strings.SplitAfter(text, "\n")
+		return req.files.get(rel).lines // nil when it could not be read
 	}
 	var selSpan *span
 	if sel != nil && req.File != "" && sel.StartLine <= len(lines) {

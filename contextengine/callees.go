@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/cairn-dev/cairn/codeindex"
-	"github.com/cairn-dev/cairn/workspace"
 )
 
 // The callee pass. After the budget is allocated, what is left of it (and
@@ -224,12 +223,13 @@ func (r *resolver) fileLines(rel string) ([]string, bool) {
 	case rel == r.req.File && r.req.FileText != "":
 		text = r.req.FileText
 	case r.req.WS != nil:
-		t, ok, err := r.req.WS.ReadFile(r.req.WS.Abs(rel))
-		if err != nil || !ok || workspace.IsBinary([]byte(t)) {
+		f := r.req.files.get(rel)
+		if !f.ok || f.binary {
 			r.files[rel] = nil
 			return nil, false
 		}
-		text = t
+		r.files[rel] = f.lines
+		return f.lines, true
 	default:
 		return nil, false
 	}

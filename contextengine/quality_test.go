@@ -399,7 +399,7 @@ func baseline(t testing.TB, c *qualityCorpus, q qualityQuestion, lines []string,
 			from, to = max(1, h.Line-10), h.Line+20
 		}
 		to = min(to, from+79)
-		text, ok := snippet(c.ws, h.Path, from, to)
+		text, ok := snippet(newWSFiles(c.ws), h.Path, from, to)
 		if !ok {
 			continue
 		}

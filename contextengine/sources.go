@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cairn-dev/cairn/codeindex"
@@ -244,7 +245,7 @@ func indexSources(req Request, lines []string, sel *Selection, seen spans, repor
 					add(&Item{Source: SourceSearch, Location: loc, Priority: prioSearch, Reason: "duplicate: already in the prompt; "})
 					continue
 				}
-				text, ok := snippet(req.WS, h.Path, start, end)
+				text, ok := snippet(req.files, h.Path, start, end)
 				if !ok {
 					continue
 				}
@@ -316,19 +317,58 @@ func searchQueries(question string, qwords, idents []string) []string {
 }
 
 // snippet returns numbered lines [from, to] of a workspace file.
-func snippet(ws *workspace.Workspace, rel string, from, to int) (string, bool) {
-	if ws == nil {
+func snippet(files *wsFiles, rel string, from, to int) (string, bool) {
+	f := files.get(rel)
+	if !f.ok || f.binary {
 		return "", false
 	}
-	text, ok, err := ws.ReadFile(ws.Abs(rel))
-	if err != nil || !ok || workspace.IsBinary([]byte(text)) {
-		return "", false
-	}
-	lines := strings.SplitAfter(text, "\n")
+	lines := f.lines
 	if from > len(lines) {
 		return "", false
 	}
 	return numbered(lines, from, min(to, len(lines))), true
+}
+
+// wsFiles reads each workspace file once per build: search hits,
+// definitions, callee bodies and the merge of overlapping items often
+// come from the same files, and reading and splitting a file again for
+// each was most of a build's garbage.
+type wsFiles struct {
+	ws *workspace.Workspace
+	mu sync.Mutex
+	m  map[string]*wsFile
+}
+
+// wsFile is one file as the build read it.
+type wsFile struct {
+	lines  []string // strings.SplitAfter(text, "\n"); shared, never changed
+	ok     bool     // read without error (workspace.ReadFile)
+	binary bool     // workspace.IsBinary
+}
+
+func newWSFiles(ws *workspace.Workspace) *wsFiles {
+	return &wsFiles{ws: ws, m: map[string]*wsFile{}}
+}
+
+// get returns rel as read the first time this build asked for it.
+func (c *wsFiles) get(rel string) *wsFile {
+	if c == nil || c.ws == nil {
+		return &wsFile{}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if f, ok := c.m[rel]; ok {
+		return f
+	}
+	text, ok, err := c.ws.ReadFile(c.ws.Abs(rel))
+	f := &wsFile{ok: err == nil && ok}
+	if f.ok {
+		// IsBinary looks at the first 8000 bytes only: no copy of the rest.
+		f.binary = workspace.IsBinary([]byte(text[:min(len(text), 8000)]))
+		f.lines = strings.SplitAfter(text, "\n")
+	}
+	c.m[rel] = f
+	return f
 }
 
 // openDocSources adds the other documents open in the editor.
@@ -820,7 +860,7 @@ func definitionSources(req Request, ix codeindex.Index, res *resolver, idents []
 					Priority: prioDefinitions, Score: score, Reason: "duplicate: already in the prompt; "})
 				continue
 			}
-			text, ok := snippet(req.WS, d.Path, d.Line, end)
+			text, ok := snippet(req.files, d.Path, d.Line, end)
 			if !ok {
 				continue
 			}

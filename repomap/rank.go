@@ -258,7 +258,6 @@ type graph struct {
 	referenced int
 	slotStart  []int32
 	slotFile   []int32
-	slotLen    []uint8 // per defined ident, in g.defined order: its name's length without bareMark, at most 63
 	// CSR edges: refs of file f are edgeSlot/edgeW[edgeStart[f]:edgeStart[f+1]].
 	edgeStart []int32
 	edgeSlot  []int32
@@ -279,15 +278,21 @@ type graph struct {
 	declared  []bool // per ident: named by some export list
 	facts     []*fileFacts
 	lower     *lowerPaths // shared with withTags copies (same files)
+	flowIx    *flowIndex  // shared with withTags copies (same edges)
+	scoreIx   *scoreIndex // not shared: withTags changes a file's facts
 	numDefs   int         // definitions of all files: the most a ranking scores
 }
 
 // lowerPaths are the graph's file paths lowercased, and their base names
 // without extensions, for matching mentioned words: made once per graph, on
-// the first ranking that has words.
+// the first ranking that has words. byName, byPath and byBase find them by
+// a word without a pass over every name and file per ranking.
 type lowerPaths struct {
 	once         sync.Once
 	paths, bases []string
+	byPath       map[string][]int32 // lowercased path → files
+	byBase       map[string][]int32 // base name → files, ascending
+	byName       map[string][]int32 // foldKey of a defined name (bareMark trimmed) → its idents, ascending
 }
 
 func (g *graph) lowerFiles() *lowerPaths {
@@ -295,6 +300,8 @@ func (g *graph) lowerFiles() *lowerPaths {
 	l.once.Do(func() {
 		l.paths = make([]string, len(g.files))
 		l.bases = make([]string, len(g.files))
+		l.byPath = make(map[string][]int32, len(g.files))
+		l.byBase = map[string][]int32{}
 		for i, f := range g.files {
 			lf := strings.ToLower(f)
 			base := lf[strings.LastIndexByte(lf, '/')+1:]
@@ -302,9 +309,42 @@ func (g *graph) lowerFiles() *lowerPaths {
 				base = base[:dot]
 			}
 			l.paths[i], l.bases[i] = lf, base
+			l.byPath[lf] = append(l.byPath[lf], int32(i))
+			l.byBase[base] = append(l.byBase[base], int32(i))
+		}
+		l.byName = make(map[string][]int32, len(g.defined))
+		for _, id := range g.defined {
+			k := foldKey(strings.TrimPrefix(g.idents[id], bareMark))
+			l.byName[k] = append(l.byName[k], id)
 		}
 	})
 	return l
+}
+
+// foldKey maps s to a key that another string has exactly when
+// strings.EqualFold says the two are equal: each rune becomes the smallest
+// rune of its simple case-folding orbit (EqualFold compares rune by rune,
+// by those orbits).
+func foldKey(s string) string {
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return strings.ToLower(s)
+	}
+	var b strings.Builder
+	for _, r := range s {
+		m := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			m = min(m, f)
+		}
+		b.WriteRune(m)
+	}
+	return b.String()
 }
 
 // qualifiedOf returns the qualified and bare idents whose flow counts for
@@ -410,6 +450,7 @@ func (g *graph) withTags(rel string, t *FileTags) *graph {
 	ng.facts = slices.Clone(g.facts)
 	ng.facts[fi] = computeFacts(t, g.defIdent[fi], g.defSame[fi])
 	ng.numDefs += ng.facts[fi].scored - g.facts[fi].scored
+	ng.scoreIx = &scoreIndex{}
 	return &ng
 }
 
@@ -551,7 +592,7 @@ func (m *Map) buildGraphLocked() *graph {
 	if st.ids == nil {
 		st.ids = map[string]int32{}
 	}
-	g := &graph{gen: m.gen, fileIdx: map[string]int32{}, lower: &lowerPaths{}}
+	g := &graph{gen: m.gen, fileIdx: map[string]int32{}, lower: &lowerPaths{}, flowIx: &flowIndex{}, scoreIx: &scoreIndex{}}
 	entries := make([]*entry, 0, len(m.files))
 	for _, e := range m.files {
 		if e.Tags != nil {
@@ -672,15 +713,13 @@ func (m *Map) buildGraphLocked() *graph {
 		g.slot[i] = -1
 	}
 	g.slotStart = []int32{0}
-	g.slotLen = make([]uint8, len(g.defined))
-	for i, id := range g.defined {
+	for _, id := range g.defined {
 		if refFiles[id] > 0 {
 			g.slot[id] = int32(g.referenced)
 			g.referenced++
 			g.slotFile = append(g.slotFile, g.definers(id)...)
 			g.slotStart = append(g.slotStart, int32(len(g.slotFile)))
 		}
-		g.slotLen[i] = uint8(min(len(strings.TrimPrefix(g.idents[id], bareMark)), 63))
 	}
 	k := int32(g.referenced)
 	for _, id := range g.defined {
@@ -938,9 +977,11 @@ func cmpRanked(a, b rankedDef) int {
 }
 
 // splitTop returns the k best of all, sorted, and the rest unsorted, both
-// in all's array: all[:k] is kept as a heap whose root is the worst kept
-// (typed, not container/heap: this runs over every definition of the
-// repository for each new focus).
+// in all's array. It runs over every definition of the repository for
+// each new focus, so it selects by the scores' bits rather than by
+// comparisons: a histogram of the scores' top bits finds the bucket the
+// k-th best falls in; the definitions in higher buckets are all kept, and
+// only that bucket's are ordered to pick the rest.
 func splitTop(all []rankedDef, k int) (top, rest []rankedDef) {
 	if len(all) <= k {
 		slices.SortFunc(all, cmpRanked)
@@ -949,36 +990,52 @@ func splitTop(all []rankedDef, k int) (top, rest []rankedDef) {
 	if k <= 0 {
 		return nil, all
 	}
-	h := all[:k]
-	for i := k/2 - 1; i >= 0; i-- {
-		siftDown(h, i)
+	hist := make([]int32, 1<<scoreBucketBits)
+	for i := range all {
+		hist[scoreBucket(all[i].score)]++
 	}
-	for i := k; i < len(all); i++ {
-		if cmpRanked(all[i], h[0]) < 0 { // better than the worst kept
-			h[0], all[i] = all[i], h[0]
-			siftDown(h, 0)
+	// The bucket of the k-th best: the k best are the higher buckets'
+	// (above of them) and the best k-above of this one's.
+	b, above := len(hist)-1, 0
+	for ; b > 0 && above+int(hist[b]) < k; b-- {
+		above += int(hist[b])
+	}
+	hi, mid := 0, above
+	for i := range all {
+		if scoreBucket(all[i].score) > b {
+			all[hi], all[i] = all[i], all[hi]
+			hi++
 		}
 	}
-	slices.SortFunc(h, cmpRanked)
-	return h[:k:k], all[k:]
+	for i := hi; i < len(all); i++ {
+		if scoreBucket(all[i].score) == b {
+			all[mid], all[i] = all[i], all[mid]
+			mid++
+		}
+	}
+	slices.SortFunc(all[hi:mid], cmpRanked)
+	slices.SortFunc(all[:k], cmpRanked)
+	return all[:k:k], all[k:]
 }
 
-// siftDown restores the worst-first heap order below i.
-func siftDown(h []rankedDef, i int) {
-	for {
-		c := 2*i + 1
-		if c >= len(h) {
-			return
-		}
-		if r := c + 1; r < len(h) && cmpRanked(h[r], h[c]) > 0 {
-			c = r
-		}
-		if cmpRanked(h[c], h[i]) <= 0 {
-			return
-		}
-		h[i], h[c] = h[c], h[i]
-		i = c
+// scoreBucketBits is how many of a score's top bits (as an ordered key)
+// make its bucket: the sign, the exponent and 4 bits of the mantissa, 16
+// buckets an octave.
+const scoreBucketBits = 16
+
+// scoreBucket maps a score to its bucket, in score order: equal scores
+// (0 and -0 too) share one, and a higher bucket holds only higher scores.
+func scoreBucket(s float64) int {
+	if s == 0 {
+		s = 0 // -0 orders with +0
 	}
+	u := math.Float64bits(s)
+	if u>>63 != 0 {
+		u = ^u // negative: larger magnitude orders lower
+	} else {
+		u |= 1 << 63
+	}
+	return int(u >> (64 - scoreBucketBits))
 }
 
 type rankedDef struct {
@@ -1040,9 +1097,103 @@ func (g *graph) rank(focus Focus, focusIdents []int32) *ranking {
 // the flow along each name in the last step.
 type flowResult struct {
 	pr         []float64 // per file
-	mass       []float64 // per slot (graph.slot)
+	mass       []float64 // per referenced slot (graph.slot < graph.referenced)
 	focusIdent []bool    // per ident: a focus identifier or mentioned name
 	iterations int
+}
+
+// flowIndex is what every personalized PageRank of a graph shares, made
+// once per graph on its first ranking: the edges turned around (each
+// referenced slot's in-edges, in file order, which is the order a push
+// over the files adds them in, so each name's mass is the same sum to the
+// last bit), and each file's out-weight and leak with no focus factor (a
+// focus changes only the files with an edge to a focus name).
+//
+// The iteration runs in flat loops, with few branches that depend on the
+// data (a loop per name mispredicted its exit once or twice a name): the
+// names with one in-edge (most of them) in one loop, the others each
+// summing its in-edges, then each name's share (its mass over its
+// definers) and the shares added to the definers in slot order (pairSlot),
+// the order in which a push per name added them.
+type flowIndex struct {
+	once sync.Once
+	// In-edges of referenced slot k: inFile/inW[inStart[k]:inStart[k+1]].
+	inStart    []int32
+	inFile     []int32
+	inW        []float64 // graph.edgeW
+	outW, leak []float64 // per file, with no focus
+	// The slots with exactly one in-edge, and that edge; with two and
+	// three (their edges at inStart); the others.
+	oneSlot, oneFile []int32
+	oneW             []float64
+	two, three, many []int32
+	// Per referenced slot: 1/definers where that is exact (a power of two:
+	// then x·(1/d) is x/d to the bit), else 0 and the slot is in divide.
+	perDefiner []float64
+	divide     []int32
+	definers   []float64 // per referenced slot: how many files define it
+	pairSlot   []int32   // per entry of graph.slotFile of a referenced slot: that slot
+}
+
+func (g *graph) flowIndex() *flowIndex {
+	x := g.flowIx
+	x.once.Do(func() {
+		nf := len(g.tags)
+		x.inStart = make([]int32, g.referenced+1)
+		for _, k := range g.edgeSlot {
+			x.inStart[k+1]++
+		}
+		for k := 0; k < g.referenced; k++ {
+			x.inStart[k+1] += x.inStart[k]
+		}
+		x.inFile = make([]int32, len(g.edgeSlot))
+		x.inW = make([]float64, len(g.edgeSlot))
+		fill := slices.Clone(x.inStart[:g.referenced])
+		x.outW = make([]float64, nf)
+		x.leak = make([]float64, nf)
+		for f := 0; f < nf; f++ {
+			s, b := 0.0, 0.0
+			for e := g.edgeStart[f]; e < g.edgeStart[f+1]; e++ {
+				k := g.edgeSlot[e]
+				x.inFile[fill[k]], x.inW[fill[k]] = int32(f), g.edgeW[e]
+				fill[k]++
+				s += g.edgeW[e]
+				b += g.edgeB[e]
+			}
+			x.outW[f] = b
+			if b > 0 {
+				x.leak[f] = 1 - s/b
+			}
+		}
+		x.definers = make([]float64, g.referenced)
+		x.perDefiner = make([]float64, g.referenced)
+		x.pairSlot = make([]int32, g.slotStart[g.referenced])
+		for k := 0; k < g.referenced; k++ {
+			lo, hi := x.inStart[k], x.inStart[k+1]
+			if hi-lo == 1 {
+				x.oneSlot = append(x.oneSlot, int32(k))
+				x.oneFile = append(x.oneFile, x.inFile[lo])
+				x.oneW = append(x.oneW, x.inW[lo])
+			} else if hi-lo == 2 {
+				x.two = append(x.two, int32(k))
+			} else if hi-lo == 3 {
+				x.three = append(x.three, int32(k))
+			} else {
+				x.many = append(x.many, int32(k))
+			}
+			n := g.slotStart[k+1] - g.slotStart[k]
+			x.definers[k] = float64(n)
+			if n&(n-1) == 0 {
+				x.perDefiner[k] = 1 / float64(n)
+			} else {
+				x.divide = append(x.divide, int32(k))
+			}
+			for j := g.slotStart[k]; j < g.slotStart[k+1]; j++ {
+				x.pairSlot[j] = int32(k)
+			}
+		}
+	})
+	return x
 }
 
 // flows runs the personalized PageRank for focus (len(g.tags) > 0).
@@ -1070,22 +1221,15 @@ func (g *graph) flows(focus Focus, focusIdents []int32) flowResult {
 		}
 		words = append(words, w)
 	}
+	var lower *lowerPaths
 	if len(words) > 0 {
-		// Byte lengths of the words (as a set, up to 63), checked before
-		// any comparison: most names have none of them.
-		var lens uint64
+		// The defined names equal to a word but for case (the same set a
+		// pass over every name finds: the order is made below).
+		lower = g.lowerFiles()
 		for _, w := range words {
-			lens |= 1 << min(len(w), 63)
-		}
-		for i, id := range g.defined {
-			if lens&(1<<g.slotLen[i]) == 0 {
-				continue
-			}
-			name := strings.TrimPrefix(g.idents[id], bareMark)
-			for _, w := range words {
-				if len(name) == len(w) && strings.EqualFold(name, w) {
+			for _, id := range lower.byName[foldKey(w)] {
+				if name := strings.TrimPrefix(g.idents[id], bareMark); len(name) == len(w) && strings.EqualFold(name, w) {
 					mark(id)
-					break
 				}
 			}
 		}
@@ -1105,14 +1249,27 @@ func (g *graph) flows(focus Focus, focusIdents []int32) flowResult {
 		}
 	}
 	if len(words) > 0 {
-		lower := g.lowerFiles()
-		for i, lf := range lower.paths {
-			base := lower.bases[i]
-			for _, w := range words {
-				if base == w || lf == w || (strings.Contains(w, "/") && strings.Contains(lf, w)) {
-					p[i] += 0.5
-					break
+		// Each file whose base name or path is a word, or whose path
+		// contains a word with a slash, once.
+		matched := make([]bool, nf)
+		for _, w := range words {
+			for _, i := range lower.byBase[w] {
+				matched[i] = true
+			}
+			for _, i := range lower.byPath[w] {
+				matched[i] = true
+			}
+			if strings.Contains(w, "/") {
+				for i, lf := range lower.paths {
+					if strings.Contains(lf, w) {
+						matched[i] = true
+					}
 				}
+			}
+		}
+		for i, m := range matched {
+			if m {
+				p[i] += 0.5
 			}
 		}
 	}
@@ -1142,27 +1299,41 @@ func (g *graph) flows(focus Focus, focusIdents []int32) flowResult {
 	// Out-weights with the focus factor. They are normalized by the weights
 	// before the common and ubiquitous factors, so what those factors take
 	// away is not followed: that share of the file's rank restarts at the
-	// personalization, like a dangling node's (leak).
+	// personalization, like a dangling node's (leak). Only the files with
+	// an edge to a focus name differ from the unfocused ones (flowIndex).
+	x := g.flowIndex()
 	focusSlot := make([]bool, len(g.defined))
 	for _, id := range focusIDs {
 		focusSlot[g.slot[id]] = true // focus idents have definers
 	}
-	outW := make([]float64, nf)
-	leak := make([]float64, nf)
-	for f := 0; f < nf; f++ {
-		s, b := 0.0, 0.0
-		for e := g.edgeStart[f]; e < g.edgeStart[f+1]; e++ {
-			w, wb := g.edgeW[e], g.edgeB[e]
-			if focusSlot[g.edgeSlot[e]] {
-				w *= focusBoost
-				wb *= focusBoost
-			}
-			s += w
-			b += wb
+	outW := slices.Clone(x.outW)
+	leak := slices.Clone(x.leak)
+	redone := make([]bool, nf)
+	for _, id := range focusIDs {
+		k := g.slot[id]
+		if int(k) >= g.referenced {
+			continue // nothing refers to it: no edge
 		}
-		outW[f] = b
-		if b > 0 {
-			leak[f] = 1 - s/b
+		for _, f := range x.inFile[x.inStart[k]:x.inStart[k+1]] {
+			if redone[f] {
+				continue
+			}
+			redone[f] = true
+			s, b := 0.0, 0.0
+			for e := g.edgeStart[f]; e < g.edgeStart[f+1]; e++ {
+				w, wb := g.edgeW[e], g.edgeB[e]
+				if focusSlot[g.edgeSlot[e]] {
+					w *= focusBoost
+					wb *= focusBoost
+				}
+				s += w
+				b += wb
+			}
+			outW[f] = b
+			leak[f] = 0
+			if b > 0 {
+				leak[f] = 1 - s/b
+			}
 		}
 	}
 
@@ -1170,48 +1341,96 @@ func (g *graph) flows(focus Focus, focusIdents []int32) flowResult {
 	// not depend on which focus was ranked before.
 	pr := append([]float64(nil), p...)
 	next := make([]float64, nf)
-	mass := make([]float64, len(g.defined)) // per slot
-	// The edge weights with the focus factor, computed once: the flow below
-	// runs once per iteration over every edge.
-	edgeW := g.edgeW
-	if len(focusIDs) > 0 {
-		edgeW = make([]float64, len(g.edgeW))
-		for e, w := range g.edgeW {
-			if focusSlot[g.edgeSlot[e]] {
-				w *= focusBoost
-			}
-			edgeW[e] = w
+	mass := make([]float64, g.referenced) // per referenced slot: no flow reaches the others
+	scale := make([]float64, nf)
+	// flow sends each file's rank along its edges (mass, per name) and, when
+	// next is not nil, each name's mass on to its definers (next). It pulls
+	// each name's mass from its in-edges (flowIndex), in the order a push
+	// over the files would add them: the same sums, bit for bit, with the
+	// writes in order and the reads in the small per-file array.
+	// The focus slots that receive flow, ascending.
+	var boosted []int32
+	for _, id := range focusIDs {
+		if k := g.slot[id]; int(k) < g.referenced {
+			boosted = append(boosted, k)
 		}
 	}
-	flow := func(pr []float64) (dangling float64) {
-		clear(mass[:g.referenced])
+	slices.Sort(boosted)
+	share := make([]float64, g.referenced)
+	pairs := g.slotFile[:g.slotStart[g.referenced]]
+	flow := func(pr, next []float64) (dangling float64) {
 		for f := 0; f < nf; f++ {
 			if outW[f] == 0 {
 				dangling += pr[f]
+				scale[f] = 0 // its edges (if any weigh nothing) add nothing
 				continue
 			}
 			dangling += pr[f] * leak[f]
-			scale := pr[f] / outW[f]
-			for e := g.edgeStart[f]; e < g.edgeStart[f+1]; e++ {
-				mass[g.edgeSlot[e]] += scale * edgeW[e]
+			scale[f] = pr[f] / outW[f]
+		}
+		// Each name's mass: the sum over its in-edges in order (0 + x is
+		// x: one in-edge needs no sum), written as the loop below writes it
+		// (where the compiler fuses a multiply and an add, it fuses the
+		// same ones).
+		oneFile, oneW := x.oneFile, x.oneW[:len(x.oneFile)]
+		for i, k := range x.oneSlot[:len(oneFile)] {
+			mass[k] = scale[oneFile[i]] * oneW[i]
+		}
+		for _, k := range x.two {
+			lo := x.inStart[k]
+			in, w := x.inFile[lo:lo+2], x.inW[lo:lo+2]
+			mv := scale[in[0]] * w[0]
+			mv += scale[in[1]] * w[1]
+			mass[k] = mv
+		}
+		for _, k := range x.three {
+			lo := x.inStart[k]
+			in, w := x.inFile[lo:lo+3], x.inW[lo:lo+3]
+			mv := scale[in[0]] * w[0]
+			mv += scale[in[1]] * w[1]
+			mv += scale[in[2]] * w[2]
+			mass[k] = mv
+		}
+		for _, k := range x.many {
+			lo, hi := x.inStart[k], x.inStart[k+1]
+			in, w := x.inFile[lo:hi], x.inW[lo:hi:hi]
+			mv := 0.0
+			for i, f := range in {
+				mv += scale[f] * w[i]
 			}
+			mass[k] = mv
+		}
+		for _, k := range boosted {
+			lo, hi := x.inStart[k], x.inStart[k+1]
+			in, w := x.inFile[lo:hi], x.inW[lo:hi:hi]
+			mv := 0.0
+			for i, f := range in {
+				mv += scale[f] * (w[i] * focusBoost)
+			}
+			mass[k] = mv
+		}
+		if next == nil {
+			return dangling
+		}
+		// Each name's mass split among its definers, added in slot order
+		// (a zero share adds nothing: next holds no -0).
+		perDefiner := x.perDefiner[:len(mass)]
+		for k, mv := range mass {
+			share[k] = mv * perDefiner[k]
+		}
+		for _, k := range x.divide {
+			share[k] = mass[k] / x.definers[k]
+		}
+		pairSlot := x.pairSlot[:len(pairs)]
+		for j, fi := range pairs {
+			next[fi] += share[pairSlot[j]]
 		}
 		return dangling
 	}
 	it := 0
 	for ; it < maxIterations; it++ {
-		dangling := flow(pr)
 		clear(next)
-		for k, mv := range mass[:g.referenced] {
-			if mv == 0 {
-				continue
-			}
-			d := g.slotFile[g.slotStart[k]:g.slotStart[k+1]]
-			share := mv / float64(len(d))
-			for _, fi := range d {
-				next[fi] += share
-			}
-		}
+		dangling := flow(pr, next)
 		diff := 0.0
 		for i := range next {
 			next[i] = damping*(next[i]+dangling*p[i]) + (1-damping)*p[i]
@@ -1223,7 +1442,7 @@ func (g *graph) flows(focus Focus, focusIdents []int32) flowResult {
 		}
 	}
 	// The flow of the final ranks: definitions are scored by it.
-	flow(pr)
+	flow(pr, nil)
 	return flowResult{pr: pr, mass: mass, focusIdent: focusIdent, iterations: it}
 }
 
@@ -1255,13 +1474,13 @@ func (g *graph) score(focus Focus, pr, mass []float64, focusIdent []bool) []rank
 			}
 		}
 	}
+	x := g.scoreIndex()
 	out := make([]rankedDef, 0, g.numDefs)
 	for fi, t := range g.tags {
 		if len(t.Defs) == 0 || known[fi] {
 			continue // the prompt holds this file already
 		}
 		base := pr[fi] * baselineShare / float64(len(t.Defs))
-		ids := g.defIdent[fi]
 		facts := g.facts[fi]
 		fileFactor := 1.0
 		if facts.fixture {
@@ -1279,47 +1498,112 @@ func (g *graph) score(focus Focus, pr, mass []float64, focusIdent []bool) []rank
 		if unfocused {
 			fileFactor *= math.Pow(nestFactor, float64(facts.depth-minDepth))
 		}
-		for di, id := range ids {
-			if id < 0 {
-				continue // local
+		for _, d := range x.defs[x.fileStart[fi]:x.fileStart[fi+1]] {
+			flowIn := 0.0 // the mass of a name nothing refers to
+			if d.slot >= 0 {
+				flowIn = mass[d.slot] / float64(d.definers)
 			}
-			df := facts.defs[di]
-			if df.flags&factOverload != 0 {
-				continue // one line per name: the first overload stands for the rest
+			for _, q := range x.quals[d.qualLo:d.qualHi] {
+				flowIn += mass[q.slot] / float64(q.definers)
 			}
-			member := df.flags&factMember != 0
-			flowIn := mass[g.slot[id]] / float64(g.defStart[id+1]-g.defStart[id])
-			uses := g.refFiles[id]
-			for _, q := range g.qualifiedOf(id) {
-				if member {
-					break // neither a bare nor a qualified name means a member
-				}
-				// Definers are in file order.
-				if _, ok := slices.BinarySearch(g.definers(q), int32(fi)); ok {
-					flowIn += mass[g.slot[q]] / float64(g.defStart[q+1]-g.defStart[q])
-					uses += g.refFiles[q]
-				}
-			}
-			s := base + flowIn/float64(df.kept)
-			if focusIdent[id] {
+			s := base + flowIn/float64(d.kept)
+			if focusIdent[d.id] {
 				s *= defFocusBoost
 			}
-			if df.flags&factAPI != 0 {
+			if d.flags&factAPI != 0 {
 				s *= apiBoost
-				if unfocused && g.declared[id] && !member {
+				if unfocused && d.flags&scoreDeclared != 0 {
 					s *= declaredBoost
 				}
 			}
 			if unfocused {
 				// How widely the name is used: a package's entry points are
 				// used from many files, each with a small share of its rank.
-				s *= 1 + math.Log2(1+float64(uses))
+				s *= 1 + math.Log2(1+float64(d.uses))
 			}
 			s *= fileFactor
-			out = append(out, rankedDef{file: int32(fi), def: int32(di), score: s})
+			out = append(out, rankedDef{file: int32(fi), def: d.def, score: s})
 		}
 	}
 	return out
+}
+
+// scoreIndex is what score needs of each definition it scores that no
+// focus changes, in the order it scores them (by file, then definition):
+// made once per graph, on its first ranking, so that scoring a new focus
+// reads one array instead of looking up each name's slot, definers and
+// qualified forms (a binary search per qualified form) every time.
+type scoreIndex struct {
+	once      sync.Once
+	fileStart []int32 // file f's definitions are defs[fileStart[f]:fileStart[f+1]]
+	defs      []scoreDef
+	quals     []scoreQual
+}
+
+// scoreDef is one scored definition: the flow into it is the mass of its
+// slot split among the name's definers, plus that of each qualified or
+// bare form of the name that resolves to its file (quals[qualLo:qualHi],
+// in qualifiedOf order).
+type scoreDef struct {
+	def, id        int32
+	slot           int32 // -1: no file refers to the name (no mass)
+	definers       int32
+	qualLo, qualHi int32
+	kept           int32 // defFacts.kept
+	uses           int32 // files referring to the name or its forms that resolve here
+	flags          uint8 // factAPI, scoreDeclared
+}
+
+type scoreQual struct{ slot, definers int32 }
+
+// scoreDeclared marks API that an export list names (and is no member).
+const scoreDeclared = 1 << 7
+
+func (g *graph) scoreIndex() *scoreIndex {
+	x := g.scoreIx
+	x.once.Do(func() {
+		x.fileStart = make([]int32, len(g.tags)+1)
+		x.defs = make([]scoreDef, 0, g.numDefs)
+		for fi := range g.tags {
+			x.fileStart[fi] = int32(len(x.defs))
+			facts := g.facts[fi]
+			for di, id := range g.defIdent[fi] {
+				if id < 0 {
+					continue // local
+				}
+				df := facts.defs[di]
+				if df.flags&factOverload != 0 {
+					continue // one line per name: the first overload stands for the rest
+				}
+				member := df.flags&factMember != 0
+				d := scoreDef{def: int32(di), id: id, slot: -1, definers: g.defStart[id+1] - g.defStart[id],
+					kept: df.kept, uses: g.refFiles[id], flags: df.flags & factAPI}
+				if k := g.slot[id]; int(k) < g.referenced {
+					d.slot = k
+				}
+				if g.declared[id] && !member {
+					d.flags |= scoreDeclared
+				}
+				d.qualLo = int32(len(x.quals))
+				for _, q := range g.qualifiedOf(id) {
+					if member {
+						break // neither a bare nor a qualified name means a member
+					}
+					// Definers are in file order.
+					if _, ok := slices.BinarySearch(g.definers(q), int32(fi)); ok {
+						d.uses += g.refFiles[q]
+						if k := g.slot[q]; int(k) < g.referenced {
+							x.quals = append(x.quals, scoreQual{slot: k, definers: g.defStart[q+1] - g.defStart[q]})
+						} // else its mass is zero: adding it changes nothing
+					}
+				}
+				d.qualHi = int32(len(x.quals))
+				x.defs = append(x.defs, d)
+			}
+		}
+		x.fileStart[len(g.tags)] = int32(len(x.defs))
+	})
+	return x
 }
 
 // overload reports whether definition di repeats the name and scope of an

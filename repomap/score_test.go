@@ -113,7 +113,7 @@ func (g *graph) naiveScore(focus Focus, pr, mass []float64, focusIdent []bool) [
 }
 
 // checkScoring ranks m for each focus and compares the full ranking with
-// naiveScore's, bit for bit.
+// naiveFlows and naiveScore's, bit for bit.
 func checkScoring(t *testing.T, m *Map, focuses []Focus) {
 	t.Helper()
 	g := m.currentGraph()
@@ -126,8 +126,9 @@ func checkScoring(t *testing.T, m *Map, focuses []Focus) {
 				}
 			}
 		}
+		checkFlows(t, g, f, ids)
 		r := g.rank(f, ids)
-		fl := g.flows(f, ids)
+		fl := g.naiveFlows(f, ids)
 		want := g.naiveScore(f, fl.pr, fl.mass, fl.focusIdent)
 		got := r.get(r.n)
 		if len(want) < 100 {

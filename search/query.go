@@ -709,6 +709,7 @@ func bestLine(fl *fileLines, start, end int, qt qterms, phrases []string, sym st
 	}
 	bestN, bestScore := start, -1
 	var bestText []byte
+	terms := lineTerms{qt: qt}
 	first := -1
 	for n := start; n <= end; n++ {
 		l := bytes.TrimRight(lineText(content, starts, n, n), "\r\n")
@@ -724,14 +725,9 @@ func bestLine(fl *fileLines, start, end int, qt qterms, phrases []string, sym st
 				}
 			}
 		}
-		seen := map[string]bool{}
-		for _, t := range tokenize(l, nil) {
-			s := string(t.Term)
-			if qt.set[s] && !seen[s] {
-				seen[s] = true
-				score += 10
-			}
-		}
+		terms.seen, terms.found = terms.seen[:0], 0
+		scanTokens(l, &terms)
+		score += 10 * terms.found
 		if score > 0 && symName != "" && bytes.Contains(l, []byte(symName)) && !isCommentLine(l) {
 			score += 5
 		}
@@ -744,6 +740,28 @@ func bestLine(fl *fileLines, start, end int, qt qterms, phrases []string, sym st
 		bestText = bytes.TrimRight(lineText(content, starts, first, first), "\r\n")
 	}
 	return bestN, clipLine(strings.TrimSpace(string(bestText)))
+}
+
+// lineTerms counts the distinct query terms among a line's tokens, as
+// they are scanned: bestLine reads every line of every hit, and keeping
+// the tokens of each was most of a search's garbage.
+type lineTerms struct {
+	qt    qterms
+	seen  []string // the query terms found on the line so far
+	found int
+}
+
+func (s *lineTerms) token(term []byte, _, _, _ int) {
+	if !s.qt.set[string(term)] {
+		return
+	}
+	for _, t := range s.seen {
+		if t == string(term) {
+			return
+		}
+	}
+	s.seen = append(s.seen, string(term))
+	s.found++
 }
 
 // maxLineText bounds Hit.Text (minified or generated lines).
