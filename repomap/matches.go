@@ -151,10 +151,16 @@ func (m *matcher) run(q *sitter.Query, root *sitter.Node, fn func(pattern uint16
 	if n < 0 {
 		return errNoMemory
 	}
+	m.deliver(int(n), fn)
+	return nil
+}
+
+// deliver hands the n uint32s of match records in the buffer to fn.
+func (m *matcher) deliver(n int, fn func(pattern uint16, cs []capture)) {
 	if n == 0 {
-		return nil
+		return
 	}
-	flat := unsafe.Slice((*uint32)(unsafe.Pointer(m.buf)), int(n))
+	flat := unsafe.Slice((*uint32)(unsafe.Pointer(m.buf)), n)
 	for i := 0; i < len(flat); {
 		pattern, count := uint16(flat[i]), int(flat[i+1])
 		i += 2
@@ -166,7 +172,6 @@ func (m *matcher) run(q *sitter.Query, root *sitter.Node, fn func(pattern uint16
 		}
 		fn(pattern, m.captures)
 	}
-	return nil
 }
 
 // releaseCMemory hands the C heap's free memory back to the operating

@@ -193,7 +193,7 @@ func extract(l *language, mt *matcher, root *sitter.Node, content []byte, ft *Fi
 	qualOf := map[uint32]string{} // reference name start → its qualifier
 	imports := map[string]bool{}  // the package names the file imports
 	clen := uint32(len(content))
-	err := mt.run(l.query, root, func(pattern uint16, cs []capture) {
+	err := l.matches(mt, root, func(pattern uint16, cs []capture) {
 		if ps := l.predicates[pattern]; ps != nil && !holds(ps, cs, content) {
 			return
 		}

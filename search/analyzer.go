@@ -32,6 +32,25 @@ type tokenSink interface {
 	token(term []byte, start, end, pos int)
 }
 
+// countingSink is implemented by sinks that count the terms of a text (the
+// index's fields). Such a sink remembers per distinct term whether it kept
+// the term's bytes and what the term's stem was, so scanTokens stems a word
+// once per text rather than once per occurrence, and reuses the bytes of a
+// lowercased term the sink already had.
+type countingSink interface {
+	tokenSink
+	// kept reports whether the sink holds on to the bytes of the term it
+	// was last given (false: it had the term already).
+	kept() bool
+	// restem counts the stem of the word just given again when the sink
+	// knows it from an earlier occurrence (true); else the caller stems
+	// the word and calls stemmed.
+	restem() bool
+	// stemmed records st (nil: none) as the stem of the word just given,
+	// counting it as a token.
+	stemmed(st []byte, start, end, pos int)
+}
+
 // scanControl is implemented by sinks that may stop the scan early or
 // need the stems of some words only (the phrase check).
 type scanControl interface {
@@ -70,10 +89,18 @@ func scanTokens(input []byte, sink tokenSink) {
 	pos := 0
 	var partsBuf [16][2]int
 	parts := partsBuf[:0]
-	terms := make([]byte, 0, len(input)+len(input)/2)
+	counter, _ := sink.(countingSink)
+	// Lowercased terms go to a slab; handed-out terms are never written
+	// again. A counting sink keeps only its new terms, about half the
+	// input's bytes; other sinks keep every token.
+	slab := len(input) + len(input)/2
+	if counter != nil {
+		slab = len(input)/2 + 64
+	}
+	terms := make([]byte, 0, slab)
 	lowerTerm := func(b []byte) []byte {
 		if cap(terms)-len(terms) < len(b) {
-			terms = make([]byte, 0, 4096+len(b))
+			terms = make([]byte, 0, max(4096, slab/4)+len(b))
 		}
 		k := len(terms)
 		for _, c := range b {
@@ -140,39 +167,53 @@ func scanTokens(input []byte, sink tokenSink) {
 		word := input[ws:we]
 		pos++
 		var whole []byte
+		mark := len(terms)
 		if ascii {
 			whole = lowerTerm(word)
 		} else {
 			whole = lower(word, false)
 		}
 		sink.token(whole, ws, we, pos)
+		kept := counter == nil || counter.kept()
 		if ascii {
 			parts = splitIdent(word, parts[:0])
 		} else {
 			parts = append(parts[:0], [2]int{0, len(word)})
 		}
 		if len(parts) <= 1 {
-			if ctl != nil && !ctl.wantStem(whole) {
-				continue
+			if ctl == nil || ctl.wantStem(whole) {
+				emitStem(sink, counter, whole, ws, we, pos)
 			}
-			if st := stem(whole); st != nil {
-				sink.token(st, ws, we, pos)
-			}
-			continue
-		}
-		for k, p := range parts {
-			if k > 0 {
-				pos++
-			}
-			t := whole[p[0]:p[1]:p[1]] // whole is the lowercase word: parts are its slices
-			sink.token(t, ws+p[0], ws+p[1], pos)
-			if ctl != nil && !ctl.wantStem(t) {
-				continue
-			}
-			if st := stem(t); st != nil {
-				sink.token(st, ws+p[0], ws+p[1], pos)
+		} else {
+			for k, p := range parts {
+				if k > 0 {
+					pos++
+				}
+				t := whole[p[0]:p[1]:p[1]] // whole is the lowercase word: parts are its slices
+				sink.token(t, ws+p[0], ws+p[1], pos)
+				kept = kept || counter.kept()
+				if ctl == nil || ctl.wantStem(t) {
+					emitStem(sink, counter, t, ws+p[0], ws+p[1], pos)
+				}
 			}
 		}
+		if !kept && ascii && len(terms) == mark+len(whole) {
+			terms = terms[:mark] // nothing holds the word or its parts
+		}
+	}
+}
+
+// emitStem gives sink the stem of word w, if it has one: looked up once per
+// distinct word of the text when the sink counts terms.
+func emitStem(sink tokenSink, counter countingSink, w []byte, start, end, pos int) {
+	if counter != nil {
+		if !counter.restem() {
+			counter.stemmed(stem(w), start, end, pos)
+		}
+		return
+	}
+	if st := stem(w); st != nil {
+		sink.token(st, start, end, pos)
 	}
 }
 

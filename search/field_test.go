@@ -21,7 +21,10 @@ func TestFieldAsTextField(t *testing.T) {
 		dirs = append(dirs, d)
 	}
 	inputs := [][]byte{nil, []byte(""), []byte("__"), []byte("parseHTTPRequest frames frames Ünïcode_wörd x2y"),
-		[]byte("a_b_c HTTPServer2Go base64 " + string(make([]byte, 200)))}
+		[]byte("a_b_c HTTPServer2Go base64 " + string(make([]byte, 200))),
+		// repeated words and parts between new ones: the counting sink
+		// reuses the bytes of terms it had and stems each word once
+		[]byte("fooBar fooBar barBaz foo_bar FooBar frames frames framed barBaz qux fooBar")}
 	check := func(name string, b []byte) {
 		t.Helper()
 		f := newCodeField(fBody, b)
