@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -449,18 +448,38 @@ func fillLeftover(items []*Item, avail, used int, report *Report) int {
 	return used
 }
 
-var locSpanRE = regexp.MustCompile(`^(.+?):(\d+)-(\d+)`)
-
 // spanOf reads the file and the line range an item's location names
-// ("path:12-40"); ok is false for a location without a range.
+// ("path:12-40"); ok is false for a location without a range. It reads
+// what `^(.+?):(\d+)-(\d+)` matches: the path is everything before the
+// first ":digits-digits" (not at the start, no newline in the path).
+// Allocation calls it for every item, several times a build.
 func spanOf(location string) (rel string, start, end int, ok bool) {
-	m := locSpanRE.FindStringSubmatch(location)
-	if m == nil {
-		return "", 0, 0, false
+	digits := func(i int) int { // the end of the run of digits at i
+		for i < len(location) && location[i] >= '0' && location[i] <= '9' {
+			i++
+		}
+		return i
 	}
-	start, _ = strconv.Atoi(m[2])
-	end, _ = strconv.Atoi(m[3])
-	return m[1], start, end, true
+	for i := 1; i < len(location); i++ {
+		if location[i-1] == '\n' {
+			break
+		}
+		if location[i] != ':' {
+			continue
+		}
+		j := digits(i + 1)
+		if j == i+1 || j == len(location) || location[j] != '-' {
+			continue
+		}
+		k := digits(j + 1)
+		if k == j+1 {
+			continue
+		}
+		start, _ = strconv.Atoi(location[i+1 : j])
+		end, _ = strconv.Atoi(location[j+1 : k])
+		return location[:i], start, end, true
+	}
+	return "", 0, 0, false
 }
 
 // dropContained marks an included item a duplicate when another included

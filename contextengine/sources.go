@@ -790,14 +790,20 @@ func definitionSources(req Request, ix codeindex.Index, res *resolver, idents []
 	}
 	per := map[string][]cand{}
 	unresolved := map[string]int{}
-	named := map[string]bool{} // scope → the file's text names it (containsWord), asked once per scope
+	// Whether the file's text names a scope as a whole word (containsWord):
+	// for a scope that is one identifier, whether it is one of the text's
+	// identifiers (the maximal runs of identifier bytes), read once.
+	var words map[string]bool
 	fileNames := func(scope string) bool {
-		v, ok := named[scope]
-		if !ok {
-			v = containsWord(req.FileText, scope)
-			named[scope] = v
+		for i := 0; i < len(scope); i++ {
+			if !isIdentByte(scope[i]) {
+				return containsWord(req.FileText, scope)
+			}
 		}
-		return v
+		if words == nil {
+			words = identRuns(req.FileText)
+		}
+		return words[scope]
 	}
 	for _, d := range ix.Definitions(names) {
 		if d.Local || (d.Name == "init" && d.Scope == "" && d.Language == "go") {
@@ -909,6 +915,24 @@ func definitionSources(req Request, ix codeindex.Index, res *resolver, idents []
 }
 
 // containsWord reports whether w occurs in s as a whole identifier.
+// identRuns returns the maximal runs of identifier bytes in s.
+func identRuns(s string) map[string]bool {
+	runs := map[string]bool{}
+	for i := 0; i < len(s); {
+		if !isIdentByte(s[i]) {
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(s) && isIdentByte(s[j]) {
+			j++
+		}
+		runs[s[i:j]] = true
+		i = j
+	}
+	return runs
+}
+
 func containsWord(s, w string) bool {
 	for i := 0; ; {
 		j := strings.Index(s[i:], w)
