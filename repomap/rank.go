@@ -1562,14 +1562,22 @@ func (g *graph) scoreInto(out []rankedDef, focus Focus, pr, mass []float64, focu
 			fileFactor *= math.Pow(nestFactor, float64(facts.depth-minDepth))
 		}
 		for _, d := range x.defs[x.fileStart[fi]:x.fileStart[fi+1]] {
+			// (x/1 is x: most names have one definer and one kept
+			// definition in the file, and a division costs.)
 			flowIn := 0.0 // the mass of a name nothing refers to
 			if d.slot >= 0 {
-				flowIn = mass[d.slot] / float64(d.definers)
+				flowIn = mass[d.slot]
+				if d.definers != 1 {
+					flowIn /= float64(d.definers)
+				}
 			}
 			for _, q := range x.quals[d.qualLo:d.qualHi] {
 				flowIn += mass[q.slot] / float64(q.definers)
 			}
-			s := base + flowIn/float64(d.kept)
+			if d.kept != 1 {
+				flowIn /= float64(d.kept)
+			}
+			s := base + flowIn
 			if focusIdent[d.id] {
 				s *= defFocusBoost
 			}
