@@ -103,7 +103,7 @@ type Manager struct {
 	tracer   *trace.Recorder
 	index    codeindex.Index
 	runs     map[string]*Run // running now; ended runs are retired (retention.go)
-	recent   []endedRun      // the last recentRuns runs that ended
+	recent   []*Run          // the last recentRuns runs that ended, shed (retention.go)
 	edits    map[string]*Edit
 	order    []string // edit ids in proposal order
 	threads  *threadStore
@@ -251,9 +251,9 @@ func (m *Manager) Runs() []*Run {
 	for _, r := range m.runs {
 		out = append(out, r)
 	}
-	for _, e := range m.recent {
-		if _, live := m.runs[e.id]; !live {
-			out = append(out, m.run(e))
+	for _, r := range m.recent {
+		if _, live := m.runs[r.ID]; !live {
+			out = append(out, r)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Started.Before(out[j].Started) })

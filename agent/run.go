@@ -94,6 +94,9 @@ type Run struct {
 	// the last it saw), and emit may itself send (acp accepts from emit).
 	outbox   []protocol.RunEvent
 	emitting bool
+	// retired is set once the run has ended and shed its loop's state: its
+	// later events (checkpoints) are numbered and emitted but not kept.
+	retired  bool
 	report   *contextengine.Report
 	messages []model.Message
 	usage    tokencount.Usage
@@ -184,7 +187,9 @@ func (r *Run) send(ev protocol.RunEvent) {
 	r.seq++
 	ev.RunID = r.ID
 	ev.Seq = r.seq
-	r.events = append(r.events, ev)
+	if !r.retired {
+		r.events = append(r.events, ev)
+	}
 	if r.emit == nil {
 		r.mu.Unlock()
 		return
