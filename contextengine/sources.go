@@ -628,7 +628,7 @@ func importMatch(imp, defPath string) bool {
 		if cand == "." || cand == "" {
 			continue
 		}
-		if imp == cand || strings.HasSuffix(imp, "/"+cand) {
+		if imp == cand || len(imp) > len(cand) && imp[len(imp)-len(cand)-1] == '/' && strings.HasSuffix(imp, cand) { // imp ends in "/"+cand
 			return true
 		}
 	}
@@ -790,6 +790,15 @@ func definitionSources(req Request, ix codeindex.Index, res *resolver, idents []
 	}
 	per := map[string][]cand{}
 	unresolved := map[string]int{}
+	named := map[string]bool{} // scope → the file's text names it (containsWord), asked once per scope
+	fileNames := func(scope string) bool {
+		v, ok := named[scope]
+		if !ok {
+			v = containsWord(req.FileText, scope)
+			named[scope] = v
+		}
+		return v
+	}
 	for _, d := range ix.Definitions(names) {
 		if d.Local || (d.Name == "init" && d.Scope == "" && d.Language == "go") {
 			continue
@@ -820,7 +829,7 @@ func definitionSources(req Request, ix codeindex.Index, res *resolver, idents []
 		if si.defined && loc < 1.5 {
 			continue // a name the selection defines: only its namesakes nearby
 		}
-		if d.Scope != "" && loc <= 0 && !inSel[d.Scope] && !containsWord(req.FileText, d.Scope) {
+		if d.Scope != "" && loc <= 0 && !inSel[d.Scope] && !fileNames(d.Scope) {
 			// A member far away whose type this file never names: the
 			// selection's x.Name is some other type's Name (a question on
 			// a cookie's Name and Value is not about Setting.Value).

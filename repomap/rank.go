@@ -939,13 +939,14 @@ type ranking struct {
 	iterations int
 
 	mu   sync.Mutex
-	defs []rankedDef // the best, in order
-	tail []rankedDef // the rest, unsorted until someone needs them
+	defs []rankedDef        // the best, in order
+	tail []rankedDef        // the rest, unsorted until someone needs them
+	more func() []rankedDef // or: every definition scored again, unsorted (nil when defs holds all)
 }
 
 // rankedPrefix is how many definitions are sorted eagerly: far more than
 // an 8k-token map shows. Larger budgets sort the rest on demand.
-const rankedPrefix = 4096
+var rankedPrefix = 4096 // a variable for the tests
 
 // get returns the first k ranked definitions (fewer when there are fewer).
 func (r *ranking) get(k int) []rankedDef {
@@ -956,6 +957,11 @@ func (r *ranking) get(k int) []rankedDef {
 		all := make([]rankedDef, 0, len(r.defs)+len(r.tail))
 		r.defs = append(append(all, r.defs...), r.tail...)
 		r.tail = nil
+	}
+	if k > len(r.defs) && r.more != nil {
+		all := r.more()
+		slices.SortFunc(all, cmpRanked)
+		r.defs, r.more = all, nil
 	}
 	if k > len(r.defs) {
 		k = len(r.defs)
@@ -990,7 +996,10 @@ func splitTop(all []rankedDef, k int) (top, rest []rankedDef) {
 	if k <= 0 {
 		return nil, all
 	}
-	hist := make([]int32, 1<<scoreBucketBits)
+	hp := histPool.Get().(*[1 << scoreBucketBits]int32)
+	defer histPool.Put(hp)
+	hist := hp[:]
+	clear(hist)
 	for i := range all {
 		hist[scoreBucket(all[i].score)]++
 	}
@@ -1017,6 +1026,8 @@ func splitTop(all []rankedDef, k int) (top, rest []rankedDef) {
 	slices.SortFunc(all[:k], cmpRanked)
 	return all[:k:k], all[k:]
 }
+
+var histPool = sync.Pool{New: func() any { return new([1 << scoreBucketBits]int32) }}
 
 // scoreBucketBits is how many of a score's top bits (as an ordered key)
 // make its bucket: the sign, the exponent and 4 bits of the mantissa, 16
@@ -1087,11 +1098,25 @@ func (g *graph) rank(focus Focus, focusIdents []int32) *ranking {
 	}
 	f := g.flows(focus, focusIdents)
 	out := &ranking{fileRank: f.pr, iterations: f.iterations}
-	out.defs = g.score(focus, f.pr, f.mass, f.focusIdent)
-	out.n = len(out.defs)
-	out.defs, out.tail = splitTop(out.defs, rankedPrefix)
+	// Every definition is scored in a buffer kept between rankings; the
+	// ranking keeps the best. The rest are scored again (the same scores,
+	// from the same inputs) if a budget ever needs them.
+	buf := scoredPool.Get().(*[]rankedDef)
+	all := g.scoreInto((*buf)[:0], focus, f.pr, f.mass, f.focusIdent)
+	out.n = len(all)
+	top, _ := splitTop(all, rankedPrefix)
+	out.defs = slices.Clone(top)
+	*buf = all[:0]
+	scoredPool.Put(buf)
+	if out.n > len(out.defs) {
+		fc := Focus{Files: slices.Clone(focus.Files), Related: slices.Clone(focus.Related),
+			Identifiers: slices.Clone(focus.Identifiers), Mentioned: slices.Clone(focus.Mentioned), Known: slices.Clone(focus.Known)}
+		out.more = func() []rankedDef { return g.score(fc, f.pr, f.mass, f.focusIdent) }
+	}
 	return out
 }
+
+var scoredPool = sync.Pool{New: func() any { return new([]rankedDef) }}
 
 // flowResult is a personalized PageRank's outcome: the files' ranks and
 // the flow along each name in the last step.
@@ -1196,6 +1221,35 @@ func (g *graph) flowIndex() *flowIndex {
 	return x
 }
 
+// flowScratch holds a ranking's working arrays between rankings (a new
+// focus allocated about 0.7 MB of them on the Go tree).
+type flowScratch struct {
+	p, next, scale, share, outW, leak []float64
+	focusSlot, redone, matched        []bool
+}
+
+var flowPool = sync.Pool{New: func() any { return new(flowScratch) }}
+
+// floats returns *b resized to n and zeroed.
+func (*flowScratch) floats(b *[]float64, n int) []float64 {
+	if cap(*b) < n {
+		*b = make([]float64, n)
+	}
+	*b = (*b)[:n]
+	clear(*b)
+	return *b
+}
+
+// bools returns *b resized to n and all false.
+func (*flowScratch) bools(b *[]bool, n int) []bool {
+	if cap(*b) < n {
+		*b = make([]bool, n)
+	}
+	*b = (*b)[:n]
+	clear(*b)
+	return *b
+}
+
 // flows runs the personalized PageRank for focus (len(g.tags) > 0).
 func (g *graph) flows(focus Focus, focusIdents []int32) flowResult {
 	nf := len(g.tags)
@@ -1237,7 +1291,9 @@ func (g *graph) flows(focus Focus, focusIdents []int32) flowResult {
 	sort.Slice(focusIDs, func(i, j int) bool { return focusIDs[i] < focusIDs[j] })
 
 	// Personalization.
-	p := make([]float64, nf)
+	sc := flowPool.Get().(*flowScratch)
+	defer flowPool.Put(sc)
+	p := sc.floats(&sc.p, nf)
 	for _, f := range focus.Files {
 		if i, ok := g.fileIdx[f]; ok {
 			p[i] += 1
@@ -1251,7 +1307,7 @@ func (g *graph) flows(focus Focus, focusIdents []int32) flowResult {
 	if len(words) > 0 {
 		// Each file whose base name or path is a word, or whose path
 		// contains a word with a slash, once.
-		matched := make([]bool, nf)
+		matched := sc.bools(&sc.matched, nf)
 		for _, w := range words {
 			for _, i := range lower.byBase[w] {
 				matched[i] = true
@@ -1302,13 +1358,15 @@ func (g *graph) flows(focus Focus, focusIdents []int32) flowResult {
 	// personalization, like a dangling node's (leak). Only the files with
 	// an edge to a focus name differ from the unfocused ones (flowIndex).
 	x := g.flowIndex()
-	focusSlot := make([]bool, len(g.defined))
+	focusSlot := sc.bools(&sc.focusSlot, len(g.defined))
 	for _, id := range focusIDs {
 		focusSlot[g.slot[id]] = true // focus idents have definers
 	}
-	outW := slices.Clone(x.outW)
-	leak := slices.Clone(x.leak)
-	redone := make([]bool, nf)
+	outW := sc.floats(&sc.outW, nf)
+	copy(outW, x.outW)
+	leak := sc.floats(&sc.leak, nf)
+	copy(leak, x.leak)
+	redone := sc.bools(&sc.redone, nf)
 	for _, id := range focusIDs {
 		k := g.slot[id]
 		if int(k) >= g.referenced {
@@ -1340,9 +1398,9 @@ func (g *graph) flows(focus Focus, focusIdents []int32) flowResult {
 	// Always start from p (not from an earlier solution): the result must
 	// not depend on which focus was ranked before.
 	pr := append([]float64(nil), p...)
-	next := make([]float64, nf)
+	next := sc.floats(&sc.next, nf)
 	mass := make([]float64, g.referenced) // per referenced slot: no flow reaches the others
-	scale := make([]float64, nf)
+	scale := sc.floats(&sc.scale, nf)
 	// flow sends each file's rank along its edges (mass, per name) and, when
 	// next is not nil, each name's mass on to its definers (next). It pulls
 	// each name's mass from its in-edges (flowIndex), in the order a push
@@ -1356,7 +1414,7 @@ func (g *graph) flows(focus Focus, focusIdents []int32) flowResult {
 		}
 	}
 	slices.Sort(boosted)
-	share := make([]float64, g.referenced)
+	share := sc.floats(&sc.share, g.referenced)
 	pairs := g.slotFile[:g.slotStart[g.referenced]]
 	flow := func(pr, next []float64) (dangling float64) {
 		for f := 0; f < nf; f++ {
@@ -1443,6 +1501,7 @@ func (g *graph) flows(focus Focus, focusIdents []int32) flowResult {
 	}
 	// The flow of the final ranks: definitions are scored by it.
 	flow(pr, nil)
+	sc.next = next // the other buffer: pr is the caller's
 	return flowResult{pr: pr, mass: mass, focusIdent: focusIdent, iterations: it}
 }
 
@@ -1451,6 +1510,11 @@ func (g *graph) flows(focus Focus, focusIdents []int32) flowResult {
 // ranking. The static facts of each file and definition (fileFacts) are
 // computed when the file is parsed; this pass is arithmetic per definition.
 func (g *graph) score(focus Focus, pr, mass []float64, focusIdent []bool) []rankedDef {
+	return g.scoreInto(make([]rankedDef, 0, g.numDefs), focus, pr, mass, focusIdent)
+}
+
+// scoreInto is score appending to out.
+func (g *graph) scoreInto(out []rankedDef, focus Focus, pr, mass []float64, focusIdent []bool) []rankedDef {
 	nf := len(g.tags)
 	known := make([]bool, nf)
 	for _, f := range focus.Known {
@@ -1475,7 +1539,6 @@ func (g *graph) score(focus Focus, pr, mass []float64, focusIdent []bool) []rank
 		}
 	}
 	x := g.scoreIndex()
-	out := make([]rankedDef, 0, g.numDefs)
 	for fi, t := range g.tags {
 		if len(t.Defs) == 0 || known[fi] {
 			continue // the prompt holds this file already

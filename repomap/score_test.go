@@ -167,12 +167,18 @@ func TestScoreMatchesNaiveOnRealCode(t *testing.T) {
 	if _, err := m.Build(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	checkScoring(t, m, []Focus{
+	focuses := []Focus{
 		{},
 		{Files: []string{"server.go"}, Identifiers: []string{"Handler", "ServeHTTP", "ResponseWriter"}, Known: []string{"server.go"}},
 		{Files: []string{"client_test.go"}, Mentioned: []string{"redirect", "cookies", "jar"}},
 		{Related: []string{"transport.go"}, Mentioned: []string{"how", "does", "the", "transport", "reuse", "connections"}},
-	})
+	}
+	checkScoring(t, m, focuses)
+	// The rest of the ranking, past what is kept sorted, scored again on
+	// demand: the same full order.
+	defer func(n int) { rankedPrefix = n }(rankedPrefix)
+	rankedPrefix = 500
+	checkScoring(t, m, focuses)
 }
 
 // The same on the quality corpora (TypeScript and Python included).
