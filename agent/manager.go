@@ -103,7 +103,7 @@ type Manager struct {
 	tracer   *trace.Recorder
 	index    codeindex.Index
 	runs     map[string]*Run // running now; ended runs are retired (retention.go)
-	recent   []*Run          // the last recentRuns runs that ended, shed (retention.go)
+	recent   []endedRun      // the last recentRuns runs that ended
 	edits    map[string]*Edit
 	order    []string // edit ids in proposal order
 	threads  *threadStore
@@ -195,7 +195,7 @@ func (m *Manager) Start(parent context.Context, req AskRequest, emit func(protoc
 	}
 	ctx, cancel := context.WithCancelCause(parent)
 	r := &Run{ID: runID, ThreadID: threadID, Question: req.Question, Started: time.Now(), req: req, ctx: ctx, cancel: cancel,
-		drafts: workspace.NewDrafts(m.ws), emit: emit, state: StateRunning, done: make(chan struct{}), history: history}
+		drafts: workspace.NewDrafts(m.ws), line: newEventLine(0, emit), state: StateRunning, done: make(chan struct{}), history: history}
 	r.m = m
 	r.cfg = cfg
 	if cfg.StateDir != "" {
@@ -251,9 +251,9 @@ func (m *Manager) Runs() []*Run {
 	for _, r := range m.runs {
 		out = append(out, r)
 	}
-	for _, r := range m.recent {
-		if _, live := m.runs[r.ID]; !live {
-			out = append(out, r)
+	for _, e := range m.recent {
+		if _, live := m.runs[e.id]; !live {
+			out = append(out, m.run(e))
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Started.Before(out[j].Started) })

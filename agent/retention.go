@@ -17,60 +17,54 @@ import (
 // number of runs it has answered.
 const recentRuns = 64
 
-// retire keeps a run that has ended among the recent ones, after dropping
-// what it held for its loop (shed). The same Run stays: an edit accepted
-// after the end is announced through it, so every event it sends takes the
-// next seq of the one counter the run always had, however many accepts and
-// undos follow (a summary rebuilt per accept would repeat a seq, and the
-// editor drops an event whose seq it has seen). Called from the run's
-// goroutine once its loop has returned.
+// retire drops a run that has ended from memory, keeping a summary.
 func (m *Manager) retire(r *Run) {
-	r.shed()
+	s := r.summary()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.runs[r.ID] == r {
 		delete(m.runs, r.ID)
 	}
-	m.recent = slices.DeleteFunc(m.recent, func(o *Run) bool { return o.ID == r.ID }) // a resumed run
-	m.recent = append(m.recent, r)
+	m.recent = slices.DeleteFunc(m.recent, func(o endedRun) bool { return o.id == r.ID }) // a resumed run
+	m.recent = append(m.recent, s)
 	if len(m.recent) > recentRuns {
 		m.recent = append(m.recent[:0:0], m.recent[len(m.recent)-recentRuns:]...)
 	}
 }
 
-// shed drops what an ended run held for its loop: its conversation, events,
-// context report, history, notes and drafts (its journal keeps them), so a
-// long session's memory does not grow with the runs it has answered. What
-// stays is enough to list it, and to journal and announce what happens to
-// its edits later: its state, seq, journal path and emit.
-func (r *Run) shed() {
-	r.tr, r.curStep = nil, nil // used by the loop only, which has returned
-	r.mu.Lock()
-	r.retired = true
-	r.events, r.messages, r.report, r.history, r.notes, r.unknown = nil, nil, nil, nil, nil, nil
-	r.mu.Unlock()
-	for _, d := range r.drafts.All() {
-		r.drafts.Forget(d.Abs)
-	}
-}
-
-// endedRun is what a run's journal tells of a run that ended in an earlier
-// session: enough to list it and to journal what happens to its edits.
+// endedRun is what stays of a run that ended: enough to list it, to
+// journal and announce what happens to its edits later (accept, reject),
+// and nothing of its conversation, drafts or events. Its event line is the
+// run's own: an event sent after the end (an accept's checkpoint) takes the
+// next seq of the run, whichever Run made from the summary sends it, and
+// however many follow (a seq copied into each would repeat, and editors
+// drop an event whose seq they have seen).
 type endedRun struct {
 	id, question string
 	started      time.Time
 	state        State
-	seq          int
+	line         *eventLine
 	journalPath  string
 }
 
-// run returns a Run for a run that ended in an earlier session: cancelling
-// it does nothing, its drafts are empty, records reopen its journal, and
-// its events go nowhere (no client of this session asked for it).
+// summary is what stays of r once it ended.
+func (r *Run) summary() endedRun {
+	r.mu.Lock()
+	s := endedRun{id: r.ID, question: r.Question, started: r.Started, state: r.state, line: r.line}
+	r.mu.Unlock()
+	r.jmu.Lock()
+	s.journalPath = r.journalPath
+	r.jmu.Unlock()
+	return s
+}
+
+// run returns a fresh Run for an ended run: cancelling it does nothing,
+// its drafts are empty, records reopen its journal, events go to the
+// editor as the run's did.
 func (m *Manager) run(e endedRun) *Run {
-	r := &Run{ID: e.id, Question: e.question, Started: e.started, state: e.state, seq: e.seq, m: m,
+	r := &Run{ID: e.id, Question: e.question, Started: e.started, state: e.state, line: e.line, m: m,
 		ctx: context.Background(), cancel: func(error) {}, done: make(chan struct{}),
-		drafts: workspace.NewDrafts(m.ws), journalPath: e.journalPath, retired: true}
+		drafts: workspace.NewDrafts(m.ws), journalPath: e.journalPath}
 	close(r.done)
 	return r
 }
@@ -88,9 +82,10 @@ func (m *Manager) live(id string) (*Run, bool) {
 func (m *Manager) ended(id string) (*Run, bool) {
 	m.mu.Lock()
 	for i := len(m.recent) - 1; i >= 0; i-- {
-		if r := m.recent[i]; r.ID == id {
+		if m.recent[i].id == id {
+			e := m.recent[i]
 			m.mu.Unlock()
-			return r, true
+			return m.run(e), true
 		}
 	}
 	stateDir := m.cfg.StateDir
@@ -103,11 +98,13 @@ func (m *Manager) ended(id string) (*Run, bool) {
 		return nil, false
 	}
 	e := endedRun{id: id, started: recs[0].Time, journalPath: journalPath(stateDir, id)}
+	seq := 0
 	for _, rec := range effectiveRecords(recs) {
-		// A record holds the seq of the event sent before it; events sent
-		// after the last record (the end, an accept's checkpoint, others
-		// racing it) are not journaled: skip past them, as a resumed run does.
-		e.seq = max(e.seq, rec.EventSeq+streamProgressEvery+1)
+		// A record holds the seq of the last event sent before it; the
+		// events sent after the last record (the end, an accept's
+		// checkpoint, others racing it) were not journaled: skip past
+		// them, as a resumed run does.
+		seq = max(seq, rec.EventSeq+streamProgressEvery+1)
 		switch rec.Type {
 		case checkpoint.RecRunStarted:
 			var rs runStartedRecord
@@ -124,5 +121,6 @@ func (m *Manager) ended(id string) (*Run, bool) {
 	if e.state == "" {
 		return nil, false
 	}
+	e.line = newEventLine(seq, nil) // no client of this session follows it
 	return m.run(e), true
 }
