@@ -195,7 +195,7 @@ func (m *Manager) Start(parent context.Context, req AskRequest, emit func(protoc
 	}
 	ctx, cancel := context.WithCancelCause(parent)
 	r := &Run{ID: runID, ThreadID: threadID, Question: req.Question, Started: time.Now(), req: req, ctx: ctx, cancel: cancel,
-		drafts: workspace.NewDrafts(m.ws), emit: emit, state: StateRunning, done: make(chan struct{}), history: history}
+		drafts: workspace.NewDrafts(m.ws), line: newEventLine(0, emit), state: StateRunning, done: make(chan struct{}), history: history}
 	r.m = m
 	r.cfg = cfg
 	if cfg.StateDir != "" {

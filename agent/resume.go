@@ -133,7 +133,7 @@ func (m *Manager) Resume(parent context.Context, runID string, emit func(protoco
 		}
 	}
 	ctx, cancel := context.WithCancelCause(parent)
-	r := &Run{ID: runID, m: m, cfg: cfg, ctx: ctx, cancel: cancel, drafts: workspace.NewDrafts(m.ws), emit: emit,
+	r := &Run{ID: runID, m: m, cfg: cfg, ctx: ctx, cancel: cancel, drafts: workspace.NewDrafts(m.ws), line: newEventLine(0, emit),
 		state: StateRunning, done: make(chan struct{}), Started: time.Now()}
 	r.ThreadID, r.history = m.threads.historyOf(runID)
 	st, notes, err := r.restore(recs)
@@ -221,11 +221,13 @@ func (r *Run) restore(recs []checkpoint.Record) (*loopState, []string, error) {
 	r.mu.Lock()
 	r.messages = msgs
 	r.usage = jr.Usage
+	r.mu.Unlock()
 	// The next event follows every seq that may have been used: the
 	// journaled ones, the deltas streamed since the last journal record
 	// (bounded by streamProgressEvery), and the interrupted announcement.
-	r.seq = jr.LastSeq + streamProgressEvery + 1
-	r.mu.Unlock()
+	r.line.mu.Lock()
+	r.line.seq = jr.LastSeq + streamProgressEvery + 1
+	r.line.mu.Unlock()
 	r.unknown = jr.Unknown
 	if jr.Damaged > 0 {
 		r.warnings = append(r.warnings, fmt.Sprintf("%d damaged record(s) of run %s's journal were skipped.", jr.Damaged, r.ID))

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/checkpoint"
-	"github.com/cairn-dev/cairn/protocol"
 	"github.com/cairn-dev/cairn/workspace"
 )
 
@@ -35,20 +34,23 @@ func (m *Manager) retire(r *Run) {
 
 // endedRun is what stays of a run that ended: enough to list it, to
 // journal and announce what happens to its edits later (accept, reject),
-// and nothing of its conversation, drafts or events.
+// and nothing of its conversation, drafts or events. Its event line is the
+// run's own: an event sent after the end (an accept's checkpoint) takes the
+// next seq of the run, whichever Run made from the summary sends it, and
+// however many follow (a seq copied into each would repeat, and editors
+// drop an event whose seq they have seen).
 type endedRun struct {
 	id, question string
 	started      time.Time
 	state        State
-	seq          int
+	line         *eventLine
 	journalPath  string
-	emit         func(protocol.RunEvent)
 }
 
 // summary is what stays of r once it ended.
 func (r *Run) summary() endedRun {
 	r.mu.Lock()
-	s := endedRun{id: r.ID, question: r.Question, started: r.Started, state: r.state, seq: r.seq, emit: r.emit}
+	s := endedRun{id: r.ID, question: r.Question, started: r.Started, state: r.state, line: r.line}
 	r.mu.Unlock()
 	r.jmu.Lock()
 	s.journalPath = r.journalPath
@@ -60,9 +62,9 @@ func (r *Run) summary() endedRun {
 // its drafts are empty, records reopen its journal, events go to the
 // editor as the run's did.
 func (m *Manager) run(e endedRun) *Run {
-	r := &Run{ID: e.id, Question: e.question, Started: e.started, state: e.state, seq: e.seq, m: m,
+	r := &Run{ID: e.id, Question: e.question, Started: e.started, state: e.state, line: e.line, m: m,
 		ctx: context.Background(), cancel: func(error) {}, done: make(chan struct{}),
-		drafts: workspace.NewDrafts(m.ws), journalPath: e.journalPath, emit: e.emit}
+		drafts: workspace.NewDrafts(m.ws), journalPath: e.journalPath}
 	close(r.done)
 	return r
 }
@@ -96,8 +98,13 @@ func (m *Manager) ended(id string) (*Run, bool) {
 		return nil, false
 	}
 	e := endedRun{id: id, started: recs[0].Time, journalPath: journalPath(stateDir, id)}
+	seq := 0
 	for _, rec := range effectiveRecords(recs) {
-		e.seq = max(e.seq, rec.EventSeq)
+		// A record holds the seq of the last event sent before it; the
+		// events sent after the last record (the end, an accept's
+		// checkpoint, others racing it) were not journaled: skip past
+		// them, as a resumed run does.
+		seq = max(seq, rec.EventSeq+streamProgressEvery+1)
 		switch rec.Type {
 		case checkpoint.RecRunStarted:
 			var rs runStartedRecord
@@ -114,5 +121,6 @@ func (m *Manager) ended(id string) (*Run, bool) {
 	if e.state == "" {
 		return nil, false
 	}
+	e.line = newEventLine(seq, nil) // no client of this session follows it
 	return m.run(e), true
 }

@@ -81,19 +81,14 @@ type Run struct {
 	jmu         sync.Mutex // guards journal and journalPath
 	journal     *checkpoint.Journal
 	journalPath string // set when the journal is closed at the end of the run
-	emit        func(protocol.RunEvent)
 
-	mu     sync.Mutex
-	seq    int
-	state  State
-	events []protocol.RunEvent
-	// outbox holds events numbered but not yet emitted. One goroutine at a
-	// time (emitting) drains it, so a run's events reach emit in seq order
-	// even when an accept's checkpoint is sent from a command's goroutine
-	// while the loop streams (an editor drops an event whose seq is not above
-	// the last it saw), and emit may itself send (acp accepts from emit).
-	outbox   []protocol.RunEvent
-	emitting bool
+	// line numbers and delivers the run's events; once the run has ended,
+	// the summary kept of it (retention.go) shares it.
+	line *eventLine
+
+	mu       sync.Mutex
+	state    State
+	events   []protocol.RunEvent
 	report   *contextengine.Report
 	messages []model.Message
 	usage    tokencount.Usage
@@ -177,50 +172,80 @@ func (r *Run) Report() *contextengine.Report {
 // Cancel stops the run; it ends with the cancelled event.
 func (r *Run) Cancel() { r.cancel(ErrCancelledByUser) }
 
+// eventLine numbers a run's events and delivers them to emit in that
+// order. One goroutine at a time (emitting) drains the outbox, so a run's
+// events reach emit in seq order even when an accept's checkpoint is sent
+// from a command's goroutine while the loop streams (an editor drops an
+// event whose seq is not above the last it saw), and emit may itself send
+// (acp accepts from emit). A run that has ended keeps its line in the
+// summary the manager keeps of it: each accept after the end takes the
+// next seq, however many follow.
+type eventLine struct {
+	mu       sync.Mutex
+	seq      int // the last seq given
+	emit     func(protocol.RunEvent)
+	outbox   []protocol.RunEvent // numbered, not yet emitted
+	emitting bool
+}
+
+func newEventLine(seq int, emit func(protocol.RunEvent)) *eventLine {
+	return &eventLine{seq: seq, emit: emit}
+}
+
+// lastSeq returns the seq of the last event sent.
+func (l *eventLine) lastSeq() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.seq
+}
+
 // send assigns the next seq and emits the event. Terminal events set state.
 func (r *Run) send(ev protocol.RunEvent) {
 	ev = r.redactEvent(ev)
-	r.mu.Lock()
-	r.seq++
 	ev.RunID = r.ID
-	ev.Seq = r.seq
+	l := r.line
+	l.mu.Lock()
+	l.seq++
+	ev.Seq = l.seq
+	r.mu.Lock()
 	r.events = append(r.events, ev)
-	if r.emit == nil {
-		r.mu.Unlock()
+	r.mu.Unlock()
+	if l.emit == nil {
+		l.mu.Unlock()
 		return
 	}
-	r.outbox = append(r.outbox, ev)
-	if r.emitting {
-		r.mu.Unlock()
+	l.outbox = append(l.outbox, ev)
+	if l.emitting {
+		l.mu.Unlock()
 		return // the goroutine emitting delivers it after the ones before it
 	}
-	r.emitting = true
-	r.mu.Unlock()
-	r.drain()
+	l.emitting = true
+	l.mu.Unlock()
+	l.drain()
 }
 
 // drain emits the outbox in order; the caller has set emitting.
-func (r *Run) drain() {
+func (l *eventLine) drain() {
 	ok := false
 	defer func() {
 		if !ok { // emit panicked: let the next send deliver what is left
-			r.mu.Lock()
-			r.emitting = false
-			r.mu.Unlock()
+			l.mu.Lock()
+			l.emitting = false
+			l.mu.Unlock()
 		}
 	}()
 	for {
-		r.mu.Lock()
-		if len(r.outbox) == 0 {
-			r.emitting = false
-			r.mu.Unlock()
+		l.mu.Lock()
+		if len(l.outbox) == 0 {
+			l.emitting = false
+			l.mu.Unlock()
 			ok = true
 			return
 		}
-		next := r.outbox[0]
-		r.outbox = r.outbox[1:]
-		r.mu.Unlock()
-		r.emit(next)
+		next := l.outbox[0]
+		l.outbox = l.outbox[1:]
+		l.mu.Unlock()
+		l.emit(next)
 	}
 }
 
@@ -473,9 +498,7 @@ const streamProgressEvery = 32
 // jrnlNoSync records streaming progress without waiting for the disk: it
 // only has to survive a process crash, and it is written often.
 func (r *Run) jrnlNoSync(typ string, step int) {
-	r.mu.Lock()
-	seq := r.seq
-	r.mu.Unlock()
+	seq := r.line.lastSeq()
 	r.jmu.Lock()
 	defer r.jmu.Unlock()
 	if r.journal != nil {
@@ -487,9 +510,7 @@ func (r *Run) jrnlNoSync(typ string, step int) {
 // journal is closed), records such as an edit accepted later reopen it for
 // the one append.
 func (r *Run) jrnl(typ string, step int, data any) {
-	r.mu.Lock()
-	seq := r.seq
-	r.mu.Unlock()
+	seq := r.line.lastSeq()
 	r.jmu.Lock()
 	defer r.jmu.Unlock()
 	j := r.journal

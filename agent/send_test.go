@@ -16,8 +16,8 @@ func TestSendEmitsInSeqOrderAcrossGoroutines(t *testing.T) {
 	second := make(chan struct{})
 	var mu sync.Mutex
 	var got []int
-	r := &Run{ID: "run-order"}
-	r.emit = func(ev protocol.RunEvent) {
+	r := &Run{ID: "run-order", line: newEventLine(0, nil)}
+	r.line.emit = func(ev protocol.RunEvent) {
 		if ev.Seq == 1 {
 			close(entered)
 			// Give the other goroutine its chance to overtake: without the
@@ -55,8 +55,8 @@ func TestSendEmitsInSeqOrderAcrossGoroutines(t *testing.T) {
 // from inside emit: that event follows the one being emitted.
 func TestSendFromInsideEmit(t *testing.T) {
 	var got []int
-	r := &Run{ID: "run-reentrant"}
-	r.emit = func(ev protocol.RunEvent) {
+	r := &Run{ID: "run-reentrant", line: newEventLine(0, nil)}
+	r.line.emit = func(ev protocol.RunEvent) {
 		got = append(got, ev.Seq)
 		if ev.Seq == 1 {
 			r.send(protocol.RunEvent{Kind: protocol.EventCheckpoint, CheckpointID: "cp-1"})

@@ -168,8 +168,8 @@ func TestBuildLimit(t *testing.T) {
 		{400 * mb, 50 * mb, buildMemoryLimit, noLimit, buildMemoryFloor},        // never below the floor
 		{300 * mb, 200 * mb, buildMemoryLimit, noLimit, 400 * mb},               // no squeeze below twice the live heap
 		{300 * mb, 100 * mb, buildMemoryLimit, noLimit, 200 * mb},               // down to it
-		{300 * mb, 250 * mb, buildMemoryLimit, noLimit, buildMemoryLimit},       // the ceiling holds there
-		{0, 400 * mb, buildMemoryLimit, noLimit, 600 * mb},                      // a big tree passes the ceiling
+		{300 * mb, 210 * mb, buildMemoryLimit, noLimit, buildMemoryLimit},       // the ceiling holds there
+		{0, 400 * mb, buildMemoryLimit, noLimit, 800 * mb},                      // a big tree passes the ceiling
 		{0, 400 * mb, buildMemoryLimit, 500 * mb, 500 * mb},                     // but not the process's own limit
 		{300 * mb, 10 * mb, 100 * mb, 100 * mb, 100 * mb},                       // a lower limit of the process holds
 	} {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -45,6 +46,18 @@ func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			return err
 		}
 	}
+	// The in-process server's configuration warnings wait for the question
+	// to be asked: when they are why it is refused, the error says it once.
+	logger := slog.Default()
+	warnings := newConfigWarnings(logger.Handler())
+	slog.SetDefault(slog.New(warnings))
+	defer slog.SetDefault(logger)
+	released := false
+	defer func() {
+		if !released {
+			warnings.release(nil)
+		}
+	}()
 	serverEnd, clientEnd := net.Pipe()
 	done := make(chan error, 1)
 	go func() { done <- server.Serve(ctx, serverEnd, serverEnd, server.Options{}) }()
@@ -57,6 +70,8 @@ func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return fmt.Errorf("opening %s: %w", *file, err)
 	}
 	runID, err := ed.Ask(ctx, *file, from, to, question)
+	warnings.release(err)
+	released = true
 	if err != nil {
 		return err
 	}

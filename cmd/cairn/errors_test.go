@@ -90,3 +90,50 @@ func TestAskOutputHasNoLogLines(t *testing.T) {
 		t.Errorf("CAIRN_LOG=debug gives %s", got)
 	}
 }
+
+// A configuration problem reaches the terminal once: when it leaves no
+// usable model, as cairn ask's error (exit 1), not also as the in-process
+// server's warning (it used to be printed two or three times); when the
+// question can still be answered, as one warning.
+func TestAskSaysAConfigurationProblemOnce(t *testing.T) {
+	dir := t.TempDir()
+	if err := copyEmbedded(sampleFS, "_sample/ws", dir); err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(t.TempDir(), "s.yaml")
+	os.WriteFile(script, []byte("turns:\n  - text: the answer\n"), 0o644)
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		code int
+		msg  string // on stderr exactly once
+	}{
+		{"no provider", map[string]string{"CAIRN_PROVIDER": ""}, 1,
+			"no model provider is set: set model.provider (or CAIRN_PROVIDER) to openai, anthropic or scripted"},
+		{"unknown provider", map[string]string{"CAIRN_PROVIDER": "foo"}, 1,
+			`model.provider "foo" is not one of openai, anthropic, scripted`},
+		{"scripted without a script", map[string]string{"CAIRN_PROVIDER": "scripted", "CAIRN_SCRIPT": ""}, 1,
+			"scripted.path (or CAIRN_SCRIPT) is not set"},
+		{"a warning that does not stop the run", map[string]string{"CAIRN_PROVIDER": "scripted", "CAIRN_SCRIPT": script, "CAIRN_CONTEXT_WINDOW": "lots"}, 0,
+			`CAIRN_CONTEXT_WINDOW="lots" is not a positive number; using the default`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("CAIRN_STATE_DIR", t.TempDir())
+			t.Setenv("CAIRN_LOG", "")
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			out, errOut, code := runCLI(t, "ask", "--root", dir, "--file", "greet/greet.go", "what is it")
+			n := strings.Count(errOut, tc.msg)
+			if quoted := strings.ReplaceAll(tc.msg, `"`, `\"`); quoted != tc.msg {
+				n += strings.Count(errOut, quoted) // as the log handler quotes it
+			}
+			if code != tc.code || n != 1 {
+				t.Errorf("exit %d (want %d); the message is on stderr %d times, want once:\n%s\nstdout: %s", code, tc.code, n, errOut, out)
+			}
+			if tc.code != 0 && !strings.HasPrefix(errOut, "cairn ask: no usable model provider: ") {
+				t.Errorf("stderr does not start with the error:\n%s", errOut)
+			}
+		})
+	}
+}
