@@ -256,3 +256,40 @@ func BenchmarkQuery(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAnalyze is the index-time analysis alone (the body field of
+// every chunk of net/ in the corpus, or of the test fixture), one
+// goroutine: the part of a build's CPU that is Cairn's own code rather
+// than bleve's.
+func BenchmarkAnalyze(b *testing.B) {
+	root := filepath.Join("testdata", "fixture")
+	if d := os.Getenv("CAIRN_BENCH_CORPUS"); d != "" {
+		root = filepath.Join(d, "net")
+	}
+	var texts [][]byte
+	var size int64
+	_ = filepath.Walk(root, func(p string, info os.FileInfo, err error) error {
+		if err != nil || info.IsDir() || info.Size() > 1<<20 {
+			return nil
+		}
+		content, err := os.ReadFile(p)
+		if err != nil || workspace.IsBinary(content) {
+			return nil
+		}
+		for _, c := range chunkFile(content, nil) {
+			texts = append(texts, c.Text)
+			size += int64(len(c.Text))
+		}
+		return nil
+	})
+	if len(texts) == 0 {
+		b.Skip("no text under " + root)
+	}
+	b.SetBytes(size)
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, t := range texts {
+			newCodeField(fBody, t).Analyze()
+		}
+	}
+}

@@ -56,7 +56,8 @@ func (f *indexField) Analyze() {
 		f.length, f.size = 1, 48+2*len(f.value)
 		return
 	}
-	s := freqSink{freqs: make(index.TokenFrequencies, len(f.value)/16+4)}
+	expect := len(f.value)/12 + 4
+	s := freqSink{freqs: make(index.TokenFrequencies, expect), expect: expect}
 	scanTokens(f.value, &s)
 	f.freqs, f.length, f.size = s.freqs, s.n, s.size
 }
@@ -71,15 +72,22 @@ type freqSink struct {
 	size  int // bytes of the distinct terms, for Size
 	last  *freqSlot
 	fresh bool // last was new: the sink keeps its bytes
+	// expect is the number of distinct terms the text is likely to have
+	// (one per 12 bytes of code: 13 on the Go tree's net/, with parts
+	// and stems), the size of the first slab.
+	expect int
 }
 
 // freqSlot is a term's frequency (first, so a *TokenFreq in freqs leads
-// back to its slot) and, once known, its stem's slot.
+// back to its slot) and, once known, its stem's slot: 64 bytes, a cache
+// line.
 type freqSlot struct {
-	tf      index.TokenFreq
-	stem    *freqSlot // nil: no stem
-	stemmed bool
+	tf   index.TokenFreq
+	stem *freqSlot // nil: not stemmed yet; noStemSlot: the word is its stem
 }
+
+// noStemSlot marks a word whose stem is itself.
+var noStemSlot = new(freqSlot)
 
 var _ countingSink = (*freqSink)(nil)
 
@@ -89,10 +97,10 @@ func (s *freqSink) kept() bool { return s.fresh }
 
 func (s *freqSink) restem() bool {
 	w := s.last
-	if !w.stemmed {
+	if w.stem == nil {
 		return false
 	}
-	if w.stem != nil {
+	if w.stem != noStemSlot {
 		w.stem.tf.SetFrequency(w.stem.tf.Frequency() + 1)
 		s.n++
 	}
@@ -101,11 +109,12 @@ func (s *freqSink) restem() bool {
 
 func (s *freqSink) stemmed(st []byte, _, _, _ int) {
 	w := s.last
-	w.stemmed = true
-	if st != nil {
-		w.stem = s.count(st)
-		s.last = w
+	if st == nil {
+		w.stem = noStemSlot
+		return
 	}
+	w.stem = s.count(st)
+	s.last = w
 }
 
 func (s *freqSink) count(term []byte) *freqSlot {
@@ -116,7 +125,7 @@ func (s *freqSink) count(term []byte) *freqSlot {
 		return (*freqSlot)(unsafe.Pointer(tf))
 	}
 	if len(s.slab) == cap(s.slab) {
-		s.slab = make([]freqSlot, 0, 64)
+		s.slab = make([]freqSlot, 0, max(64, s.expect-len(s.freqs)))
 	}
 	s.slab = append(s.slab, freqSlot{tf: index.TokenFreq{Term: term}})
 	slot := &s.slab[len(s.slab)-1]
