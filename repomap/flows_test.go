@@ -29,14 +29,7 @@ func (g *graph) naiveFlows(focus Focus, focusIdents []int32) flowResult {
 			mark(id)
 		}
 	}
-	var words []string
-	for _, w := range focus.Mentioned {
-		w = strings.ToLower(strings.Trim(w, " \t\n`'\"()[]{},.;:?!"))
-		if len(w) < 3 {
-			continue
-		}
-		words = append(words, w)
-	}
+	words := focus.words()
 	if len(words) > 0 {
 		for _, id := range g.defined {
 			name := strings.TrimPrefix(g.idents[id], bareMark)

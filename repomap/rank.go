@@ -1250,6 +1250,20 @@ func (*flowScratch) bools(b *[]bool, n int) []bool {
 	return *b
 }
 
+// words are the focus's mentioned words, trimmed of quotes and
+// punctuation and lowercased, of three letters or more: matched against
+// defined names regardless of case.
+func (focus Focus) words() []string {
+	var words []string
+	for _, w := range focus.Mentioned {
+		w = strings.ToLower(strings.Trim(w, " \t\n`'\"()[]{},.;:?!"))
+		if len(w) >= 3 {
+			words = append(words, w)
+		}
+	}
+	return words
+}
+
 // flows runs the personalized PageRank for focus (len(g.tags) > 0).
 func (g *graph) flows(focus Focus, focusIdents []int32) flowResult {
 	nf := len(g.tags)
@@ -1267,14 +1281,7 @@ func (g *graph) flows(focus Focus, focusIdents []int32) flowResult {
 			mark(id)
 		}
 	}
-	var words []string
-	for _, w := range focus.Mentioned {
-		w = strings.ToLower(strings.Trim(w, " \t\n`'\"()[]{},.;:?!"))
-		if len(w) < 3 {
-			continue
-		}
-		words = append(words, w)
-	}
+	words := focus.words()
 	var lower *lowerPaths
 	if len(words) > 0 {
 		// The defined names equal to a word but for case (the same set a
