@@ -57,8 +57,10 @@ func BenchmarkColdBuild(b *testing.B) {
 			b.Fatal(err)
 		}
 		st := ix.Stats()
+		segs := ix.s.Segments()
 		ix.Close()
 		b.ReportMetric(float64(st.SearchDocs), "chunks")
+		b.ReportMetric(float64(segs), "segments")
 	}
 	debug.FreeOSMemory()
 }
