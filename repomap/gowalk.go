@@ -140,32 +140,35 @@ static void gw_spec_names(const gw_ids *ids, gw_cursor *sub, gw_node spec, uint3
 	} while (ts_tree_cursor_goto_next_sibling(sub));
 }
 
-// gw_top emits the top-level const and var definitions: patterns 7 and 8,
-// (source_file (const_declaration (const_spec name: (identifier)))).
-static void gw_top(const gw_ids *ids, gw_cursor *sub, gw_cursor *sub2, gw_node file, gw_out *o) {
-	ts_tree_cursor_reset(sub, file);
-	if (!ts_tree_cursor_goto_first_child(sub)) return;
-	do {
-		gw_node d = ts_tree_cursor_current_node(sub);
-		uint16_t s = ts_node_symbol(d);
-		int spec, pattern;
-		uint32_t defcap;
-		if (s == ids->sym[GS_CONST_DECLARATION]) {
-			spec = GS_CONST_SPEC, pattern = 7, defcap = ids->cap[GC_DEF_CONSTANT];
-		} else if (s == ids->sym[GS_VAR_DECLARATION]) {
-			spec = GS_VAR_SPEC, pattern = 8, defcap = ids->cap[GC_DEF_VARIABLE];
-		} else {
-			continue;
-		}
-		ts_tree_cursor_reset(sub2, d);
-		if (!ts_tree_cursor_goto_first_child(sub2)) continue;
-		gw_cursor names = ts_tree_cursor_new(d);
+// gw_top emits the top-level const and var definitions of the file under
+// root: patterns 7 and 8, (source_file (const_declaration (const_spec name:
+// (identifier)))).
+static void gw_top(const gw_ids *ids, gw_node file, gw_out *o) {
+	gw_cursor decls = ts_tree_cursor_new(file), specs = ts_tree_cursor_new(file), names = ts_tree_cursor_new(file);
+	if (ts_tree_cursor_goto_first_child(&decls)) {
 		do {
-			gw_node sp = ts_tree_cursor_current_node(sub2);
-			if (ts_node_symbol(sp) == ids->sym[spec]) gw_spec_names(ids, &names, sp, pattern, defcap, pattern == 7, o);
-		} while (ts_tree_cursor_goto_next_sibling(sub2));
-		ts_tree_cursor_delete(&names);
-	} while (ts_tree_cursor_goto_next_sibling(sub));
+			gw_node d = ts_tree_cursor_current_node(&decls);
+			uint16_t s = ts_node_symbol(d);
+			int spec, pattern;
+			uint32_t defcap;
+			if (s == ids->sym[GS_CONST_DECLARATION]) {
+				spec = GS_CONST_SPEC, pattern = 7, defcap = ids->cap[GC_DEF_CONSTANT];
+			} else if (s == ids->sym[GS_VAR_DECLARATION]) {
+				spec = GS_VAR_SPEC, pattern = 8, defcap = ids->cap[GC_DEF_VARIABLE];
+			} else {
+				continue;
+			}
+			ts_tree_cursor_reset(&specs, d);
+			if (!ts_tree_cursor_goto_first_child(&specs)) continue;
+			do {
+				gw_node sp = ts_tree_cursor_current_node(&specs);
+				if (ts_node_symbol(sp) == ids->sym[spec]) gw_spec_names(ids, &names, sp, pattern, defcap, pattern == 7, o);
+			} while (ts_tree_cursor_goto_next_sibling(&specs));
+		} while (ts_tree_cursor_goto_next_sibling(&decls));
+	}
+	ts_tree_cursor_delete(&decls);
+	ts_tree_cursor_delete(&specs);
+	ts_tree_cursor_delete(&names);
 }
 
 // cairn_go_walk writes the matches of queries/go-tags.scm on the tree under
@@ -177,7 +180,6 @@ static void gw_top(const gw_ids *ids, gw_cursor *sub, gw_cursor *sub2, gw_node f
 static long cairn_go_walk(const gw_ids *ids, gw_node root, uint32_t **buf, size_t *cap) {
 	gw_out o = {buf, cap, 0, false};
 	gw_cursor c = ts_tree_cursor_new(root);
-	gw_cursor sub = ts_tree_cursor_new(root), sub2 = ts_tree_cursor_new(root);
 	const uint16_t *S = ids->sym;
 	const uint32_t *C = ids->cap;
 	for (;;) {
@@ -243,7 +245,7 @@ static long cairn_go_walk(const gw_ids *ids, gw_node root, uint32_t **buf, size_
 				gw_emit(&o, 6, cs, 2);
 			}
 		} else if (s == S[GS_SOURCE_FILE]) {
-			gw_top(ids, &sub, &sub2, n, &o);
+			gw_top(ids, n, &o);
 		}
 		if (o.oom) break;
 		if (ts_tree_cursor_goto_first_child(&c)) continue;
@@ -254,8 +256,6 @@ static long cairn_go_walk(const gw_ids *ids, gw_node root, uint32_t **buf, size_
 		if (!more) break;
 	}
 	ts_tree_cursor_delete(&c);
-	ts_tree_cursor_delete(&sub);
-	ts_tree_cursor_delete(&sub2);
 	return o.oom ? -1 : (long)o.n;
 }
 */

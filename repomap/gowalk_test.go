@@ -91,11 +91,7 @@ func compareGoWalker(t testing.TB, l *language, w *goWalker, mt *matcher, p *sit
 		if err := run(func(pattern uint16, cs []capture) {
 			cs = slices.Clone(cs)
 			slices.SortFunc(cs, func(a, b capture) int { return cmp.Or(cmp.Compare(a.id, b.id), cmp.Compare(a.start, b.start)) })
-			rec := []uint32{uint32(pattern)}
-			for _, c := range cs {
-				rec = append(rec, c.id, c.start, c.end, c.startRow, c.endRow, c.endColumn)
-			}
-			out = append(out, rec)
+			out = append(out, matchRecord(pattern, cs))
 		}); err != nil {
 			t.Fatal(err)
 		}

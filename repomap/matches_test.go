@@ -65,11 +65,7 @@ func TestMatchesAgreeWithBindings(t *testing.T) {
 		want := matchesViaBindings(l, tree.RootNode())
 		var got [][]uint32
 		if err := mt.run(l.query, tree.RootNode(), func(pattern uint16, cs []capture) {
-			rec := []uint32{uint32(pattern)}
-			for _, c := range cs {
-				rec = append(rec, c.id, c.start, c.end, c.startRow, c.endRow, c.endColumn)
-			}
-			got = append(got, rec)
+			got = append(got, matchRecord(pattern, cs))
 		}); err != nil {
 			t.Fatal(err)
 		}
@@ -87,6 +83,16 @@ func TestMatchesAgreeWithBindings(t *testing.T) {
 	if n < 12 {
 		t.Fatalf("only %d files compared", n)
 	}
+}
+
+// matchRecord is a match as the flat record cairn_matches writes: the
+// pattern, then each capture's id, byte range, rows and end column.
+func matchRecord(pattern uint16, cs []capture) []uint32 {
+	rec := []uint32{uint32(pattern)}
+	for _, c := range cs {
+		rec = append(rec, c.id, c.start, c.end, c.startRow, c.endRow, c.endColumn)
+	}
+	return rec
 }
 
 func firstDiff(a, b [][]uint32) int {
