@@ -276,11 +276,14 @@ import (
 // definition: the walker refuses to start unless the query has the
 // patterns and captures it was written for, and
 // TestGoWalkerAgreesWithQuery compares the tags of both on real code.
-type goWalker struct{ ids C.gw_ids }
+type goWalker struct {
+	ids  C.gw_ids
+	caps [len(goWalkerCaptures)]uint32 // the same ids, for goSyntax
+}
 
 // goWalkerCaptures are the capture names in the order cairn_go_walk's
 // GC_* constants expect them.
-var goWalkerCaptures = []string{
+var goWalkerCaptures = [...]string{
 	"name", "definition.function", "receiver", "definition.method", "definition.struct",
 	"definition.interface", "definition.type", "definition.constant", "definition.variable", "import",
 	"qualifier", "reference.type", "reference.member", "reference.call",
@@ -315,6 +318,7 @@ func newGoWalker(lang *sitter.Language, q *sitter.Query) (*goWalker, error) {
 			return nil, fmt.Errorf("the Go tags query has no @%s capture", name)
 		}
 		w.ids.cap[i] = C.uint32_t(id)
+		w.caps[i] = id
 	}
 	return w, nil
 }

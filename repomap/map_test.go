@@ -626,12 +626,12 @@ func TestRankDownweightsFixtures(t *testing.T) {
 
 func TestParseFailureIsCountedAndRetried(t *testing.T) {
 	root := t.TempDir()
+	// Python: Go files go/parser accepts never reach tree-sitter.
 	var b strings.Builder
-	b.WriteString("package big\n")
 	for i := 0; i < 3000; i++ {
-		fmt.Fprintf(&b, "func F%d(a, b int) int { if a > b { return a - b }; return b - a }\n", i)
+		fmt.Fprintf(&b, "def F%d(a, b):\n    if a > b:\n        return a - b\n    return b - a\n", i)
 	}
-	writeFiles(t, root, map[string]string{"big.go": b.String(), "small.go": "package big\n"})
+	writeFiles(t, root, map[string]string{"big.py": b.String(), "small.py": "x = 1\n"})
 	old := ParseTimeout
 	ParseTimeout = time.Microsecond
 	m := newMap(t, root, Options{})
@@ -646,7 +646,7 @@ func TestParseFailureIsCountedAndRetried(t *testing.T) {
 		t.Errorf("after the timeout is lifted: %v", st.Skipped)
 	}
 	// The parser that timed out is reset: a later parse is not confused.
-	ft, err := ParseFile("x.go", []byte("package x\nfunc OnlyThis() {}\n"))
+	ft, err := ParseFile("x.py", []byte("def OnlyThis():\n    pass\n"))
 	if err != nil || len(ft.Defs) != 1 || ft.Defs[0].Name != "OnlyThis" {
 		t.Errorf("after a timeout: %+v, %v", ft, err)
 	}

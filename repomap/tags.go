@@ -123,6 +123,32 @@ func parseFileHashed(ctx context.Context, rel string, content []byte, hash strin
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if name == "go" && l.walker != nil {
+		if f, base := parseGo(content); f != nil {
+			ft := &FileTags{
+				Path:       rel,
+				Language:   name,
+				Hash:       hash,
+				Lines:      bytes.Count(content, []byte{'\n'}) + 1,
+				Constraint: goBuildConstraint(content),
+			}
+			mt := matchers.Get().(*matcher)
+			defer matchers.Put(mt)
+			lines := newLineIndex(content)
+			g := &goSyntax{base: base, lines: lines, caps: &l.walker.caps}
+			each := func(fn func(uint16, []capture)) error {
+				g.fn = fn
+				g.matches(f)
+				return nil
+			}
+			if err := extractFrom(l, mt, each, lines, content, ft); err != nil {
+				return nil, fmt.Errorf("repomap: tags of %s: %w", rel, err)
+			}
+			if !g.unsure {
+				return ft, nil
+			}
+		}
+	}
 	// No cancellable context for the parse itself: go-tree-sitter watches
 	// such a context from a goroutine that may set the parser's cancel flag
 	// after the parse finished, and a cancelled parser resumes its old
@@ -183,6 +209,13 @@ type refHit struct {
 }
 
 func extract(l *language, mt *matcher, root *sitter.Node, content []byte, ft *FileTags) error {
+	each := func(fn func(uint16, []capture)) error { return l.matches(mt, root, fn) }
+	return extractFrom(l, mt, each, newLineIndex(content), content, ft)
+}
+
+// extractFrom makes ft's tags from the matches each hands its function;
+// lineOf indexes content's lines.
+func extractFrom(l *language, mt *matcher, each func(fn func(uint16, []capture)) error, lineOf *lineIndex, content []byte, ft *FileTags) error {
 	defs := map[uint32]*rawDef{} // by name start byte
 	interned := map[string]string{}
 	type refAgg struct {
@@ -193,7 +226,7 @@ func extract(l *language, mt *matcher, root *sitter.Node, content []byte, ft *Fi
 	qualOf := map[uint32]string{} // reference name start → its qualifier
 	imports := map[string]bool{}  // the package names the file imports
 	clen := uint32(len(content))
-	err := l.matches(mt, root, func(pattern uint16, cs []capture) {
+	err := each(func(pattern uint16, cs []capture) {
 		if ps := l.predicates[pattern]; ps != nil && !holds(ps, cs, content) {
 			return
 		}
@@ -293,7 +326,6 @@ func extract(l *language, mt *matcher, root *sitter.Node, content []byte, ft *Fi
 	}
 	agg := map[refKey]*refAgg{}
 	sort.Slice(refs, func(i, j int) bool { return refs[i].start < refs[j].start })
-	lineOf := newLineIndex(content)
 	for i, r := range refs {
 		if i > 0 && refs[i-1].start == r.start {
 			continue // the same node from another pattern

@@ -1,0 +1,689 @@
+package repomap
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+)
+
+// Go files the Go toolchain's parser accepts are tagged from its syntax
+// tree, not from tree-sitter's: go/parser reads Go about nine times as fast
+// (tree-sitter's parse of the Go files was a quarter of a cold build's CPU
+// on the Go tree), and a file it accepts has exactly one reading. The tags
+// query stays the definition: goSyntax yields the matches the query's
+// patterns give on tree-sitter's tree of the same file, capture for
+// capture, which means following tree-sitter-go's grammar where it reads
+// Go differently from the spec (a type switch's `case nil` is a type
+// name, `fns[i](x)` a generic conversion, `var ( ... )` specs are not
+// top-level variables for the query). TestGoSyntaxAgreesWithQuery
+// compares both on the Go tree. Files go/parser rejects, and every other
+// language, go through tree-sitter, whose error recovery keeps what
+// parsed.
+
+// Capture indexes of goWalkerCaptures, the order goWalker.caps keeps the
+// query's capture ids in.
+const (
+	gcName = iota
+	gcDefFunction
+	gcReceiver
+	gcDefMethod
+	gcDefStruct
+	gcDefInterface
+	gcDefType
+	gcDefConstant
+	gcDefVariable
+	gcImport
+	gcQualifier
+	gcRefType
+	gcRefMember
+	gcRefCall
+)
+
+// Pattern indexes of queries/go-tags.scm, in the file's order.
+const (
+	gpFunction uint16 = iota
+	gpMethod
+	gpStruct
+	gpInterface
+	gpType
+	gpAlias
+	gpMethodElem
+	gpConst
+	gpVar
+	gpImport
+	gpQualifiedType
+	gpQualifiedMember
+	gpCall
+	gpMember
+	gpTypeIdentifier
+)
+
+// goSyntax walks one go/parser tree and hands each match to fn.
+type goSyntax struct {
+	base    int // the token.File's base: Pos - base is the byte offset
+	lines   *lineIndex
+	caps    *[len(goWalkerCaptures)]uint32
+	fn      func(pattern uint16, cs []capture)
+	cs      []capture
+
+	// unsure is set on syntax tree-sitter-go reads by accident rather
+	// than by its grammar's rules (paramsUnsure): the caller then tags
+	// the file with tree-sitter.
+	unsure bool
+}
+
+// parseGo parses content with go/parser; nil when it reports an error.
+func parseGo(content []byte) (*ast.File, int) {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "", content, parser.SkipObjectResolution)
+	if err != nil {
+		return nil, 0
+	}
+	return f, fset.File(f.Package).Base()
+}
+
+// matches hands fn the query's matches on f, in no particular order
+// (extract does not depend on it).
+func (g *goSyntax) matches(f *ast.File) {
+	for _, d := range f.Decls {
+		switch d := d.(type) {
+		case *ast.FuncDecl:
+			g.funcDecl(d)
+		case *ast.GenDecl:
+			g.genDecl(d, true)
+		}
+	}
+}
+
+func (g *goSyntax) off(p token.Pos) uint32 { return uint32(int(p) - g.base) }
+
+// at is the capture of query capture c over [start, end).
+func (g *goSyntax) at(c int, start, end token.Pos) capture {
+	s, e := g.off(start), g.off(end)
+	sr := g.lines.line(s) - 1
+	er := g.lines.line(e) - 1
+	return capture{id: g.caps[c], start: s, end: e, startRow: uint32(sr), endRow: uint32(er), endColumn: e - g.lines.starts[er]}
+}
+
+func (g *goSyntax) node(c int, n ast.Node) capture { return g.at(c, n.Pos(), n.End()) }
+
+func (g *goSyntax) emit(pattern uint16, cs ...capture) {
+	g.cs = append(g.cs[:0], cs...)
+	g.fn(pattern, g.cs)
+}
+
+func (g *goSyntax) funcDecl(d *ast.FuncDecl) {
+	if d.Recv == nil {
+		g.emit(gpFunction, g.node(gcDefFunction, d), g.node(gcName, d.Name))
+	} else {
+		g.emit(gpMethod, g.node(gcDefMethod, d), g.at(gcReceiver, d.Recv.Opening, d.Recv.Closing+1), g.node(gcName, d.Name))
+		g.params(d.Recv)
+	}
+	g.funcType(d.Type)
+	if d.Body != nil {
+		g.stmt(d.Body)
+	}
+}
+
+func (g *goSyntax) funcType(t *ast.FuncType) {
+	if t.TypeParams != nil {
+		g.fields(t.TypeParams)
+	}
+	g.params(t.Params)
+	if t.Results != nil {
+		g.params(t.Results)
+	}
+}
+
+// params visits a parameter or result list.
+func (g *goSyntax) params(l *ast.FieldList) {
+	if paramsUnsure(l) {
+		g.unsure = true
+	}
+	g.fields(l)
+}
+
+// paramsUnsure reports a parameter list tree-sitter-go may read otherwise
+// than Go does: past nine names sharing a type, its GLR parser runs out
+// of stack versions and reads the first names as types; and the
+// keywords func and map can be names to it, so an unnamed parameter of
+// type func(T) reads as one named func of type (T), and map[K]V as one
+// named map of array type [K]V, with the unnamed parameters before it as
+// more names.
+func paramsUnsure(l *ast.FieldList) bool {
+	for _, f := range l.List {
+		if len(f.Names) > 9 {
+			return true
+		}
+		if len(f.Names) > 0 {
+			continue
+		}
+		switch t := f.Type.(type) {
+		case *ast.FuncType:
+			if t.Results == nil && t.TypeParams == nil && len(t.Params.List) == 1 && len(t.Params.List[0].Names) == 0 {
+				return true
+			}
+		case *ast.MapType:
+			return true
+		}
+	}
+	return false
+}
+
+// conversionFirst reports whether e's leftmost operand is a call read as
+// a type conversion: tree-sitter-go reads *(T)(x).f with the * in the
+// conversion's type, as Go does not, when both readings score the same.
+func conversionFirst(e ast.Expr) bool {
+	for {
+		switch x := e.(type) {
+		case *ast.SelectorExpr:
+			e = x.X
+		case *ast.IndexExpr:
+			e = x.X
+		case *ast.IndexListExpr:
+			e = x.X
+		case *ast.SliceExpr:
+			e = x.X
+		case *ast.TypeAssertExpr:
+			e = x.X
+		case *ast.CallExpr:
+			if r, _ := callReading(x); r == conversionCall {
+				return true
+			}
+			e = x.Fun
+		default:
+			return false
+		}
+	}
+}
+
+// fields visits the types of a parameter, result or struct field list; the
+// names are identifiers, not references.
+func (g *goSyntax) fields(l *ast.FieldList) {
+	for _, f := range l.List {
+		g.typ(f.Type)
+	}
+}
+
+// genDecl visits a const, var, type or import declaration; top is a
+// declaration directly in the file, where the query's const and var
+// patterns apply.
+func (g *goSyntax) genDecl(d *ast.GenDecl, top bool) {
+	for _, s := range d.Specs {
+		switch s := s.(type) {
+		case *ast.ImportSpec:
+			g.emit(gpImport, g.at(gcImport, s.Pos(), s.Path.End()))
+		case *ast.TypeSpec:
+			name := g.node(gcName, s.Name)
+			if s.Assign.IsValid() {
+				g.emit(gpAlias, g.at(gcDefType, s.Pos(), s.Type.End()), name)
+			} else {
+				def := g.at(gcDefType, s.Pos(), s.Type.End())
+				switch s.Type.(type) {
+				case *ast.StructType:
+					g.emit(gpStruct, g.at(gcDefStruct, s.Pos(), s.Type.End()), name)
+				case *ast.InterfaceType:
+					g.emit(gpInterface, g.at(gcDefInterface, s.Pos(), s.Type.End()), name)
+				}
+				g.emit(gpType, def, name)
+			}
+			g.emit(gpTypeIdentifier, g.node(gcRefType, s.Name))
+			if s.TypeParams != nil {
+				g.fields(s.TypeParams)
+			}
+			g.typ(s.Type)
+		case *ast.ValueSpec:
+			if top && d.Tok == token.CONST {
+				// The grammar puts the name field on the whole list of a
+				// const spec: the cursor matches its first name only.
+				g.emit(gpConst, g.node(gcDefConstant, s), g.node(gcName, s.Names[0]))
+			}
+			if top && d.Tok == token.VAR && !d.Lparen.IsValid() {
+				// Specs of `var ( ... )` sit in a var_spec_list, which
+				// the query's (var_declaration (var_spec)) does not reach.
+				for _, n := range s.Names {
+					g.emit(gpVar, g.node(gcDefVariable, s), g.node(gcName, n))
+				}
+			}
+			if s.Type != nil {
+				g.typ(s.Type)
+			}
+			g.exprs(s.Values)
+		}
+	}
+}
+
+// typ visits an expression in a position tree-sitter-go reads as a type.
+func (g *goSyntax) typ(e ast.Expr) {
+	switch e := e.(type) {
+	case *ast.Ident:
+		g.emit(gpTypeIdentifier, g.node(gcRefType, e))
+	case *ast.SelectorExpr:
+		if x, ok := e.X.(*ast.Ident); ok {
+			g.emit(gpQualifiedType, g.node(gcRefType, e), g.node(gcQualifier, x), g.node(gcName, e.Sel))
+			g.emit(gpTypeIdentifier, g.node(gcRefType, e.Sel))
+			return
+		}
+		g.expr(e) // not a type in valid Go
+	case *ast.StarExpr:
+		g.typ(e.X)
+	case *ast.ParenExpr:
+		g.typ(e.X)
+	case *ast.ArrayType:
+		if e.Len != nil {
+			if _, ok := e.Len.(*ast.Ellipsis); !ok {
+				g.expr(e.Len)
+			}
+		}
+		g.typ(e.Elt)
+	case *ast.MapType:
+		g.typ(e.Key)
+		g.typ(e.Value)
+	case *ast.ChanType:
+		g.typ(e.Value)
+	case *ast.FuncType:
+		g.funcType(e)
+	case *ast.StructType:
+		g.fields(e.Fields)
+	case *ast.InterfaceType:
+		for _, f := range e.Methods.List {
+			if len(f.Names) > 0 {
+				if ft, ok := f.Type.(*ast.FuncType); ok {
+					g.emit(gpMethodElem, g.at(gcDefMethod, f.Names[0].Pos(), ft.End()), g.node(gcName, f.Names[0]))
+					g.funcType(ft)
+					continue
+				}
+			}
+			g.typ(f.Type)
+		}
+	case *ast.IndexExpr:
+		g.typ(e.X)
+		g.typ(e.Index)
+	case *ast.IndexListExpr:
+		g.typ(e.X)
+		for _, i := range e.Indices {
+			g.typ(i)
+		}
+	case *ast.UnaryExpr: // ~T
+		g.typ(e.X)
+	case *ast.BinaryExpr: // A | B
+		g.typ(e.X)
+		g.typ(e.Y)
+	case *ast.Ellipsis:
+		if e.Elt != nil {
+			g.typ(e.Elt)
+		}
+	default:
+		g.expr(e)
+	}
+}
+
+// Where Go's syntax leaves a reading open to tree-sitter-go (is a[b][c]
+// an index of an index, or the instantiation of a generic type a[b]?),
+// its GLR parser keeps both and picks the one whose nodes carry the
+// larger sum of dynamic precedence: -1 for a type name read through
+// _simple_type, for a type conversion and for a type instantiation; +1
+// for a generic type and +2 for its type arguments. On a tie it keeps
+// the type reading. exprScore and typeScore are those sums over a
+// subtree read as an expression or as a type; cannot when it cannot be
+// read so.
+const cannot = -1 << 20
+
+func possible(n int) bool { return n > cannot/2 }
+
+// typeScore is e read as a _type.
+func typeScore(e ast.Expr) int {
+	switch e := e.(type) {
+	case *ast.Ident:
+		return -1
+	case *ast.SelectorExpr:
+		if _, ok := e.X.(*ast.Ident); ok {
+			return 0 // qualified_type
+		}
+	case *ast.StarExpr:
+		return typeScore(e.X)
+	case *ast.ParenExpr:
+		return typeScore(e.X)
+	case *ast.ArrayType:
+		n := typeScore(e.Elt)
+		if e.Len != nil {
+			if _, ok := e.Len.(*ast.Ellipsis); !ok {
+				n += exprScore(e.Len)
+			}
+		}
+		return n
+	case *ast.MapType:
+		return typeScore(e.Key) + typeScore(e.Value)
+	case *ast.ChanType:
+		return typeScore(e.Value)
+	case *ast.FuncType, *ast.StructType, *ast.InterfaceType:
+		return 0 // types only: the same in every reading
+	case *ast.IndexExpr:
+		return genericScore(e.X, []ast.Expr{e.Index})
+	case *ast.IndexListExpr:
+		return genericScore(e.X, e.Indices)
+	case *ast.UnaryExpr:
+		if e.Op == token.TILDE {
+			return typeScore(e.X)
+		}
+	}
+	return cannot
+}
+
+// genericScore is x[args] read as a generic_type: a type name, possibly
+// qualified, with type arguments.
+func genericScore(x ast.Expr, args []ast.Expr) int {
+	switch x := x.(type) {
+	case *ast.Ident:
+	case *ast.SelectorExpr:
+		if _, ok := x.X.(*ast.Ident); !ok {
+			return cannot
+		}
+	default:
+		return cannot
+	}
+	return 1 + typeArgsScore(args)
+}
+
+// typeArgsScore is args read as type_arguments, each a type_elem (types
+// joined by |).
+func typeArgsScore(args []ast.Expr) int {
+	n := 2
+	for _, a := range args {
+		n += elemScore(a)
+	}
+	return n
+}
+
+func elemScore(e ast.Expr) int {
+	if b, ok := e.(*ast.BinaryExpr); ok && b.Op == token.OR {
+		return elemScore(b.X) + elemScore(b.Y)
+	}
+	return typeScore(e)
+}
+
+// exprScore is e read as an _expression.
+func exprScore(e ast.Expr) int {
+	switch e := e.(type) {
+	case nil, *ast.Ident, *ast.BasicLit, *ast.FuncLit, *ast.CompositeLit, *ast.BadExpr:
+		return 0 // the same in every reading
+	case *ast.SelectorExpr:
+		return exprScore(e.X)
+	case *ast.ParenExpr:
+		return exprScore(e.X)
+	case *ast.StarExpr:
+		return exprScore(e.X)
+	case *ast.UnaryExpr:
+		return exprScore(e.X)
+	case *ast.BinaryExpr:
+		return exprScore(e.X) + exprScore(e.Y)
+	case *ast.KeyValueExpr:
+		return exprScore(e.Key) + exprScore(e.Value)
+	case *ast.IndexExpr:
+		index, inst := indexScores(e)
+		return max(index, inst)
+	case *ast.IndexListExpr:
+		return instScore(e.X, e.Indices)
+	case *ast.SliceExpr:
+		return exprScore(e.X) + exprScore(e.Low) + exprScore(e.High) + exprScore(e.Max)
+	case *ast.TypeAssertExpr:
+		return exprScore(e.X)
+	case *ast.CallExpr:
+		_, n := callReading(e)
+		return n
+	}
+	return cannot
+}
+
+// indexScores are a[i] read as an index_expression and as a
+// type_instantiation_expression.
+func indexScores(e *ast.IndexExpr) (index, inst int) {
+	index = exprScore(e.X) + exprScore(e.Index)
+	if !possible(index) {
+		index = cannot
+	}
+	return index, instScore(e.X, []ast.Expr{e.Index})
+}
+
+func instScore(x ast.Expr, args []ast.Expr) int {
+	n := -1 + typeScore(x)
+	for _, a := range args {
+		n += typeScore(a)
+	}
+	if !possible(n) {
+		return cannot
+	}
+	return n
+}
+
+// Readings of a call.
+const (
+	plainCall      = iota
+	typeArgsCall   // f[T](x): the callee with type_arguments
+	conversionCall // T(x), a[b](x): a type_conversion_expression
+	specialCall    // new(T), make(T, n): a type first
+)
+
+// callReading is how tree-sitter-go reads e, and that reading's score.
+func callReading(e *ast.CallExpr) (int, int) {
+	args := 0
+	for _, a := range e.Args {
+		args += exprScore(a)
+	}
+	if f, ok := e.Fun.(*ast.Ident); ok && (f.Name == "new" || f.Name == "make") && len(e.Args) > 0 && possible(typeScore(e.Args[0])) {
+		return specialCall, 0
+	}
+	best, reading := exprScore(e.Fun), plainCall
+	var x ast.Expr
+	var targs []ast.Expr
+	switch f := e.Fun.(type) {
+	case *ast.IndexExpr:
+		x, targs = f.X, []ast.Expr{f.Index}
+	case *ast.IndexListExpr:
+		x, targs = f.X, f.Indices
+	}
+	if x != nil {
+		if n := exprScore(x) + typeArgsScore(targs); possible(n) && n >= best {
+			best, reading = n, typeArgsCall
+		}
+	}
+	if len(e.Args) == 1 && !e.Ellipsis.IsValid() {
+		if n := -1 + typeScore(e.Fun); possible(n) && n >= best {
+			best, reading = n, conversionCall
+		}
+	}
+	if !possible(best) {
+		return plainCall, cannot
+	}
+	return reading, best + args
+}
+
+func (g *goSyntax) exprs(es []ast.Expr) {
+	for _, e := range es {
+		g.expr(e)
+	}
+}
+
+// expr visits an expression in a position tree-sitter-go reads as one.
+func (g *goSyntax) expr(e ast.Expr) {
+	switch e := e.(type) {
+	case nil, *ast.Ident, *ast.BasicLit, *ast.BadExpr:
+	case *ast.CompositeLit:
+		if e.Type != nil {
+			g.typ(e.Type)
+		}
+		g.exprs(e.Elts)
+	case *ast.FuncLit:
+		g.funcType(e.Type)
+		g.stmt(e.Body)
+	case *ast.ParenExpr:
+		g.expr(e.X)
+	case *ast.SelectorExpr:
+		g.expr(e.X)
+		if x, ok := e.X.(*ast.Ident); ok {
+			g.emit(gpQualifiedMember, g.node(gcRefMember, e), g.node(gcQualifier, x), g.node(gcName, e.Sel))
+		}
+		g.emit(gpMember, g.node(gcRefMember, e), g.node(gcName, e.Sel))
+	case *ast.IndexExpr:
+		if index, inst := indexScores(e); inst >= index {
+			g.typ(e.X)
+			g.typ(e.Index)
+		} else {
+			g.expr(e.X)
+			g.expr(e.Index)
+		}
+	case *ast.IndexListExpr:
+		g.typ(e.X)
+		for _, i := range e.Indices {
+			g.typ(i)
+		}
+	case *ast.SliceExpr:
+		g.expr(e.X)
+		g.expr(e.Low)
+		g.expr(e.High)
+		g.expr(e.Max)
+	case *ast.TypeAssertExpr:
+		g.expr(e.X)
+		if e.Type != nil {
+			g.typ(e.Type)
+		} else {
+			g.unsure = true // x.(type) outside a type switch's header
+		}
+	case *ast.CallExpr:
+		g.call(e)
+	case *ast.StarExpr:
+		if conversionFirst(e.X) {
+			g.unsure = true
+		}
+		g.expr(e.X)
+	case *ast.UnaryExpr:
+		g.expr(e.X)
+	case *ast.BinaryExpr:
+		g.expr(e.X)
+		g.expr(e.Y)
+	case *ast.KeyValueExpr:
+		g.expr(e.Key)
+		g.expr(e.Value)
+	case *ast.Ellipsis:
+		if e.Elt != nil {
+			g.typ(e.Elt)
+		}
+	default: // a type where an expression may stand
+		g.typ(e)
+	}
+}
+
+// call visits a call as tree-sitter-go reads it (callReading).
+func (g *goSyntax) call(e *ast.CallExpr) {
+	args := e.Args
+	reading, _ := callReading(e)
+	switch reading {
+	case specialCall:
+		g.emit(gpCall, g.node(gcRefCall, e), g.node(gcName, e.Fun))
+		g.typ(args[0])
+		args = args[1:]
+	case conversionCall:
+		g.typ(e.Fun)
+	case typeArgsCall:
+		var x ast.Expr
+		var targs []ast.Expr
+		switch f := e.Fun.(type) {
+		case *ast.IndexExpr:
+			x, targs = f.X, []ast.Expr{f.Index}
+		case *ast.IndexListExpr:
+			x, targs = f.X, f.Indices
+		}
+		if id, ok := x.(*ast.Ident); ok {
+			g.emit(gpCall, g.node(gcRefCall, e), g.node(gcName, id))
+		}
+		g.expr(x)
+		for _, t := range targs {
+			g.typ(t)
+		}
+	default:
+		if id, ok := e.Fun.(*ast.Ident); ok {
+			g.emit(gpCall, g.node(gcRefCall, e), g.node(gcName, id))
+		}
+		g.expr(e.Fun)
+	}
+	g.exprs(args)
+}
+
+func (g *goSyntax) stmts(l []ast.Stmt) {
+	for _, s := range l {
+		g.stmt(s)
+	}
+}
+
+func (g *goSyntax) stmt(s ast.Stmt) {
+	switch s := s.(type) {
+	case nil:
+	case *ast.BlockStmt:
+		g.stmts(s.List)
+	case *ast.DeclStmt:
+		if d, ok := s.Decl.(*ast.GenDecl); ok {
+			g.genDecl(d, false)
+		}
+	case *ast.ExprStmt:
+		g.expr(s.X)
+	case *ast.SendStmt:
+		g.expr(s.Chan)
+		g.expr(s.Value)
+	case *ast.IncDecStmt:
+		g.expr(s.X)
+	case *ast.AssignStmt:
+		g.exprs(s.Lhs)
+		g.exprs(s.Rhs)
+	case *ast.GoStmt:
+		g.expr(s.Call)
+	case *ast.DeferStmt:
+		g.expr(s.Call)
+	case *ast.ReturnStmt:
+		g.exprs(s.Results)
+	case *ast.LabeledStmt:
+		g.stmt(s.Stmt)
+	case *ast.IfStmt:
+		g.stmt(s.Init)
+		g.expr(s.Cond)
+		g.stmt(s.Body)
+		g.stmt(s.Else)
+	case *ast.CaseClause:
+		g.exprs(s.List)
+		g.stmts(s.Body)
+	case *ast.SwitchStmt:
+		g.stmt(s.Init)
+		g.expr(s.Tag)
+		g.stmt(s.Body)
+	case *ast.TypeSwitchStmt:
+		g.stmt(s.Init)
+		switch a := s.Assign.(type) { // x.(type) or v := x.(type)
+		case *ast.ExprStmt:
+			g.expr(a.X.(*ast.TypeAssertExpr).X)
+		case *ast.AssignStmt:
+			g.exprs(a.Lhs)
+			g.expr(a.Rhs[0].(*ast.TypeAssertExpr).X)
+		}
+		for _, c := range s.Body.List {
+			c := c.(*ast.CaseClause)
+			for _, t := range c.List {
+				g.typ(t)
+			}
+			g.stmts(c.Body)
+		}
+	case *ast.CommClause:
+		g.stmt(s.Comm)
+		g.stmts(s.Body)
+	case *ast.SelectStmt:
+		g.stmt(s.Body)
+	case *ast.ForStmt:
+		g.stmt(s.Init)
+		g.expr(s.Cond)
+		g.stmt(s.Post)
+		g.stmt(s.Body)
+	case *ast.RangeStmt:
+		g.expr(s.Key)
+		g.expr(s.Value)
+		g.expr(s.X)
+		g.stmt(s.Body)
+	}
+}
