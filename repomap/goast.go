@@ -60,11 +60,11 @@ const (
 
 // goSyntax walks one go/parser tree and hands each match to fn.
 type goSyntax struct {
-	base    int // the token.File's base: Pos - base is the byte offset
-	lines   *lineIndex
-	caps    *[len(goWalkerCaptures)]uint32
-	fn      func(pattern uint16, cs []capture)
-	cs      []capture
+	base  int // the token.File's base: Pos - base is the byte offset
+	lines *lineIndex
+	caps  *[len(goWalkerCaptures)]uint32
+	fn    func(pattern uint16, cs []capture)
+	cs    []capture
 
 	// unsure is set on syntax tree-sitter-go reads by accident rather
 	// than by its grammar's rules (paramsUnsure): the caller then tags
