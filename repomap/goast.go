@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"slices"
 )
 
 // Go files the Go toolchain's parser accepts are tagged from its syntax
@@ -65,6 +66,12 @@ type goSyntax struct {
 	caps  *[len(goWalkerCaptures)]uint32
 	fn    func(pattern uint16, cs []capture)
 	cs    []capture
+
+	// While a * is folded into a conversion's type (conversionChain), the
+	// selectors of folded start at foldStart.
+	folding   bool
+	foldStart token.Pos
+	folded    []*ast.SelectorExpr
 
 	// unsure is set on syntax tree-sitter-go reads by accident rather
 	// than by its grammar's rules (paramsUnsure): the caller then tags
@@ -146,16 +153,19 @@ func (g *goSyntax) params(l *ast.FieldList) {
 // paramsUnsure reports a parameter list tree-sitter-go may read otherwise
 // than Go does: past nine names sharing a type, its GLR parser runs out
 // of stack versions and reads the first names as types; and the
-// keywords func and map can be names to it, so an unnamed parameter of
-// type func(T) reads as one named func of type (T), and map[K]V as one
-// named map of array type [K]V, with the unnamed parameters before it as
-// more names.
+// keywords func and map can be names to it, so after an unnamed
+// parameter of a plain type name (int, map[K]V), map[K]V reads as more
+// names (int, map) of the array type [K]V, and func(T) as a name func of
+// type (T).
 func paramsUnsure(l *ast.FieldList) bool {
-	for _, f := range l.List {
+	for i, f := range l.List {
 		if len(f.Names) > 9 {
 			return true
 		}
-		if len(f.Names) > 0 {
+		if i == 0 || len(f.Names) > 0 || len(l.List[i-1].Names) > 0 {
+			continue
+		}
+		if _, ok := l.List[i-1].Type.(*ast.Ident); !ok {
 			continue
 		}
 		switch t := f.Type.(type) {
@@ -170,13 +180,17 @@ func paramsUnsure(l *ast.FieldList) bool {
 	return false
 }
 
-// conversionFirst reports whether e's leftmost operand is a call read as
-// a type conversion: tree-sitter-go reads *(T)(x).f with the * in the
-// conversion's type, as Go does not, when both readings score the same.
-func conversionFirst(e ast.Expr) bool {
+// conversionChain returns the selectors on the way from e to its leftmost
+// operand when that is a call read as a type conversion: tree-sitter-go
+// reads *(*T)(x).f with the leading * in the conversion's type, as Go
+// does not (both readings score the same), so those selectors start at
+// the *.
+func conversionChain(e ast.Expr) ([]*ast.SelectorExpr, bool) {
+	var sels []*ast.SelectorExpr
 	for {
 		switch x := e.(type) {
 		case *ast.SelectorExpr:
+			sels = append(sels, x)
 			e = x.X
 		case *ast.IndexExpr:
 			e = x.X
@@ -186,13 +200,15 @@ func conversionFirst(e ast.Expr) bool {
 			e = x.X
 		case *ast.TypeAssertExpr:
 			e = x.X
+		case *ast.StarExpr:
+			e = x.X
 		case *ast.CallExpr:
 			if r, _ := callReading(x); r == conversionCall {
-				return true
+				return sels, true
 			}
 			e = x.Fun
 		default:
-			return false
+			return nil, false
 		}
 	}
 }
@@ -523,7 +539,11 @@ func (g *goSyntax) expr(e ast.Expr) {
 		if x, ok := e.X.(*ast.Ident); ok {
 			g.emit(gpQualifiedMember, g.node(gcRefMember, e), g.node(gcQualifier, x), g.node(gcName, e.Sel))
 		}
-		g.emit(gpMember, g.node(gcRefMember, e), g.node(gcName, e.Sel))
+		member := g.node(gcRefMember, e)
+		if g.folding && slices.Contains(g.folded, e) {
+			member = g.at(gcRefMember, g.foldStart, e.End())
+		}
+		g.emit(gpMember, member, g.node(gcName, e.Sel))
 	case *ast.IndexExpr:
 		if index, inst := indexScores(e); inst >= index {
 			g.typ(e.X)
@@ -552,8 +572,13 @@ func (g *goSyntax) expr(e ast.Expr) {
 	case *ast.CallExpr:
 		g.call(e)
 	case *ast.StarExpr:
-		if conversionFirst(e.X) {
-			g.unsure = true
+		if !g.folding {
+			if sels, ok := conversionChain(e.X); ok {
+				g.folding, g.foldStart, g.folded = true, e.Star, sels
+				g.expr(e.X)
+				g.folding, g.folded = false, nil
+				return
+			}
 		}
 		g.expr(e.X)
 	case *ast.UnaryExpr:
