@@ -63,9 +63,11 @@ const (
 type goSyntax struct {
 	base  int // the token.File's base: Pos - base is the byte offset
 	lines *lineIndex
-	caps  *[len(goWalkerCaptures)]uint32
-	fn    func(pattern uint16, cs []capture)
-	cs    []capture
+	// lastRow is row's last answer.
+	lastRow int
+	caps    *[len(goWalkerCaptures)]uint32
+	fn      func(pattern uint16, cs []capture)
+	cs      []capture
 
 	// While a * is folded into a conversion's type (conversionChain), the
 	// selectors of folded start at foldStart.
@@ -107,9 +109,29 @@ func (g *goSyntax) off(p token.Pos) uint32 { return uint32(int(p) - g.base) }
 // at is the capture of query capture c over [start, end).
 func (g *goSyntax) at(c int, start, end token.Pos) capture {
 	s, e := g.off(start), g.off(end)
-	sr := g.lines.line(s) - 1
-	er := g.lines.line(e) - 1
+	sr := g.row(s)
+	er := g.row(e)
 	return capture{id: g.caps[c], start: s, end: e, startRow: uint32(sr), endRow: uint32(er), endColumn: e - g.lines.starts[er]}
+}
+
+// row is the 0-based line of byte offset off. The walk meets offsets
+// mostly in order, so the last answer is the first guess.
+func (g *goSyntax) row(off uint32) int {
+	st := g.lines.starts
+	r := g.lastRow
+	for i := 0; i < 4; i++ {
+		if off < st[r] {
+			break
+		}
+		if r+1 == len(st) || off < st[r+1] {
+			g.lastRow = r
+			return r
+		}
+		r++
+	}
+	r = g.lines.line(off) - 1
+	g.lastRow = r
+	return r
 }
 
 func (g *goSyntax) node(c int, n ast.Node) capture { return g.at(c, n.Pos(), n.End()) }
