@@ -350,27 +350,35 @@ func (ix *Index) search(ctx context.Context, p Parsed, limit int) (res *Result, 
 			ix.log.Error("search: panic while searching", "panic", r)
 		}
 	}()
-	// queries returns the full query and the one that first requires the
-	// compound identifiers whole; checked says whether phrases check
-	// their positions inside the search (else the caller checks them).
-	queries := func(checked bool) (full, bq query.Query) {
+	// queries returns the full query, the one that first requires the
+	// compound identifiers whole, and the one that requires any of them;
+	// checked says whether phrases check their positions inside the
+	// search (else the caller checks them).
+	wholes := p.compoundWholes()
+	queries := func(checked bool) (full, all, some query.Query) {
 		full = p.build(ix, checked)
-		bq = full
+		all, some = full, full
 		// A compound identifier (camelCase, snake_case) is looked for whole
 		// first: when it occurs, only chunks containing it are ranked (cheap: the
-		// rare whole term drives the search); when it occurs nowhere, its parts
-		// match separately.
-		if wholes := p.compoundWholes(); len(wholes) > 0 {
-			must := []query.Query{bq}
+		// rare whole term drives the search); when several occur but in no
+		// chunk together, chunks with any of them are; when none occurs, the
+		// parts match separately.
+		if len(wholes) > 0 {
+			must := []query.Query{full}
+			var any []query.Query
 			for _, w := range wholes {
 				t := bleve.NewTermQuery(w)
 				t.SetField(fBody)
 				t.SetBoost(0)
 				must = append(must, t)
+				any = append(any, t)
 			}
-			bq = bleve.NewConjunctionQuery(must...)
+			all = bleve.NewConjunctionQuery(must...)
+			if len(wholes) > 1 {
+				some = bleve.NewConjunctionQuery(full, bleve.NewDisjunctionQuery(any...))
+			}
 		}
-		return full, bq
+		return full, all, some
 	}
 	stats, err := ix.bm25Stats()
 	if err != nil {
@@ -388,7 +396,7 @@ func (ix *Index) search(ctx context.Context, p Parsed, limit int) (res *Result, 
 	// when the pool cannot tell (too few pass, or a tie runs past it), the
 	// search runs again with the check inside.
 	slots := p.phraseSlots()
-	find := func(pick func(full, bq query.Query) query.Query) (*bleve.SearchResult, error) {
+	find := func(pick func(full, all, some query.Query) query.Query) (*bleve.SearchResult, error) {
 		if len(slots) > 0 && phraseScan > 0 {
 			sr, err := run(pick(queries(false)), phraseScan*collect)
 			if err != nil {
@@ -400,9 +408,12 @@ func (ix *Index) search(ctx context.Context, p Parsed, limit int) (res *Result, 
 		}
 		return run(pick(queries(true)), collect)
 	}
-	sr, err := find(func(_, bq query.Query) query.Query { return bq })
-	if err == nil && sr.Total == 0 && len(p.compoundWholes()) > 0 {
-		sr, err = find(func(full, _ query.Query) query.Query { return full })
+	sr, err := find(func(_, all, _ query.Query) query.Query { return all })
+	if err == nil && sr.Total == 0 && len(wholes) > 1 {
+		sr, err = find(func(_, _, some query.Query) query.Query { return some })
+	}
+	if err == nil && sr.Total == 0 && len(wholes) > 0 {
+		sr, err = find(func(full, _, _ query.Query) query.Query { return full })
 	}
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)

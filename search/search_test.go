@@ -565,3 +565,43 @@ func TestReconcileLeavesBoundedSegments(t *testing.T) {
 		t.Errorf("after the merges: %+v", hits)
 	}
 }
+
+// TestCompoundsApartRankChunksWithEither: when a query's compound
+// identifiers occur in the tree but in no chunk together, the chunks with
+// any of them are ranked, not every chunk sharing a common word with the
+// question (which also made such questions the slowest to search).
+func TestCompoundsApartRankChunksWithEither(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, root, "enc/read.go", "package enc\n\n// readValue reads the next value.\nfunc readValue(b []byte) int { return len(b) }\n")
+	writeFile(t, root, "enc/state.go", "package enc\n\ntype decodeState struct{ data []byte }\n\nfunc (d *decodeState) init(b []byte) { d.data = b }\n")
+	common := "package other\n\n// value bytes buffered read decode state init value bytes buffered\nfunc Value(read, decode, state []byte) (bytes, buffered int) { return len(read) + len(decode), len(state) }\n"
+	writeFile(t, root, "other/common.go", common)
+	ws, err := workspace.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix := openIndex(t, ws, t.TempDir(), nil)
+	if _, err := ix.Reconcile(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	hits := mustSearch(t, ix, "after readValue how do decodeState init and unmarshal turn the buffered bytes into v")
+	if !hasPath(hits, "enc/read.go") || !hasPath(hits, "enc/state.go") {
+		t.Errorf("hits %v: want both files with a compound", hits)
+	}
+	if hasPath(hits, "other/common.go") {
+		t.Errorf("hits %v: other/common.go has neither compound", hits)
+	}
+	// Both together in one chunk: only that chunk.
+	writeFile(t, root, "enc/both.go", "package enc\n\nfunc readValueInto(d *decodeState) { _ = readValue; d.init(nil) }\n")
+	if _, err := ix.Reconcile(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	hits = mustSearch(t, ix, "readValue decodeState")
+	if len(hits) != 1 || hits[0].Path != "enc/both.go" {
+		t.Errorf("hits %v: want only enc/both.go", hits)
+	}
+	// Neither anywhere: the parts match.
+	if hits := mustSearch(t, ix, "readState decodeValue"); !hasPath(hits, "other/common.go") {
+		t.Errorf("hits %v: the parts should match other/common.go", hits)
+	}
+}
