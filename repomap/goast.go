@@ -75,10 +75,36 @@ type goSyntax struct {
 	foldStart token.Pos
 	folded    []*ast.SelectorExpr
 
+	// budget is the scoring steps left (spent); depth the nesting of
+	// the walk. Both bound the work on pathological input (a thousand
+	// nested calls or indexes): past them the file goes to tree-sitter,
+	// whose operation limit bounds its parse.
+	budget int
+	depth  int
+
 	// unsure is set on syntax tree-sitter-go reads by accident rather
 	// than by its grammar's rules (paramsUnsure): the caller then tags
 	// the file with tree-sitter.
 	unsure bool
+}
+
+// maxDepth bounds the nesting of the walk over a syntax tree.
+const maxDepth = 2000
+
+// newGoSyntax prepares a walk over the go/parser tree of content, whose
+// token.File has base base.
+func newGoSyntax(base int, lines *lineIndex, caps *[len(goWalkerCaptures)]uint32, content []byte) *goSyntax {
+	return &goSyntax{base: base, lines: lines, caps: caps, budget: 64*len(content) + 1<<16}
+}
+
+// spent counts one scoring step; true once the budget is gone.
+func (g *goSyntax) spent() bool {
+	g.budget--
+	if g.budget < 0 {
+		g.unsure = true
+		return true
+	}
+	return false
 }
 
 // parseGo parses content with go/parser; nil when it reports an error.
@@ -207,7 +233,7 @@ func paramsUnsure(l *ast.FieldList) bool {
 // reads *(*T)(x).f with the leading * in the conversion's type, as Go
 // does not (both readings score the same), so those selectors start at
 // the *.
-func conversionChain(e ast.Expr) ([]*ast.SelectorExpr, bool) {
+func (g *goSyntax) conversionChain(e ast.Expr) ([]*ast.SelectorExpr, bool) {
 	var sels []*ast.SelectorExpr
 	for {
 		switch x := e.(type) {
@@ -225,7 +251,7 @@ func conversionChain(e ast.Expr) ([]*ast.SelectorExpr, bool) {
 		case *ast.StarExpr:
 			e = x.X
 		case *ast.CallExpr:
-			if r, _ := callReading(x); r == conversionCall {
+			if r, _ := g.callReading(x); r == conversionCall {
 				return sels, true
 			}
 			e = x.Fun
@@ -293,6 +319,16 @@ func (g *goSyntax) genDecl(d *ast.GenDecl, top bool) {
 
 // typ visits an expression in a position tree-sitter-go reads as a type.
 func (g *goSyntax) typ(e ast.Expr) {
+	g.depth++
+	if g.depth > maxDepth {
+		g.unsure = true
+	} else {
+		g.typIn(e)
+	}
+	g.depth--
+}
+
+func (g *goSyntax) typIn(e ast.Expr) {
 	switch e := e.(type) {
 	case *ast.Ident:
 		g.emit(gpTypeIdentifier, g.node(gcRefType, e))
@@ -370,7 +406,10 @@ const cannot = -1 << 20
 func possible(n int) bool { return n > cannot/2 }
 
 // typeScore is e read as a _type.
-func typeScore(e ast.Expr) int {
+func (g *goSyntax) typeScore(e ast.Expr) int {
+	if g.spent() {
+		return cannot
+	}
 	switch e := e.(type) {
 	case *ast.Ident:
 		return -1
@@ -379,30 +418,30 @@ func typeScore(e ast.Expr) int {
 			return 0 // qualified_type
 		}
 	case *ast.StarExpr:
-		return typeScore(e.X)
+		return g.typeScore(e.X)
 	case *ast.ParenExpr:
-		return typeScore(e.X)
+		return g.typeScore(e.X)
 	case *ast.ArrayType:
-		n := typeScore(e.Elt)
+		n := g.typeScore(e.Elt)
 		if e.Len != nil {
 			if _, ok := e.Len.(*ast.Ellipsis); !ok {
-				n += exprScore(e.Len)
+				n += g.exprScore(e.Len)
 			}
 		}
 		return n
 	case *ast.MapType:
-		return typeScore(e.Key) + typeScore(e.Value)
+		return g.typeScore(e.Key) + g.typeScore(e.Value)
 	case *ast.ChanType:
-		return typeScore(e.Value)
+		return g.typeScore(e.Value)
 	case *ast.FuncType, *ast.StructType, *ast.InterfaceType:
 		return 0 // types only: the same in every reading
 	case *ast.IndexExpr:
-		return genericScore(e.X, []ast.Expr{e.Index})
+		return g.genericScore(e.X, []ast.Expr{e.Index})
 	case *ast.IndexListExpr:
-		return genericScore(e.X, e.Indices)
+		return g.genericScore(e.X, e.Indices)
 	case *ast.UnaryExpr:
 		if e.Op == token.TILDE {
-			return typeScore(e.X)
+			return g.typeScore(e.X)
 		}
 	}
 	return cannot
@@ -410,7 +449,7 @@ func typeScore(e ast.Expr) int {
 
 // genericScore is x[args] read as a generic_type: a type name, possibly
 // qualified, with type arguments.
-func genericScore(x ast.Expr, args []ast.Expr) int {
+func (g *goSyntax) genericScore(x ast.Expr, args []ast.Expr) int {
 	switch x := x.(type) {
 	case *ast.Ident:
 	case *ast.SelectorExpr:
@@ -420,54 +459,57 @@ func genericScore(x ast.Expr, args []ast.Expr) int {
 	default:
 		return cannot
 	}
-	return 1 + typeArgsScore(args)
+	return 1 + g.typeArgsScore(args)
 }
 
 // typeArgsScore is args read as type_arguments, each a type_elem (types
 // joined by |).
-func typeArgsScore(args []ast.Expr) int {
+func (g *goSyntax) typeArgsScore(args []ast.Expr) int {
 	n := 2
 	for _, a := range args {
-		n += elemScore(a)
+		n += g.elemScore(a)
 	}
 	return n
 }
 
-func elemScore(e ast.Expr) int {
+func (g *goSyntax) elemScore(e ast.Expr) int {
 	if b, ok := e.(*ast.BinaryExpr); ok && b.Op == token.OR {
-		return elemScore(b.X) + elemScore(b.Y)
+		return g.elemScore(b.X) + g.elemScore(b.Y)
 	}
-	return typeScore(e)
+	return g.typeScore(e)
 }
 
 // exprScore is e read as an _expression.
-func exprScore(e ast.Expr) int {
+func (g *goSyntax) exprScore(e ast.Expr) int {
+	if g.spent() {
+		return cannot
+	}
 	switch e := e.(type) {
 	case nil, *ast.Ident, *ast.BasicLit, *ast.FuncLit, *ast.CompositeLit, *ast.BadExpr:
 		return 0 // the same in every reading
 	case *ast.SelectorExpr:
-		return exprScore(e.X)
+		return g.exprScore(e.X)
 	case *ast.ParenExpr:
-		return exprScore(e.X)
+		return g.exprScore(e.X)
 	case *ast.StarExpr:
-		return exprScore(e.X)
+		return g.exprScore(e.X)
 	case *ast.UnaryExpr:
-		return exprScore(e.X)
+		return g.exprScore(e.X)
 	case *ast.BinaryExpr:
-		return exprScore(e.X) + exprScore(e.Y)
+		return g.exprScore(e.X) + g.exprScore(e.Y)
 	case *ast.KeyValueExpr:
-		return exprScore(e.Key) + exprScore(e.Value)
+		return g.exprScore(e.Key) + g.exprScore(e.Value)
 	case *ast.IndexExpr:
-		index, inst := indexScores(e)
+		index, inst := g.indexScores(e)
 		return max(index, inst)
 	case *ast.IndexListExpr:
-		return instScore(e.X, e.Indices)
+		return g.instScore(e.X, e.Indices)
 	case *ast.SliceExpr:
-		return exprScore(e.X) + exprScore(e.Low) + exprScore(e.High) + exprScore(e.Max)
+		return g.exprScore(e.X) + g.exprScore(e.Low) + g.exprScore(e.High) + g.exprScore(e.Max)
 	case *ast.TypeAssertExpr:
-		return exprScore(e.X)
+		return g.exprScore(e.X)
 	case *ast.CallExpr:
-		_, n := callReading(e)
+		_, n := g.callReading(e)
 		return n
 	}
 	return cannot
@@ -475,18 +517,18 @@ func exprScore(e ast.Expr) int {
 
 // indexScores are a[i] read as an index_expression and as a
 // type_instantiation_expression.
-func indexScores(e *ast.IndexExpr) (index, inst int) {
-	index = exprScore(e.X) + exprScore(e.Index)
+func (g *goSyntax) indexScores(e *ast.IndexExpr) (index, inst int) {
+	index = g.exprScore(e.X) + g.exprScore(e.Index)
 	if !possible(index) {
 		index = cannot
 	}
-	return index, instScore(e.X, []ast.Expr{e.Index})
+	return index, g.instScore(e.X, []ast.Expr{e.Index})
 }
 
-func instScore(x ast.Expr, args []ast.Expr) int {
-	n := -1 + typeScore(x)
+func (g *goSyntax) instScore(x ast.Expr, args []ast.Expr) int {
+	n := -1 + g.typeScore(x)
 	for _, a := range args {
-		n += typeScore(a)
+		n += g.typeScore(a)
 	}
 	if !possible(n) {
 		return cannot
@@ -503,15 +545,15 @@ const (
 )
 
 // callReading is how tree-sitter-go reads e, and that reading's score.
-func callReading(e *ast.CallExpr) (int, int) {
+func (g *goSyntax) callReading(e *ast.CallExpr) (int, int) {
 	args := 0
 	for _, a := range e.Args {
-		args += exprScore(a)
+		args += g.exprScore(a)
 	}
-	if f, ok := e.Fun.(*ast.Ident); ok && (f.Name == "new" || f.Name == "make") && len(e.Args) > 0 && possible(typeScore(e.Args[0])) {
+	if f, ok := e.Fun.(*ast.Ident); ok && (f.Name == "new" || f.Name == "make") && len(e.Args) > 0 && possible(g.typeScore(e.Args[0])) {
 		return specialCall, 0
 	}
-	best, reading := exprScore(e.Fun), plainCall
+	best, reading := g.exprScore(e.Fun), plainCall
 	var x ast.Expr
 	var targs []ast.Expr
 	switch f := e.Fun.(type) {
@@ -521,12 +563,12 @@ func callReading(e *ast.CallExpr) (int, int) {
 		x, targs = f.X, f.Indices
 	}
 	if x != nil {
-		if n := exprScore(x) + typeArgsScore(targs); possible(n) && n >= best {
+		if n := g.exprScore(x) + g.typeArgsScore(targs); possible(n) && n >= best {
 			best, reading = n, typeArgsCall
 		}
 	}
 	if len(e.Args) == 1 && !e.Ellipsis.IsValid() {
-		if n := -1 + typeScore(e.Fun); possible(n) && n >= best {
+		if n := -1 + g.typeScore(e.Fun); possible(n) && n >= best {
 			best, reading = n, conversionCall
 		}
 	}
@@ -544,6 +586,16 @@ func (g *goSyntax) exprs(es []ast.Expr) {
 
 // expr visits an expression in a position tree-sitter-go reads as one.
 func (g *goSyntax) expr(e ast.Expr) {
+	g.depth++
+	if g.depth > maxDepth {
+		g.unsure = true
+	} else {
+		g.exprIn(e)
+	}
+	g.depth--
+}
+
+func (g *goSyntax) exprIn(e ast.Expr) {
 	switch e := e.(type) {
 	case nil, *ast.Ident, *ast.BasicLit, *ast.BadExpr:
 	case *ast.CompositeLit:
@@ -567,7 +619,7 @@ func (g *goSyntax) expr(e ast.Expr) {
 		}
 		g.emit(gpMember, member, g.node(gcName, e.Sel))
 	case *ast.IndexExpr:
-		if index, inst := indexScores(e); inst >= index {
+		if index, inst := g.indexScores(e); inst >= index {
 			g.typ(e.X)
 			g.typ(e.Index)
 		} else {
@@ -595,7 +647,7 @@ func (g *goSyntax) expr(e ast.Expr) {
 		g.call(e)
 	case *ast.StarExpr:
 		if !g.folding {
-			if sels, ok := conversionChain(e.X); ok {
+			if sels, ok := g.conversionChain(e.X); ok {
 				g.folding, g.foldStart, g.folded = true, e.Star, sels
 				g.expr(e.X)
 				g.folding, g.folded = false, nil
@@ -623,7 +675,7 @@ func (g *goSyntax) expr(e ast.Expr) {
 // call visits a call as tree-sitter-go reads it (callReading).
 func (g *goSyntax) call(e *ast.CallExpr) {
 	args := e.Args
-	reading, _ := callReading(e)
+	reading, _ := g.callReading(e)
 	switch reading {
 	case specialCall:
 		g.emit(gpCall, g.node(gcRefCall, e), g.node(gcName, e.Fun))
@@ -663,6 +715,16 @@ func (g *goSyntax) stmts(l []ast.Stmt) {
 }
 
 func (g *goSyntax) stmt(s ast.Stmt) {
+	g.depth++
+	if g.depth > maxDepth {
+		g.unsure = true
+	} else {
+		g.stmtIn(s)
+	}
+	g.depth--
+}
+
+func (g *goSyntax) stmtIn(s ast.Stmt) {
 	switch s := s.(type) {
 	case nil:
 	case *ast.BlockStmt:

@@ -112,7 +112,7 @@ func compareGoSyntax(t testing.TB, l *language, mt *matcher, p *sitter.Parser, c
 		return 0, "grammar", ""
 	}
 	lines := newLineIndex(content)
-	g := &goSyntax{base: base, lines: lines, caps: &l.walker.caps}
+	g := newGoSyntax(base, lines, &l.walker.caps, content)
 	fromAST := func(fn func(uint16, []capture)) error {
 		g.fn = fn
 		g.matches(f)
@@ -228,4 +228,38 @@ func FuzzGoSyntaxAgreesWithQuery(f *testing.F) {
 			t.Fatalf("%s\n%s", diff, content)
 		}
 	})
+}
+
+// TestGoSyntaxBoundsPathologicalNesting: deeply nested calls and indexes
+// (each level's reading depends on everything below it) do not make the
+// go/parser path quadratic or its recursion unbounded: past its depth or
+// its budget goSyntax gives the file to tree-sitter, and ParseFile still
+// returns.
+func TestGoSyntaxBoundsPathologicalNesting(t *testing.T) {
+	l := languages["go"]
+	if err := l.load(); err != nil {
+		t.Fatal(err)
+	}
+	nest := func(open, mid, close string, n int) []byte {
+		return []byte("package p\n\nvar x = " + strings.Repeat(open, n) + mid + strings.Repeat(close, n) + "\n\nfunc Kept() {}\n")
+	}
+	for name, src := range map[string][]byte{
+		"calls":   nest("f(", "0", ")", 3000),
+		"indexes": nest("a[", "i", "]", 1500),
+	} {
+		f, base := parseGo(src)
+		if f == nil {
+			t.Fatalf("%s: go/parser rejected the input; the test needs one it accepts", name)
+		}
+		g := newGoSyntax(base, newLineIndex(src), &l.walker.caps, src)
+		g.fn = func(uint16, []capture) {}
+		g.matches(f)
+		if !g.unsure {
+			t.Errorf("%s: goSyntax vouched for a reading it could not afford to work out", name)
+		}
+		ft, err := ParseFile("p.go", src)
+		if err == nil && len(ft.Defs) == 0 {
+			t.Errorf("%s: no definitions from tree-sitter either", name)
+		}
+	}
 }

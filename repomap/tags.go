@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sort"
 	"strings"
 	"sync"
@@ -124,29 +125,8 @@ func parseFileHashed(ctx context.Context, rel string, content []byte, hash strin
 		return nil, err
 	}
 	if name == "go" && l.walker != nil {
-		if f, base := parseGo(content); f != nil {
-			ft := &FileTags{
-				Path:       rel,
-				Language:   name,
-				Hash:       hash,
-				Lines:      bytes.Count(content, []byte{'\n'}) + 1,
-				Constraint: goBuildConstraint(content),
-			}
-			mt := matchers.Get().(*matcher)
-			defer matchers.Put(mt)
-			lines := newLineIndex(content)
-			g := &goSyntax{base: base, lines: lines, caps: &l.walker.caps}
-			each := func(fn func(uint16, []capture)) error {
-				g.fn = fn
-				g.matches(f)
-				return nil
-			}
-			if err := extractFrom(l, mt, each, lines, content, ft); err != nil {
-				return nil, fmt.Errorf("repomap: tags of %s: %w", rel, err)
-			}
-			if !g.unsure {
-				return ft, nil
-			}
+		if ft, ok := goSyntaxTags(l, rel, content, hash); ok {
+			return ft, nil
 		}
 	}
 	// No cancellable context for the parse itself: go-tree-sitter watches
@@ -183,6 +163,42 @@ func parseFileHashed(ctx context.Context, rel string, content []byte, hash strin
 		return nil, fmt.Errorf("repomap: tags of %s: %w", rel, err)
 	}
 	return ft, nil
+}
+
+// goSyntaxTags tags a Go file from go/parser's tree (goast.go); false
+// when go/parser rejects it, when goSyntax cannot vouch for tree-sitter's
+// reading of it, or on a failure of its own: tree-sitter then parses it.
+func goSyntaxTags(l *language, rel string, content []byte, hash string) (ft *FileTags, ok bool) {
+	f, base := parseGo(content)
+	if f == nil {
+		return nil, false
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			slog.Warn("repomap: go/parser path failed; tree-sitter tags the file", "path", rel, "panic", r)
+			ft, ok = nil, false
+		}
+	}()
+	ft = &FileTags{
+		Path:       rel,
+		Language:   "go",
+		Hash:       hash,
+		Lines:      bytes.Count(content, []byte{'\n'}) + 1,
+		Constraint: goBuildConstraint(content),
+	}
+	mt := matchers.Get().(*matcher)
+	defer matchers.Put(mt)
+	lines := newLineIndex(content)
+	g := newGoSyntax(base, lines, &l.walker.caps, content)
+	each := func(fn func(uint16, []capture)) error {
+		g.fn = fn
+		g.matches(f)
+		return nil
+	}
+	if err := extractFrom(l, mt, each, lines, content, ft); err != nil || g.unsure {
+		return nil, false
+	}
+	return ft, true
 }
 
 // matchers are the workers' query cursors and buffers.
