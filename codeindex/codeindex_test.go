@@ -197,3 +197,32 @@ func TestBuildGCRestores(t *testing.T) {
 		t.Errorf("memory limit after the build %d MB, want 900 MB", got>>20)
 	}
 }
+
+// TestCacheWrittenDespiteSteadyChanges: the tags cache waits for a pause
+// in the changes, but a stream of changes without one does not keep it
+// from being written (cacheSaveMaxDelay).
+func TestCacheWrittenDespiteSteadyChanges(t *testing.T) {
+	oldQuiet, oldMax := cacheSaveQuiet, cacheSaveMaxDelay
+	cacheSaveQuiet, cacheSaveMaxDelay = 200*time.Millisecond, 600*time.Millisecond
+	defer func() { cacheSaveQuiet, cacheSaveMaxDelay = oldQuiet, oldMax }()
+	ws, ix, state := newIndex(t, true)
+	cache := filepath.Join(state, "repomap", "tags.gob")
+	before, _ := os.Stat(cache)
+	written := func() bool {
+		st, err := os.Stat(cache)
+		return err == nil && (before == nil || st.ModTime() != before.ModTime() || st.Size() != before.Size())
+	}
+	abs := ws.Abs("pkg/tax.go")
+	deadline := time.Now().Add(60 * time.Second)
+	for i := 0; !written(); i++ {
+		if time.Now().After(deadline) {
+			t.Fatal("the tags cache was never written while changes kept coming")
+		}
+		// A change every 20 ms: never the 200 ms pause the write waits for.
+		if err := os.WriteFile(abs, []byte(fmt.Sprintf("package pkg\n\nfunc Steady%d() {}\n", i)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ix.DocumentSaved(abs)
+		time.Sleep(20 * time.Millisecond)
+	}
+}
