@@ -97,6 +97,17 @@ func newGoSyntax(base int, lines *lineIndex, caps *[len(goWalkerCaptures)]uint32
 	return &goSyntax{base: base, lines: lines, caps: caps, budget: 64*len(content) + 1<<16}
 }
 
+// enter counts one level of the walk's nesting; false past maxDepth.
+// The caller leaves with g.depth--.
+func (g *goSyntax) enter() bool {
+	g.depth++
+	if g.depth > maxDepth {
+		g.unsure = true
+		return false
+	}
+	return true
+}
+
 // spent counts one scoring step; true once the budget is gone.
 func (g *goSyntax) spent() bool {
 	g.budget--
@@ -319,10 +330,7 @@ func (g *goSyntax) genDecl(d *ast.GenDecl, top bool) {
 
 // typ visits an expression in a position tree-sitter-go reads as a type.
 func (g *goSyntax) typ(e ast.Expr) {
-	g.depth++
-	if g.depth > maxDepth {
-		g.unsure = true
-	} else {
+	if g.enter() {
 		g.typIn(e)
 	}
 	g.depth--
@@ -586,10 +594,7 @@ func (g *goSyntax) exprs(es []ast.Expr) {
 
 // expr visits an expression in a position tree-sitter-go reads as one.
 func (g *goSyntax) expr(e ast.Expr) {
-	g.depth++
-	if g.depth > maxDepth {
-		g.unsure = true
-	} else {
+	if g.enter() {
 		g.exprIn(e)
 	}
 	g.depth--
@@ -715,10 +720,7 @@ func (g *goSyntax) stmts(l []ast.Stmt) {
 }
 
 func (g *goSyntax) stmt(s ast.Stmt) {
-	g.depth++
-	if g.depth > maxDepth {
-		g.unsure = true
-	} else {
+	if g.enter() {
 		g.stmtIn(s)
 	}
 	g.depth--

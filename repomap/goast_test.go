@@ -1,14 +1,11 @@
 package repomap
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -33,24 +30,7 @@ func TestGoSyntaxAgreesWithQuery(t *testing.T) {
 	if l.walker == nil {
 		t.Fatal("no Go walker: the query and the walker disagree on patterns or captures (see the log)")
 	}
-	goroot := runtime.GOROOT()
-	var files []string
-	more, _ := filepath.Glob("testdata/tags/*.go")
-	files = append(files, more...)
-	more, _ = filepath.Glob("*.go")
-	files = append(files, more...)
-	dirs := []string{"net/http", "go/types", "encoding/json", "cmd/compile/internal/syntax", "runtime", "slices", "iter"}
-	if os.Getenv("CAIRN_QUALITY") != "" {
-		dirs = []string{"."}
-	}
-	for _, d := range dirs {
-		_ = filepath.WalkDir(filepath.Join(goroot, "src", d), func(p string, e fs.DirEntry, err error) error {
-			if err == nil && !e.IsDir() && strings.HasSuffix(p, ".go") {
-				files = append(files, p)
-			}
-			return nil
-		})
-	}
+	files := goTestFiles("net/http", "go/types", "encoding/json", "cmd/compile/internal/syntax", "runtime", "slices", "iter")
 	mt := newMatcher()
 	p := sitter.NewParser()
 	defer p.Close()
@@ -119,19 +99,7 @@ func compareGoSyntax(t testing.TB, l *language, mt *matcher, p *sitter.Parser, c
 		return nil
 	}
 	fromQuery := func(fn func(uint16, []capture)) error { return mt.run(l.query, root, fn) }
-	collect := func(run func(fn func(uint16, []capture)) error) [][]uint32 {
-		var out [][]uint32
-		if err := run(func(pattern uint16, cs []capture) {
-			cs = slices.Clone(cs)
-			slices.SortFunc(cs, func(a, b capture) int { return cmp.Or(cmp.Compare(a.id, b.id), cmp.Compare(a.start, b.start)) })
-			out = append(out, matchRecord(pattern, cs))
-		}); err != nil {
-			t.Fatal(err)
-		}
-		slices.SortFunc(out, slices.Compare)
-		return out
-	}
-	parsed, queried := collect(fromAST), collect(fromQuery)
+	parsed, queried := matchSet(t, fromAST), matchSet(t, fromQuery)
 	if g.unsure {
 		return 0, "unsure", ""
 	}

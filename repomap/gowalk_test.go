@@ -32,24 +32,7 @@ func TestGoWalkerAgreesWithQuery(t *testing.T) {
 	if w == nil {
 		t.Fatal("no Go walker: the query and the walker disagree on patterns or captures (see the log)")
 	}
-	goroot := runtime.GOROOT()
-	var files []string
-	more, _ := filepath.Glob("testdata/tags/*.go")
-	files = append(files, more...)
-	more, _ = filepath.Glob("*.go")
-	files = append(files, more...)
-	dirs := []string{"net/http", "go/types", "encoding/json", "internal/types/testdata", "cmd/compile/internal/syntax"}
-	if os.Getenv("CAIRN_QUALITY") != "" {
-		dirs = []string{"."}
-	}
-	for _, d := range dirs {
-		_ = filepath.WalkDir(filepath.Join(goroot, "src", d), func(p string, e fs.DirEntry, err error) error {
-			if err == nil && !e.IsDir() && strings.HasSuffix(p, ".go") {
-				files = append(files, p)
-			}
-			return nil
-		})
-	}
+	files := goTestFiles("net/http", "go/types", "encoding/json", "internal/types/testdata", "cmd/compile/internal/syntax")
 	mt := newMatcher()
 	p := sitter.NewParser()
 	defer p.Close()
@@ -86,20 +69,8 @@ func compareGoWalker(t testing.TB, l *language, w *goWalker, mt *matcher, p *sit
 	}
 	defer tree.Close()
 	root := tree.RootNode()
-	collect := func(run func(fn func(uint16, []capture)) error) [][]uint32 {
-		var out [][]uint32
-		if err := run(func(pattern uint16, cs []capture) {
-			cs = slices.Clone(cs)
-			slices.SortFunc(cs, func(a, b capture) int { return cmp.Or(cmp.Compare(a.id, b.id), cmp.Compare(a.start, b.start)) })
-			out = append(out, matchRecord(pattern, cs))
-		}); err != nil {
-			t.Fatal(err)
-		}
-		slices.SortFunc(out, slices.Compare)
-		return out
-	}
-	walked := collect(func(fn func(uint16, []capture)) error { return w.run(mt, root, fn) })
-	queried := collect(func(fn func(uint16, []capture)) error { return mt.run(l.query, root, fn) })
+	walked := matchSet(t, func(fn func(uint16, []capture)) error { return w.run(mt, root, fn) })
+	queried := matchSet(t, func(fn func(uint16, []capture)) error { return mt.run(l.query, root, fn) })
 	if !slices.EqualFunc(walked, queried, slices.Equal) {
 		i := firstDiff(walked, queried)
 		var a, b []uint32
@@ -162,4 +133,45 @@ func FuzzGoWalkerAgreesWithQuery(f *testing.F) {
 			t.Fatalf("%s\n%s", diff, content)
 		}
 	})
+}
+
+// goTestFiles lists the Go files the agreement tests read: this package's
+// samples and sources, and the Go files under dirs of the Go tree (all of
+// the tree with CAIRN_QUALITY=1).
+func goTestFiles(dirs ...string) []string {
+	var files []string
+	more, _ := filepath.Glob("testdata/tags/*.go")
+	files = append(files, more...)
+	more, _ = filepath.Glob("*.go")
+	files = append(files, more...)
+	if os.Getenv("CAIRN_QUALITY") != "" {
+		dirs = []string{"."}
+	}
+	for _, d := range dirs {
+		_ = filepath.WalkDir(filepath.Join(runtime.GOROOT(), "src", d), func(p string, e fs.DirEntry, err error) error {
+			if err == nil && !e.IsDir() && strings.HasSuffix(p, ".go") {
+				files = append(files, p)
+			}
+			return nil
+		})
+	}
+	return files
+}
+
+// matchSet runs a source of matches and returns them as sorted records,
+// each with its captures sorted by id and start: the order the query
+// cursor, the walker and goSyntax deliver them in differs, and extract
+// does not depend on it.
+func matchSet(t testing.TB, run func(fn func(uint16, []capture)) error) [][]uint32 {
+	t.Helper()
+	var out [][]uint32
+	if err := run(func(pattern uint16, cs []capture) {
+		cs = slices.Clone(cs)
+		slices.SortFunc(cs, func(a, b capture) int { return cmp.Or(cmp.Compare(a.id, b.id), cmp.Compare(a.start, b.start)) })
+		out = append(out, matchRecord(pattern, cs))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(out, slices.Compare)
+	return out
 }
