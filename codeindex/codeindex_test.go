@@ -204,7 +204,9 @@ func TestBuildGCRestores(t *testing.T) {
 func TestCacheWrittenDespiteSteadyChanges(t *testing.T) {
 	oldQuiet, oldMax := cacheSaveQuiet, cacheSaveMaxDelay
 	cacheSaveQuiet, cacheSaveMaxDelay = 200*time.Millisecond, 600*time.Millisecond
-	defer func() { cacheSaveQuiet, cacheSaveMaxDelay = oldQuiet, oldMax }()
+	// Registered before newIndex's cleanup, so it runs after the index is
+	// closed: the index's goroutines read these.
+	t.Cleanup(func() { cacheSaveQuiet, cacheSaveMaxDelay = oldQuiet, oldMax })
 	ws, ix, state := newIndex(t, true)
 	cache := filepath.Join(state, "repomap", "tags.gob")
 	before, _ := os.Stat(cache)
