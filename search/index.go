@@ -155,9 +155,10 @@ type Index struct {
 	skipped  map[string]int
 	recovery string // why the index was rebuilt at Open, if it was
 
-	pending sync.WaitGroup // batches not yet persisted (unsafe_batch)
-	recMu   sync.Mutex
-	lines   lineCache
+	persist    persistLog // batches and whether the persister has written them
+	manifestMu sync.Mutex // one manifest save at a time, in order
+	recMu      sync.Mutex
+	lines      lineCache
 
 	indexing atomic.Bool
 	running  sync.WaitGroup
@@ -544,11 +545,13 @@ func (ix *Index) loadManifest() (docs uint64, ok bool) {
 
 // saveManifest writes the manifest atomically.
 func (ix *Index) saveManifest() error {
+	ix.manifestMu.Lock()
+	defer ix.manifestMu.Unlock()
 	ix.writeMu.Lock() // no batch in flight: the doc count matches the files
-	defer ix.writeMu.Unlock()
-	ix.waitPersisted()
+	upTo := ix.persist.last()
 	docs, err := ix.idx.DocCount()
 	if err != nil {
+		ix.writeMu.Unlock()
 		return fmt.Errorf("search: saving manifest: %w", err)
 	}
 	ix.mu.Lock()
@@ -558,6 +561,12 @@ func (ix *Index) saveManifest() error {
 	}
 	ix.dirty = false
 	ix.mu.Unlock()
+	ix.writeMu.Unlock()
+	// The manifest describes the index as of batch upTo and is written
+	// once that batch is on disk, without holding up the batches after
+	// it: an editor's save waited here for the disk (hundreds of
+	// milliseconds when it stalled) when the wait held writeMu.
+	ix.waitPersisted(upTo)
 	tmp := ix.manifestPath() + ".tmp"
 	f, err := os.Create(tmp)
 	if err != nil {
@@ -966,7 +975,7 @@ func (ix *Index) compact(ctx context.Context, release func()) error {
 		return nil
 	}
 	ix.writeMu.Lock()
-	ix.waitPersisted() // the merger merges persisted segments only
+	ix.waitPersisted(ix.persist.last()) // the merger merges persisted segments only
 	ix.writeMu.Unlock()
 	release()
 	n := ix.Segments()
@@ -1092,10 +1101,10 @@ func (ix *Index) commit(items []prepared, fresh bool) (int, error) {
 }
 
 // batch applies b. Batches return once searchable; the persister writes
-// them behind, and pending counts them until it has. Callers hold writeMu.
+// them behind, and persist tracks them until it has. Callers hold writeMu.
 func (ix *Index) batch(b *bleve.Batch) error {
-	ix.pending.Add(1)
-	done := sync.OnceFunc(ix.pending.Done)
+	seq := ix.persist.issue()
+	done := sync.OnceFunc(func() { ix.persist.done(seq) })
 	b.SetPersistedCallback(func(error) { done() })
 	err := ix.idx.Batch(b)
 	if err != nil {
@@ -1104,15 +1113,86 @@ func (ix *Index) batch(b *bleve.Batch) error {
 	return err
 }
 
-// waitPersisted waits (up to a limit) until every batch is on disk. Callers
-// hold writeMu exclusively.
-func (ix *Index) waitPersisted() {
-	ch := make(chan struct{})
-	go func() { ix.pending.Wait(); close(ch) }()
-	select {
-	case <-ch:
-	case <-time.After(30 * time.Second):
+// waitPersisted waits (up to a limit) until every batch up to upTo is on
+// disk.
+func (ix *Index) waitPersisted(upTo uint64) {
+	if !ix.persist.wait(upTo, 30*time.Second) {
 		ix.log.Warn("search: index persistence is slow; the next start may rebuild")
+	}
+}
+
+// persistLog numbers the batches as they are applied and remembers which
+// the persister has not written yet.
+type persistLog struct {
+	mu      sync.Mutex
+	cond    sync.Cond
+	issued  uint64
+	unsaved map[uint64]bool
+	waiters int // goroutines in wait (tests watch it)
+}
+
+func (p *persistLog) init() {
+	if p.unsaved == nil {
+		p.unsaved = map[uint64]bool{}
+		p.cond.L = &p.mu
+	}
+}
+
+// issue numbers a new batch.
+func (p *persistLog) issue() uint64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.init()
+	p.issued++
+	p.unsaved[p.issued] = true
+	return p.issued
+}
+
+// done records that batch seq is on disk (or failed).
+func (p *persistLog) done(seq uint64) {
+	p.mu.Lock()
+	delete(p.unsaved, seq)
+	p.mu.Unlock()
+	p.cond.Broadcast()
+}
+
+// last is the number of the latest batch.
+func (p *persistLog) last() uint64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.issued
+}
+
+// wait returns true once no batch up to upTo is unsaved, false after limit.
+func (p *persistLog) wait(upTo uint64, limit time.Duration) bool {
+	expired := false
+	t := time.AfterFunc(limit, func() {
+		p.mu.Lock()
+		expired = true
+		p.mu.Unlock()
+		p.cond.Broadcast()
+	})
+	defer t.Stop()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.init()
+	p.waiters++
+	defer func() { p.waiters-- }()
+	for {
+		pending := false
+		for seq := range p.unsaved {
+			if seq <= upTo {
+				pending = true
+				break
+			}
+		}
+		if !pending {
+			return true
+		}
+		if expired {
+			return false
+		}
+		p.cond.Wait()
 	}
 }
 
@@ -1289,7 +1369,7 @@ func (ix *Index) Close() error {
 		err = ix.saveManifest()
 	} else {
 		ix.writeMu.Lock()
-		ix.waitPersisted() // unsafe batches are written behind: finish them
+		ix.waitPersisted(ix.persist.last()) // unsafe batches are written behind: finish them
 		ix.writeMu.Unlock()
 	}
 	if cerr := ix.idx.Close(); cerr != nil && err == nil {

@@ -605,3 +605,47 @@ func TestCompoundsApartRankChunksWithEither(t *testing.T) {
 		t.Errorf("hits %v: the parts should match other/common.go", hits)
 	}
 }
+
+// TestManifestSaveDoesNotHoldUpdates: while a manifest save waits for the
+// persister to write its batches (a stalled disk), a file's update goes
+// through and is searchable; the save finishes once its batches are on
+// disk, and not before.
+func TestManifestSaveDoesNotHoldUpdates(t *testing.T) {
+	ws, root := fixture(t)
+	ix := openIndex(t, ws, t.TempDir(), nil)
+	if _, err := ix.Reconcile(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	stalled := ix.persist.issue() // a batch the persister has not written
+	saved := make(chan error, 1)
+	go func() { saved <- ix.saveManifest() }()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ix.persist.mu.Lock()
+		waiting := ix.persist.waiters > 0
+		ix.persist.mu.Unlock()
+		if waiting {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the manifest save never waited for the stalled batch")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	writeFile(t, root, "net/http/late.go", "package http\n\nfunc WrittenWhileTheManifestWaits() {}\n")
+	if err := ix.Update("net/http/late.go"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-saved:
+		t.Fatalf("the manifest was saved (%v) before its batch was on disk, or the update waited for it", err)
+	default:
+	}
+	if hits := mustSearch(t, ix, "WrittenWhileTheManifestWaits"); !hasPath(hits, "net/http/late.go") {
+		t.Errorf("the update is not searchable while the save waits: %v", hits)
+	}
+	ix.persist.done(stalled)
+	if err := <-saved; err != nil {
+		t.Fatal(err)
+	}
+}
