@@ -128,7 +128,16 @@ func parseGo(content []byte) (*ast.File, int) {
 	return f, fset.File(f.Package).Base()
 }
 
-// matches hands fn the query's matches on f, in no particular order
+// source is f's matches as extractFrom takes them.
+func (g *goSyntax) source(f *ast.File) func(fn func(pattern uint16, cs []capture)) error {
+	return func(fn func(pattern uint16, cs []capture)) error {
+		g.fn = fn
+		g.matches(f)
+		return nil
+	}
+}
+
+// matches hands g.fn the query's matches on f, in no particular order
 // (extract does not depend on it).
 func (g *goSyntax) matches(f *ast.File) {
 	for _, d := range f.Decls {

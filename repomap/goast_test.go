@@ -93,11 +93,7 @@ func compareGoSyntax(t testing.TB, l *language, mt *matcher, p *sitter.Parser, c
 	}
 	lines := newLineIndex(content)
 	g := newGoSyntax(base, lines, &l.walker.caps, content)
-	fromAST := func(fn func(uint16, []capture)) error {
-		g.fn = fn
-		g.matches(f)
-		return nil
-	}
+	fromAST := g.source(f)
 	fromQuery := func(fn func(uint16, []capture)) error { return mt.run(l.query, root, fn) }
 	parsed, queried := matchSet(t, fromAST), matchSet(t, fromQuery)
 	if g.unsure {
@@ -220,8 +216,7 @@ func TestGoSyntaxBoundsPathologicalNesting(t *testing.T) {
 			t.Fatalf("%s: go/parser rejected the input; the test needs one it accepts", name)
 		}
 		g := newGoSyntax(base, newLineIndex(src), &l.walker.caps, src)
-		g.fn = func(uint16, []capture) {}
-		g.matches(f)
+		_ = g.source(f)(func(uint16, []capture) {})
 		if !g.unsure {
 			t.Errorf("%s: goSyntax vouched for a reading it could not afford to work out", name)
 		}

@@ -147,16 +147,8 @@ func parseFileHashed(ctx context.Context, rel string, content []byte, hash strin
 	l.parsers.Put(p)
 	defer tree.Close()
 	root := tree.RootNode()
-	ft := &FileTags{
-		Path:         rel,
-		Language:     name,
-		Hash:         hash,
-		Lines:        bytes.Count(content, []byte{'\n'}) + 1,
-		SyntaxErrors: root.HasError(),
-	}
-	if name == "go" {
-		ft.Constraint = goBuildConstraint(content)
-	}
+	ft := newFileTags(rel, name, hash, content)
+	ft.SyntaxErrors = root.HasError()
 	mt := matchers.Get().(*matcher)
 	defer matchers.Put(mt)
 	if err := extract(l, mt, root, content, ft); err != nil {
@@ -179,26 +171,25 @@ func goSyntaxTags(l *language, rel string, content []byte, hash string) (ft *Fil
 			ft, ok = nil, false
 		}
 	}()
-	ft = &FileTags{
-		Path:       rel,
-		Language:   "go",
-		Hash:       hash,
-		Lines:      bytes.Count(content, []byte{'\n'}) + 1,
-		Constraint: goBuildConstraint(content),
-	}
+	ft = newFileTags(rel, "go", hash, content)
 	mt := matchers.Get().(*matcher)
 	defer matchers.Put(mt)
 	lines := newLineIndex(content)
 	g := newGoSyntax(base, lines, &l.walker.caps, content)
-	each := func(fn func(uint16, []capture)) error {
-		g.fn = fn
-		g.matches(f)
-		return nil
-	}
-	if err := extractFrom(l, mt, each, lines, content, ft); err != nil || g.unsure {
+	if err := extractFrom(l, mt, g.source(f), lines, content, ft); err != nil || g.unsure {
 		return nil, false
 	}
 	return ft, true
+}
+
+// newFileTags is the record of one parse of content as rel, before its
+// tags.
+func newFileTags(rel, lang, hash string, content []byte) *FileTags {
+	ft := &FileTags{Path: rel, Language: lang, Hash: hash, Lines: bytes.Count(content, []byte{'\n'}) + 1}
+	if lang == "go" {
+		ft.Constraint = goBuildConstraint(content)
+	}
+	return ft
 }
 
 // matchers are the workers' query cursors and buffers.
