@@ -108,6 +108,18 @@ type Manager struct {
 	order    []string // edit ids in proposal order
 	threads  *threadStore
 	fault    func(point string)
+	// endedEmit receives the events of runs that ended before this
+	// session (an accept's checkpoint event); nil drops them.
+	endedEmit func(protocol.RunEvent)
+}
+
+// SetEndedRunEvents sends the events of runs that ended before this
+// session, such as the checkpoint event of an accept made after a
+// restart, to emit (the session's client).
+func (m *Manager) SetEndedRunEvents(emit func(protocol.RunEvent)) {
+	m.mu.Lock()
+	m.endedEmit = emit
+	m.mu.Unlock()
 }
 
 // NewManager returns a manager.

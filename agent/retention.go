@@ -88,7 +88,7 @@ func (m *Manager) ended(id string) (*Run, bool) {
 			return m.run(e), true
 		}
 	}
-	stateDir := m.cfg.StateDir
+	stateDir, emit := m.cfg.StateDir, m.endedEmit
 	m.mu.Unlock()
 	if stateDir == "" || id == "" || strings.ContainsAny(id, `/\`) || strings.HasPrefix(id, ".") {
 		return nil, false
@@ -121,6 +121,6 @@ func (m *Manager) ended(id string) (*Run, bool) {
 	if e.state == "" {
 		return nil, false
 	}
-	e.line = newEventLine(seq, nil) // no client of this session follows it
+	e.line = newEventLine(seq, emit) // the session's client, which did not start it
 	return m.run(e), true
 }

@@ -117,6 +117,7 @@ func (s *Server) setupEngines(initial Settings) error {
 	s.registry, s.gate, s.tracer, s.mcp, s.index, s.sandbox = e.Registry, e.Gate, e.Tracer, e.MCP, e.Index, e.Sandbox
 	s.mgr = e.Manager
 	s.mu.Unlock()
+	e.Manager.SetEndedRunEvents(s.notifyRunEvent)
 	return nil
 }
 

@@ -495,7 +495,8 @@ func TestPlainClientWithoutShowDocumentGetsMessage(t *testing.T) {
 func TestHunkReviewContinuesAfterRestart(t *testing.T) {
 	state := t.TempDir()
 	e := newEnv(t, calcWS, withScript("turns:"+twoHunkTurns), withState(state))
-	evs := e.waitRun(e.ask("calc/calc.go", 0, 0, "fix the operators"))
+	runID := e.ask("calc/calc.go", 0, 0, "fix the operators")
+	evs := e.waitRun(runID)
 	editID := ofKind(evs, protocol.EventEditProposed)[0].EditID
 	r0, err := e.ed.AcceptHunks(e.ctx, editID, []int{0})
 	if err != nil || !r0.Applied {
@@ -513,6 +514,19 @@ func TestHunkReviewContinuesAfterRestart(t *testing.T) {
 	r1, err := e2.ed.AcceptHunks(e2.ctx, editID, []int{1})
 	if err != nil || !r1.Applied {
 		t.Fatalf("accept hunk 1 after a restart: %+v %v", r1, err)
+	}
+	// The new session's client hears of the accept, with a seq above
+	// every event the first session's client saw of the run.
+	seen := 0
+	for _, ev := range e.ed.Events(runID) {
+		seen = max(seen, ev.Seq)
+	}
+	after, err := e2.ed.WaitFor(e2.ctx, runID, func(evs []protocol.RunEvent) bool { return len(ofKind(evs, protocol.EventCheckpoint)) > 0 })
+	if err != nil {
+		t.Fatalf("no checkpoint event after accepting in the new session: %v", err)
+	}
+	if ev := ofKind(after, protocol.EventCheckpoint)[0]; ev.CheckpointID != r1.CheckpointID || ev.Seq <= seen {
+		t.Errorf("checkpoint event %+v: want checkpoint %s with a seq above %d", ev, r1.CheckpointID, seen)
 	}
 	both := strings.Replace(strings.Replace(calcOrig, "return a + b", "return a * b", 1), "return a - b", "return a + b", 1)
 	if got := e2.read("calc/calc.go"); got != both {
