@@ -61,6 +61,7 @@ const (
 
 // goSyntax walks one go/parser tree and hands each match to fn.
 type goSyntax struct {
+	file  *ast.File
 	base  int // the token.File's base: Pos - base is the byte offset
 	lines *lineIndex
 	// lastRow is row's last answer.
@@ -91,10 +92,17 @@ type goSyntax struct {
 // maxDepth bounds the nesting of the walk over a syntax tree.
 const maxDepth = 2000
 
-// newGoSyntax prepares a walk over the go/parser tree of content, whose
-// token.File has base base.
-func newGoSyntax(base int, lines *lineIndex, caps *[len(goWalkerCaptures)]uint32, content []byte) *goSyntax {
-	return &goSyntax{base: base, lines: lines, caps: caps, budget: 64*len(content) + 1<<16}
+// parseGoSyntax parses content with go/parser and prepares the walk over
+// its tree that yields the query's matches for l; false when go/parser
+// reports an error.
+func parseGoSyntax(l *language, content []byte) (*goSyntax, bool) {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "", content, parser.SkipObjectResolution)
+	if err != nil {
+		return nil, false
+	}
+	return &goSyntax{file: f, base: fset.File(f.Package).Base(), lines: newLineIndex(content), caps: &l.walker.caps,
+		budget: 64*len(content) + 1<<16}, true
 }
 
 // enter counts one level of the walk's nesting; false past maxDepth.
@@ -118,21 +126,11 @@ func (g *goSyntax) spent() bool {
 	return false
 }
 
-// parseGo parses content with go/parser; nil when it reports an error.
-func parseGo(content []byte) (*ast.File, int) {
-	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, "", content, parser.SkipObjectResolution)
-	if err != nil {
-		return nil, 0
-	}
-	return f, fset.File(f.Package).Base()
-}
-
-// source is f's matches as extractFrom takes them.
-func (g *goSyntax) source(f *ast.File) func(fn func(pattern uint16, cs []capture)) error {
+// source is the file's matches as extractFrom takes them.
+func (g *goSyntax) source() func(fn func(pattern uint16, cs []capture)) error {
 	return func(fn func(pattern uint16, cs []capture)) error {
 		g.fn = fn
-		g.matches(f)
+		g.matches(g.file)
 		return nil
 	}
 }

@@ -77,8 +77,8 @@ func TestGoSyntaxAgreesWithQuery(t *testing.T) {
 // only tree-sitter finds syntax errors, else "".
 func compareGoSyntax(t testing.TB, l *language, mt *matcher, p *sitter.Parser, content []byte) (n int, outcome, diff string) {
 	t.Helper()
-	f, base := parseGo(content)
-	if f == nil {
+	g, ok := parseGoSyntax(l, content)
+	if !ok {
 		return 0, "rejected", ""
 	}
 	tree, err := p.ParseCtx(context.Background(), nil, content)
@@ -91,9 +91,7 @@ func compareGoSyntax(t testing.TB, l *language, mt *matcher, p *sitter.Parser, c
 	if root.HasError() {
 		return 0, "grammar", ""
 	}
-	lines := newLineIndex(content)
-	g := newGoSyntax(base, lines, &l.walker.caps, content)
-	fromAST := g.source(f)
+	fromAST := g.source()
 	fromQuery := func(fn func(uint16, []capture)) error { return mt.run(l.query, root, fn) }
 	parsed, queried := matchSet(t, fromAST), matchSet(t, fromQuery)
 	if g.unsure {
@@ -105,7 +103,7 @@ func compareGoSyntax(t testing.TB, l *language, mt *matcher, p *sitter.Parser, c
 			len(parsed), len(queried), describeRecords(onlyAST, content), describeRecords(onlyQuery, content))
 	}
 	var tagsAST, tagsQuery FileTags
-	if err := extractFrom(l, mt, fromAST, lines, content, &tagsAST); err != nil {
+	if err := extractFrom(l, mt, fromAST, g.lines, content, &tagsAST); err != nil {
 		t.Fatal(err)
 	}
 	w := l.walker
@@ -211,12 +209,11 @@ func TestGoSyntaxBoundsPathologicalNesting(t *testing.T) {
 		"calls":   nest("f(", "0", ")", 3000),
 		"indexes": nest("a[", "i", "]", 1500),
 	} {
-		f, base := parseGo(src)
-		if f == nil {
+		g, parsed := parseGoSyntax(l, src)
+		if !parsed {
 			t.Fatalf("%s: go/parser rejected the input; the test needs one it accepts", name)
 		}
-		g := newGoSyntax(base, newLineIndex(src), &l.walker.caps, src)
-		_ = g.source(f)(func(uint16, []capture) {})
+		_ = g.source()(func(uint16, []capture) {})
 		if !g.unsure {
 			t.Errorf("%s: goSyntax vouched for a reading it could not afford to work out", name)
 		}

@@ -161,8 +161,8 @@ func parseFileHashed(ctx context.Context, rel string, content []byte, hash strin
 // when go/parser rejects it, when goSyntax cannot vouch for tree-sitter's
 // reading of it, or on a failure of its own: tree-sitter then parses it.
 func goSyntaxTags(l *language, rel string, content []byte, hash string) (ft *FileTags, ok bool) {
-	f, base := parseGo(content)
-	if f == nil {
+	g, parsed := parseGoSyntax(l, content)
+	if !parsed {
 		return nil, false
 	}
 	defer func() {
@@ -174,9 +174,7 @@ func goSyntaxTags(l *language, rel string, content []byte, hash string) (ft *Fil
 	ft = newFileTags(rel, "go", hash, content)
 	mt := matchers.Get().(*matcher)
 	defer matchers.Put(mt)
-	lines := newLineIndex(content)
-	g := newGoSyntax(base, lines, &l.walker.caps, content)
-	if err := extractFrom(l, mt, g.source(f), lines, content, ft); err != nil || g.unsure {
+	if err := extractFrom(l, mt, g.source(), g.lines, content, ft); err != nil || g.unsure {
 		return nil, false
 	}
 	return ft, true
