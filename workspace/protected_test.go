@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -258,4 +259,25 @@ func BenchmarkFindProtected(b *testing.B) {
 		n = len(got)
 	}
 	b.ReportMetric(float64(n), "found")
+}
+
+// Every .git is refused outright, not only the root's: a nested
+// repository's hooks and config run code just the same.
+func TestResolveWritableRefusesEveryGitDir(t *testing.T) {
+	root := protectedTree(t)
+	ws, err := Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{".git/config", "nested/sub/.git/config", "nested/sub/.git/hooks/pre-commit",
+		"mods/m/.git", "new/.git/config", ".GIT/config", "nested/sub/.Git/hooks/x"} {
+		if _, err := ws.ResolveWritable(p); !errors.Is(err, ErrOutside) {
+			t.Errorf("ResolveWritable(%q) = %v, want a refusal", p, err)
+		}
+	}
+	for _, p := range []string{".gitignore", "nested/sub/lib.go", ".github/CODEOWNERS", "src/git/hooks.go"} {
+		if _, err := ws.ResolveWritable(p); err != nil {
+			t.Errorf("ResolveWritable(%q) = %v", p, err)
+		}
+	}
 }

@@ -138,15 +138,19 @@ func (w *Workspace) Resolve(p string) (string, error) {
 }
 
 // ResolveWritable is Resolve plus the refusal of places the agent must never
-// write: the .git directory and the server's state directory.
+// write: every .git (the root's and any nested repository's, directory or
+// gitfile, in any spelling a case-insensitive file system takes for it) and
+// the server's state directory. Other protected paths (Protected) are
+// writable only after their own confirmation, which is the caller's part.
 func (w *Workspace) ResolveWritable(p string) (string, error) {
 	abs, err := w.Resolve(p)
 	if err != nil {
 		return "", err
 	}
-	rel := w.Rel(abs)
-	if rel == ".git" || strings.HasPrefix(rel, ".git/") {
-		return "", fmt.Errorf("path %q: writing inside .git is not allowed: %w", p, ErrOutside)
+	for _, c := range strings.Split(w.Rel(abs), "/") {
+		if normName(c) == ".git" {
+			return "", fmt.Errorf("path %q: writing inside a .git directory is not allowed: %w", p, ErrOutside)
+		}
 	}
 	if w.stateDir != "" && within(w.stateDir, abs) {
 		return "", fmt.Errorf("path %q: writing into Cairn's state directory is not allowed: %w", p, ErrOutside)
