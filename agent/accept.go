@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sort"
@@ -10,12 +11,17 @@ import (
 	"github.com/cairn-dev/cairn/checkpoint"
 	"github.com/cairn-dev/cairn/protocol"
 	"github.com/cairn-dev/cairn/tools"
+	"github.com/cairn-dev/cairn/workspace"
 )
 
 // Accepting and rejecting proposed edits, whole or hunk by hunk. Every
 // accept is its own checkpoint: the text of each file before it (the base
 // plus the hunks accepted earlier) and after it, journaled before the
 // editor is asked, so undo puts back exactly that accept's hunks.
+
+// ErrUnconfirmedProtected is wrapped by an accept refused because it would
+// write a protected path (workspace.Protected) that was not confirmed as one.
+var ErrUnconfirmedProtected = errors.New("protected path not confirmed")
 
 // Accept applies every pending hunk of a proposed edit.
 func (m *Manager) Accept(ctx context.Context, id string, ap Applier) (protocol.AcceptResult, error) {
@@ -108,6 +114,14 @@ func (m *Manager) AcceptHunks(ctx context.Context, id string, idx []int, ap Appl
 		}
 		if !touched {
 			continue
+		}
+		// A protected path was confirmed, naming it, before its edit was
+		// proposed. One that was not (a journal of an older version, a
+		// path that became protected since) is never written by an accept.
+		if why, protected := workspace.Protected(m.ws.Root(), f.Rel); protected && f.Protected == "" {
+			m.mu.Unlock()
+			return protocol.AcceptResult{}, fmt.Errorf("cannot accept edit %s: %s is a protected path (%s) and the edit was not confirmed as one when it was proposed; ask for the change again: %w",
+				id, f.Rel, why, ErrUnconfirmedProtected)
 		}
 		base, baseOK, err := textWith(f, fi, e.Hunks, Hunk.applied)
 		if err != nil {

@@ -84,7 +84,7 @@ func (m *Manager) History(runID string) (question string, events []protocol.RunE
 			e := Edit{ID: er.EditID, RunID: runID, Step: rec.Step, State: EditPending}
 			for _, f := range er.Files {
 				e.Files = append(e.Files, tools.FileChange{Abs: f.Abs, Rel: f.Rel, Before: blob(f.Before), BeforeOK: f.BeforeExists,
-					After: blob(f.After), Created: f.Created})
+					After: blob(f.After), Created: f.Created, Protected: f.Protected})
 			}
 			byID[e.ID] = len(edits)
 			edits = append(edits, e)

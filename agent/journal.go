@@ -48,6 +48,9 @@ type editFileRecord struct {
 	BeforeExists bool   `json:"beforeExists"`
 	After        string `json:"after"` // blob hash
 	Created      bool   `json:"created"`
+	// Protected is why Rel is a protected path; set when the edit was
+	// confirmed as a protected edit before it was proposed.
+	Protected string `json:"protected,omitempty"`
 }
 
 type editRecord struct {
@@ -100,7 +103,7 @@ func (r *Run) editRecord(e *Edit) editRecord {
 	rec := editRecord{EditID: e.ID}
 	for _, f := range e.Files {
 		rec.Files = append(rec.Files, editFileRecord{Abs: f.Abs, Rel: f.Rel, Before: r.blob(f.Before), BeforeExists: f.BeforeOK,
-			After: r.blob(f.After), Created: f.Created})
+			After: r.blob(f.After), Created: f.Created, Protected: f.Protected})
 	}
 	return rec
 }

@@ -292,7 +292,7 @@ func (jr *journalReader) editProposed(runID string, rec checkpoint.Record) {
 	}
 	e := &Edit{ID: er.EditID, RunID: runID, Step: rec.Step, State: EditPending}
 	for _, f := range er.Files {
-		fc := tools.FileChange{Abs: f.Abs, Rel: f.Rel, Before: jr.text(f.Before), BeforeOK: f.BeforeExists, After: jr.text(f.After), Created: f.Created}
+		fc := tools.FileChange{Abs: f.Abs, Rel: f.Rel, Before: jr.text(f.Before), BeforeOK: f.BeforeExists, After: jr.text(f.After), Created: f.Created, Protected: f.Protected}
 		e.Files = append(e.Files, fc)
 		if _, seen := jr.drafts[f.Abs]; !seen {
 			jr.order = append(jr.order, f.Abs)

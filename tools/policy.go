@@ -139,9 +139,9 @@ func (g *Gate) Decide(ctx context.Context, req ApprovalRequest, step int, inputS
 	}
 	policy, interactive := g.current()
 	action, rule := policy.Action(req.Tool, req.Risk, command)
-	if command != "" && strings.HasPrefix(command, OutsideSandbox) && action == Allow {
-		// Outside the sandbox only the user's word counts.
-		action, rule = Ask, "run outside the sandbox"
+	if why, only := confirmationOnly(req); only && action == Allow {
+		// Outside the sandbox, and for protected paths, only the user's word counts.
+		action, rule = Ask, why
 	}
 	var d Decision
 	by := "policy: " + rule

@@ -86,6 +86,9 @@ type FileChange struct {
 	Delete     bool
 	Created    bool
 	Diagnostic string
+	// Protected says why Rel is a protected path (workspace.Protected);
+	// set only on a change whose call was confirmed as a protected edit.
+	Protected string
 }
 
 // DiagnosticsSource serves the diagnostics the editor forwarded.
