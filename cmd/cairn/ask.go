@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"os"
+	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/cairn-dev/cairn/codeindex"
@@ -15,23 +18,32 @@ import (
 	"github.com/cairn-dev/cairn/lspclient"
 	"github.com/cairn-dev/cairn/protocol"
 	"github.com/cairn-dev/cairn/server"
+	"github.com/cairn-dev/cairn/tools"
+	"github.com/cairn-dev/cairn/workspace"
 )
 
 // runAsk runs one question non-interactively: the real server in process,
 // approval mode policy (nothing is asked; risky calls are decided by policy),
 // the model from the environment. It prints the answer and the proposed
 // edits as a unified diff; --apply accepts them (with checkpoints).
+//
+// An edit of a protected path (workspace.Protected: git directories, Cairn's
+// policy, editor, CI and direnv configuration) needs its own confirmation,
+// which approval mode policy never gives: such an edit is proposed only when
+// --apply-protected names its path (and then applied with --apply);
+// otherwise it is skipped, and the path and why it matters are printed.
 func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs, root := newFlags("ask", stderr)
 	file := fs.String("file", "", "workspace-relative file the question is about (required)")
 	rng := fs.String("range", "", "selected lines, 1-based inclusive: L1-L2")
 	apply := fs.Bool("apply", false, "write the proposed edits (each with a checkpoint for undo)")
+	applyProtected := fs.String("apply-protected", "", "comma-separated workspace-relative protected paths (.vscode/settings.json, .github/workflows/ci.yml, ...) whose edits may be proposed; only these")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	question := strings.Join(fs.Args(), " ")
 	if *file == "" || strings.TrimSpace(question) == "" {
-		return fmt.Errorf("%w: cairn ask [--root DIR] --file PATH [--range L1-L2] [--apply] QUESTION", errUsage)
+		return fmt.Errorf("%w: cairn ask [--root DIR] --file PATH [--range L1-L2] [--apply] [--apply-protected PATH,...] QUESTION", errUsage)
 	}
 	from, to, err := parseRange(*rng)
 	if err != nil {
@@ -61,7 +73,16 @@ func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	serverEnd, clientEnd := net.Pipe()
 	done := make(chan error, 1)
 	go func() { done <- server.Serve(ctx, serverEnd, serverEnd, server.Options{}) }()
-	ed, err := lspclient.Connect(ctx, clientEnd, *root, lspclient.Options{Settings: map[string]any{"approval": map[string]any{"mode": "policy"}}})
+	edOpts := lspclient.Options{Settings: map[string]any{"approval": map[string]any{"mode": "policy"}}}
+	named := protectedList(*applyProtected)
+	if len(named) > 0 {
+		// The command line is the confirmation: the editor answers the
+		// question for each path it names, and denies everything else
+		// the policy would have asked about.
+		edOpts = lspclient.Options{Settings: map[string]any{"approval": map[string]any{"mode": "ask"}},
+			Approve: func(msg string, _ []string) string { return confirmNamed(msg, named) }}
+	}
+	ed, err := lspclient.Connect(ctx, clientEnd, *root, edOpts)
 	if err != nil {
 		return err
 	}
@@ -101,6 +122,7 @@ func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return fmt.Errorf("the run %s: %s (%s)", end.Kind, end.Error, end.Class)
 	}
 	fmt.Fprintln(stdout, strings.TrimSpace(end.Answer))
+	reportSkippedProtected(stderr, *root, evs)
 	for _, ev := range evs {
 		if ev.Kind != protocol.EventEditProposed {
 			continue
@@ -122,6 +144,72 @@ func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 	}
 	return nil
+}
+
+// protectedList parses --apply-protected: workspace-relative paths, slash
+// separated, cleaned.
+func protectedList(s string) map[string]bool {
+	out := map[string]bool{}
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out[path.Clean(filepath.ToSlash(p))] = true
+		}
+	}
+	return out
+}
+
+// confirmNamed answers one approval question of an --apply-protected run:
+// Allow once for an edit of a protected path that the command line names,
+// Deny for anything else (what approval mode policy does with a question).
+func confirmNamed(msg string, named map[string]bool) string {
+	for _, line := range strings.Split(msg, "\n") {
+		_, rest, ok := strings.Cut(line, tools.ProtectedEdit)
+		if !ok {
+			continue
+		}
+		p := strings.TrimSpace(rest)
+		if q, err := strconv.Unquote(p); err == nil {
+			p = q
+		}
+		if named[path.Clean(filepath.ToSlash(p))] {
+			return protocol.ActionAllowOnce
+		}
+		return protocol.ActionDeny
+	}
+	return protocol.ActionDeny
+}
+
+// reportSkippedProtected names each protected path whose edit was not
+// proposed for want of a confirmation, why it matters and how to allow it.
+func reportSkippedProtected(w io.Writer, root string, evs []protocol.RunEvent) {
+	paths := map[string]string{}
+	for _, ev := range evs {
+		if ev.Kind != protocol.EventToolCall || ev.Tool != "edit_file" {
+			continue
+		}
+		var in struct {
+			Path string `json:"path"`
+		}
+		if json.Unmarshal(ev.Input, &in) == nil && in.Path != "" {
+			paths[ev.CallID] = in.Path
+		}
+	}
+	seen := map[string]bool{}
+	for _, ev := range evs {
+		p, ok := paths[ev.CallID]
+		if ev.Kind != protocol.EventApproval || !ok || seen[p] {
+			continue
+		}
+		if d := tools.Decision(ev.Decision); d.Allowed() {
+			continue
+		}
+		why, protected := workspace.Protected(root, p)
+		if !protected {
+			continue
+		}
+		seen[p] = true
+		fmt.Fprintf(w, "· skipped an edit of %s: it is a protected path (%s); to allow it, run again with --apply-protected %s\n", p, why, p)
+	}
 }
 
 // runContext prints the context report for a question without calling a
