@@ -131,9 +131,20 @@ func NewManager(cfg Config, d Deps) *Manager {
 	if d.Gate == nil {
 		d.Gate = tools.NewGate(tools.DefaultPolicy(), false, nil, nil)
 	}
-	return &Manager{cfg: cfg, ws: d.WS, registry: d.Registry, gate: d.Gate, cps: d.Checkpoints, diags: d.Diagnostics,
+	m := &Manager{cfg: cfg, ws: d.WS, registry: d.Registry, gate: d.Gate, cps: d.Checkpoints, diags: d.Diagnostics,
 		redactor: d.Redactor, tracer: d.Tracer, index: d.Index, runs: map[string]*Run{}, edits: map[string]*Edit{},
-		threads: newThreadStore(cfg.StateDir), fault: d.FaultPoint}
+		fault: d.FaultPoint}
+	m.threads = newThreadStore(cfg.StateDir, m.runRedactor)
+	return m
+}
+
+// runRedactor returns the redactor of a running run (it knows the values
+// the run learned), else the session's.
+func (m *Manager) runRedactor(runID string) *redact.Redactor {
+	if r, ok := m.live(runID); ok && runID != "" {
+		return r.red()
+	}
+	return m.redactor
 }
 
 // faultPoint calls the crash tests' hook, if any, at a named point.

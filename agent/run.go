@@ -684,8 +684,10 @@ func (r *Run) execTool(step int, env *tools.Env, call model.ToolCall) (content s
 		span.Invalid, span.ErrorClass = true, "invalid_input"
 		return finish(false, "invalid input", err.Error()), true
 	}
-	risk, detail := tool.RiskOf(valid)
-	decision, err := r.m.gate.Decide(r.ctx, tools.ApprovalRequest{RunID: r.ID, CallID: call.ID, Tool: call.Name, Risk: risk, Detail: detail},
+	req := tool.Request(valid)
+	req.RunID, req.CallID, req.Tool = r.ID, call.ID, call.Name
+	risk := req.Risk
+	decision, err := r.m.gate.Decide(r.ctx, req,
 		step, r.red().String(summarizeInput(valid))) // the audit log masks with the session's values only
 
 	if err != nil && r.ctx.Err() != nil {
@@ -707,12 +709,17 @@ func (r *Run) execTool(step int, env *tools.Env, call model.ToolCall) (content s
 	// files they change.
 	var snap *snapshot
 	if tool.SideEffects && r.m.cps != nil && (risk == tools.RiskWrite || risk == tools.RiskDestructive || risk == tools.RiskInstall) {
-		snap = takeSnapshot(r.m.ws, r.m.cps.Blobs)
+		snap = takeSnapshot(r.m.ws)
 	}
 	res, err := tool.Invoke(r.ctx, env, valid)
+	secretNote := ""
 	if snap != nil {
-		if changes := snap.diff(r.m.ws, r.m.cps.Blobs); len(changes) > 0 || snap.capped > 0 {
-			r.jrnl(checkpoint.RecCommandChanges, step, commandChangesRecord{CallID: call.ID, Changes: changes, NotCovered: snap.capped})
+		changes, secret := snap.diff(r.m.ws, r.m.cps.Blobs, r.holdsSecrets)
+		if len(changes) > 0 || snap.capped > 0 {
+			r.jrnl(checkpoint.RecCommandChanges, step, commandChangesRecord{CallID: call.ID, Changes: changes, NotCovered: snap.capped, SecretFiles: secret})
+		}
+		if secretNote = secretFileNote(secret); secretNote != "" {
+			r.logf(slog.LevelWarn, "a command changed files that hold secrets; their previous content is kept for rewind", "files", strings.Join(secret, ", "))
 		}
 	}
 	r.m.faultPoint("before_tool_result")
@@ -723,6 +730,7 @@ func (r *Run) execTool(step int, env *tools.Env, call model.ToolCall) (content s
 		r.logf(slog.LevelError, "tool failed", "tool", call.Name, "err", err)
 		res = tools.Result{Content: fmt.Sprintf("%s failed: %v", call.Name, err), IsError: true, Summary: "failed"}
 	}
+	res.Content += secretNote
 	if red, findings := r.red().Redact(res.Content); len(findings) > 0 {
 		res.Content = red
 		span.Redactions = len(findings)
@@ -738,6 +746,13 @@ func (r *Run) execTool(step int, env *tools.Env, call model.ToolCall) (content s
 		r.mu.Unlock()
 	}
 	if res.Change != nil {
+		if after, n := maskNewSecrets(r.red(), res.Change.Before, res.Change.After); n > 0 {
+			res.Change.After = after
+			if _, _, err := r.drafts.Write(res.Change.Abs, after); err != nil {
+				r.logf(slog.LevelError, "masking secrets in a proposed edit", "err", err)
+			}
+			res.Content += fmt.Sprintf(" (%d secret(s) you wrote were masked in the proposal; the user can fill them in)", n)
+		}
 		e := r.m.proposeEdit(r, step, []tools.FileChange{*res.Change})
 		r.jrnl(checkpoint.RecEdit, step, r.editRecord(e))
 		span.EditID = e.ID

@@ -3,8 +3,11 @@ package agent
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 
 	"github.com/cairn-dev/cairn/checkpoint"
 	"github.com/cairn-dev/cairn/workspace"
@@ -20,17 +23,25 @@ const (
 type fileStat struct {
 	size int64
 	mod  int64
-	hash string // blob of the content, "" when over the caps
+	hash string // of the content, "" when over the caps
+	text string // the content, in memory only until the command has ended
 }
 
-// snapshot records the workspace's files (stat and content blobs) before a
+// snapshot records the workspace's files (stat and content) before a
 // command that may write, so a rewind can put back what it changed.
+//
+// Invariant: a snapshot writes nothing while it is taken. The contents stay
+// in memory; after the command, only the previous content of the files it
+// changed or deleted is stored as a blob (what a rewind needs), and of the
+// files it created or changed only the hash of the new content is kept. So
+// a secret file the command never touched (.env, a key) is never copied
+// into the state directory, and one it changed is reported (secretChanged).
 type snapshot struct {
 	files  map[string]fileStat
 	capped int // files not covered by the caps
 }
 
-func takeSnapshot(ws *workspace.Workspace, blobs *checkpoint.Blobs) *snapshot {
+func takeSnapshot(ws *workspace.Workspace) *snapshot {
 	files, _ := ws.Walk(workspace.WalkOptions{})
 	s := &snapshot{files: make(map[string]fileStat, len(files))}
 	var total int64
@@ -38,10 +49,8 @@ func takeSnapshot(ws *workspace.Workspace, blobs *checkpoint.Blobs) *snapshot {
 		st := fileStat{size: f.Size, mod: f.Mod}
 		if i < snapshotMaxFiles && total+f.Size <= snapshotMaxBytes {
 			if b, err := os.ReadFile(f.Abs); err == nil {
-				if h, err := blobs.Put(string(b)); err == nil {
-					st.hash = h
-					total += f.Size
-				}
+				st.text, st.hash = string(b), workspace.Hash(string(b))
+				total += int64(len(b))
 			}
 		}
 		if st.hash == "" {
@@ -58,7 +67,7 @@ type commandChange struct {
 	BeforeExists bool   `json:"beforeExists"`
 	Before       string `json:"before,omitempty"` // blob hash; "" when not covered
 	AfterExists  bool   `json:"afterExists"`
-	After        string `json:"after,omitempty"`
+	After        string `json:"after,omitempty"` // hash of the content (not stored)
 }
 
 type commandChangesRecord struct {
@@ -67,14 +76,32 @@ type commandChangesRecord struct {
 	// NotCovered counts files the snapshot caps left out: their changes,
 	// if any, cannot be restored.
 	NotCovered int `json:"notCovered,omitempty"`
+	// SecretFiles are the changed files that hold secrets: their previous
+	// content is stored (for rewind) although it is secret.
+	SecretFiles []string `json:"secretFiles,omitempty"`
 }
 
 // diff compares the workspace now with the snapshot: changed (by size,
-// mtime, then hash), created and deleted files.
-func (s *snapshot) diff(ws *workspace.Workspace, blobs *checkpoint.Blobs) []commandChange {
+// mtime, then hash), created and deleted files. The previous content of
+// each changed or deleted file is stored in blobs; isSecret tells which of
+// them hold secrets (secretChanged lists those).
+func (s *snapshot) diff(ws *workspace.Workspace, blobs *checkpoint.Blobs, isSecret func(rel, text string) bool) (out []commandChange, secretChanged []string) {
 	files, _ := ws.Walk(workspace.WalkOptions{})
-	var out []commandChange
 	seen := map[string]bool{}
+	keep := func(rel string, before fileStat) string {
+		if before.hash == "" {
+			return ""
+		}
+		h, err := blobs.Put(before.text)
+		if err != nil {
+			slog.Error("storing a file's content before a command", "file", rel, "err", err)
+			return ""
+		}
+		if isSecret != nil && isSecret(rel, before.text) {
+			secretChanged = append(secretChanged, rel)
+		}
+		return h
+	}
 	for _, f := range files {
 		seen[f.Rel] = true
 		before, existed := s.files[f.Rel]
@@ -85,18 +112,34 @@ func (s *snapshot) diff(ws *workspace.Workspace, blobs *checkpoint.Blobs) []comm
 		if err != nil {
 			continue
 		}
-		h, err := blobs.Put(string(b))
-		if err != nil || (existed && h == before.hash) {
+		h := workspace.Hash(string(b))
+		if existed && h == before.hash {
 			continue
 		}
-		out = append(out, commandChange{Rel: f.Rel, BeforeExists: existed, Before: before.hash, AfterExists: true, After: h})
+		c := commandChange{Rel: f.Rel, BeforeExists: existed, AfterExists: true, After: h}
+		if existed {
+			c.Before = keep(f.Rel, before)
+		}
+		out = append(out, c)
 	}
 	for rel, before := range s.files {
 		if !seen[rel] {
-			out = append(out, commandChange{Rel: rel, BeforeExists: true, Before: before.hash})
+			out = append(out, commandChange{Rel: rel, BeforeExists: true, Before: keep(rel, before)})
 		}
 	}
-	return out
+	sort.Slice(out, func(i, j int) bool { return out[i].Rel < out[j].Rel })
+	sort.Strings(secretChanged)
+	return out, secretChanged
+}
+
+// secretFileNote is what the tool result and the journal say about a
+// secret file a command changed.
+func secretFileNote(rels []string) string {
+	if len(rels) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("\n[%s holds secrets and was changed by the command; its previous content is kept in the state directory for rewind]",
+		strings.Join(rels, ", "))
 }
 
 // restoreCommandChanges puts files back as they were before a command,

@@ -15,6 +15,7 @@ import (
 
 	"github.com/cairn-dev/cairn/contextengine"
 	"github.com/cairn-dev/cairn/protocol"
+	"github.com/cairn-dev/cairn/redact"
 )
 
 // A thread is the conversation across runs: each run is one turn, and a
@@ -22,6 +23,11 @@ import (
 // fate of each hunk) through the context engine's history source. Threads
 // are kept as one JSON file each under <state>/threads/, rewritten
 // atomically on every change, so they survive restarts.
+//
+// Invariant: a thread holds redacted text only, in memory and on disk.
+// Each turn passes its run's redactor (which knows the secret values the
+// run learned) whenever it changes, and every file passes the session's
+// redactor again as it is written.
 
 // Thread is one conversation.
 type Thread struct {
@@ -51,10 +57,13 @@ type threadStore struct {
 	loaded bool
 	byID   map[string]*Thread
 	ofRun  map[string]string // run id → thread id
+	// redactor returns the redactor of a run ("" or one not running: the
+	// session's); nil stores text as given (tests of the store alone).
+	redactor func(runID string) *redact.Redactor
 }
 
-func newThreadStore(stateDir string) *threadStore {
-	ts := &threadStore{byID: map[string]*Thread{}, ofRun: map[string]string{}}
+func newThreadStore(stateDir string, redactor func(runID string) *redact.Redactor) *threadStore {
+	ts := &threadStore{byID: map[string]*Thread{}, ofRun: map[string]string{}, redactor: redactor}
 	if stateDir != "" {
 		ts.dir = filepath.Join(stateDir, "threads")
 	}
@@ -112,6 +121,9 @@ func (ts *threadStore) save(t *Thread) error {
 	if err != nil {
 		return fmt.Errorf("encoding thread %s: %w", t.ID, err)
 	}
+	if ts.redactor != nil {
+		b = ts.redactor("").JSON(b)
+	}
 	tmp, err := os.CreateTemp(ts.dir, t.ID+".*.tmp")
 	if err != nil {
 		return fmt.Errorf("saving thread %s: %w", t.ID, err)
@@ -131,6 +143,7 @@ func (ts *threadStore) save(t *Thread) error {
 // begin adds a turn for runID: to thread id, or to a new thread when id is
 // empty. It returns the thread id and the earlier turns.
 func (ts *threadStore) begin(id, newID string, runID string, turn contextengine.Turn) (string, []contextengine.Turn, error) {
+	ts.redactTurn(runID, &turn)
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	ts.load()
@@ -188,6 +201,10 @@ func (ts *threadStore) historyOf(runID string) (string, []contextengine.Turn) {
 // update changes the turn of runID and saves its thread. A run outside any
 // thread (none recorded) is ignored.
 func (ts *threadStore) update(runID string, change func(*contextengine.Turn)) {
+	var red *redact.Redactor
+	if ts.redactor != nil {
+		red = ts.redactor(runID) // before mu: it may take the manager's lock
+	}
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	ts.load()
@@ -198,6 +215,7 @@ func (ts *threadStore) update(runID string, change func(*contextengine.Turn)) {
 	for i := range t.Turns {
 		if t.Turns[i].RunID == runID {
 			change(&t.Turns[i].Turn)
+			redactTurnWith(red, &t.Turns[i].Turn)
 			t.Updated = time.Now().UTC()
 			if err := ts.save(t); err != nil {
 				slog.Error("saving a thread", "thread", t.ID, "err", err)
@@ -252,6 +270,35 @@ func (ts *threadStore) get(id string) (Thread, bool) {
 	return c, true
 }
 
+// redactTurn masks secrets in every text of a turn with the run's redactor.
+func (ts *threadStore) redactTurn(runID string, turn *contextengine.Turn) {
+	if ts.redactor != nil {
+		redactTurnWith(ts.redactor(runID), turn)
+	}
+}
+
+// redactTurnWith masks secrets in every string of turn (question, answer,
+// outcome, file, hunk paths and diffs); nil leaves it as it is.
+func redactTurnWith(red *redact.Redactor, turn *contextengine.Turn) {
+	if red == nil {
+		return
+	}
+	raw, err := json.Marshal(turn)
+	if err != nil {
+		return
+	}
+	masked := red.JSON(raw)
+	if string(masked) == string(raw) {
+		return
+	}
+	var out contextengine.Turn
+	if err := json.Unmarshal(masked, &out); err != nil {
+		slog.Warn("redacting a thread turn", "err", err)
+		return
+	}
+	*turn = out
+}
+
 func threadTitle(question string) string {
 	q := strings.Join(strings.Fields(question), " ")
 	if r := []rune(q); len(r) > 80 {
@@ -267,6 +314,9 @@ func (ts *threadStore) create(id, title string) error {
 	defer ts.mu.Unlock()
 	ts.load()
 	now := time.Now().UTC()
+	if ts.redactor != nil {
+		title = ts.redactor("").String(title)
+	}
 	t := &Thread{ID: id, Title: threadTitle(title), Created: now, Updated: now, Turns: []ThreadTurn{}}
 	if err := ts.save(t); err != nil {
 		return err

@@ -11,7 +11,7 @@ import (
 
 func TestThreadStorePersistsAndValidates(t *testing.T) {
 	dir := t.TempDir()
-	ts := newThreadStore(dir)
+	ts := newThreadStore(dir, nil)
 	id, hist, err := ts.begin("", "thread-a", "run-1", contextengine.Turn{Question: "first   question\nspanning lines"})
 	if err != nil || id != "thread-a" || len(hist) != 0 {
 		t.Fatalf("begin: %q %v %v", id, hist, err)
@@ -42,7 +42,7 @@ func TestThreadStorePersistsAndValidates(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "threads", "..json"), []byte("{}"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	again := newThreadStore(dir)
+	again := newThreadStore(dir, nil)
 	list := again.list()
 	if len(list) != 2 || list[0].ThreadID != "thread-b" || list[1].ThreadID != "thread-a" {
 		t.Fatalf("reloaded list: %+v", list)
