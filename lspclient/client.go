@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -69,6 +70,8 @@ type Editor struct {
 	changed  chan struct{}
 
 	cancelled     int           // $/cancelRequest notifications received
+	cancelIDs     []string      // their ids, as JSON
+	unanswered    []string      // ids (JSON) of the requests left unanswered (NeverAnswer)
 	stop          chan struct{} // closed by Close: releases requests never answered
 	stopOnce      sync.Once
 	progressTitle map[string]string // token → title of work-done progress begun
@@ -130,6 +133,9 @@ func (e *Editor) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 	params := append([]byte(nil), req.Params()...)
 	if slices.Contains(e.opts.NeverAnswer, req.Method()) {
 		jsonrpc2.Async(ctx)
+		e.mu.Lock()
+		e.unanswered = append(e.unanswered, idJSON(req.ID()))
+		e.mu.Unlock()
 		select {
 		case <-ctx.Done():
 		case <-e.stop:
@@ -138,8 +144,13 @@ func (e *Editor) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 	}
 	switch req.Method() {
 	case "$/cancelRequest":
+		var c struct {
+			ID json.RawMessage `json:"id"`
+		}
+		_ = json.Unmarshal(params, &c)
 		e.mu.Lock()
 		e.cancelled++
+		e.cancelIDs = append(e.cancelIDs, string(c.ID))
 		e.mu.Unlock()
 		e.signal()
 		return nil, nil
@@ -410,6 +421,34 @@ func (e *Editor) Cancelled() int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.cancelled
+}
+
+// CancelledIDs returns the ids (as JSON) named by the server's
+// $/cancelRequest notifications, in the order received.
+func (e *Editor) CancelledIDs() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Clone(e.cancelIDs)
+}
+
+// Unanswered returns the ids (as JSON) of the server requests this editor
+// left unanswered (Options.NeverAnswer), in the order received.
+func (e *Editor) Unanswered() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Clone(e.unanswered)
+}
+
+// idJSON writes a request id as it appears on the wire.
+func idJSON(id jsonrpc2.ID) string {
+	if n, ok := id.Number(); ok {
+		return strconv.FormatInt(n, 10)
+	}
+	if s, ok := id.StringValue(); ok {
+		b, _ := json.Marshal(s)
+		return string(b)
+	}
+	return "null"
 }
 
 // Messages returns the showMessage/logMessage texts received.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"time"
 
@@ -41,13 +42,27 @@ func (s *Server) callClient(ctx context.Context, timeout time.Duration, method s
 	defer cancel()
 	id, err := s.conn.Call(cctx, method, params, result)
 	if err != nil && ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
-		if raw, err := json.Marshal(id); err == nil {
-			_ = s.conn.Notify(s.ctx, lsp.MethodCancelRequest, jsonrpc2.RawMessage(`{"id":`+string(raw)+`}`))
+		if raw, ok := idJSON(id); ok {
+			_ = s.conn.Notify(s.ctx, lsp.MethodCancelRequest, jsonrpc2.RawMessage(`{"id":`+raw+`}`))
 		}
 		slog.Warn("the client did not answer a request in time", "method", method, "timeout", timeout)
 		return fmt.Errorf("%s: %w within %s", method, errNoAnswer, timeout)
 	}
 	return err
+}
+
+// idJSON is the JSON of a request id as it went out (a number or a string).
+// jsonrpc2.ID has no MarshalJSON: encoding/json would write it as {}, and
+// a cancel naming {} cancels nothing.
+func idJSON(id jsonrpc2.ID) (string, bool) {
+	if n, ok := id.Number(); ok {
+		return strconv.FormatInt(n, 10), true
+	}
+	if str, ok := id.StringValue(); ok {
+		b, err := json.Marshal(str)
+		return string(b), err == nil
+	}
+	return "", false
 }
 
 func (s *Server) approvalTimeout() time.Duration {
@@ -104,14 +119,16 @@ func (s *Server) SupportsDocumentChanges() bool {
 
 // AskApproval implements tools.Asker with window/showMessageRequest.
 func (s *Server) AskApproval(ctx context.Context, req tools.ApprovalRequest) (tools.Decision, error) {
-	msg := fmt.Sprintf("Cairn wants to run %s (%s risk)", req.Tool, req.Risk)
-	if req.Detail != "" {
-		msg += ":\n" + req.Detail
+	// Deny comes first above read: editors make the first action the
+	// default (VS Code's modal answers Enter with it).
+	actions := []lsp.MessageActionItem{{Title: protocol.ActionDeny}, {Title: protocol.ActionAllowOnce}, {Title: protocol.ActionAllowSession}}
+	if req.Risk == tools.RiskRead {
+		actions = []lsp.MessageActionItem{{Title: protocol.ActionAllowOnce}, {Title: protocol.ActionAllowSession}, {Title: protocol.ActionDeny}}
 	}
 	params := &lsp.ShowMessageRequestParams{
 		Type:    lsp.MessageTypeWarning,
-		Message: msg,
-		Actions: []lsp.MessageActionItem{{Title: protocol.ActionAllowOnce}, {Title: protocol.ActionAllowSession}, {Title: protocol.ActionDeny}},
+		Message: tools.ApprovalText(req),
+		Actions: actions,
 	}
 	var raw jsonrpc2.RawMessage
 	if err := s.callClient(ctx, s.approvalTimeout(), "window/showMessageRequest", params, &raw); err != nil {
