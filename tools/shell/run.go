@@ -113,6 +113,9 @@ func Run(ctx context.Context, opts RunOptions) (RunResult, error) {
 	}
 
 	var cmd *exec.Cmd
+	// sb starts and waits for a sandboxed command (its launcher waits to
+	// be put in the command's cgroup, and kills what is left of it).
+	var sb *sandbox.Cmd
 	if opts.Sandbox == nil {
 		cmd = exec.Command(Shell(), "-c", opts.Command)
 		cmd.Env = env
@@ -131,10 +134,11 @@ func Run(ctx context.Context, opts RunOptions) (RunResult, error) {
 			env = append(withoutVar(env, "TMPDIR"), "TMPDIR="+tmp)
 		}
 		var err error
-		cmd, err = sandbox.Command(pol, []string{Shell(), "-c", opts.Command}, env)
+		sb, err = sandbox.Command(pol, []string{Shell(), "-c", opts.Command}, env)
 		if err != nil {
 			return res, fmt.Errorf("setting up the %s sandbox: %w", pol.Profile, err)
 		}
+		cmd = sb.Cmd
 	}
 	pr, pw, err := os.Pipe()
 	if err != nil {
@@ -151,7 +155,11 @@ func Run(ctx context.Context, opts RunOptions) (RunResult, error) {
 
 	out := newCapBuffer(max)
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	startCmd, waitCmd := cmd.Start, cmd.Wait
+	if sb != nil {
+		startCmd, waitCmd = sb.Start, sb.Wait
+	}
+	if err := startCmd(); err != nil {
 		pr.Close()
 		pw.Close()
 		return res, err
@@ -165,7 +173,7 @@ func Run(ctx context.Context, opts RunOptions) (RunResult, error) {
 		close(copied)
 	}()
 	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
+	go func() { waited <- waitCmd() }()
 
 	var timeout <-chan time.Time
 	if opts.Timeout > 0 {
@@ -201,6 +209,13 @@ func Run(ctx context.Context, opts RunOptions) (RunResult, error) {
 		res.ExitCode = ps.ExitCode()
 		if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 			res.Signal = ws.Signal().String()
+		} else if sb != nil {
+			// The launcher outlives the command to reap its orphans and
+			// reports how the command ended.
+			if sig, ok := sb.Signal(); ok {
+				res.Signal = sig.String()
+				res.ExitCode = -1
+			}
 		}
 	} else if werr != nil {
 		return res, werr

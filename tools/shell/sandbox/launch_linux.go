@@ -3,13 +3,18 @@
 package sandbox
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"io"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -47,7 +52,24 @@ func init() {
 	os.Exit(LaunchFailed)
 }
 
-// launch confines the current thread as spec says and execs its program.
+// privateTmp is the command's $TMPDIR when something is bound below /tmp.
+const privateTmp = "/tmp/cairn-tmp"
+
+// Launcher file descriptors (exec.Cmd.ExtraFiles): the launcher reads one
+// byte from goFD before it starts anything (the server has moved it into
+// the command's cgroup by then) and writes the command's end ("exit N" or
+// "signal N") to statusFD.
+const (
+	goFD     = 3
+	statusFD = 4
+)
+
+// launch confines the command as spec says and runs it. With namespaces
+// the launcher is PID 1 of the command's PID namespace: it builds the
+// command's filesystem, starts the command from a Landlock-restricted
+// thread, reaps every orphan and exits when the command does, which ends
+// the namespace and every process left in it. Without, it execs the
+// command in its place after restricting its own thread.
 func launch(raw string) error {
 	var s Spec
 	if err := json.Unmarshal([]byte(raw), &s); err != nil {
@@ -58,14 +80,67 @@ func launch(raw string) error {
 	}
 	env := make([]string, 0, len(os.Environ()))
 	for _, kv := range os.Environ() {
-		if len(kv) < len(specEnv)+1 || kv[:len(specEnv)+1] != specEnv+"=" {
-			env = append(env, kv)
+		name, _, _ := strings.Cut(kv, "=")
+		if name == specEnv || (s.Namespaces && name == "TMPDIR") {
+			continue
 		}
+		env = append(env, kv)
+	}
+	if s.Namespaces {
+		env = append(env, "TMPDIR=/tmp")
 	}
 	abi, err := llsys.LandlockGetABIVersion()
 	if err != nil || abi < 1 {
 		return fmt.Errorf("Landlock is not available in this kernel (%v); refusing to run unconfined", err)
 	}
+	// The command must not inherit the status pipe (it could fake its
+	// own end).
+	unix.CloseOnExec(statusFD)
+	// Wait until the server has put this process in its cgroup.
+	if sync := os.NewFile(goFD, "go"); sync != nil {
+		var b [1]byte
+		n, _ := sync.Read(b[:])
+		sync.Close()
+		if n != 1 || b[0] != 'g' {
+			return errors.New("the server did not release the launcher (its limits could not be set)")
+		}
+	}
+	if err := setRlimits(s.Limits); err != nil {
+		return err
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return fmt.Errorf("reading the working directory: %w", err)
+	}
+	if s.Namespaces {
+		if err := buildRoot(s); err != nil {
+			return fmt.Errorf("building the command's filesystem: %w", err)
+		}
+		if err := os.Chdir(cwd); err != nil {
+			return fmt.Errorf("entering the workspace in the command's filesystem: %w", err)
+		}
+		var under []string
+		for _, b := range s.Binds {
+			if strings.HasPrefix(b.Path, "/tmp/") {
+				under = append(under, b.Path)
+			}
+		}
+		if len(under) > 0 {
+			// A Landlock rule on /tmp would cover the binds below it (a
+			// workspace kept in /tmp): grant /tmp around them, and give
+			// the command a directory of its own there.
+			if err := os.Mkdir(privateTmp, 0o1777); err != nil {
+				return fmt.Errorf("creating %s: %w", privateTmp, err)
+			}
+			g, err := grantWrite("/tmp", under)
+			if err != nil {
+				return err
+			}
+			s.Write = append(slices.DeleteFunc(s.Write, func(p string) bool { return p == "/tmp" }), g...)
+			env = append(slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "TMPDIR=") }), "TMPDIR="+privateTmp)
+		}
+	}
+	// The rules name inodes: built after the new root is in place.
 	cfg := landlock.V7.BestEffort()
 	if s.Network {
 		cfg.HandledAccessNet = 0
@@ -80,11 +155,6 @@ func launch(raw string) error {
 	for _, p := range s.List {
 		rules = append(rules, landlock.PathAccess(llsys.AccessFSReadDir, p).IgnoreIfMissing())
 	}
-	if s.Namespaces {
-		if err := protect(s.Protect); err != nil {
-			return err
-		}
-	}
 	fd, flags, err := cfg.NewRulesetFD(rules...)
 	if err != nil {
 		return fmt.Errorf("building the Landlock ruleset: %w", err)
@@ -92,7 +162,9 @@ func launch(raw string) error {
 	if fd < 0 {
 		return errors.New("Landlock enforces nothing here; refusing to run unconfined")
 	}
-	// The ruleset binds this OS thread only: restrict it and exec from it.
+	// The ruleset binds this OS thread only: restrict it and start the
+	// command from it. The Go runtime never clones a new thread from a
+	// locked one, so the launcher's other threads stay as they were.
 	runtime.LockOSThread()
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
@@ -101,34 +173,115 @@ func launch(raw string) error {
 		return fmt.Errorf("landlock_restrict_self: %w", err)
 	}
 	unix.Close(fd)
-	return fmt.Errorf("exec %s: %w", s.Argv[0], syscall.Exec(s.Argv[0], s.Argv, env))
+	if !s.Namespaces {
+		// Orphans come to the launcher, which kills them when the
+		// command ends (the cgroup, where there is one, catches the rest).
+		if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+			return fmt.Errorf("prctl(PR_SET_CHILD_SUBREAPER): %w", err)
+		}
+	}
+	return supervise(s, env)
 }
 
-// protect bind-mounts each existing path read-only onto itself, in the
-// launcher's own mount namespace. A mount point cannot be renamed or
-// removed, and Landlock forbids the command to unmount it.
-func protect(paths []string) error {
-	if len(paths) == 0 {
-		return nil
+// supervise starts the command, forwards termination signals to it, reaps
+// every child until the command exits, reports how it ended and exits.
+func supervise(s Spec, env []string) error {
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	attr := &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	proc, err := os.StartProcess(s.Argv[0], s.Argv, &os.ProcAttr{Env: env, Files: []*os.File{os.Stdin, os.Stdout, os.Stderr}, Sys: attr})
+	if err != nil {
+		return fmt.Errorf("starting %s: %w", s.Argv[0], err)
 	}
-	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return fmt.Errorf("making the mount namespace private: %w", err)
-	}
-	for _, p := range paths {
-		if _, err := os.Lstat(p); err != nil {
+	pid := proc.Pid
+	go func() {
+		for sig := range sigs {
+			_ = syscall.Kill(pid, sig.(syscall.Signal))
+		}
+	}()
+	status := os.NewFile(statusFD, "status")
+	for {
+		var ws syscall.WaitStatus
+		got, err := syscall.Wait4(-1, &ws, 0, nil)
+		if err == syscall.EINTR {
 			continue
 		}
-		if err := unix.Mount(p, p, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-			return fmt.Errorf("protecting %s: bind mount: %w", p, err)
+		if err != nil {
+			return fmt.Errorf("waiting for the command: %w", err)
 		}
-		var st unix.Statfs_t
-		if err := unix.Statfs(p, &st); err != nil {
-			return fmt.Errorf("protecting %s: %w", p, err)
+		if got != pid || !(ws.Exited() || ws.Signaled()) {
+			continue
 		}
-		// Flags locked by the user namespace must be kept on remount.
-		keep := uintptr(st.Flags) & (unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC | unix.MS_NOATIME | unix.MS_NODIRATIME | unix.MS_RELATIME)
-		if err := unix.Mount("", p, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY|keep, ""); err != nil {
-			return fmt.Errorf("protecting %s: read-only remount: %w", p, err)
+		code := ws.ExitStatus()
+		end := fmt.Sprintf("exit %d\n", code)
+		if ws.Signaled() {
+			code = 128 + int(ws.Signal())
+			end = fmt.Sprintf("signal %d\n", int(ws.Signal()))
+		}
+		if !s.Namespaces {
+			killChildren()
+		}
+		if status != nil {
+			_, _ = status.WriteString(end)
+			status.Close()
+		}
+		// As PID 1, exiting takes every process of the namespace along.
+		os.Exit(code)
+	}
+}
+
+// killChildren kills the launcher's children until it has none: as a
+// subreaper it inherits the children of each one it kills.
+func killChildren() {
+	for {
+		kids := childPids()
+		for _, k := range kids {
+			_ = syscall.Kill(k, syscall.SIGKILL)
+		}
+		var ws syscall.WaitStatus
+		if _, err := syscall.Wait4(-1, &ws, 0, nil); err == syscall.ECHILD {
+			return
+		}
+	}
+}
+
+// childPids reads the launcher's children from /proc.
+func childPids() []int {
+	tasks, _ := os.ReadDir("/proc/self/task")
+	var out []int
+	for _, t := range tasks {
+		b, err := os.ReadFile("/proc/self/task/" + t.Name() + "/children")
+		if err != nil {
+			continue
+		}
+		for _, f := range strings.Fields(string(b)) {
+			if n, err := strconv.Atoi(f); err == nil {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
+// setRlimits applies the limits that are per process.
+func setRlimits(l Limits) error {
+	l = l.WithDefaults()
+	for _, r := range []struct {
+		res  int
+		name string
+		v    uint64
+	}{
+		{unix.RLIMIT_FSIZE, "RLIMIT_FSIZE", uint64(l.FileMB) << 20},
+		{unix.RLIMIT_CPU, "RLIMIT_CPU", uint64(l.CPUSeconds)},
+		{unix.RLIMIT_CORE, "RLIMIT_CORE", 0},
+	} {
+		var cur unix.Rlimit
+		if err := unix.Getrlimit(r.res, &cur); err != nil {
+			return fmt.Errorf("getrlimit(%s): %w", r.name, err)
+		}
+		lim := unix.Rlimit{Cur: min(r.v, cur.Max), Max: min(r.v, cur.Max)}
+		if err := unix.Setrlimit(r.res, &lim); err != nil {
+			return fmt.Errorf("setrlimit(%s): %w", r.name, err)
 		}
 	}
 	return nil
@@ -160,15 +313,31 @@ func pathRule(p string, write bool) landlock.Rule {
 type Status struct {
 	// ABI is the kernel's Landlock ABI version; 0 when unavailable.
 	ABI int
-	// NetNS is set when commands get fresh user, mount and network
-	// namespaces.
+	// NetNS is set when commands get fresh user, mount, PID, IPC and
+	// network namespaces and a filesystem built for them.
 	NetNS bool
+	// NamespacesErr says why they do not (nil when they do).
+	NamespacesErr error
+	// Cgroup names the cgroup version that limits memory and processes
+	// ("cgroup v1", "cgroup v2"), "" when none could be used (CgroupErr
+	// says why; rlimits still apply).
+	Cgroup    string
+	CgroupErr error
 	// Err says why commands cannot be sandboxed (nil when they can).
 	Err error
 }
 
 // Available reports whether commands can be sandboxed.
 func (s Status) Available() bool { return s.Err == nil }
+
+// Isolated reports whether commands get their own filesystem, PID and
+// IPC namespaces: no host socket, /run, /tmp or process is reachable.
+// Without it a read-only command can still talk to a host daemon through
+// a pathname UNIX socket, so such commands should ask first.
+func (s Status) Isolated() bool { return s.Available() && s.NetNS }
+
+// Limited reports whether memory and process counts are capped.
+func (s Status) Limited() bool { return s.Available() && s.Cgroup != "" }
 
 // BlocksTCP reports whether sandboxed commands are kept off TCP (a
 // network namespace, or Landlock ABI 4 and later).
@@ -179,22 +348,39 @@ func (s Status) BlocksTCP() bool { return s.Available() && (s.NetNS || s.ABI >= 
 func (s Status) BlocksUDP() bool { return s.Available() && (s.NetNS || s.ABI >= 10) }
 
 // BlocksSignals reports whether sandboxed commands cannot signal processes
-// outside the sandbox (Landlock ABI 6 scopes).
-func (s Status) BlocksSignals() bool { return s.Available() && s.ABI >= 6 }
+// outside the sandbox (Landlock ABI 6 scopes, or a PID namespace).
+func (s Status) BlocksSignals() bool { return s.Available() && (s.ABI >= 6 || s.NetNS) }
 
-// Describe is one line for the user.
+// Describe is one line for the user: every layer, and what is missing.
 func (s Status) Describe() string {
 	if s.Err != nil {
 		return "commands are not sandboxed: " + s.Err.Error()
 	}
-	net := "network: fresh network namespace and Landlock TCP rules"
-	switch {
-	case !s.NetNS && s.ABI >= 4:
-		net = "network: Landlock TCP rules only (no network namespaces here, so UDP is not blocked)"
-	case !s.NetNS:
-		net = "network: NOT blocked (Landlock ABI < 4 and no network namespaces)"
+	layers := []string{fmt.Sprintf("Landlock ABI %d", s.ABI)}
+	if s.NetNS {
+		layers = append(layers, "user, mount, PID, IPC and network namespaces (a filesystem built for the command, no host sockets or processes)")
+	} else {
+		why := "not permitted"
+		if s.NamespacesErr != nil {
+			why = s.NamespacesErr.Error()
+		}
+		net := "network: Landlock TCP rules only, UDP is not blocked"
+		if s.ABI < 4 {
+			net = "network: NOT blocked"
+		}
+		layers = append(layers, "NO namespaces ("+why+"): host UNIX sockets and other processes are reachable, so read-only commands ask first; "+net)
 	}
-	return fmt.Sprintf("commands run in a Landlock sandbox (ABI %d; %s)", s.ABI, net)
+	if s.Cgroup != "" {
+		layers = append(layers, s.Cgroup+" limits on memory and processes")
+	} else {
+		why := "unavailable"
+		if s.CgroupErr != nil {
+			why = s.CgroupErr.Error()
+		}
+		layers = append(layers, "NO cgroup limits ("+why+"): memory and process counts are not capped")
+	}
+	layers = append(layers, "rlimits on CPU time, file size and core dumps")
+	return "commands run in a sandbox: " + strings.Join(layers, "; ")
 }
 
 var (
@@ -202,14 +388,20 @@ var (
 	probed    Status
 )
 
-// Probe checks, once per process, that Landlock is enabled and whether
-// fresh user and network namespaces can be made, by launching `true`.
+// NoNamespacesEnv, set to 1 in the server's environment, makes the
+// sandbox use Landlock alone, as where user namespaces are blocked (for
+// tests of that fallback).
+const NoNamespacesEnv = "CAIRN_SANDBOX_NO_NAMESPACES"
+
+// Probe checks, once per process, that Landlock is enabled, whether the
+// namespaces can be made and whether a cgroup can be made, by launching
+// `true`.
 func Probe() Status {
-	probeOnce.Do(func() { probed = probe() })
+	probeOnce.Do(func() { probed = probe(os.Getenv(NoNamespacesEnv) != "1") })
 	return probed
 }
 
-func probe() Status {
+func probe(tryNamespaces bool) Status {
 	abi, err := llsys.LandlockGetABIVersion()
 	if err != nil || abi < 1 {
 		if err == nil {
@@ -218,58 +410,192 @@ func probe() Status {
 		return Status{Err: fmt.Errorf("Landlock is not enabled in this kernel (%v)", err)}
 	}
 	st := Status{ABI: abi}
-	tmp, err := os.MkdirTemp("", "cairn-probe-*")
-	if err != nil {
-		st.Err = fmt.Errorf("creating a temporary directory: %w", err)
-		return st
+	if g, err := newCgroup(Limits{}); err != nil {
+		st.CgroupErr = err
+	} else {
+		st.Cgroup = g.String()
+		g.remove()
 	}
-	defer os.RemoveAll(tmp)
 	truePath, err := exec.LookPath("true")
 	if err != nil {
 		truePath = "/bin/true"
 	}
-	for _, netns := range []bool{true, false} {
-		// A protected directory inside a writable one exercises the
-		// mount namespace as real commands will.
-		ws := filepath.Join(tmp, "ws")
-		if err := os.MkdirAll(filepath.Join(ws, ".git"), 0o700); err != nil {
-			st.Err = err
-			return st
-		}
-		cmd, err := command(Policy{Profile: WorkspaceWrite, Workspace: ws, TempDir: tmp, Caches: []string{}}, []string{truePath}, os.Environ(), netns)
-		if err != nil {
-			st.Err = err
-			return st
-		}
-		out, err := cmd.CombinedOutput()
+	modes := []bool{true, false}
+	if !tryNamespaces {
+		modes = []bool{false}
+		st.NamespacesErr = errors.New(NoNamespacesEnv + " is set")
+	}
+	for _, ns := range modes {
+		err := probeOne(truePath, ns, st.Cgroup != "")
 		if err == nil {
-			st.NetNS = netns
+			st.NetNS = ns
+			st.Err = nil
 			return st
 		}
-		st.Err = fmt.Errorf("the sandbox launcher failed: %v %s", err, out)
+		if ns {
+			st.NamespacesErr = err
+		}
+		st.Err = err
 	}
 	return st
 }
 
+// probeOne launches `true` as a command would be.
+func probeOne(truePath string, namespaces, cgroups bool) error {
+	tmp, err := os.MkdirTemp("", "cairn-probe-*")
+	if err != nil {
+		return fmt.Errorf("creating a temporary directory: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	// A protected directory inside a writable one exercises the
+	// mount namespace as real commands will.
+	ws := filepath.Join(tmp, "ws")
+	if err := os.MkdirAll(filepath.Join(ws, ".git"), 0o700); err != nil {
+		return err
+	}
+	root := filepath.Join(tmp, "root")
+	if err := os.Mkdir(root, 0o700); err != nil {
+		return err
+	}
+	cmd, err := command(Policy{Profile: WorkspaceWrite, Workspace: ws, TempDir: root, Caches: []string{}}, []string{truePath}, os.Environ(), namespaces, cgroups)
+	if err != nil {
+		return err
+	}
+	cmd.Cmd.Dir = ws
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("the sandbox launcher failed: %v %s", err, bytes.TrimSpace(out))
+	}
+	return nil
+}
+
+// Cmd is a sandboxed command. Set Cmd's Dir, Stdin, Stdout and Stderr
+// (and add to its SysProcAttr), then use Start and Wait (or
+// CombinedOutput), never Cmd's own Start, Run or Output: the launcher
+// waits for Start to put it in its cgroup.
+type Cmd struct {
+	Cmd *exec.Cmd
+	// cgroups: make a cgroup for the run.
+	cgroups bool
+	limits  Limits
+	cg      *cgroup
+	// launcher: Cmd runs the launcher, which waits for its release.
+	launcher bool
+	statusR  *os.File
+	status  string
+	// limitsErr says why the run has no cgroup.
+	limitsErr error
+}
+
+// Start starts the launcher with the parent-death signal bound to a
+// thread that stays, puts it in a cgroup with the limits (where one can
+// be made) and lets it go on.
+func (c *Cmd) Start() error {
+	if !c.launcher {
+		return c.Cmd.Start()
+	}
+	goR, goW, err := os.Pipe()
+	if err != nil {
+		return fmt.Errorf("creating the launcher's pipes: %w", err)
+	}
+	statusR, statusW, err := os.Pipe()
+	if err != nil {
+		goR.Close()
+		goW.Close()
+		return fmt.Errorf("creating the launcher's pipes: %w", err)
+	}
+	c.Cmd.ExtraFiles = []*os.File{goR, statusW}
+	// Pdeathsig fires when the thread that forked the launcher exits;
+	// a locked thread is only ended with its goroutine, so lock this one
+	// for the fork only (the runtime keeps unlocked threads alive).
+	runtime.LockOSThread()
+	err = c.Cmd.Start()
+	runtime.UnlockOSThread()
+	goR.Close()
+	statusW.Close()
+	if err != nil {
+		goW.Close()
+		statusR.Close()
+		return err
+	}
+	c.statusR = statusR
+	if c.cgroups {
+		g, err := newCgroup(c.limits)
+		if err == nil {
+			err = g.add(c.Cmd.Process.Pid)
+			if err != nil {
+				g.remove()
+				g = nil
+			}
+		}
+		c.cg, c.limitsErr = g, err
+	}
+	if c.cgroups && c.cg == nil {
+		// The limits were promised: do not run without them.
+		goW.Close()
+	} else {
+		_, _ = goW.Write([]byte{'g'})
+		goW.Close()
+	}
+	return nil
+}
+
+// Wait waits for the launcher, then kills whatever is left in the
+// command's cgroup and removes it.
+func (c *Cmd) Wait() error {
+	err := c.Cmd.Wait()
+	if c.statusR != nil {
+		b, _ := io.ReadAll(io.LimitReader(c.statusR, 64))
+		c.statusR.Close()
+		c.status = strings.TrimSpace(string(b))
+	}
+	c.cg.remove()
+	if c.limitsErr != nil && err != nil {
+		return fmt.Errorf("%w (setting the command's limits: %v)", err, c.limitsErr)
+	}
+	return err
+}
+
+// CombinedOutput runs the command and returns its output.
+func (c *Cmd) CombinedOutput() ([]byte, error) {
+	var b bytes.Buffer
+	c.Cmd.Stdout, c.Cmd.Stderr = &b, &b
+	if err := c.Start(); err != nil {
+		return b.Bytes(), err
+	}
+	err := c.Wait()
+	return b.Bytes(), err
+}
+
+// Signal is the signal that ended the command inside the launcher, if
+// one did (the launcher itself then exits 128+N).
+func (c *Cmd) Signal() (syscall.Signal, bool) {
+	n, ok := strings.CutPrefix(c.status, "signal ")
+	if !ok {
+		return 0, false
+	}
+	v, err := strconv.Atoi(n)
+	return syscall.Signal(v), err == nil
+}
+
 // Command returns a command that runs argv (argv[0] absolute) confined by
-// p, with environment env. The caller sets Dir, Stdin, Stdout, Stderr and
-// may add to SysProcAttr (it is set, with Setpgid). Under the Full
-// profile the command is not confined.
-func Command(p Policy, argv []string, env []string) (*exec.Cmd, error) {
+// p, with environment env. Its SysProcAttr is set, with Setpgid and
+// Pdeathsig (SIGKILL). Under the Full profile the command is not confined.
+func Command(p Policy, argv []string, env []string) (*Cmd, error) {
 	if p.Profile == Full {
 		cmd := exec.Command(argv[0], argv[1:]...)
 		cmd.Env = env
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		return cmd, nil
+		return &Cmd{Cmd: cmd}, nil
 	}
 	st := Probe()
 	if !st.Available() {
 		return nil, st.Err
 	}
-	return command(p, argv, env, st.NetNS)
+	return command(p, argv, env, st.NetNS, st.Cgroup != "")
 }
 
-func command(p Policy, argv []string, env []string, namespaces bool) (*exec.Cmd, error) {
+func command(p Policy, argv []string, env []string, namespaces, cgroups bool) (*Cmd, error) {
 	spec, err := p.Spec(argv, namespaces)
 	if err != nil {
 		return nil, err
@@ -281,10 +607,10 @@ func command(p Policy, argv []string, env []string, namespaces bool) (*exec.Cmd,
 	cmd := exec.Command("/proc/self/exe")
 	cmd.Args = []string{"cairn-sandbox"}
 	cmd.Env = append(append([]string(nil), env...), specEnv+"="+string(raw))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if namespaces {
 		uid, gid := os.Getuid(), os.Getgid()
-		cmd.SysProcAttr.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS
+		cmd.SysProcAttr.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC
 		if !p.Network {
 			cmd.SysProcAttr.Cloneflags |= syscall.CLONE_NEWNET
 		}
@@ -292,5 +618,5 @@ func command(p Policy, argv []string, env []string, namespaces bool) (*exec.Cmd,
 		cmd.SysProcAttr.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
 		cmd.SysProcAttr.GidMappingsEnableSetgroups = false
 	}
-	return cmd, nil
+	return &Cmd{Cmd: cmd, cgroups: cgroups, limits: spec.Limits, launcher: true}, nil
 }

@@ -45,13 +45,34 @@ var errUnsupported = errors.New("the OS sandbox is only implemented on Linux (La
 // Probe reports that this system has no sandbox.
 func Probe() Status { return Status{Err: errUnsupported} }
 
+// Isolated and Limited report the namespaces and cgroup layers: none here.
+func (s Status) Isolated() bool { return false }
+func (s Status) Limited() bool  { return false }
+
+// Cmd is a command (see the Linux version).
+type Cmd struct {
+	Cmd *exec.Cmd
+}
+
+// Start starts the command.
+func (c *Cmd) Start() error { return c.Cmd.Start() }
+
+// Wait waits for it.
+func (c *Cmd) Wait() error { return c.Cmd.Wait() }
+
+// CombinedOutput runs it and returns its output.
+func (c *Cmd) CombinedOutput() ([]byte, error) { return c.Cmd.CombinedOutput() }
+
+// Signal is never reported here.
+func (c *Cmd) Signal() (syscall.Signal, bool) { return 0, false }
+
 // Command only runs the Full profile here.
-func Command(p Policy, argv []string, env []string) (*exec.Cmd, error) {
+func Command(p Policy, argv []string, env []string) (*Cmd, error) {
 	if p.Profile != Full {
 		return nil, errUnsupported
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = env
 	cmd.SysProcAttr = &syscall.SysProcAttr{}
-	return cmd, nil
+	return &Cmd{Cmd: cmd}, nil
 }

@@ -52,7 +52,22 @@ type Policy struct {
 	WritableRoots []string
 	// Network allows network access (sandbox.network).
 	Network bool
+	// Protected are existing paths below the writable roots that a
+	// command must not change (every .git at any depth, git directories
+	// by content, editor and CI configuration: the caller's walk of the
+	// workspace). Nil means the workspace's .git only.
+	Protected []string
+	// ProtectedNames are entries that must not be created at the
+	// workspace root when they do not exist (.git, .cairn, .vscode, ...).
+	// Nil means DefaultProtectedNames.
+	ProtectedNames []string
+	// Limits bound the command's resources; zero fields take
+	// DefaultLimits.
+	Limits Limits
 }
+
+// DefaultProtectedNames are the names Policy.ProtectedNames defaults to.
+var DefaultProtectedNames = []string{".git", ".cairn", ".vscode", ".idea", ".zed", ".devcontainer", ".envrc", ".github"}
 
 // systemRoots are readable in every profile: programs, libraries,
 // configuration and the kernel's views. Missing ones are skipped.
@@ -190,15 +205,40 @@ type Spec struct {
 	// bind-mounts read-only in its own mount namespace (only when
 	// Namespaces is set; otherwise Write already leaves them out).
 	Protect []string `json:"protect,omitempty"`
-	// Namespaces: the launcher runs in fresh user and mount namespaces.
+	// Namespaces: the launcher runs in fresh user, mount, PID and IPC
+	// namespaces (and network, unless Network), builds the command's
+	// filesystem from Binds, Masks and Protect on a new root mounted at
+	// Root, and is PID 1 of the command's PID namespace.
 	Namespaces bool `json:"namespaces,omitempty"`
+	// Binds are the host paths the command's filesystem holds (at the
+	// same paths), read-only unless Write.
+	Binds []Bind `json:"binds,omitempty"`
+	// Masks are paths inside Binds hidden behind an empty file or
+	// directory (the secret system files).
+	Masks []string `json:"masks,omitempty"`
+	// Root is an empty directory the launcher mounts the new root on
+	// (the private temporary directory).
+	Root string `json:"root,omitempty"`
+	// Limits are applied by the launcher as rlimits and as the size of
+	// the private /tmp.
+	Limits Limits `json:"limits"`
 	// Argv is the program to exec (Argv[0] absolute) and its arguments.
 	Argv []string `json:"argv"`
 }
 
+// Bind is one host path in the command's filesystem.
+type Bind struct {
+	Path  string `json:"path"`
+	Write bool   `json:"write,omitempty"`
+}
+
 // Spec computes the rules of p for running argv. With namespaces, the
-// protected paths are carved out of the writable roots by read-only bind
-// mounts; without, by granting the writable roots piecewise.
+// command's filesystem is built from Binds (the read list read-only, the
+// writable roots read-write) and the existing protected paths are
+// read-only bind mounts; without, the writable roots are granted
+// piecewise around them. In both, protected names missing from the
+// workspace root (and protected symlinks) are kept from being created by
+// granting the root piecewise: no new entry can be made directly in it.
 func (p Policy) Spec(argv []string, namespaces bool) (Spec, error) {
 	if p.Profile != ReadOnly && p.Profile != WorkspaceWrite {
 		return Spec{}, fmt.Errorf("sandbox: profile %q cannot be enforced (use read-only or workspace-write)", p.Profile)
@@ -217,7 +257,7 @@ func (p Policy) Spec(argv []string, namespaces bool) (Spec, error) {
 	if caches == nil {
 		caches = DefaultCaches(home, os.Getenv)
 	}
-	s := Spec{Network: p.Network, Argv: argv, Namespaces: namespaces}
+	s := Spec{Network: p.Network, Argv: argv, Namespaces: namespaces, Limits: p.Limits.WithDefaults()}
 	read := append([]string(nil), systemRoots...)
 	read = append(read, argv[0])
 	if p.Workspace != "" {
@@ -238,37 +278,80 @@ func (p Policy) Spec(argv []string, namespaces bool) (Spec, error) {
 	read = append(read, p.ReadableRoots...)
 	read = append(read, p.WritableRoots...)
 
-	write := append([]string{p.TempDir}, deviceFiles...)
+	tmp := p.TempDir
+	if namespaces {
+		// The private /tmp is a size-limited tmpfs; the temporary
+		// directory only holds the new root's mount point.
+		tmp = "/tmp"
+		s.Root = clean(p.TempDir)
+	}
+	write := append([]string{tmp}, deviceFiles...)
+	if namespaces {
+		write = append(write, "/dev/shm")
+	}
+	var writeRoots []string
 	if p.Profile == WorkspaceWrite {
-		var protected []string
+		var protected, unbindable []string
 		if p.StateDir != "" {
 			protected = append(protected, clean(p.StateDir))
 		}
 		roots := append([]string(nil), caches...)
 		roots = append(roots, p.WritableRoots...)
 		if p.Workspace != "" {
-			// All of .git, not only hooks and config: a writable .git
-			// lets a command plant a commondir file or replace config
-			// by rename, which moves hooks and config elsewhere.
 			ws := clean(p.Workspace)
-			protected = append(protected, filepath.Join(ws, ".git"))
+			given := p.Protected
+			if given == nil {
+				// All of .git, not only hooks and config: a writable .git
+				// lets a command plant a commondir file or replace config
+				// by rename, which moves hooks and config elsewhere.
+				given = []string{filepath.Join(ws, ".git")}
+			}
+			for _, pr := range given {
+				// The walk names paths below the workspace as given;
+				// rebase them on its real path without resolving the
+				// protected entry itself (it may be a symlink).
+				if rel, err := filepath.Rel(filepath.Clean(p.Workspace), filepath.Clean(pr)); err == nil && filepath.IsLocal(rel) {
+					pr = filepath.Join(ws, rel)
+				}
+				fi, err := os.Lstat(pr)
+				switch {
+				case err != nil:
+				case fi.Mode()&os.ModeSymlink != 0 || !namespaces:
+					unbindable = append(unbindable, pr)
+				default:
+					protected = append(protected, pr)
+				}
+			}
+			names := p.ProtectedNames
+			if names == nil {
+				names = DefaultProtectedNames
+			}
+			for _, n := range names {
+				pr := filepath.Join(ws, n)
+				if _, err := os.Lstat(pr); err != nil {
+					unbindable = append(unbindable, pr)
+				}
+			}
 			roots = append(roots, ws)
 		}
 		for _, r := range roots {
 			if !filepath.IsAbs(r) {
 				return Spec{}, fmt.Errorf("sandbox: writable root %q is not absolute", r)
 			}
+			writeRoots = append(writeRoots, filepath.Clean(r))
 			r = clean(r)
+			writeRoots = append(writeRoots, r)
+			except := unbindable
 			if namespaces {
-				write = append(write, r)
 				for _, pr := range protected {
 					if pr == r || strings.HasPrefix(pr, r+string(filepath.Separator)) {
 						s.Protect = append(s.Protect, pr)
 					}
 				}
-				continue
+			} else {
+				except = append(append([]string(nil), protected...), unbindable...)
 			}
-			w, err := grantWrite(r, protected)
+			w, err := grantWrite(r, except)
 			if err != nil {
 				return Spec{}, err
 			}
@@ -292,7 +375,60 @@ func (p Policy) Spec(argv []string, namespaces bool) (Spec, error) {
 	s.List = dedupe(s.List)
 	s.Write = dedupe(write)
 	s.Protect = dedupe(s.Protect)
+	if namespaces {
+		s.Binds = binds(read, writeRoots)
+		for _, m := range secrets {
+			if _, err := os.Lstat(m); err == nil {
+				s.Masks = append(s.Masks, m)
+			}
+		}
+	}
 	return s, nil
+}
+
+// specialRoots are built by the launcher itself in the command's
+// filesystem: a fresh /proc, /sys read-only, a minimal /dev and /tmp.
+var specialRoots = []string{"/proc", "/sys", "/dev", "/tmp"}
+
+// binds lists the command's filesystem: every readable root read-only and
+// every writable one read-write (a path on both lists is writable).
+func binds(read, write []string) []Bind {
+	mode := map[string]bool{}
+	var order []string
+	add := func(p string, w bool) {
+		p = filepath.Clean(p)
+		for _, sp := range specialRoots {
+			// What is kept below /tmp (a workspace, a test's files) is
+			// bound onto the private /tmp.
+			if p == sp || (sp != "/tmp" && strings.HasPrefix(p, sp+"/")) {
+				return
+			}
+		}
+		if p == "/" {
+			return
+		}
+		if _, seen := mode[p]; !seen {
+			order = append(order, p)
+		}
+		mode[p] = mode[p] || w
+	}
+	for _, r := range read {
+		add(r, false)
+		// A root reached through a symlink is also bound at its real
+		// path, where the command's working directory and the caches'
+		// resolved names point.
+		if real := clean(r); real != filepath.Clean(r) {
+			add(real, false)
+		}
+	}
+	for _, w := range write {
+		add(w, true)
+	}
+	out := make([]Bind, 0, len(order))
+	for _, p := range order {
+		out = append(out, Bind{Path: p, Write: mode[p]})
+	}
+	return out
 }
 
 // clean resolves symbolic links where the path exists (Landlock rules

@@ -35,14 +35,13 @@ func runNS(t *testing.T, p Policy, script string, namespaces bool) (string, int)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd, err := command(p, []string{bash, "-c", script}, append(os.Environ(), "TMPDIR="+p.TempDir), namespaces)
+	cmd, err := command(p, []string{bash, "-c", script}, append(os.Environ(), "TMPDIR="+p.TempDir), namespaces, Probe().Cgroup != "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd.Dir = p.Workspace
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err = cmd.Run()
+	cmd.Cmd.Dir = p.Workspace
+	b, err := cmd.CombinedOutput()
+	out := bytes.NewBuffer(b)
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
@@ -127,11 +126,8 @@ func TestWorkspaceWrite(t *testing.T) {
 			if out, code := runNS(t, p, "echo x >> main.go && echo y > src/new.go && mkdir -p src/a/b && mv src/new.go src/a/b/ && cat .git/config", ns); code != 0 {
 				t.Fatalf("workspace writes failed (%d): %s", code, out)
 			}
-			if ns {
-				// New entries in the workspace root need the namespaces.
-				if out, code := runNS(t, p, "mkdir node_modules && echo x > new.txt", ns); code != 0 {
-					t.Fatalf("creating in the workspace root failed (%d): %s", code, out)
-				}
+			if out, code := runNS(t, p, "mkdir -p src/node_modules && echo x > src/new.txt && echo y > $TMPDIR/t", ns); code != 0 {
+				t.Fatalf("creating below the workspace root failed (%d): %s", code, out)
 			}
 			for _, script := range []string{
 				"echo evil > .git/hooks/pre-commit",
@@ -141,6 +137,12 @@ func TestWorkspaceWrite(t *testing.T) {
 				"mv .git .git.old",
 				"rm -rf .git",
 				"umount .git",
+				// Protected names cannot be created at the root, and
+				// nothing new can be: the root is granted piecewise.
+				"mkdir .vscode",
+				"echo 'eval x' > .envrc",
+				"mkdir -p .cairn && echo '{}' > .cairn/policy.json",
+				"echo x > new.txt",
 				"echo x > .state/journal",
 				"mv .state .state-old",
 				"echo x > " + filepath.Join(f.outside, "canary"),
