@@ -119,16 +119,14 @@ func (s *Server) SupportsDocumentChanges() bool {
 
 // AskApproval implements tools.Asker with window/showMessageRequest.
 func (s *Server) AskApproval(ctx context.Context, req tools.ApprovalRequest) (tools.Decision, error) {
-	// Deny comes first above read: editors make the first action the
-	// default (VS Code's modal answers Enter with it).
-	actions := []lsp.MessageActionItem{{Title: protocol.ActionDeny}, {Title: protocol.ActionAllowOnce}, {Title: protocol.ActionAllowSession}}
-	if req.Risk == tools.RiskRead {
-		actions = []lsp.MessageActionItem{{Title: protocol.ActionAllowOnce}, {Title: protocol.ActionAllowSession}, {Title: protocol.ActionDeny}}
+	msg := fmt.Sprintf("Cairn wants to run %s (%s risk)", req.Tool, req.Risk)
+	if req.Detail != "" {
+		msg += ":\n" + req.Detail
 	}
 	params := &lsp.ShowMessageRequestParams{
 		Type:    lsp.MessageTypeWarning,
-		Message: tools.ApprovalText(req),
-		Actions: actions,
+		Message: msg,
+		Actions: []lsp.MessageActionItem{{Title: protocol.ActionAllowOnce}, {Title: protocol.ActionAllowSession}, {Title: protocol.ActionDeny}},
 	}
 	var raw jsonrpc2.RawMessage
 	if err := s.callClient(ctx, s.approvalTimeout(), "window/showMessageRequest", params, &raw); err != nil {
