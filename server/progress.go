@@ -12,18 +12,28 @@ import (
 
 // indexProgress turns indexing progress into LSP work-done progress
 // (window/workDoneProgress/create, then $/progress begin/report/end), one
-// token per index, when the client supports it; reports are throttled.
+// token per index, when the client supports it. Progress never holds up the
+// work: report only records the latest state and wakes the index's own
+// goroutine, which waits for the create answer, then sends what is latest
+// (reports are throttled, so a fast index coalesces them).
 type indexProgress struct {
-	s      *Server
+	s     *Server
+	mu    sync.Mutex
+	kinds map[string]*kindProgress // by index kind, while in progress
+}
+
+// kindProgress is the latest state of one index's progress.
+type kindProgress struct {
 	mu     sync.Mutex
-	tokens map[string]string // kind → token, while in progress
-	last   map[string]time.Time
+	latest codeindex.Progress
+	wake   chan struct{} // capacity 1: a pending wake-up
 }
 
 func newIndexProgress(s *Server) *indexProgress {
-	return &indexProgress{s: s, tokens: map[string]string{}, last: map[string]time.Time{}}
+	return &indexProgress{s: s, kinds: map[string]*kindProgress{}}
 }
 
+// report records ev and returns at once.
 func (p *indexProgress) report(ev codeindex.Progress) {
 	s := p.s
 	s.mu.Lock()
@@ -33,52 +43,76 @@ func (p *indexProgress) report(ev codeindex.Progress) {
 		return
 	}
 	p.mu.Lock()
-	token, started := p.tokens[ev.Kind]
+	k, started := p.kinds[ev.Kind]
 	if !started {
 		if ev.Finished && ev.Total == 0 {
 			p.mu.Unlock()
 			return
 		}
-		token = fmt.Sprintf("cairn/index/%s/%d", ev.Kind, time.Now().UnixNano())
-		p.tokens[ev.Kind] = token
-	}
-	throttled := started && !ev.Finished && time.Since(p.last[ev.Kind]) < 200*time.Millisecond
-	if !throttled {
-		p.last[ev.Kind] = time.Now()
+		k = &kindProgress{wake: make(chan struct{}, 1)}
+		p.kinds[ev.Kind] = k
 	}
 	if ev.Finished {
-		delete(p.tokens, ev.Kind)
+		// The next progress of this kind (a later reconcile) gets a new token.
+		delete(p.kinds, ev.Kind)
 	}
 	p.mu.Unlock()
-	if throttled {
-		return
+	k.mu.Lock()
+	k.latest = ev
+	k.mu.Unlock()
+	select {
+	case k.wake <- struct{}{}:
+	default:
 	}
 	if !started {
-		// The create request must be answered before progress is sent.
-		if err := s.callClient(s.ctx, s.clientTimeout(), "window/workDoneProgress/create", map[string]any{"token": token}, nil); err != nil {
-			if errors.Is(err, errNoAnswer) {
-				// A client that does not answer gets no more progress.
-				s.mu.Lock()
-				s.caps.progress = false
-				s.mu.Unlock()
-			}
-			return
+		go p.loop(ev.Kind, k)
+	}
+}
+
+// loop sends one index's progress until it finishes.
+func (p *indexProgress) loop(kind string, k *kindProgress) {
+	s := p.s
+	token := fmt.Sprintf("cairn/index/%s/%d", kind, time.Now().UnixNano())
+	// The create request must be answered before progress is sent.
+	if err := s.callClient(s.ctx, s.clientTimeout(), "window/workDoneProgress/create", map[string]any{"token": token}, nil); err != nil {
+		if errors.Is(err, errNoAnswer) {
+			// A client that does not answer gets no more progress.
+			s.mu.Lock()
+			s.caps.progress = false
+			s.mu.Unlock()
 		}
-		s.notifyProgress(token, map[string]any{"kind": "begin", "title": "Cairn: indexing (" + ev.Kind + ")", "cancellable": false, "percentage": 0})
-	}
-	pct := 0
-	if ev.Total > 0 {
-		pct = ev.Done * 100 / ev.Total
-	}
-	msg := ev.Message
-	if msg == "" && ev.Total > 0 {
-		msg = fmt.Sprintf("%d/%d files", ev.Done, ev.Total)
-	}
-	if ev.Finished {
-		s.notifyProgress(token, map[string]any{"kind": "end", "message": msg})
 		return
 	}
-	s.notifyProgress(token, map[string]any{"kind": "report", "message": msg, "percentage": pct})
+	s.notifyProgress(token, map[string]any{"kind": "begin", "title": "Cairn: indexing (" + kind + ")", "cancellable": false, "percentage": 0})
+	for {
+		select {
+		case <-k.wake:
+		case <-s.ctx.Done():
+			return
+		}
+		k.mu.Lock()
+		ev := k.latest
+		k.mu.Unlock()
+		pct := 0
+		if ev.Total > 0 {
+			pct = ev.Done * 100 / ev.Total
+		}
+		msg := ev.Message
+		if msg == "" && ev.Total > 0 {
+			msg = fmt.Sprintf("%d/%d files", ev.Done, ev.Total)
+		}
+		if ev.Finished {
+			s.notifyProgress(token, map[string]any{"kind": "end", "message": msg})
+			return
+		}
+		s.notifyProgress(token, map[string]any{"kind": "report", "message": msg, "percentage": pct})
+		// Throttle: what arrives meanwhile is coalesced into the latest.
+		select {
+		case <-time.After(200 * time.Millisecond):
+		case <-s.ctx.Done():
+			return
+		}
+	}
 }
 
 func (s *Server) notifyProgress(token string, value map[string]any) {
