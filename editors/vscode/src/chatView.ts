@@ -5,6 +5,7 @@
 import * as crypto from 'crypto';
 import * as vscode from 'vscode';
 import { ChatModel } from './logic/chat';
+import { chatCSP } from './logic/csp';
 
 export type ChatAction =
   | { type: 'ready' }
@@ -74,7 +75,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
 <html lang="en">
 <head>
 <meta charset="UTF-8">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'nonce-${nonce}'; script-src 'nonce-${nonce}'; img-src ${webview.cspSource} https: data:;">
+<meta http-equiv="Content-Security-Policy" content="${chatCSP(webview.cspSource, nonce)}">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
 <style nonce="${nonce}">${CSS}</style>
 </head>

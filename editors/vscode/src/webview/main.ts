@@ -2,15 +2,17 @@
 // The chat view's page script (bundled for the browser by esbuild). It renders
 // the state the extension posts and sends the user's actions back. Model text
 // is Markdown rendered by markdown-it with raw HTML off, then sanitized by
-// DOMPurify: nothing the model writes can run script in the view.
+// DOMPurify: nothing the model writes can run script in the view, and
+// nothing it writes is fetched on display (no remote images: see
+// logic/markdown.ts).
 import DOMPurify from 'dompurify';
-import MarkdownIt from 'markdown-it';
 import type { ChatRun, EditView, Item, ViewState } from '../logic/chat';
+import { FORBIDDEN_TAGS, markdownRenderer } from '../logic/markdown';
 
 declare function acquireVsCodeApi(): { postMessage(msg: unknown): void; getState(): any; setState(s: any): void };
 
 const vscode = acquireVsCodeApi();
-const md = new MarkdownIt({ html: false, linkify: true, breaks: false });
+const md = markdownRenderer();
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 
 const DECISIONS: Record<string, string> = {
@@ -40,7 +42,7 @@ function button(label: string, action: Record<string, unknown>, title?: string, 
 
 function markdown(text: string): HTMLElement {
   const div = el('div', { class: 'md' });
-  div.innerHTML = DOMPurify.sanitize(md.render(text), { USE_PROFILES: { html: true } });
+  div.innerHTML = DOMPurify.sanitize(md.render(text), { USE_PROFILES: { html: true }, FORBID_TAGS: FORBIDDEN_TAGS, FORBID_ATTR: ['style', 'srcset', 'background', 'poster'] });
   return div;
 }
 
