@@ -2,6 +2,7 @@ package tools
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/cairn-dev/cairn/redact"
 	"github.com/cairn-dev/cairn/workspace"
 )
 
@@ -113,6 +115,7 @@ func readLines(r io.Reader, from, to, maxOut int) (linePage, error) {
 	}
 	p := linePage{from: from}
 	var b strings.Builder
+	var key pemKeyState
 	n := 0
 	for {
 		line, cut, err := readLine(br)
@@ -123,8 +126,13 @@ func readLines(r io.Reader, from, to, maxOut int) (linePage, error) {
 			return p, err
 		}
 		n++
+		inKey := key.next(line)
 		if n >= from && (to < 1 || n <= to) {
-			entry := fmt.Sprintf("%5d\t%s", n, strings.TrimSuffix(string(line), "\n"))
+			text := strings.TrimSuffix(string(line), "\n")
+			if inKey {
+				text = redact.Marker("private-key")
+			}
+			entry := fmt.Sprintf("%5d\t%s", n, text)
 			if b.Len()+len(entry)+1 > maxOut && b.Len() > 0 {
 				p.stopped = true
 				break
@@ -152,6 +160,36 @@ func readLines(r io.Reader, from, to, maxOut int) (linePage, error) {
 		p.to = from - 1
 	}
 	return p, nil
+}
+
+// pemKeyState follows a file line by line through PEM private key blocks,
+// from the first line, whatever window is shown: a window that starts or
+// ends inside a key's body has no BEGIN or END line for the redactor to
+// anchor on, so read_file masks every line of the block itself.
+type pemKeyState struct {
+	in    bool
+	lines int // of the block so far
+}
+
+// pemKeyMaxLines ends a block that never ends (an 8192-bit RSA key in PEM
+// has about 100 lines).
+const pemKeyMaxLines = 400
+
+// next reports whether line belongs to a private key block (its BEGIN and
+// END lines included).
+func (k *pemKeyState) next(line []byte) bool {
+	if !k.in {
+		i := bytes.Index(line, []byte("-----BEGIN "))
+		if i < 0 || !bytes.Contains(line[i:], []byte("PRIVATE KEY")) || bytes.Contains(line[i:], []byte("-----END ")) {
+			return false
+		}
+		k.in, k.lines = true, 0
+	}
+	k.lines++
+	if bytes.Contains(line, []byte("-----END ")) || k.lines >= pemKeyMaxLines {
+		k.in = false
+	}
+	return true
 }
 
 // readLine reads one line (its newline included), keeping at most

@@ -1,8 +1,13 @@
 package tools
 
 import (
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -98,5 +103,70 @@ func BenchmarkReadFileHugeRange(b *testing.B) {
 		if r, err := tl.Invoke(b.Context(), env, in); err != nil || r.IsError {
 			b.Fatal(err, r.Content)
 		}
+	}
+}
+
+// TestReadFileMasksKeyBodiesInAnyWindow (issue 24 finding 8, a regression
+// of the streaming reader): a window that starts after a private key's
+// BEGIN line, ends before its END line, or cuts its body in the middle
+// shows no line of the body; the lines around the key are shown.
+func TestReadFileMasksKeyBodiesInAnyWindow(t *testing.T) {
+	k, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(k)}))
+	pk8, err := x509.MarshalPKCS8PrivateKey(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key8 := string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: pk8}))
+	env := testEnv(t, nil)
+	files := map[string]string{
+		"deploy.pem":    key,                                                                                     // the key from line 1
+		"config/ssh.go": "package config\n\nconst deployKey = `" + key8 + "`\n\nfunc Port() int { return 22 }\n", // inside code
+	}
+	for rel, text := range files {
+		if err := os.MkdirAll(filepath.Dir(env.WS.Abs(rel)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(env.WS.Abs(rel), []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var body []string
+	for _, k := range []string{key, key8} {
+		for _, l := range strings.Split(k, "\n") {
+			if l != "" && !strings.HasPrefix(l, "-----") {
+				body = append(body, l)
+			}
+		}
+	}
+	for rel, text := range files {
+		n := strings.Count(text, "\n") + 1
+		mid := n / 2
+		windows := [][2]int{{0, 0}, {2, 0}, {2, 3}, {2, 5}, {3, mid}, {mid, mid}, {mid, mid + 2}, {mid, 0}, {n - 4, 0}, {n - 3, n - 2}}
+		for _, w := range windows {
+			in := fmt.Sprintf(`{"path":%q,"startLine":%d`, rel, max(w[0], 1))
+			if w[1] > 0 {
+				in += fmt.Sprintf(`,"endLine":%d`, w[1])
+			}
+			r := call(t, env, ReadFile(), in+"}")
+			if r.IsError {
+				t.Errorf("%s lines %v: %s", rel, w, r.Content)
+				continue
+			}
+			for _, l := range body {
+				if strings.Contains(r.Content, l) {
+					t.Errorf("%s lines %v shows a line of the key's body %.20s…:\n%s", rel, w, l, r.Content)
+					break
+				}
+			}
+		}
+	}
+	r := call(t, env, ReadFile(), `{"path":"config/ssh.go"}`)
+	if !strings.Contains(r.Content, "func Port() int { return 22 }") || !strings.Contains(r.Content, "package config") ||
+		!strings.Contains(r.Content, "[REDACTED:private-key]") {
+		t.Errorf("the code around the key is lost or the key not marked:\n%s", r.Content)
 	}
 }
