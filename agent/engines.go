@@ -116,7 +116,9 @@ func OpenEngines(ctx context.Context, o EngineOptions) (*Engines, error) {
 	})
 	// The repo map and the search index build in the background; questions
 	// use what is indexed so far.
-	ix, err := codeindex.Open(o.WS, codeindex.Options{StateDir: o.StateDir, Progress: o.IndexProgress})
+	ix, err := codeindex.Open(o.WS, codeindex.Options{StateDir: o.StateDir, Progress: o.IndexProgress,
+		ExcludePath: func(rel string) bool { return redact.IsSecretPath(red, rel) },
+		Redact:      func(text []byte) []byte { return []byte(red.KeepLines(string(text))) }})
 	if err != nil {
 		o.Log(slog.LevelWarn, err.Error())
 	}

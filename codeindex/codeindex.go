@@ -52,6 +52,13 @@ type Options struct {
 	NoMap bool
 	// Watch tunes the change stream (tests shorten the debounce).
 	Watch workspace.WatchOptions
+	// ExcludePath, when set, keeps files out of the search index by their
+	// path (search.Options.Exclude): the server passes its secret
+	// detector, so a path holding a secret is not stored.
+	ExcludePath func(rel string) bool
+	// Redact masks secrets in the text the search index stores, keeping
+	// every line (search.Options.Redact).
+	Redact func(text []byte) []byte
 }
 
 // Local is the embedded index of one workspace: the repo map and the bleve
@@ -107,6 +114,8 @@ func Open(ws *workspace.Workspace, opts Options) (*Local, error) {
 	s, err := search.Open(ws, search.Options{
 		StateDir:  opts.StateDir,
 		DeclsFunc: ix.decls,
+		Exclude:   opts.ExcludePath,
+		Redact:    opts.Redact,
 		Progress: func(p search.Progress) {
 			ix.progress(Progress{Kind: "search index", Done: p.Done, Total: p.Total, Finished: p.Phase == "done", Message: p.Message})
 		},

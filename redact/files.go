@@ -39,3 +39,37 @@ func IsSecretFileName(rel string) bool {
 	}
 	return false
 }
+
+// IsSecretPath reports whether a workspace path holds a secret that r
+// finds (a token used as a file or directory name). The path is checked as
+// it is and with its separators as spaces, so a rule anchored on word
+// boundaries sees each name on its own.
+func IsSecretPath(r *Redactor, rel string) bool {
+	if r == nil {
+		r = Default()
+	}
+	return r.Contains(rel) || r.Contains(strings.NewReplacer("/", " ", "\\", " ", ".", " ").Replace(rel))
+}
+
+// KeepLines is String for text whose line numbers matter (an index that
+// finds chunks by line): a secret spanning lines (a PEM block) becomes its
+// marker followed by as many newlines as it held.
+func (r *Redactor) KeepLines(s string) string {
+	_, findings := r.Redact(s)
+	if len(findings) == 0 {
+		return s
+	}
+	var b strings.Builder
+	last := 0
+	for _, f := range findings {
+		if f.Start < last || f.End > len(s) {
+			continue
+		}
+		b.WriteString(s[last:f.Start])
+		b.WriteString(Marker(f.Kind))
+		b.WriteString(strings.Repeat("\n", strings.Count(s[f.Start:f.End], "\n")))
+		last = f.End
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}

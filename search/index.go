@@ -93,6 +93,32 @@ type Options struct {
 	// Larger batches index a little faster and use much more memory (on
 	// the Go tree: 500 → 0.48 GB peak RSS, 1000 → 0.76 GB, 4000 → 1.7 GB).
 	BatchDocs int
+	// Exclude, when set, keeps a file out of the index by its path: the
+	// caller passes its secret detector, so a file named after a secret (a
+	// token used as a file name) is neither indexed nor named in the
+	// manifest. Such files are counted under SkipSecretPath.
+	Exclude func(rel string) bool
+	// Redact, when set, masks secrets in a file's text before it is
+	// chunked and stored; it must keep every line where it is (a secret
+	// spanning lines leaves as many newlines), since chunks and
+	// declarations are found by line. The file's hash is of its real text.
+	Redact func(text []byte) []byte
+}
+
+// SkipSecretPath is the skip reason of files Options.Exclude keeps out.
+const SkipSecretPath = "secret in path"
+
+// redacted returns what of a file's text the index may store.
+func (ix *Index) redacted(b []byte) []byte {
+	if ix.opts.Redact == nil {
+		return b
+	}
+	return ix.opts.Redact(b)
+}
+
+// excluded reports whether Options.Exclude keeps rel out of the index.
+func (ix *Index) excluded(rel string) bool {
+	return ix.opts.Exclude != nil && ix.opts.Exclude(rel)
 }
 
 // Progress reports the reconcile's advance.
@@ -743,11 +769,22 @@ func (ix *Index) reconcile(ctx context.Context) (st ReconcileStats, err error) {
 	}()
 	ix.progress(Progress{Phase: "scanning", Message: "scanning workspace"})
 	files, wst := ix.ws.Walk(workspace.WalkOptions{MaxFileSize: ix.opts.MaxFileSize})
-	st.Files = len(files)
 	st.Skipped = map[string]int{}
 	for k, v := range wst.Skipped {
 		st.Skipped[string(k)] = v
 	}
+	if ix.opts.Exclude != nil {
+		kept := files[:0]
+		for _, f := range files {
+			if ix.excluded(f.Rel) {
+				st.Skipped[SkipSecretPath]++
+				continue
+			}
+			kept = append(kept, f)
+		}
+		files = kept
+	}
+	st.Files = len(files)
 
 	ix.mu.Lock()
 	ix.skipped = map[string]int{}
@@ -1029,7 +1066,7 @@ func (ix *Index) prepare(f workspace.File, gen uint64) prepared {
 		return p
 	}
 	p.lang = workspace.LanguageOf(f.Rel)
-	p.chunks = chunkFile(b, ix.decls(f.Rel, p.lang, b))
+	p.chunks = chunkFile(ix.redacted(b), ix.decls(f.Rel, p.lang, b))
 	return p
 }
 
@@ -1275,7 +1312,7 @@ func (ix *Index) Update(rel string) error {
 	}
 	abs := ix.ws.Abs(rel)
 	info, err := os.Stat(abs)
-	if err != nil || !info.Mode().IsRegular() || info.Size() > ix.opts.MaxFileSize || ix.ws.Ignored(rel) {
+	if err != nil || !info.Mode().IsRegular() || info.Size() > ix.opts.MaxFileSize || ix.ws.Ignored(rel) || ix.excluded(rel) {
 		if err == nil && info.IsDir() {
 			return nil
 		}
@@ -1309,6 +1346,9 @@ func (ix *Index) Update(rel string) error {
 // use it to share the parse.
 func (ix *Index) IndexFile(rel string, content []byte, lang string, decls []Decl) error {
 	rel = cleanRel(rel)
+	if ix.excluded(rel) {
+		return ix.Remove(rel)
+	}
 	st := fileState{Hash: workspace.Hash(string(content)), Size: int64(len(content))}
 	if info, err := os.Stat(ix.ws.Abs(rel)); err == nil {
 		st.Size, st.Mod = info.Size(), info.ModTime().UnixNano()
@@ -1320,7 +1360,7 @@ func (ix *Index) IndexFile(rel string, content []byte, lang string, decls []Decl
 }
 
 func (ix *Index) indexFile(rel string, content []byte, lang string, decls []Decl, st fileState) error {
-	chunks := chunkFile(content, decls)
+	chunks := chunkFile(ix.redacted(content), decls)
 	ix.writeMu.Lock()
 	defer ix.writeMu.Unlock()
 	b := ix.idx.NewBatch()
