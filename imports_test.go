@@ -23,7 +23,7 @@ var allowed = map[string][]string{
 	"codeindex":     {"repomap", "search", "workspace", "tokencount"},
 	"contextengine": {"codeindex", "workspace", "redact", "model", "tokencount"},
 	"tools":         {"workspace", "codeindex", "checkpoint", "redact", "model", "tokencount", "tools/shell", "tools/shell/sandbox"},
-	"tools/shell":   {"redact", "tools/shell/sandbox"},
+	"tools/shell":   {"redact", "tools/shell/sandbox", "workspace"},
 	"agent":         {"codeindex", "model", "tools", "tools/mcp", "contextengine", "checkpoint", "trace", "protocol", "workspace", "tokencount", "redact"},
 	"lspclient":     {"protocol", "workspace"},
 	"server":        {"protocol", "agent", "codeindex", "model", "tools", "tools/mcp", "contextengine", "checkpoint", "trace", "workspace", "redact"},

@@ -209,7 +209,7 @@ func runRunCommand(ctx context.Context, env *Env, input json.RawMessage, sb *Com
 	}
 	res, err := shell.Run(ctx, shell.RunOptions{
 		Dir: root, Command: in.Command, Timeout: timeout, MaxOutputBytes: 32 << 10,
-		Env: shell.StripSecrets(os.Environ()), Sandbox: pol,
+		Env: shell.GitEnv(shell.StripSecrets(os.Environ()), root), Sandbox: pol,
 	})
 	if err != nil {
 		if ctx.Err() != nil {
