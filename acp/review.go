@@ -35,10 +35,31 @@ func permissionOptions(what string) []sdk.PermissionOption {
 	}
 }
 
+// denyFirst orders the options of an approval: Reject first, since
+// clients make the first option the default.
+func denyFirst(opts []sdk.PermissionOption) []sdk.PermissionOption {
+	out := make([]sdk.PermissionOption, 0, len(opts))
+	for _, o := range opts {
+		if o.Kind == sdk.PermissionOptionKindRejectOnce {
+			out = append(out, o)
+		}
+	}
+	for _, o := range opts {
+		if o.Kind != sdk.PermissionOptionKindRejectOnce {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
 // ask sends session/request_permission and returns the chosen option id
 // ("" when the client cancelled the request or failed).
 func (a *adapter) ask(ctx context.Context, id sdk.SessionId, call sdk.ToolCallUpdate, what string) (string, error) {
-	resp, err := a.conn.RequestPermission(ctx, sdk.RequestPermissionRequest{SessionId: id, ToolCall: call, Options: permissionOptions(what)})
+	return a.askWith(ctx, id, call, permissionOptions(what))
+}
+
+func (a *adapter) askWith(ctx context.Context, id sdk.SessionId, call sdk.ToolCallUpdate, opts []sdk.PermissionOption) (string, error) {
+	resp, err := a.conn.RequestPermission(ctx, sdk.RequestPermissionRequest{SessionId: id, ToolCall: call, Options: opts})
 	if err != nil {
 		return "", fmt.Errorf("asking the client for permission: %w", err)
 	}
@@ -67,20 +88,21 @@ func (k *asker) AskApproval(ctx context.Context, req tools.ApprovalRequest) (too
 	if rejected {
 		return tools.DecisionDeny, nil
 	}
-	title := fmt.Sprintf("%s (%s risk)", req.Tool, req.Risk)
+	title := fmt.Sprintf("%s (%s risk)", tools.OneLine(req.Tool, 80), req.Risk)
 	if req.Tool == "run_command" {
-		cmd, _, _ := strings.Cut(req.Detail, "\n") // the command; then how it was classified
-		title = "Run `" + cmd + "`"
+		cmd := req.Command
+		if cmd == "" {
+			cmd, _, _ = strings.Cut(req.Detail, "\n") // the command; then how it was classified
+		}
+		title = "Run `" + tools.OneLine(cmd, 200) + "` (" + string(req.Risk) + " risk)"
 	}
-	text := fmt.Sprintf("Cairn wants to run %s (%s risk)", req.Tool, req.Risk)
-	if req.Detail != "" {
-		text += ":\n" + req.Detail
-	}
+	text := tools.ApprovalText(req)
 	kind := toolKind(req.Tool)
 	status := sdk.ToolCallStatusPending
-	choice, err := k.a.ask(ctx, s.id, sdk.ToolCallUpdate{ToolCallId: sdk.ToolCallId(req.CallID), Title: &title, Kind: &kind, Status: &status,
+	opts := denyFirst(permissionOptions("this " + string(req.Risk) + " call"))
+	choice, err := k.a.askWith(ctx, s.id, sdk.ToolCallUpdate{ToolCallId: sdk.ToolCallId(req.CallID), Title: &title, Kind: &kind, Status: &status,
 		Content: []sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(text))}, RawInput: map[string]any{"detail": req.Detail, "risk": string(req.Risk)}},
-		"this "+string(req.Risk)+" call")
+		opts)
 	if err != nil {
 		return tools.DecisionDeny, err
 	}

@@ -684,8 +684,10 @@ func (r *Run) execTool(step int, env *tools.Env, call model.ToolCall) (content s
 		span.Invalid, span.ErrorClass = true, "invalid_input"
 		return finish(false, "invalid input", err.Error()), true
 	}
-	risk, detail := tool.RiskOf(valid)
-	decision, err := r.m.gate.Decide(r.ctx, tools.ApprovalRequest{RunID: r.ID, CallID: call.ID, Tool: call.Name, Risk: risk, Detail: detail},
+	req := tool.Request(valid)
+	req.RunID, req.CallID, req.Tool = r.ID, call.ID, call.Name
+	risk := req.Risk
+	decision, err := r.m.gate.Decide(r.ctx, req,
 		step, r.red().String(summarizeInput(valid))) // the audit log masks with the session's values only
 
 	if err != nil && r.ctx.Err() != nil {

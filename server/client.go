@@ -119,14 +119,13 @@ func (s *Server) SupportsDocumentChanges() bool {
 
 // AskApproval implements tools.Asker with window/showMessageRequest.
 func (s *Server) AskApproval(ctx context.Context, req tools.ApprovalRequest) (tools.Decision, error) {
-	msg := fmt.Sprintf("Cairn wants to run %s (%s risk)", req.Tool, req.Risk)
-	if req.Detail != "" {
-		msg += ":\n" + req.Detail
-	}
+	// Deny comes first: editors make the first action the default (VS
+	// Code's modal answers Enter with it). Only calls above read, or
+	// outside the sandbox, or of protected paths ask by default.
 	params := &lsp.ShowMessageRequestParams{
 		Type:    lsp.MessageTypeWarning,
-		Message: msg,
-		Actions: []lsp.MessageActionItem{{Title: protocol.ActionAllowOnce}, {Title: protocol.ActionAllowSession}, {Title: protocol.ActionDeny}},
+		Message: tools.ApprovalText(req),
+		Actions: []lsp.MessageActionItem{{Title: protocol.ActionDeny}, {Title: protocol.ActionAllowOnce}, {Title: protocol.ActionAllowSession}},
 	}
 	var raw jsonrpc2.RawMessage
 	if err := s.callClient(ctx, s.approvalTimeout(), "window/showMessageRequest", params, &raw); err != nil {

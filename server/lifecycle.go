@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -203,32 +204,39 @@ func (s *Server) reportSandbox(sb *tools.CommandSandbox) {
 	s.showMessage(lsp.MessageTypeWarning, "Cairn: "+msg)
 }
 
-// loadPolicy builds the permission policy: the defaults, then the
-// workspace's .cairn/policy.json (which may only tighten: it comes with the
-// repository), then the user's settings (which may loosen).
+// loadPolicy builds the permission policy: the defaults with the user's
+// settings on top (which may loosen them), and the workspace's
+// .cairn/policy.json as a layer of its own, which can only make decisions
+// stricter (it comes with the repository).
 func (s *Server) loadPolicy(st Settings) (tools.Policy, []string) {
 	return LoadPolicy(s.ws.Root(), st)
 }
 
 // LoadPolicy builds the permission policy of the workspace at root (see
-// loadPolicy); `cairn acp` uses it too.
+// loadPolicy); `cairn acp` uses it too. The problems include every user
+// rule that lifts the destructive deny, so that the user is told.
 func LoadPolicy(root string, st Settings) (tools.Policy, []string) {
 	policy := tools.DefaultPolicy()
 	var problems []string
-	if b, err := os.ReadFile(filepath.Join(root, ".cairn", "policy.json")); err == nil {
-		var file tools.Policy
-		if err := json.Unmarshal(b, &file); err != nil {
-			problems = append(problems, fmt.Sprintf(".cairn/policy.json is not valid: %v", err))
-		} else {
-			var p []string
-			policy, p = policy.Overlay(file, true)
-			problems = append(problems, p...)
-		}
-	}
 	if st.Policy != nil {
 		var p []string
 		policy, p = policy.Overlay(*st.Policy, false)
 		problems = append(problems, p...)
+		for _, l := range policy.LiftsDestructive(*st.Policy) {
+			problems = append(problems, "settings "+l)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(root, ".cairn", "policy.json")); err == nil {
+		var file tools.Policy
+		if err := json.Unmarshal(b, &file); err != nil {
+			problems = append(problems, fmt.Sprintf(".cairn/policy.json is not valid (%v); none of its rules apply", err))
+		} else {
+			var p []string
+			policy, p = policy.WithWorkspace(file)
+			problems = append(problems, p...)
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		problems = append(problems, fmt.Sprintf("reading .cairn/policy.json: %v", err))
 	}
 	return policy, problems
 }

@@ -49,7 +49,12 @@ type Tool struct {
 	// Classify, when set, decides the risk of one input and describes it for
 	// the approval prompt (e.g. the exact command, the packages installed).
 	Classify func(input json.RawMessage) (Risk, string)
-	Timeout  time.Duration
+	// Explain, when set, describes one input for the gate in full: the
+	// risk and detail Classify would give, and for a command line each of
+	// its commands with its own risk (the policy decides each, the prompt
+	// shows each) and any text the model wrote for the user.
+	Explain func(input json.RawMessage) ApprovalRequest
+	Timeout time.Duration
 	// MaxOutputBytes caps what goes back to the model (head and tail kept).
 	MaxOutputBytes int
 	// SideEffects marks tools whose effects outlive the run (commands,
@@ -207,7 +212,23 @@ func (t *Tool) RiskOf(input json.RawMessage) (Risk, string) {
 	if t.Classify != nil {
 		return t.Classify(input)
 	}
+	if t.Explain != nil {
+		req := t.Explain(input)
+		return req.Risk, req.Detail
+	}
 	return t.Risk, ""
+}
+
+// Request returns what the gate decides on for one validated input (the
+// caller sets RunID and CallID).
+func (t *Tool) Request(input json.RawMessage) ApprovalRequest {
+	if t.Explain != nil {
+		req := t.Explain(input)
+		req.Tool = t.Name
+		return req
+	}
+	risk, detail := t.RiskOf(input)
+	return ApprovalRequest{Tool: t.Name, Risk: risk, Detail: detail}
 }
 
 // Invoke runs a validated input under the tool's timeout and output policy.

@@ -148,32 +148,47 @@ func RunCommandWith(root string, sb *CommandSandbox) *Tool {
 			return runRunCommand(ctx, env, input, sb)
 		},
 		Classify: func(input json.RawMessage) (Risk, string) {
-			var in runCommandInput
-			_ = json.Unmarshal(input, &in)
-			c := shell.Classify(in.Command, shell.Options{Workspace: root})
-			risk := Risk(c.Risk)
-			detail := in.Command
-			if len(c.Packages) > 0 {
-				detail += "\npackages: " + strings.Join(c.Packages, ", ")
-			}
-			if r := c.Reason(); r != "" {
-				detail += "\n(" + r + ")"
-			}
-			// A command outside the sandbox always asks, unless it only
-			// reads and no sandbox was asked for.
-			switch {
-			case in.WithoutSandbox:
-				reason := strings.TrimSpace(in.Reason)
-				if reason == "" {
-					reason = "(no reason given)"
-				}
-				detail = OutsideSandbox + detail + "\nreason: " + reason
-			case risk != RiskRead && !sb.confined():
-				detail = OutsideSandbox + detail + "\nreason: commands cannot be sandboxed here"
-			}
-			return risk, detail
+			req := explainCommand(root, sb, input)
+			return req.Risk, req.Detail
+		},
+		Explain: func(input json.RawMessage) ApprovalRequest {
+			return explainCommand(root, sb, input)
 		},
 	}
+}
+
+// explainCommand classifies a command line for the gate: its risk, each of
+// its commands with its own risk and reason, the packages an install would
+// fetch, and the detail (the session key, the audit trail, and what clients
+// without structure show). The model's reason for leaving the sandbox is
+// kept apart, quoted on one line, so it cannot pass for Cairn's text.
+func explainCommand(root string, sb *CommandSandbox, input json.RawMessage) ApprovalRequest {
+	var in runCommandInput
+	_ = json.Unmarshal(input, &in)
+	c := shell.Classify(in.Command, shell.Options{Workspace: root})
+	req := ApprovalRequest{Tool: "run_command", Risk: Risk(c.Risk), Command: in.Command, Commands: CommandParts(c), Packages: c.Packages}
+	detail := in.Command
+	if len(c.Packages) > 0 {
+		detail += "\npackages: " + strings.Join(c.Packages, ", ")
+	}
+	if r := c.Reason(); r != "" {
+		detail += "\n(" + r + ")"
+	}
+	// A command outside the sandbox always asks, unless it only reads and
+	// no sandbox was asked for.
+	switch {
+	case in.WithoutSandbox:
+		req.ModelReason = strings.TrimSpace(in.Reason)
+		reason := "(no reason given)"
+		if req.ModelReason != "" {
+			reason = QuoteModel(req.ModelReason, promptReasonRunes)
+		}
+		detail = OutsideSandbox + detail + "\nmodel's reason: " + reason
+	case req.Risk != RiskRead && !sb.confined():
+		detail = OutsideSandbox + detail + "\nreason: commands cannot be sandboxed here"
+	}
+	req.Detail = detail
+	return req
 }
 
 func runRunCommand(ctx context.Context, env *Env, input json.RawMessage, sb *CommandSandbox) (Result, error) {

@@ -25,12 +25,30 @@ type Options struct {
 	Realpath func(path string) string
 }
 
-// Part is the verdict on one simple command (or on one redirection of a
-// compound command).
+// Part is the verdict on one simple command of a line, or on one
+// redirection. Every simple command is a part wherever it occurs
+// (pipelines, lists, subshells, $(...), sh -c strings, the command a
+// wrapper such as env, timeout, xargs or find -exec runs), so that a
+// policy rule can be checked against each of them: a rule that names a
+// command covers that part, never the others.
 type Part struct {
+	// Command is the source text of the statement (with its redirections),
+	// or of the redirection, or, for a command run by a wrapper, its words.
 	Command string `json:"command"`
-	Risk    Risk   `json:"risk"`
-	Reason  string `json:"reason"`
+	// Risk and Reason judge this part alone: for a statement, the command
+	// without its redirections (each of which is a part of its own).
+	Risk   Risk   `json:"risk"`
+	Reason string `json:"reason"`
+	// Redirection marks a part that is a redirection of the statement
+	// before it: a rule naming the command does not cover where its
+	// output goes.
+	Redirection bool `json:"redirection,omitempty"`
+	// Via names the wrapper that runs this command (env, timeout, xargs,
+	// find -exec, ...); the wrapper's statement is a part of its own.
+	Via string `json:"via,omitempty"`
+	// Unparsed marks source that does not parse (or nests too deep): it
+	// is not known to be one command, so no rule naming a command covers it.
+	Unparsed bool `json:"unparsed,omitempty"`
 }
 
 // Classification is the verdict on a whole command line.
@@ -112,12 +130,12 @@ func parse(src string) (*syntax.File, error) {
 // and, if it does not parse, the parse error.
 func (c *classifier) script(src string, depth int) (Risk, string) {
 	if depth > maxDepth {
-		c.add(src, v(Destructive, "shell nesting too deep to analyse"))
+		c.parts = append(c.parts, Part{Command: strings.TrimSpace(src), Risk: Destructive, Reason: "shell nesting too deep to analyse", Unparsed: true})
 		return Destructive, "nesting too deep"
 	}
 	f, err := parse(src)
 	if err != nil {
-		c.add(src, v(Destructive, "does not parse: "+err.Error()))
+		c.parts = append(c.parts, Part{Command: strings.TrimSpace(src), Risk: Destructive, Reason: "does not parse: " + err.Error(), Unparsed: true})
 		return Destructive, err.Error()
 	}
 	start := len(c.parts)
@@ -146,7 +164,15 @@ func slice(src string, n syntax.Node) string {
 }
 
 func (c *classifier) add(text string, vd verdict) {
-	c.parts = append(c.parts, Part{Command: strings.TrimSpace(text), Risk: vd.risk, Reason: vd.reason})
+	text = strings.TrimSpace(text)
+	if t := strings.TrimSuffix(text, ";"); t != text && !strings.HasSuffix(t, "\\") && !strings.HasSuffix(t, ";") {
+		text = strings.TrimSpace(t) // the list operator, not the command's
+	}
+	c.parts = append(c.parts, Part{Command: text, Risk: vd.risk, Reason: vd.reason})
+}
+
+func redirPart(text string, vd verdict) Part {
+	return Part{Command: strings.TrimSpace(text), Risk: vd.risk, Reason: vd.reason, Redirection: true}
 }
 
 func (c *classifier) stmt(src string, st *syntax.Stmt, depth int) {
@@ -159,10 +185,10 @@ func (c *classifier) stmt(src string, st *syntax.Stmt, depth int) {
 				null = true
 			}
 		}
-		for _, r := range st.Redirs {
-			vd = vd.max(c.redirect(r, null))
-		}
 		c.add(slice(src, st), vd)
+		for _, r := range st.Redirs {
+			c.parts = append(c.parts, redirPart(slice(src, r), c.redirect(r, null)))
+		}
 	case nil:
 		vd := v(Read, "redirection only")
 		for _, r := range st.Redirs {
@@ -174,7 +200,7 @@ func (c *classifier) stmt(src string, st *syntax.Stmt, depth int) {
 			c.add(slice(src, st), c.decl(dc, depth))
 		}
 		for _, r := range st.Redirs {
-			c.add(slice(src, r), c.redirect(r, false))
+			c.parts = append(c.parts, redirPart(slice(src, r), c.redirect(r, false)))
 		}
 	}
 }

@@ -254,6 +254,11 @@ func (c *classifier) inner(via string, args []arg, depth int) verdict {
 		return v(Read, via+" without a command")
 	}
 	vd := c.command(args, depth+1)
+	words := make([]string, len(args))
+	for i, a := range args {
+		words[i] = a.text()
+	}
+	c.parts = append(c.parts, Part{Command: strings.Join(words, " "), Risk: vd.risk, Reason: vd.reason, Via: via})
 	vd.reason = "via " + via + ": " + vd.reason
 	return vd
 }
