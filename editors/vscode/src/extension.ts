@@ -40,6 +40,7 @@ import { EXPLAIN_QUESTION, FIX_QUESTION } from './logic/questions';
 import { RunEvent, RunTracker, TERMINAL, Transcript } from './logic/runs';
 import { resolveServerPath } from './logic/serverPath';
 import { buildSettings, modelLabel } from './logic/settings';
+import { isMachineKey, MACHINE_KEYS, memoryKey, resolveMachineSetting, suggestionPrompt } from './logic/machineSettings';
 
 
 let client: LanguageClient | undefined;
@@ -68,12 +69,64 @@ const cairnClientFeature: StaticFeature = {
   clear() { /* nothing to release */ },
 };
 
-function settings(): Record<string, unknown> {
+let workspaceMemory: vscode.Memento | undefined;
+/** Suggestions asked about in this window (a dismissed question is not repeated). */
+const suggestionsAsked = new Set<string>();
+
+/**
+ * One cairn.* setting. The settings that start processes or decide where
+ * code and keys go (logic/machineSettings) come from user or machine scope
+ * only; a workspace's value counts once the user accepted it.
+ */
+function settingValue(key: string): unknown {
   const cfg = vscode.workspace.getConfiguration('cairn');
-  return buildSettings((k) => cfg.get(k));
+  if (isMachineKey(key)) {
+    return resolveMachineSetting(key, cfg.inspect(key), workspaceMemory ?? { get: () => undefined }).value;
+  }
+  return cfg.get(key);
+}
+
+function settings(): Record<string, unknown> {
+  return buildSettings(settingValue);
+}
+
+/**
+ * Asks, once per workspace and value, about each workspace value of a
+ * machine setting; an accepted one is sent to the server (or, for the server
+ * path, offered as a restart).
+ */
+async function askWorkspaceSuggestions(): Promise<void> {
+  const memory = workspaceMemory;
+  if (!memory) return;
+  const cfg = vscode.workspace.getConfiguration('cairn');
+  let changed = false;
+  for (const key of MACHINE_KEYS) {
+    const s = resolveMachineSetting(key, cfg.inspect(key), memory).suggestion;
+    if (!s) continue;
+    const mk = memoryKey(key, s.value);
+    if (suggestionsAsked.has(mk)) continue;
+    suggestionsAsked.add(mk);
+    const { message, detail } = suggestionPrompt(s);
+    const use = 'Use It';
+    const keep = 'Keep My Setting';
+    const choice = await vscode.window.showWarningMessage(message, { modal: true, detail }, keep, use);
+    if (choice === undefined) continue; // dismissed: asked again in a new window
+    await memory.update(mk, choice === use ? 'accepted' : 'declined');
+    if (choice !== use) continue;
+    if (key === 'serverPath') {
+      vscode.commands.executeCommand('cairn.restartServer');
+    } else {
+      changed = true;
+    }
+  }
+  if (changed && client && client.state === State.Running) {
+    client.sendNotification(DidChangeConfigurationNotification.type, { settings: { cairn: settings() } });
+    updateStatus();
+  }
 }
 
 export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
+  workspaceMemory = ctx.workspaceState;
   answers = vscode.window.createOutputChannel('Cairn Answers');
   status = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 50);
   status.name = 'Cairn';
@@ -146,6 +199,7 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
   reg('cairn.restartServer', async () => { await stopClient(); await startClient(ctx); });
 
   await startClient(ctx);
+  void askWorkspaceSuggestions();
 }
 
 export async function deactivate(): Promise<void> {
@@ -155,7 +209,8 @@ export async function deactivate(): Promise<void> {
 // ---- server lifecycle ----
 
 async function startClient(ctx: vscode.ExtensionContext): Promise<void> {
-  const setting = vscode.workspace.getConfiguration('cairn').get<string>('serverPath', '');
+  const configured = settingValue('serverPath');
+  const setting = typeof configured === 'string' ? configured : '';
   const resolved = resolveServerPath(setting, {
     pathEnv: process.env.PATH,
     pathExt: process.env.PATHEXT,
@@ -249,6 +304,7 @@ function onConfigChange(e: vscode.ConfigurationChangeEvent): void {
     client.sendNotification(DidChangeConfigurationNotification.type, { settings: { cairn: settings() } });
   }
   updateStatus();
+  void askWorkspaceSuggestions();
 }
 
 // ---- status bar ----
