@@ -7,8 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"io"
+	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
@@ -51,6 +51,9 @@ func init() {
 	fmt.Fprintf(os.Stderr, "%s%v\n", LaunchPrefix, err)
 	os.Exit(LaunchFailed)
 }
+
+// serverDied is the launcher's parent-death signal without namespaces.
+const serverDied = syscall.SIGUSR2
 
 // privateTmp is the command's $TMPDIR when something is bound below /tmp.
 const privateTmp = "/tmp/cairn-tmp"
@@ -188,6 +191,18 @@ func launch(raw string) error {
 func supervise(s Spec, env []string) error {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	if !s.Namespaces {
+		// Without a PID namespace to end, the server's death (the
+		// parent-death signal) makes the launcher kill the command and
+		// every descendant (it is their subreaper), then exit.
+		dead := make(chan os.Signal, 1)
+		signal.Notify(dead, serverDied)
+		go func() {
+			<-dead
+			killChildren()
+			os.Exit(128 + int(syscall.SIGKILL))
+		}()
+	}
 	attr := &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	proc, err := os.StartProcess(s.Argv[0], s.Argv, &os.ProcAttr{Env: env, Files: []*os.File{os.Stdin, os.Stdout, os.Stderr}, Sys: attr})
 	if err != nil {
@@ -482,7 +497,7 @@ type Cmd struct {
 	// launcher: Cmd runs the launcher, which waits for its release.
 	launcher bool
 	statusR  *os.File
-	status  string
+	status   string
 	// limitsErr says why the run has no cgroup.
 	limitsErr error
 }
@@ -607,7 +622,12 @@ func command(p Policy, argv []string, env []string, namespaces, cgroups bool) (*
 	cmd := exec.Command("/proc/self/exe")
 	cmd.Args = []string{"cairn-sandbox"}
 	cmd.Env = append(append([]string(nil), env...), specEnv+"="+string(raw))
+	// The launcher dies with the server: as PID 1 it takes the namespace
+	// along; without namespaces it kills the command's tree first.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if !namespaces {
+		cmd.SysProcAttr.Pdeathsig = serverDied
+	}
 	if namespaces {
 		uid, gid := os.Getuid(), os.Getgid()
 		cmd.SysProcAttr.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC

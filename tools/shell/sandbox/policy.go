@@ -338,9 +338,8 @@ func (p Policy) Spec(argv []string, namespaces bool) (Spec, error) {
 			if !filepath.IsAbs(r) {
 				return Spec{}, fmt.Errorf("sandbox: writable root %q is not absolute", r)
 			}
-			writeRoots = append(writeRoots, filepath.Clean(r))
-			r = clean(r)
 			writeRoots = append(writeRoots, r)
+			r = clean(r)
 			except := unbindable
 			if namespaces {
 				for _, pr := range protected {
@@ -376,6 +375,9 @@ func (p Policy) Spec(argv []string, namespaces bool) (Spec, error) {
 	s.Write = dedupe(write)
 	s.Protect = dedupe(s.Protect)
 	if namespaces {
+		// Every directory of the command's filesystem may be listed: it
+		// holds nothing but what is readable (the secrets are masked).
+		s.List = append(s.List, "/")
 		s.Binds = binds(read, writeRoots)
 		for _, m := range secrets {
 			if _, err := os.Lstat(m); err == nil {
@@ -413,22 +415,52 @@ func binds(read, write []string) []Bind {
 		mode[p] = mode[p] || w
 	}
 	for _, r := range read {
-		add(r, false)
-		// A root reached through a symlink is also bound at its real
-		// path, where the command's working directory and the caches'
-		// resolved names point.
-		if real := clean(r); real != filepath.Clean(r) {
-			add(real, false)
-		}
+		addResolved(r, false, add)
 	}
 	for _, w := range write {
-		add(w, true)
+		addResolved(w, true, add)
 	}
 	out := make([]Bind, 0, len(order))
 	for _, p := range order {
+		if !mode[p] && coveredBy(p, mode) {
+			continue
+		}
 		out = append(out, Bind{Path: p, Write: mode[p]})
 	}
 	return out
+}
+
+// addResolved adds p at its real path, and the first symlink on the way
+// to it (recreated as a link by the launcher) so that p's own name
+// resolves there too.
+func addResolved(p string, w bool, add func(string, bool)) {
+	p = filepath.Clean(p)
+	real := clean(p)
+	if real != p {
+		q := "/"
+		for _, c := range strings.Split(strings.TrimPrefix(p, "/"), "/") {
+			q = filepath.Join(q, c)
+			if fi, err := os.Lstat(q); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+				add(q, false)
+				break
+			}
+		}
+	}
+	add(real, w)
+}
+
+// coveredBy reports whether read-only p is already in the bind of a
+// read-only ancestor (the same file, reached without a symlink).
+func coveredBy(p string, mode map[string]bool) bool {
+	if clean(p) != p {
+		return false
+	}
+	for q := filepath.Dir(p); q != "/" && q != "."; q = filepath.Dir(q) {
+		if w, ok := mode[q]; ok {
+			return !w
+		}
+	}
+	return false
 }
 
 // clean resolves symbolic links where the path exists (Landlock rules

@@ -13,13 +13,24 @@ import (
 	"testing"
 )
 
+// requireSandbox skips where the sandbox cannot run, except under
+// CI=true, where a missing kernel feature fails the test.
 func requireSandbox(t *testing.T) Status {
 	t.Helper()
 	st := Probe()
 	if !st.Available() {
-		t.Skipf("SKIP: the Landlock sandbox is not available on this system: %v", st.Err)
+		need(t, "the Landlock sandbox is not available on this system: %v", st.Err)
 	}
 	return st
+}
+
+// need skips the test, or fails it under CI=true (gopls' testenv style).
+func need(t testing.TB, format string, args ...any) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("CI=true and "+format, args...)
+	}
+	t.Skipf("SKIP: "+format, args...)
 }
 
 // run executes script with bash under p and returns its output and exit code.
@@ -112,11 +123,10 @@ func TestReadOnly(t *testing.T) {
 func TestWorkspaceWrite(t *testing.T) {
 	st := requireSandbox(t)
 	for _, ns := range []bool{false, true} {
-		if ns && !st.NetNS {
-			t.Log("no user namespaces here: only the piecewise fallback is tested")
-			continue
-		}
 		t.Run(map[bool]string{false: "landlock-only", true: "namespaces"}[ns], func(t *testing.T) {
+			if ns && !st.NetNS {
+				need(t, "no user namespaces here (%v): only the piecewise fallback can be tested", st.NamespacesErr)
+			}
 			f := newFixture(t)
 			p := f.policy(WorkspaceWrite)
 			p.StateDir = filepath.Join(f.ws, ".state")
@@ -169,7 +179,7 @@ func TestNoNetwork(t *testing.T) {
 	st := requireSandbox(t)
 	t.Logf("%s", st.Describe())
 	if !st.BlocksTCP() {
-		t.Skip("SKIP: this kernel has neither Landlock TCP rules (ABI 4) nor user namespaces: sandboxed commands keep the network")
+		need(t, "this kernel has neither Landlock TCP rules (ABI 4) nor user namespaces: sandboxed commands keep the network")
 	}
 	ln, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
@@ -213,7 +223,7 @@ func TestNoNetwork(t *testing.T) {
 // compare with BenchmarkLaunchUnconfined (go test -bench Launch).
 func BenchmarkLaunch(b *testing.B) {
 	if st := Probe(); !st.Available() {
-		b.Skipf("SKIP: no sandbox here: %v", st.Err)
+		need(b, "no sandbox here: %v", st.Err)
 	}
 	tmp, ws := b.TempDir(), b.TempDir()
 	p := Policy{Profile: WorkspaceWrite, Workspace: ws, TempDir: tmp, Caches: []string{}}
