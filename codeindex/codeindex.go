@@ -52,9 +52,9 @@ type Options struct {
 	NoMap bool
 	// Watch tunes the change stream (tests shorten the debounce).
 	Watch workspace.WatchOptions
-	// ExcludePath, when set, keeps files out of the search index by their
-	// path (search.Options.Exclude): the server passes its secret
-	// detector, so a path holding a secret is not stored.
+	// ExcludePath, when set, keeps files out of both indexes by their
+	// path (search.Options.Exclude, repomap.Options.Exclude): the server
+	// passes its secret detector, so a path holding a secret is not stored.
 	ExcludePath func(rel string) bool
 	// Redact masks secrets in the text the search index stores, keeping
 	// every line (search.Options.Redact).
@@ -98,6 +98,7 @@ func Open(ws *workspace.Workspace, opts Options) (*Local, error) {
 	ix := &Local{ws: ws, opts: opts, ready: make(chan struct{}), unsaved: map[string]string{}, watch: ws.NewWatcher(watchOpts)}
 	ix.m = repomap.New(ws, repomap.Options{
 		CacheDir: filepath.Join(opts.StateDir, "repomap"),
+		Exclude:  opts.ExcludePath,
 		Progress: func(done, total int) { ix.progress(Progress{Kind: "repo map", Done: done, Total: total}) },
 	})
 	if opts.NoSearch {

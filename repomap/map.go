@@ -31,17 +31,18 @@ import (
 type SkipReason string
 
 const (
-	SkipIgnored     SkipReason = "ignored"      // .gitignore / .cairnignore
-	SkipVendored    SkipReason = "vendored"     // vendor/, third_party/, ...
-	SkipOversized   SkipReason = "oversized"    // larger than Options.MaxFileSize
-	SkipBinary      SkipReason = "binary"       // NUL byte in the head
-	SkipUnsupported SkipReason = "unsupported"  // no grammar for the extension
-	SkipGenerated   SkipReason = "generated"    // "Code generated ... DO NOT EDIT", @generated, *.min.js
-	SkipInvalidUTF8 SkipReason = "invalid-utf8" // not valid UTF-8
-	SkipLongLine    SkipReason = "long-line"    // a line longer than Options.MaxLineLength (minified)
-	SkipParseFailed SkipReason = "parse-failed" // tree-sitter gave no tree (timeout)
-	SkipUnreadable  SkipReason = "unreadable"   // permission or I/O error
-	SkipDeleted     SkipReason = "deleted"      // listed by the walk, gone when read
+	SkipIgnored     SkipReason = "ignored"        // .gitignore / .cairnignore
+	SkipVendored    SkipReason = "vendored"       // vendor/, third_party/, ...
+	SkipOversized   SkipReason = "oversized"      // larger than Options.MaxFileSize
+	SkipBinary      SkipReason = "binary"         // NUL byte in the head
+	SkipUnsupported SkipReason = "unsupported"    // no grammar for the extension
+	SkipGenerated   SkipReason = "generated"      // "Code generated ... DO NOT EDIT", @generated, *.min.js
+	SkipInvalidUTF8 SkipReason = "invalid-utf8"   // not valid UTF-8
+	SkipLongLine    SkipReason = "long-line"      // a line longer than Options.MaxLineLength (minified)
+	SkipParseFailed SkipReason = "parse-failed"   // tree-sitter gave no tree (timeout)
+	SkipUnreadable  SkipReason = "unreadable"     // permission or I/O error
+	SkipSecretPath  SkipReason = "secret in path" // Options.Exclude: a secret in its path
+	SkipDeleted     SkipReason = "deleted"        // listed by the walk, gone when read
 )
 
 // DefaultMaxFileSize is the size above which a file is left out of the
@@ -66,6 +67,9 @@ type Options struct {
 	// parsed so far and the number to do (e.g. for $/progress); at most
 	// every 64 files and once at the end, from worker goroutines.
 	Progress func(done, total int)
+	// Exclude, when set, keeps a file out of the map and its cache by its
+	// path (the server's secret detector: a token used as a file name).
+	Exclude func(rel string) bool
 }
 
 // BuildStats describes one Build.
@@ -177,6 +181,10 @@ func (m *Map) Build(ctx context.Context) (BuildStats, error) {
 	for _, f := range walked {
 		if LanguageOf(f.Rel) == "" {
 			walkSkips[SkipUnsupported]++
+			continue
+		}
+		if m.opts.Exclude != nil && m.opts.Exclude(f.Rel) {
+			walkSkips[SkipSecretPath]++
 			continue
 		}
 		if e := prev[f.Rel]; e != nil && e.Size == f.Size && e.Mod == f.Mod && !m.hasOverlay(f.Abs) {
@@ -399,7 +407,7 @@ func (m *Map) Update(rel string, content []byte) error {
 	if LanguageOf(rel) == "" {
 		return nil
 	}
-	if m.ws.Ignored(rel) {
+	if m.ws.Ignored(rel) || m.opts.Exclude != nil && m.opts.Exclude(rel) {
 		m.Remove(rel)
 		return nil
 	}

@@ -97,6 +97,11 @@ Use the token ` + restToken + ` for the release job.
 ` + key + `
 -- ` + nameToken + `.txt --
 a file whose name is a token
+-- tok/` + nameToken + `.go --
+package tok
+
+// Named is in a Go file named after a token.
+func Named() int { return 1 }
 -- greet/greet.go --
 package greet
 
@@ -138,8 +143,8 @@ turns:
 	if l := last(evs); l.Kind != protocol.EventFinished {
 		t.Fatalf("the run ended %+v (%s)", l, kinds(evs))
 	}
-	if got := e.read("out.txt"); !strings.Contains(got, restToken) {
-		t.Fatalf("the command did not run: out.txt = %q", got)
+	if got, _ := os.ReadFile(filepath.Join(e.root, "out.txt")); !strings.Contains(string(got), restToken) {
+		t.Fatalf("the command did not run: out.txt = %q; the model got %+v", got, e.toolMessages(3))
 	}
 	// Wait for the index (a question's report says when it is still being
 	// built), so its files are part of what is checked.
