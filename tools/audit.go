@@ -36,7 +36,8 @@ type AuditLog struct {
 }
 
 // OpenAuditLog opens (creating) the log at path; redact masks secrets in
-// input summaries before they are written.
+// every text of a record (input summary, tool, who decided, ids) before it
+// is written.
 func OpenAuditLog(path string, redact func(string) string) (*AuditLog, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("creating the audit log directory: %w", err)
@@ -65,8 +66,8 @@ func lineHash(b []byte) string {
 func (a *AuditLog) Append(r AuditRecord) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.redact != nil {
-		r.Input = a.redact(r.Input)
+	if a.redact != nil { // every text of the record, not only the input
+		r.Input, r.Tool, r.By, r.CallID, r.RunID = a.redact(r.Input), a.redact(r.Tool), a.redact(r.By), a.redact(r.CallID), a.redact(r.RunID)
 	}
 	r.Prev = a.last
 	b, err := json.Marshal(r)
