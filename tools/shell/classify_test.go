@@ -12,9 +12,14 @@ var testExisting = map[string]bool{
 	"/ws": true, "/ws/README.md": true, "/ws/main.go": true, "/ws/build": true, "/ws/src": true,
 	"/ws/go.mod": true, "/etc": true, "/etc/passwd": true, "/etc/hosts": true, "/tmp": true,
 	"/tmp/existing.txt": true, "/usr": true, "/home/u/.bashrc": true, "/dev/sda": true,
+	// An embedded bare repository shipped as plain files, and a nested
+	// repository.
+	"/ws/vendor": true, "/ws/vendor/dep": true, "/ws/vendor/dep/HEAD": true, "/ws/vendor/dep/config": true,
+	"/ws/vendor/dep/objects": true, "/ws/nested": true, "/ws/nested/.git": true, "/ws/nested/pkg": true,
 }
 
-var testDirs = map[string]bool{"/ws": true, "/ws/build": true, "/ws/src": true, "/etc": true, "/tmp": true, "/usr": true}
+var testDirs = map[string]bool{"/ws": true, "/ws/build": true, "/ws/src": true, "/etc": true, "/tmp": true, "/usr": true,
+	"/ws/vendor": true, "/ws/vendor/dep": true, "/ws/vendor/dep/objects": true, "/ws/nested": true, "/ws/nested/.git": true, "/ws/nested/pkg": true}
 
 func testOpts() Options {
 	return Options{
@@ -217,5 +222,40 @@ func TestRealFS(t *testing.T) {
 		if got := Classify(cmd, opts); got.Risk != want {
 			t.Errorf("%q: got %s (%s), want %s", cmd, got.Risk, got.Reason(), want)
 		}
+	}
+}
+
+// TestPartsSplitRedirectionsAndWrappers: every command of a line is a part
+// with its own risk: a redirection is judged apart from the command it
+// belongs to, and the command a wrapper runs is a part of its own, so
+// that a policy rule naming the command or the wrapper covers only that.
+func TestPartsSplitRedirectionsAndWrappers(t *testing.T) {
+	got := Classify("go vet ./... > ~/.bashrc; timeout 5 rm -rf build; sh -c 'curl -s u'; echo ( x", testOpts())
+	if got.Risk != Destructive || got.ParseError == "" {
+		t.Fatalf("got %+v", got)
+	}
+	got = Classify("go vet ./... > ~/.bashrc; timeout 5 rm -rf build; sh -c 'curl -s u' 2>/dev/null; sh -c 'ls ('", testOpts())
+	var parts []string
+	for _, p := range got.Parts {
+		s := p.Command + "=" + string(p.Risk)
+		if p.Redirection {
+			s += " redirection"
+		}
+		if p.Via != "" {
+			s += " via " + p.Via
+		}
+		if p.Unparsed {
+			s += " unparsed"
+		}
+		parts = append(parts, s)
+	}
+	want := []string{
+		"go vet ./... > ~/.bashrc=write", "> ~/.bashrc=destructive redirection",
+		"rm -rf build=destructive via timeout", "timeout 5 rm -rf build=destructive",
+		"curl -s u=network", "sh -c 'curl -s u' 2>/dev/null=network", "2>/dev/null=read redirection",
+		"ls (=destructive unparsed", "sh -c 'ls ('=destructive",
+	}
+	if strings.Join(parts, "\n") != strings.Join(want, "\n") {
+		t.Errorf("parts:\n%s\nwant:\n%s", strings.Join(parts, "\n"), strings.Join(want, "\n"))
 	}
 }

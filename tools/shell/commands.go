@@ -19,7 +19,7 @@ var readCmds = set(
 	"tokei", "cloc", "scc", "ldd", "nm", "objdump", "readelf", "getconf", "nproc", "tput",
 	"clear", "cd", "pushd", "popd", "dirs", "set", "unset", "shift", "read", "export",
 	"alias", "unalias", "hash", "ulimit", "umask", "shopt", "declare", "local", "readonly",
-	"typeset", "getopts", "return", "exit", "break", "continue", "bc", "expr", "dc", "numfmt",
+	"typeset", "getopts", "return", "exit", "break", "continue", "bc", "expr", "numfmt",
 	"look", "xmllint", "diffstat", "lsattr", "iconv", "envsubst", "shellcheck", "mapfile",
 	"readarray", "let", "logname", "tty", "arch", "hostid", "stty", "apt-cache", "dpkg-query", "netstat", "ss", "getent", "lsns",
 )
@@ -66,7 +66,8 @@ var dynSensitive = map[string]Risk{
 	"readarray": Destructive, "tee": Destructive, "touch": Destructive, "alias": Destructive,
 	"gzip": Destructive, "gunzip": Destructive, "bzip2": Destructive, "bunzip2": Destructive, "xz": Destructive,
 	"unxz": Destructive, "zstd": Destructive, "ssh": Destructive, "scp": Destructive, "sftp": Destructive,
-	"rsync": Destructive, "script": Destructive, "ln": Destructive,
+	"rsync": Destructive, "script": Destructive, "ln": Destructive, "dc": Destructive,
+	"less": Write, "more": Write, "zless": Write, "most": Write,
 }
 
 var shells = set("sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "busybox-sh", "fish", "csh", "tcsh")
@@ -172,7 +173,10 @@ func init() {
 		"unxz": (*classifier).compress, "zstd": (*classifier).compress, "busybox": (*classifier).busybox,
 		"iconv": (*classifier).outputFlag, "tree": (*classifier).outputFlag, "info": (*classifier).outputFlag,
 		"xmllint": (*classifier).outputFlag, "history": (*classifier).history, "ldd": (*classifier).ldd,
-		"man":    (*classifier).man,
+		"man": (*classifier).man,
+		"dc":  (*classifier).dc, "less": (*classifier).pager, "more": (*classifier).pager,
+		"zless": (*classifier).pager, "most": (*classifier).pager, "date": (*classifier).date,
+		"nm": (*classifier).nm, "ss": (*classifier).ss,
 		"printf": (*classifier).varNames, "read": (*classifier).varNames, "unset": (*classifier).varNames,
 		"wait": (*classifier).varNames, "export": (*classifier).varNames, "local": (*classifier).varNames,
 		"declare": (*classifier).varNames, "typeset": (*classifier).varNames, "readonly": (*classifier).varNames,
@@ -675,32 +679,149 @@ func (c *classifier) sed(name string, args []arg, _ int) verdict {
 }
 
 func (c *classifier) awk(name string, args []arg, _ int) verdict {
-	o := parseOpts(args, "-f", "-v", "-F", "--file", "--assign", "--field-separator")
-	if len(o.values["-f"]) > 0 || len(o.values["--file"]) > 0 {
+	o := parseOpts(args, "-f", "-v", "-F", "--file", "--assign", "--field-separator", "-e", "--source",
+		"-i", "--include", "-l", "--load", "-E", "--exec")
+	if len(o.values["-f"])+len(o.values["--file"])+len(o.values["-E"])+len(o.values["--exec"]) > 0 {
 		return v(Write, name+" runs a program file (not analysed)")
 	}
-	if o.has("i", "in-place") {
+	if len(o.values["-l"])+len(o.values["--load"]) > 0 {
+		return v(Write, name+" loads a shared library extension")
+	}
+	for _, inc := range append(o.values["-i"], o.values["--include"]...) {
+		if inc == "inplace" || inc == "inplace.awk" {
+			return v(Write, name+" -i inplace edits files")
+		}
+		return v(Write, name+" includes an awk library "+inc+" (not analysed)")
+	}
+	if o.has("", "in-place") {
 		return v(Write, name+" -i edits files")
 	}
-	if len(o.operands) == 0 {
-		return v(Read, name)
+	// -e/--source give the program text; otherwise it is the first operand.
+	programs := append(o.values["-e"], o.values["--source"]...)
+	if len(programs) == 0 {
+		if len(o.operands) == 0 {
+			return v(Read, name)
+		}
+		if o.operands[0].dyn {
+			return v(Destructive, name+" program not known statically")
+		}
+		programs = []string{o.operands[0].s}
 	}
-	p := o.operands[0]
-	if p.dyn {
-		return v(Destructive, name+" program not known statically")
+	vd := v(Read, name+" only reads")
+	for _, p := range programs {
+		switch {
+		case strings.Contains(p, "system") || strings.Contains(p, "|"):
+			return v(Destructive, name+" program runs shell commands")
+		case strings.Contains(p, "@load") || strings.Contains(p, "@include"):
+			vd = vd.max(v(Write, name+" program loads code (not analysed)"))
+		case strings.Contains(p, ">"):
+			vd = vd.max(v(Write, name+" program may write files"))
+		}
 	}
-	if strings.Contains(p.s, "system") || strings.Contains(p.s, "|") {
-		return v(Destructive, name+" program runs shell commands")
+	return vd
+}
+
+// dc runs the rest of a line after ! as a shell command (!<, !> and !=
+// are comparisons). Programs from files or standard input are not known.
+func (c *classifier) dc(name string, args []arg, depth int) verdict {
+	o := parseOpts(args, "-e", "--expression", "-f", "--file")
+	if len(o.values["-f"])+len(o.values["--file"]) > 0 || len(o.operands) > 0 {
+		return v(Write, name+" runs a program file (not analysed; ! in it runs shell commands)")
 	}
-	if strings.Contains(p.s, ">") {
-		return v(Write, name+" program may write files")
+	exprs := append(o.values["-e"], o.values["--expression"]...)
+	if len(exprs) == 0 {
+		return v(Write, name+" runs a program from standard input (not analysed; ! in it runs shell commands)")
+	}
+	vd := v(Read, name+" only computes")
+	for _, e := range exprs {
+		for _, line := range strings.Split(e, "\n") {
+			for i := 0; i < len(line); i++ {
+				if line[i] != '!' {
+					continue
+				}
+				if i+1 < len(line) && strings.ContainsRune("<>=", rune(line[i+1])) {
+					i++
+					continue
+				}
+				vd = vd.max(c.nested(name+" !", line[i+1:], depth)).max(v(Write, name+" ! runs a shell command: "+line[i+1:]))
+				break
+			}
+		}
+	}
+	return vd
+}
+
+// pager judges less and its kin: +cmd runs pager commands at start (! runs
+// a shell command, s saves a file), -k/--lesskey-file read key bindings
+// that can run commands, -o/-O write a log file.
+func (c *classifier) pager(name string, args []arg, _ int) verdict {
+	vd := v(Read, name+" only reads")
+	for i, a := range args {
+		s := a.s
+		next := ""
+		if i+1 < len(args) {
+			next = args[i+1].s
+		}
+		switch {
+		case strings.HasPrefix(s, "+"):
+			cmd := strings.TrimPrefix(strings.TrimPrefix(s, "+"), "+")
+			if cmd == "" || strings.Trim(cmd, "0123456789") == "" || cmd == "G" || cmd == "F" || cmd == "g" ||
+				(strings.HasPrefix(cmd, "/") || strings.HasPrefix(cmd, "?")) && !strings.ContainsAny(cmd, "!|") {
+				continue
+			}
+			vd = vd.max(v(Write, name+" "+s+" runs pager commands at start (! runs a shell command)"))
+		case s == "-k" || strings.HasPrefix(s, "--lesskey"):
+			vd = vd.max(v(Write, name+" "+s+" reads key bindings, which can run commands"))
+		case s == "-o" || s == "-O":
+			vd = vd.max(c.target(lit(next), name+" "+s+" writes a log file", true, false))
+		case strings.HasPrefix(s, "--log-file=") || strings.HasPrefix(s, "--LOG-FILE="):
+			_, f, _ := strings.Cut(s, "=")
+			vd = vd.max(c.target(lit(f), name+" --log-file writes", true, false))
+		case s == "--log-file" || s == "--LOG-FILE":
+			vd = vd.max(c.target(lit(next), name+" --log-file writes", true, false))
+		case len(s) > 2 && (strings.HasPrefix(s, "-o") || strings.HasPrefix(s, "-O")) && !strings.HasPrefix(s, "--"):
+			vd = vd.max(c.target(lit(s[2:]), name+" "+s[:2]+" writes a log file", true, false))
+		}
+	}
+	return vd
+}
+
+// date -s sets the system clock.
+func (c *classifier) date(name string, args []arg, _ int) verdict {
+	for _, a := range args {
+		if a.s == "-s" || strings.HasPrefix(a.s, "--set") || len(a.s) > 2 && a.s[0] == '-' && strings.Trim(a.s[1:], "uR") == "s" {
+			return v(Destructive, "date -s sets the system clock")
+		}
+	}
+	return v(Read, "date prints")
+}
+
+// nm --plugin loads a shared library.
+func (c *classifier) nm(name string, args []arg, _ int) verdict {
+	for _, a := range args {
+		if strings.HasPrefix(a.s, "--plugin") {
+			return v(Write, name+" --plugin loads a shared library")
+		}
 	}
 	return v(Read, name+" only reads")
 }
 
-func (c *classifier) sortCmd(name string, args []arg, _ int) verdict {
-	o := parseOpts(args, "-o", "--output", "-k", "-t", "-S", "-T", "--key", "--field-separator", "--buffer-size", "--temporary-directory")
+// ss -K closes the sockets it lists.
+func (c *classifier) ss(name string, args []arg, _ int) verdict {
+	o := parseOpts(args, "-f", "--family", "-A", "--query", "-N", "--net", "-F", "--filter")
+	if o.has("K", "kill") {
+		return v(Destructive, "ss -K closes sockets")
+	}
+	return v(Read, "ss lists sockets")
+}
+
+func (c *classifier) sortCmd(name string, args []arg, depth int) verdict {
+	o := parseOpts(args, "-o", "--output", "-k", "-t", "-S", "-T", "--key", "--field-separator", "--buffer-size", "--temporary-directory",
+		"--compress-program", "--files0-from", "--random-source", "--batch-size", "--parallel")
 	vd := v(Read, "sort prints")
+	for _, prog := range o.values["--compress-program"] {
+		vd = vd.max(c.nested("sort --compress-program", prog+" -d", depth)).max(v(Write, "sort --compress-program runs "+prog))
+	}
 	for _, out := range append(o.values["-o"], o.values["--output"]...) {
 		vd = vd.max(c.target(arg{s: out}, "writes", true, false))
 	}

@@ -48,11 +48,68 @@ var gitDynRisky = set("push", "checkout", "reset", "clean", "restore", "branch",
 var gitDestructive = set("prune", "filter-branch", "filter-repo", "prune-packed")
 
 func (c *classifier) git(name string, args []arg, depth int) verdict {
-	vd := c.gitGlobal(name, args, depth)
+	vd := c.gitGlobal(name, args, depth).max(c.gitRepo(args))
 	if vd.risk == Destructive {
 		return vd
 	}
 	return vd.max(c.gitCmd(name, args, depth))
+}
+
+// gitRepo judges the repository git will use: one other than the
+// workspace's own (a nested .git, or a directory that is a git directory by
+// content, such as an embedded bare repository shipped as plain files), or
+// one outside the workspace, brings a configuration the repository's author
+// wrote, which runs commands (core.fsmonitor, hooks, filters, pagers).
+func (c *classifier) gitRepo(args []arg) verdict {
+	ws := c.opts.Workspace
+	if ws == "" {
+		return v(Read, "git")
+	}
+	dir := c.cwd
+	if dir == "" {
+		// After a cd the classifier cannot follow (which may also be a
+		// $(git ...) that ran before it): not judged here.
+		return v(Read, "git")
+	}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a.dyn || !strings.HasPrefix(a.s, "-") {
+			break
+		}
+		switch {
+		case a.s == "-C" && i+1 < len(args):
+			i++
+			d := args[i]
+			if d.dyn || d.tilde {
+				dir = ""
+			} else if filepath.IsAbs(d.s) {
+				dir = c.opts.Realpath(filepath.Clean(d.s))
+			} else if dir != "" {
+				dir = c.opts.Realpath(filepath.Join(dir, d.s))
+			}
+		case a.s == "-c" || a.s == "--config-env" || a.s == "--git-dir" || a.s == "--work-tree" || a.s == "--namespace":
+			i++
+		}
+	}
+	switch {
+	case dir == "":
+		return v(Write, "git -C a directory not known statically may use another repository's configuration, which can run commands")
+	case !c.inside(dir):
+		return v(Write, "git in "+dir+", outside the workspace, uses that repository's configuration, which can run commands")
+	}
+	for p := dir; ; p = filepath.Dir(p) {
+		own := p == ws
+		if !own && c.exists(filepath.Join(p, ".git")) {
+			return v(Write, "git in "+dir+" uses the nested repository "+p+", whose configuration can run commands (fsmonitor, hooks, filters)")
+		}
+		if !c.exists(filepath.Join(p, ".git")) && c.exists(filepath.Join(p, "HEAD")) && c.exists(filepath.Join(p, "config")) &&
+			(c.exists(filepath.Join(p, "objects")) || c.exists(filepath.Join(p, "refs"))) {
+			return v(Write, "git in "+dir+" uses "+p+", a git directory shipped as files, whose configuration can run commands (fsmonitor, hooks, filters)")
+		}
+		if own || p == filepath.Dir(p) {
+			return v(Read, "git")
+		}
+	}
 }
 
 // gitGlobal judges git's options before the subcommand: configuration
