@@ -94,7 +94,7 @@ func (k *asker) AskApproval(ctx context.Context, req tools.ApprovalRequest) (too
 		if cmd == "" {
 			cmd, _, _ = strings.Cut(req.Detail, "\n") // the command; then how it was classified
 		}
-		title = "Run `" + tools.OneLine(cmd, 200) + "` (" + string(req.Risk) + " risk)"
+		title = "Run `" + tools.OneLine(cmd, 200) + "`"
 	}
 	text := tools.ApprovalText(req)
 	kind := toolKind(req.Tool)
