@@ -19,7 +19,7 @@ import {
 } from 'vscode-languageclient/node';
 import { ChatAction, ChatViewProvider } from './chatView';
 import { ChatModel, editState } from './logic/chat';
-import { approvalPrompt, isApproval } from './logic/approval';
+import { approvalAnswer, approvalPrompt, denyFirst, isApproval } from './logic/approval';
 import { KeyedDebouncer } from './logic/debounce';
 import { forwardable, PlainDiagnostic } from './logic/diagnostics';
 import {
@@ -807,8 +807,11 @@ async function showMessageRequest(params: ShowMessageRequestParams): Promise<Mes
   if (isApproval(actions)) {
     const p = approvalPrompt(params.message);
     answers.appendLine(`⚖ approval asked: ${params.message.replace(/\s+/g, ' ')}`);
-    const choice = await vscode.window.showWarningMessage(p.message, { modal: true, detail: p.detail }, ...actions);
-    return choice ?? null;
+    // Deny is the first button, the modal's default (Enter); dismissing the
+    // modal (Escape, its Cancel button) also denies.
+    const ordered = denyFirst(actions);
+    const choice = await vscode.window.showWarningMessage(p.message, { modal: true, detail: p.detail }, ...ordered);
+    return approvalAnswer(choice, ordered);
   }
   const show = params.type === 1 ? vscode.window.showErrorMessage : params.type === 2 ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
   const choice = await show(params.message, ...actions);

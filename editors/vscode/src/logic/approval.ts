@@ -1,8 +1,28 @@
 // Approvals arrive as window/showMessageRequest with these three actions.
 export const APPROVAL_ACTIONS: ReadonlySet<string> = new Set(['Allow once', 'Allow for session', 'Deny']);
 
+export const DENY = 'Deny';
+
 export function isApproval(actions: { title: string }[] | undefined): boolean {
   return !!actions && actions.length > 0 && actions.every((a) => APPROVAL_ACTIONS.has(a.title));
+}
+
+/**
+ * Orders an approval's actions with Deny first: VS Code's modal makes the
+ * first button the default one (Enter), so a stray Enter denies. The server
+ * sends Deny first already; this holds for any server.
+ */
+export function denyFirst<T extends { title: string }>(actions: T[]): T[] {
+  return [...actions.filter((a) => a.title === DENY), ...actions.filter((a) => a.title !== DENY)];
+}
+
+/**
+ * The answer to send for the modal's choice: dismissing it (Escape, the
+ * modal's own Cancel button) is Deny, never anything else.
+ */
+export function approvalAnswer<T extends { title: string }>(choice: T | undefined, actions: T[]): T | null {
+  if (choice) return choice;
+  return actions.find((a) => a.title === DENY) ?? null;
 }
 
 /**
