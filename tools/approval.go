@@ -70,6 +70,9 @@ func ApprovalText(req ApprovalRequest) string {
 			}
 			line("OUTSIDE THE SANDBOX: the command runs with all of your permissions" + why)
 		}
+		if req.Tool == "run_command" && strings.HasPrefix(req.Detail, PartialSandbox) {
+			line("SANDBOX WITHOUT ISOLATION: no namespaces here, so the command can reach host sockets (daemons that run anything) and other processes")
+		}
 		line("command: " + OneLine(req.Command, promptLineRunes))
 		cmds := req.Commands
 		if len(cmds) == 0 {

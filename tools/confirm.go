@@ -10,6 +10,8 @@ func confirmationOnly(req ApprovalRequest) (string, bool) {
 	switch {
 	case req.Tool == "run_command" && strings.HasPrefix(req.Detail, OutsideSandbox):
 		return "run outside the sandbox", true
+	case req.Tool == "run_command" && strings.HasPrefix(req.Detail, PartialSandbox):
+		return "the sandbox has no namespaces here: host sockets and processes are reachable", true
 	case strings.HasPrefix(req.Detail, ProtectedEdit):
 		return "an edit of a protected path needs its own confirmation", true
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,14 +13,21 @@ import (
 
 	"github.com/cairn-dev/cairn/tools/shell"
 	"github.com/cairn-dev/cairn/tools/shell/sandbox"
+	"github.com/cairn-dev/cairn/workspace"
 )
 
-const runCommandDescription = `Run a shell command in the workspace root (bash), with a timeout (default 120 s, at most 600). Output (stdout and stderr together) is capped; the middle of long output is cut. Commands are classified by risk (read, write, network, install, destructive): read-only commands run at once, others may need the user's approval or be refused by policy. Commands run in an OS sandbox: read-only commands can write nothing but $TMPDIR; others may also write the workspace (not .git) and tool caches; there is no network unless the command is rated network/install and approved; files outside the workspace and toolchains (e.g. ~/.ssh) are unreadable. If a command fails only because of the sandbox, you may call run_command again with withoutSandbox: true and a reason the user will read; the user must approve that exact command. Prefer read-only commands (go test is write: it builds). Do not use it to edit files: use edit_file, which the user reviews.`
+const runCommandDescription = `Run a shell command in the workspace root (bash), with a timeout (default 120 s, at most 600). Output (stdout and stderr together) is capped; the middle of long output is cut. Commands are classified by risk (read, write, network, install, destructive): read-only commands run at once, others may need the user's approval or be refused by policy. Commands run in an OS sandbox: read-only commands can write nothing but $TMPDIR; others may also write the workspace and tool caches, except protected paths (.git anywhere, .cairn, .vscode, .github/workflows, .envrc, ...) and new entries directly in the workspace root; memory, processes, CPU time, file sizes and /tmp are limited, and nothing a command starts outlives it; there is no network unless the command is rated network/install and approved; files outside the workspace and toolchains (e.g. ~/.ssh) are unreadable. If a command fails only because of the sandbox, you may call run_command again with withoutSandbox: true and a reason the user will read; the user must approve that exact command. Prefer read-only commands (go test is write: it builds). Do not use it to edit files: use edit_file, which the user reviews.`
 
 // OutsideSandbox starts the approval detail of a command that will run
 // without the OS sandbox. The gate never allows such a call by policy:
 // the user approves the exact command.
 const OutsideSandbox = "[outside the sandbox] "
+
+// PartialSandbox starts the approval detail of a read command that would
+// run in a sandbox without its own namespaces (Landlock alone), where
+// host UNIX sockets and other processes stay reachable. Like
+// OutsideSandbox, the gate never allows it by policy.
+const PartialSandbox = "[sandbox without isolation] "
 
 // Sandbox modes (setting sandbox.mode, env CAIRN_SANDBOX).
 const (
@@ -34,6 +42,9 @@ type SandboxSettings struct {
 	Network       bool     `json:"network"`
 	WritableRoots []string `json:"writableRoots"`
 	ReadableRoots []string `json:"readableRoots"`
+	// Limits are sandbox.limits.{memoryMB,pids,tmpMB,cpuSeconds,fileMB};
+	// zero or missing fields take sandbox.DefaultLimits.
+	Limits sandbox.Limits `json:"limits"`
 }
 
 // CommandSandbox decides how run_command confines each command: the
@@ -77,6 +88,11 @@ func (c *CommandSandbox) Configure(s SandboxSettings, stateDir string) []string 
 		return out
 	}
 	s.WritableRoots = keep("sandbox.writableRoots", s.WritableRoots)
+	for name, v := range map[string]int{"memoryMB": s.Limits.MemoryMB, "pids": s.Limits.Pids, "tmpMB": s.Limits.TmpMB, "cpuSeconds": s.Limits.CPUSeconds, "fileMB": s.Limits.FileMB} {
+		if v < 0 {
+			problems = append(problems, fmt.Sprintf("sandbox.limits.%s %d is negative; using the default", name, v))
+		}
+	}
 	s.ReadableRoots = keep("sandbox.readableRoots", s.ReadableRoots)
 	c.mu.Lock()
 	c.settings, c.stateDir = s, stateDir
@@ -98,16 +114,41 @@ func (c *CommandSandbox) confined() bool {
 	return mode != SandboxOff && st.Available()
 }
 
-// policy is the sandbox policy for a command of the given risk.
+// isolated reports whether commands run in a sandbox with namespaces of
+// their own (no host sockets, processes or /tmp reachable).
+func (c *CommandSandbox) isolated() bool {
+	st, mode := c.Status()
+	return mode != SandboxOff && st.Isolated()
+}
+
+// policy is the sandbox policy for a command of the given risk. The
+// workspace is walked for its protected paths on every call: a command
+// may have made a new nested repository since the last one.
 func (c *CommandSandbox) policy(risk Risk) sandbox.Policy {
+	var protected []string
+	if risk != RiskRead {
+		var err error
+		protected, err = workspace.FindProtected(c.root)
+		if err != nil {
+			// What was found is still protected; the rest of the walk
+			// failed on a directory the command may not list either.
+			slog.Warn("run_command: finding the protected paths", "root", c.root, "err", err)
+		}
+		if protected == nil {
+			protected = []string{}
+		}
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	p := sandbox.Policy{
-		Profile:       sandbox.WorkspaceWrite,
-		Workspace:     c.root,
-		StateDir:      c.stateDir,
-		ReadableRoots: c.settings.ReadableRoots,
-		WritableRoots: c.settings.WritableRoots,
+		Profile:        sandbox.WorkspaceWrite,
+		Workspace:      c.root,
+		StateDir:       c.stateDir,
+		ReadableRoots:  c.settings.ReadableRoots,
+		WritableRoots:  c.settings.WritableRoots,
+		Protected:      protected,
+		ProtectedNames: workspace.ProtectedRootNames,
+		Limits:         c.settings.Limits,
 		// A command rated network or install runs only after approval
 		// (or an explicit allow rule) and needs the network to work.
 		Network: c.settings.Network || risk == RiskNetwork || risk == RiskInstall,
@@ -186,6 +227,11 @@ func explainCommand(root string, sb *CommandSandbox, input json.RawMessage) Appr
 		detail = OutsideSandbox + detail + "\nmodel's reason: " + reason
 	case req.Risk != RiskRead && !sb.confined():
 		detail = OutsideSandbox + detail + "\nreason: commands cannot be sandboxed here"
+	case req.Risk == RiskRead && sb.confined() && !sb.isolated():
+		// Landlock alone does not keep a command from host UNIX sockets
+		// (a daemon that runs anything), other processes or shared
+		// memory: a read command is no longer harmless, so it asks.
+		detail = PartialSandbox + detail + "\nreason: the sandbox here has no namespaces of its own, so host sockets and processes are reachable"
 	}
 	req.Detail = detail
 	return req
@@ -220,6 +266,9 @@ func runRunCommand(ctx context.Context, env *Env, input json.RawMessage, sb *Com
 		profile = string(p.Profile) + " sandbox"
 		if p.Network {
 			profile += " with network"
+		}
+		if !st.Isolated() {
+			profile += " (Landlock only)"
 		}
 	}
 	res, err := shell.Run(ctx, shell.RunOptions{
@@ -263,8 +312,14 @@ func runRunCommand(ctx context.Context, env *Env, input json.RawMessage, sb *Com
 	return Result{Content: b.String(), Summary: summary, IsError: res.ExitCode != 0 || res.TimedOut}, nil
 }
 
-// deniedBySandbox recognizes the errors a confined command meets.
+// deniedBySandbox recognizes the errors a confined command meets. In the
+// command's own filesystem a path outside it does not exist at all.
 func deniedBySandbox(out string) bool {
+	for _, line := range strings.Split(out, "\n") {
+		if strings.Contains(line, "No such file or directory") && strings.Contains(line, " /") {
+			return true
+		}
+	}
 	for _, s := range []string{"Permission denied", "Operation not permitted", "Read-only file system",
 		"Network is unreachable", "Could not resolve host", "Temporary failure in name resolution", "Device or resource busy"} {
 		if strings.Contains(out, s) {
@@ -277,10 +332,10 @@ func deniedBySandbox(out string) bool {
 func sandboxLimits(p sandbox.Policy) string {
 	s := "writable: $TMPDIR only"
 	if p.Profile == sandbox.WorkspaceWrite {
-		s = "writable: the workspace except .git, $TMPDIR, tool caches"
+		s = "writable: the workspace except protected paths (.git, .cairn, .vscode, .github/workflows, .envrc, ...) and new entries directly in its root, $TMPDIR, tool caches"
 	}
 	if !p.Network {
 		s += "; no network"
 	}
-	return s + "; unreadable: files outside the workspace, toolchains and caches"
+	return s + "; unreadable: files outside the workspace, toolchains and caches; limits: " + p.Limits.String()
 }

@@ -31,8 +31,10 @@ func TestRunCommandIsSandboxed(t *testing.T) {
 		t.Errorf("a sandbox denial should say how to ask to run outside: %s", r.Content)
 	}
 	// A write command runs workspace-write: the workspace, not outside.
-	r = call(t, env, &Tool{Name: "run_command"}, `{"command":"echo made > new.txt; echo x > `+canary+`"}`)
-	if b, err := os.ReadFile(filepath.Join(env.WS.Root(), "new.txt")); err != nil || string(b) != "made\n" {
+	// (New entries directly in the workspace root cannot be made: that is
+	// where protected names like .vscode or .envrc would appear.)
+	r = call(t, env, &Tool{Name: "run_command"}, `{"command":"echo made >> a.txt; echo x > `+canary+`"}`)
+	if b, err := os.ReadFile(filepath.Join(env.WS.Root(), "a.txt")); err != nil || string(b) != "hello\nmade\n" {
 		t.Errorf("workspace write failed: %v %q (%s)", err, b, r.Content)
 	}
 	if b, _ := os.ReadFile(canary); string(b) != "CANARY-OUTSIDE\n" {

@@ -1,0 +1,122 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/tools/shell/sandbox"
+)
+
+// needSandbox skips where commands cannot be sandboxed, except under
+// CI=true, where that fails the test.
+func needSandbox(t *testing.T) sandbox.Status {
+	t.Helper()
+	st := sandbox.Probe()
+	if !st.Available() {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true and the sandbox is not available: %v", st.Err)
+		}
+		t.Skipf("SKIP: the sandbox is not available here: %v", st.Err)
+	}
+	return st
+}
+
+// TestReadCommandsAskWithoutIsolation (issue 24, findings 1 and 10): where
+// the sandbox is Landlock alone (user namespaces blocked), host sockets
+// are reachable, so a read command asks instead of running by policy; it
+// runs at once where commands are isolated.
+func TestReadCommandsAskWithoutIsolation(t *testing.T) {
+	root := t.TempDir()
+	sb := NewCommandSandbox(root)
+	tool := RunCommandWith(root, sb)
+	p := DefaultPolicy()
+	g := NewGate(p, false, nil, nil)
+	decide := func() (Decision, string) {
+		risk, detail := tool.RiskOf(json.RawMessage(`{"command":"git -C vendor/dep status"}`))
+		d, err := g.Decide(context.Background(), ApprovalRequest{Tool: "run_command", Risk: risk, Detail: detail}, 1, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d, detail
+	}
+	sb.probe = func() sandbox.Status { return sandbox.Status{ABI: 7, NetNS: false} }
+	if d, detail := decide(); d.Allowed() || !strings.HasPrefix(detail, PartialSandbox) {
+		t.Errorf("a read command in a sandbox without namespaces ran by policy: %s %q", d, detail)
+	}
+	req := ApprovalRequest{Tool: "run_command", Risk: RiskRead, Command: "ls", Detail: PartialSandbox + "ls"}
+	if text := ApprovalText(req); !strings.Contains(text, "WITHOUT ISOLATION") {
+		t.Errorf("the prompt does not say the sandbox is weaker: %s", text)
+	}
+	sb.probe = func() sandbox.Status { return sandbox.Status{ABI: 7, NetNS: true} }
+	if d, detail := decide(); !d.Allowed() || strings.HasPrefix(detail, PartialSandbox) {
+		t.Errorf("a read command in an isolated sandbox did not run by policy: %s %q", d, detail)
+	}
+}
+
+// TestCommandsCannotWriteProtectedPaths (issue 24, finding 2): an approved
+// workspace-write command cannot change the files that change the agent's
+// or the editor's powers, at any depth, nor create them at the root.
+func TestCommandsCannotWriteProtectedPaths(t *testing.T) {
+	needSandbox(t)
+	files := map[string]string{
+		"main.go":                     "package main\n",
+		"sub/.git/config":             "[core]\n",
+		"sub/.git/HEAD":               "ref: refs/heads/main\n",
+		"vendor/dep/HEAD":             "ref: refs/heads/main\n",
+		"vendor/dep/config":           "[core]\n\tbare = true\n",
+		"vendor/dep/objects/.keep":    "",
+		"vendor/dep/refs/heads/.keep": "",
+		".cairn/policy.json":          "{}\n",
+		"web/.vscode/settings.json":   "{}\n",
+		".github/workflows/ci.yml":    "on: push\n",
+		"tools/.envrc":                "export A=1\n",
+		"src/lib.go":                  "package src\n",
+	}
+	env := testEnv(t, files)
+	root := env.WS.Root()
+	sb := NewCommandSandbox(root)
+	tool := RunCommandWith(root, sb)
+	for _, cmd := range []string{
+		"echo '[core] fsmonitor = /x' >> sub/.git/config",
+		"printf '\\tfsmonitor = /x\\n' >> vendor/dep/config",
+		"mv vendor/dep vendor/dep2",
+		`echo '{"tools":{"run_command":"allow"}}' > .cairn/policy.json`,
+		`echo '{"cairn.mcpServers":{}}' > web/.vscode/settings.json`,
+		"echo 'run: curl x | sh' >> .github/workflows/ci.yml",
+		"echo 'curl x | sh' >> tools/.envrc",
+		"mkdir .vscode",
+		"echo 'eval x' > .envrc",
+	} {
+		res, err := tool.Invoke(context.Background(), env, json.RawMessage(`{"command":`+quoteJSON(cmd)+`}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.IsError {
+			t.Errorf("%q succeeded: %s", cmd, res.Content)
+		}
+	}
+	for p, want := range files {
+		if b, err := os.ReadFile(filepath.Join(root, p)); err != nil || string(b) != want {
+			t.Errorf("%s changed: %q %v", p, b, err)
+		}
+	}
+	for _, p := range []string{".vscode", ".envrc", "vendor/dep2"} {
+		if _, err := os.Lstat(filepath.Join(root, p)); err == nil {
+			t.Errorf("%s was created", p)
+		}
+	}
+	// Ordinary work below the root still succeeds.
+	res, err := tool.Invoke(context.Background(), env, json.RawMessage(`{"command":"echo // x >> src/lib.go && mkdir -p src/gen && echo y > src/gen/out"}`))
+	if err != nil || res.IsError {
+		t.Errorf("a write below the root failed: %+v %v", res, err)
+	}
+}
+
+func quoteJSON(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
