@@ -311,7 +311,7 @@ func (s *Server) Exit(ctx context.Context) error {
 
 func (s *Server) DidChangeConfiguration(ctx context.Context, params *lsp.DidChangeConfigurationParams) error {
 	settings, warnings := parseSettings(params.Settings)
-	s.applySettings(settings, warnings)
+	s.applySettings(s.holdSensitive(settings), warnings)
 	return nil
 }
 

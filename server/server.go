@@ -84,6 +84,7 @@ type Server struct {
 	mcp         *mcp.Manager
 	mcpReady    chan struct{} // closed when the latest MCP configuration has started
 	index       *codeindex.Local
+	guard       settingsGuard // process-starting settings held for the user's word (sensitive.go)
 }
 
 type clientCaps struct {
