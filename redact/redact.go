@@ -321,6 +321,9 @@ func (r *Redactor) find(s string) []span {
 			}
 		}
 	}
+	if len(r.rules) > 0 {
+		spans = pemBodies(s, spans)
+	}
 	for _, vs := range r.valueSets() {
 		vs.ac.each(s, func(end int, id int32) bool {
 			spans = append(spans, span{end - vs.ac.lens[id], end, vs.kinds[id], prioValue})

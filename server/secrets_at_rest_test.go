@@ -6,6 +6,7 @@ import (
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/pem"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -228,5 +229,55 @@ turns:
 	}
 	if got := e.read(".env"); got != envBefore {
 		t.Errorf("the rewind did not restore .env: %q (%+v)", got, rw)
+	}
+}
+
+// TestKeyWindowsNeverReachTheModel (issue 24 finding 8, the regression):
+// a private key read through a line window that leaves out its BEGIN line
+// (read_file with startLine 2, a single middle line, the tail) or printed
+// in part by a command (`sed -n 2,6p`, `tail -n 3`) shows the model no
+// line of its body.
+func TestKeyWindowsNeverReachTheModel(t *testing.T) {
+	key := pemKey(t)
+	n := strings.Count(key, "\n")
+	ws := `
+-- keys/deploy.pem --
+` + key + `
+-- greet/greet.go --
+package greet
+`
+	script := fmt.Sprintf(`
+turns:
+  - toolCalls:
+      - name: read_file
+        arguments: {path: keys/deploy.pem, startLine: 2}
+      - name: read_file
+        arguments: {path: keys/deploy.pem, startLine: %d, endLine: %d}
+      - name: read_file
+        arguments: {path: keys/deploy.pem, startLine: %d}
+      - name: run_command
+        arguments: {command: "sed -n 2,6p keys/deploy.pem"}
+      - name: run_command
+        arguments: {command: "tail -n 3 keys/deploy.pem"}
+  - text: done
+`, n/2, n/2, n-1)
+	e := newEnv(t, ws, withScript(script))
+	if l := last(e.waitRun(e.ask("greet/greet.go", 0, 0, "show the key"))); l.Kind != protocol.EventFinished {
+		t.Fatalf("the run ended %+v", l)
+	}
+	tm := e.toolMessages(2)
+	if len(tm) != 5 {
+		t.Fatalf("%d tool results, want 5", len(tm))
+	}
+	for i, m := range tm {
+		if !strings.Contains(m.Content, "[REDACTED:") {
+			t.Errorf("tool result %d masks nothing: %q", i, m.Content)
+		}
+		for _, l := range keyBodyLines(key) {
+			if strings.Contains(m.Content, l) {
+				t.Errorf("tool result %d shows a line of the key's body:\n%s", i, m.Content)
+				break
+			}
+		}
 	}
 }
