@@ -102,6 +102,19 @@ func (ts *threadStore) load() {
 			slog.Warn("skipping an unreadable thread file", "file", e.Name(), "err", err)
 			continue
 		}
+		if ts.redactor != nil {
+			// A file written before threads were redacted is masked and
+			// written again.
+			if masked := ts.redactor("").JSON(b); string(masked) != string(b) {
+				var clean Thread
+				if err := json.Unmarshal(masked, &clean); err == nil && clean.ID == t.ID {
+					t = clean
+					if err := ts.save(&t); err != nil {
+						slog.Warn("rewriting a thread without its secrets", "thread", t.ID, "err", err)
+					}
+				}
+			}
+		}
 		ts.byID[t.ID] = &t
 		for _, turn := range t.Turns {
 			ts.ofRun[turn.RunID] = t.ID

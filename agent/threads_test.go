@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/contextengine"
+	"github.com/cairn-dev/cairn/redact"
 )
 
 func TestThreadStorePersistsAndValidates(t *testing.T) {
@@ -56,5 +57,44 @@ func TestThreadStorePersistsAndValidates(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "threads", "thread-bad.json")); err != nil {
 		t.Errorf("a corrupt thread file was removed: %v", err)
+	}
+}
+
+// TestThreadsHoldNoSecrets (issue 24 finding 8): a question, an answer, an
+// outcome and an edit's diff with a token are stored masked, in memory and
+// on disk; a file written before threads were redacted is masked as it is
+// loaded.
+func TestThreadsHoldNoSecrets(t *testing.T) {
+	const token = "ghp_R8bXq2Lz7Kd4Vn9Wm3Tc6Yh1Jp5Fs0Ga8Ue2"
+	red := func(string) *redact.Redactor { return redact.Default() }
+	dir := t.TempDir()
+	ts := newThreadStore(dir, red)
+	if _, _, err := ts.begin("", "thread-a", "run-1", contextengine.Turn{Question: "is " + token + " valid?"}); err != nil {
+		t.Fatal(err)
+	}
+	ts.update("run-1", func(turn *contextengine.Turn) {
+		turn.Answer, turn.Outcome = "yes, "+token, "failed: "+token
+		turn.Edits = []contextengine.TurnEdit{{EditID: "edit-1", Hunks: []contextengine.TurnHunk{{Path: "a.go", Diff: "+const t = \"" + token + "\""}}}}
+	})
+	b, err := os.ReadFile(filepath.Join(dir, "threads", "thread-a.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), token) || !strings.Contains(string(b), "[REDACTED:") {
+		t.Errorf("the thread file holds the token:\n%s", b)
+	}
+	if th, _ := ts.get("thread-a"); strings.Contains(th.Title+th.Turns[0].Answer+th.Turns[0].Edits[0].Hunks[0].Diff, token) {
+		t.Errorf("the thread in memory holds the token: %+v", th)
+	}
+	// A file of an older version, with the token in clear.
+	old := `{"threadId":"thread-old","title":"` + token + `","turns":[{"runId":"run-9","question":"q","answer":"` + token + `"}]}`
+	if err := os.WriteFile(filepath.Join(dir, "threads", "thread-old.json"), []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if list := newThreadStore(dir, red).list(); len(list) != 2 {
+		t.Fatalf("reloaded %+v", list)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "threads", "thread-old.json")); strings.Contains(string(b), token) {
+		t.Errorf("the older thread file still holds the token:\n%s", b)
 	}
 }
