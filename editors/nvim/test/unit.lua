@@ -130,23 +130,25 @@ T.test('approvals go through vim.ui.select, sync or async, showing the command',
   local prompt
   vim.ui.select = function(items, opts, cb)
     prompt = opts.prompt
-    T.eq(opts.format_item(items[2]), 'Allow for session')
-    cb(items[2])
+    -- Deny first: a picker's default choice denies.
+    T.eq(opts.format_item(items[1]), 'Deny')
+    T.eq(opts.format_item(items[3]), 'Allow for session')
+    cb(items[3])
   end
   T.eq(h(nil, params), { title = 'Allow for session' })
   T.truthy(prompt:find('curl -s http://127.0.0.1:9/x', 1, true), prompt)
   -- An asynchronous picker answers later; the handler waits for it.
   vim.ui.select = function(items, _, cb)
     vim.defer_fn(function()
-      cb(items[1])
+      cb(items[2])
     end, 100)
   end
   T.eq(h(nil, params), { title = 'Allow once' })
-  -- Dismissed: null (the server denies).
+  -- Dismissed: Deny.
   vim.ui.select = function(_, _, cb)
     cb(nil)
   end
-  T.eq(h(nil, params), vim.NIL)
+  T.eq(h(nil, params), { title = 'Deny' })
   vim.ui.select = orig
 end)
 

@@ -500,6 +500,8 @@ handlers['window/showMessageRequest'] = function(_, params)
   local approval = util.is_approval(actions)
   if approval then
     append_answer(state.transcript.render({ kind = 'toolCall', tool = 'approval asked:', input = params.message }))
+    -- Deny first: the default choice of a picker denies.
+    actions = util.deny_first(actions)
   end
   local done, choice = false, nil
   vim.ui.select(actions, {
@@ -515,6 +517,9 @@ handlers['window/showMessageRequest'] = function(_, params)
     vim.wait(M.config.approval_timeout * 1000, function()
       return done
     end, 50)
+  end
+  if not choice and approval then
+    return { title = 'Deny' } -- dismissed: Deny, said explicitly
   end
   return choice or vim.NIL
 end

@@ -143,6 +143,23 @@ function M.is_approval(actions)
   return true
 end
 
+--- An approval's actions with Deny first: pickers preselect the first item,
+--- so accepting the default denies.
+function M.deny_first(actions)
+  local out = {}
+  for _, a in ipairs(actions) do
+    if a.title == 'Deny' then
+      table.insert(out, a)
+    end
+  end
+  for _, a in ipairs(actions) do
+    if a.title ~= 'Deny' then
+      table.insert(out, a)
+    end
+  end
+  return out
+end
+
 local function short(v, max)
   max = max or 120
   local s
