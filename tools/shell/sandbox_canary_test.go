@@ -17,11 +17,28 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/tools/shell/sandbox"
+	"github.com/cairn-dev/cairn/workspace"
 )
 
 // canaryMarks are strings that must never reach a command's output, its
-// temporary directory or the workspace.
-var canaryMarks = []string{"SSH-CANARY-7f3a", "OUTSIDE-CANARY-91bc", "ENV-CANARY-52de"}
+// temporary directory or the workspace. The last one is in the command
+// line of a process outside the sandbox: only a PID namespace hides it.
+var canaryMarks = []string{"SSH-CANARY-7f3a", "OUTSIDE-CANARY-91bc", "ENV-CANARY-52de", "ARGV-CANARY-c0de"}
+
+// requireSandbox skips where the sandbox cannot run, except under
+// CI=true, where that fails the test (a missing kernel feature is a
+// failure there, not a pass).
+func requireSandbox(t *testing.T) sandbox.Status {
+	t.Helper()
+	st := sandbox.Probe()
+	if !st.Available() {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true and the Landlock sandbox is not available: %v", st.Err)
+		}
+		t.Skipf("SKIP: the Landlock sandbox is not available on this system: %v", st.Err)
+	}
+	return st
+}
 
 // TestSandboxCanaries runs every command of testdata/escapes.txt for real
 // (bash, real files) in both sandbox profiles and asserts that nothing
@@ -29,11 +46,18 @@ var canaryMarks = []string{"SSH-CANARY-7f3a", "OUTSIDE-CANARY-91bc", "ENV-CANARY
 // reached, .git was not changed, the read-only profile changed nothing at
 // all, and a process outside the sandbox was not signalled.
 func TestSandboxCanaries(t *testing.T) {
-	st := sandbox.Probe()
-	if !st.Available() {
-		t.Skipf("SKIP: the Landlock sandbox is not available on this system, so the escape corpus cannot run: %v", st.Err)
-	}
+	st := requireSandbox(t)
 	t.Log(st.Describe())
+	if !st.Isolated() && os.Getenv("CI") == "true" {
+		t.Fatalf("CI=true and commands cannot be isolated here: %v", st.NamespacesErr)
+	}
+	marks := canaryMarks
+	if !st.Isolated() {
+		// Host sockets, processes and daemons are asserted only where
+		// commands get namespaces (elsewhere read commands ask).
+		t.Logf("NOTE: no namespaces here (%v): host sockets and other processes' command lines are not asserted", st.NamespacesErr)
+		marks = canaryMarks[:3]
+	}
 	// What an older kernel without user namespaces cannot stop is not
 	// asserted there (docs/security.md says so); everything else is.
 	for what, ok := range map[string]bool{"TCP": st.BlocksTCP(), "UDP": st.BlocksUDP(), "signals to outside processes": st.BlocksSignals()} {
@@ -86,9 +110,38 @@ func TestSandboxCanaries(t *testing.T) {
 	port := strconv.Itoa(tcp.Addr().(*net.TCPAddr).Port)
 	uport := strconv.Itoa(udp.LocalAddr().(*net.UDPAddr).Port)
 
-	// A process outside the sandbox with a secret in its environment,
-	// standing in for the server.
-	victim := exec.Command("sleep", "3600")
+	// A host UNIX socket (a docker or D-Bus socket, an ssh agent) under
+	// /run, which nothing may reach.
+	sockDir, err := os.MkdirTemp("/run", "cairn-test-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(sockDir)
+	sock := filepath.Join(sockDir, "bus")
+	uln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer uln.Close()
+	os.Chmod(sock, 0o777)
+	sockReached := make(chan string, 100)
+	go func() {
+		for {
+			c, err := uln.Accept()
+			if err != nil {
+				close(sockReached)
+				return
+			}
+			buf := make([]byte, 64)
+			n, _ := c.Read(buf)
+			sockReached <- string(buf[:n])
+			c.Close()
+		}
+	}()
+
+	// A process outside the sandbox with a secret in its environment and
+	// in its command line, standing in for the server.
+	victim := exec.Command("sh", "-c", "sleep 3600; : "+canaryMarks[3])
 	victim.Env = []string{"PATH=" + os.Getenv("PATH"), "SECRET=" + canaryMarks[2]}
 	if err := victim.Start(); err != nil {
 		t.Fatal(err)
@@ -102,14 +155,24 @@ func TestSandboxCanaries(t *testing.T) {
 	for _, profile := range []sandbox.Profile{sandbox.ReadOnly, sandbox.WorkspaceWrite} {
 		for _, line := range cmds {
 			f := newCanaryFixture(t, port, uport, vpid)
+			f.sock = sock
 			cmd := f.expand(line.command)
 			outBefore, homeBefore := snapshot(t, f.out), snapshot(t, f.home)
 			wsBefore, gitBefore := snapshot(t, f.ws), snapshot(t, filepath.Join(f.ws, ".git"))
+			protected, err := workspace.FindProtected(f.ws)
+			if err != nil {
+				t.Fatal(err)
+			}
+			protBefore := map[string]map[string]string{}
+			for _, p := range protected {
+				protBefore[p] = snapshot(t, p)
+			}
 			tmp := t.TempDir()
 			class := Classify(cmd, Options{Workspace: f.ws}).Risk
 			res, err := Run(context.Background(), RunOptions{
 				Dir: f.ws, Command: cmd, Timeout: 60 * time.Second, Env: f.env(tmp),
-				Sandbox: &sandbox.Policy{Profile: profile, Workspace: f.ws, TempDir: tmp, Home: f.home, Caches: []string{}, Toolchains: []string{}},
+				Sandbox: &sandbox.Policy{Profile: profile, Workspace: f.ws, TempDir: tmp, Home: f.home, Caches: []string{}, Toolchains: []string{},
+					Protected: protected, ProtectedNames: workspace.ProtectedRootNames},
 			})
 			if err != nil {
 				t.Fatalf("line %d: %v", line.line, err)
@@ -128,6 +191,21 @@ func TestSandboxCanaries(t *testing.T) {
 			if !sameTree(gitBefore, snapshot(t, filepath.Join(f.ws, ".git"))) {
 				t.Errorf("%s: changed .git", where)
 			}
+			for p, before := range protBefore {
+				if !sameTree(before, snapshot(t, p)) {
+					t.Errorf("%s: changed the protected %s", where, p)
+				}
+			}
+			for _, name := range workspace.ProtectedRootNames {
+				if _, err := os.Lstat(filepath.Join(f.ws, name)); err == nil && wsBefore[filepath.Join(f.ws, name)] == "" {
+					t.Errorf("%s: created the protected %s", where, name)
+				}
+			}
+			if st.Isolated() {
+				if left := hostProcsWith(f.mark()); len(left) > 0 {
+					t.Errorf("%s: processes outlived the command: %q", where, left)
+				}
+			}
 			if profile == sandbox.ReadOnly && !sameTree(wsBefore, snapshot(t, f.ws)) {
 				t.Errorf("%s: changed the workspace in the read-only profile", where)
 			}
@@ -135,7 +213,7 @@ func TestSandboxCanaries(t *testing.T) {
 				os.Remove("/tmp/cairn-sandbox-escape-" + port)
 				t.Errorf("%s: wrote to /tmp", where)
 			}
-			for _, m := range canaryMarks {
+			for _, m := range marks {
 				if strings.Contains(res.Output, m) {
 					t.Errorf("%s: a canary reached the output: %s", where, res.Output)
 				}
@@ -191,6 +269,20 @@ func TestSandboxCanaries(t *testing.T) {
 			t.Errorf("the UDP listener was reached from the sandbox: %q", got)
 		}
 	}
+	uc, err := net.Dial("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	uc.Write([]byte("MARKER"))
+	uc.Close()
+	for got := range sockReached {
+		if got == "MARKER" {
+			break
+		}
+		if st.Isolated() {
+			t.Errorf("the host UNIX socket was reached from the sandbox: %q", got)
+		}
+	}
 	if err := victim.Process.Signal(syscall.Signal(0)); err != nil && st.BlocksSignals() {
 		t.Errorf("the process outside the sandbox is gone: %v", err)
 	}
@@ -200,14 +292,12 @@ func TestSandboxCanaries(t *testing.T) {
 // TestSandboxCanariesSanity: the fixture's legitimate work succeeds in
 // the sandbox, so the escape test is not passing because everything fails.
 func TestSandboxCanariesSanity(t *testing.T) {
-	if st := sandbox.Probe(); !st.Available() {
-		t.Skipf("SKIP: the Landlock sandbox is not available on this system: %v", st.Err)
-	}
+	requireSandbox(t)
 	f := newCanaryFixture(t, "1", "1", "1")
 	tmp := t.TempDir()
 	for profile, cmd := range map[sandbox.Profile]string{
 		sandbox.ReadOnly:       "cat main.go && git status --short && git log --oneline | wc -l && echo t > $TMPDIR/t && cat $TMPDIR/t",
-		sandbox.WorkspaceWrite: "echo x >> main.go && mkdir -p build && echo y > build/out && git diff --stat",
+		sandbox.WorkspaceWrite: "echo x >> main.go && mkdir -p src/build && echo y > src/build/out && git diff --stat",
 	} {
 		res, err := Run(context.Background(), RunOptions{Dir: f.ws, Command: cmd, Env: f.env(tmp),
 			Sandbox: &sandbox.Policy{Profile: profile, Workspace: f.ws, TempDir: tmp, Home: f.home, Caches: []string{}, Toolchains: []string{}}})
@@ -245,6 +335,27 @@ type canaryFixture struct {
 	ws, out, home string
 	port, uport   string
 	victim        string
+	sock          string
+}
+
+// mark is a number in the command lines of the daemons escapes.txt
+// starts ({MARK}), unique to the test run.
+func (f canaryFixture) mark() string { return "9" + f.port + "7" }
+
+// hostProcsWith lists the host's processes whose command line contains s.
+func hostProcsWith(s string) []string {
+	entries, _ := os.ReadDir("/proc")
+	var out []string
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if line := strings.ReplaceAll(string(b), "\x00", " "); err == nil && strings.Contains(line, s) {
+			out = append(out, e.Name()+": "+line)
+		}
+	}
+	return out
 }
 
 func newCanaryFixture(t *testing.T, port, uport, victim string) canaryFixture {
@@ -265,6 +376,18 @@ func newCanaryFixture(t *testing.T, port, uport, victim string) canaryFixture {
 	write(filepath.Join(f.home, ".ssh", "id_rsa"), canaryMarks[0]+"\n", 0o600)
 	write(filepath.Join(f.home, ".gitconfig"), "[user]\n\tname = canary\n", 0o644)
 	write(filepath.Join(f.ws, "main.go"), "package main\n", 0o644)
+	write(filepath.Join(f.ws, "src", "lib.go"), "package src\n", 0o644)
+	// Files that change the agent's, git's or the editor's powers.
+	write(filepath.Join(f.ws, ".cairn", "policy.json"), "{}\n", 0o644)
+	write(filepath.Join(f.ws, ".vscode", "settings.json"), "{}\n", 0o644)
+	write(filepath.Join(f.ws, ".github", "workflows", "ci.yml"), "on: push\n", 0o644)
+	write(filepath.Join(f.ws, ".envrc"), "export A=1\n", 0o644)
+	// An embedded bare repository shipped as plain files, whose config
+	// runs the payload as core.fsmonitor for `git -C vendor/dep status`.
+	write(filepath.Join(f.ws, "vendor", "dep", "HEAD"), "ref: refs/heads/main\n", 0o644)
+	write(filepath.Join(f.ws, "vendor", "dep", "config"), "[core]\n\tbare = false\n\tworktree = ..\n\tfsmonitor = {PAYLOAD}\n", 0o644)
+	write(filepath.Join(f.ws, "vendor", "dep", "objects", "info", "packs"), "", 0o644)
+	write(filepath.Join(f.ws, "vendor", "dep", "refs", "heads", ".keep"), "", 0o644)
 	// The payload tries everything at once; the workspace's .gitconfig and
 	// ripgrep configuration run it.
 	write(filepath.Join(f.ws, "payload.sh"), `#!/bin/sh
@@ -275,6 +398,7 @@ cat {HOME}/.ssh/id_rsa > stolen-key
 (exec 3<>/dev/tcp/127.0.0.1/{PORT} && echo PAYLOAD >&3) 2>/dev/null
 (echo PAYLOAD > /dev/udp/127.0.0.1/{UPORT}) 2>/dev/null
 kill -TERM {VICTIM}
+perl -MIO::Socket::UNIX -e '$s = IO::Socket::UNIX->new(Peer => "{SOCK}") and print $s "PAYLOAD"' 2>/dev/null
 echo 'touch {OUT}/hook-ran' > .git/hooks/post-checkout
 chmod +x .git/hooks/post-checkout
 echo ran-payload
@@ -303,7 +427,7 @@ echo ran-payload
 func (f canaryFixture) expand(s string) string {
 	rel, _ := filepath.Rel(f.ws, f.out)
 	return strings.NewReplacer("{PAYLOAD}", filepath.Join(f.ws, "payload.sh"), "{OUTREL}", rel, "{OUT}", f.out,
-		"{HOME}", f.home, "{PORT}", f.port, "{UPORT}", f.uport, "{VICTIM}", f.victim).Replace(s)
+		"{HOME}", f.home, "{PORT}", f.port, "{UPORT}", f.uport, "{VICTIM}", f.victim, "{SOCK}", f.sock, "{MARK}", f.mark()).Replace(s)
 }
 
 func (f canaryFixture) env(tmp string) []string {

@@ -459,3 +459,71 @@ func TestCgroupRemovedAfterRun(t *testing.T) {
 		}
 	}
 }
+
+// TestProtectedPathsReadOnly (issue 24, finding 2): in workspace-write,
+// the protected paths a walk found (a nested .git, an embedded bare
+// repository, .cairn, .vscode, .github/workflows, .envrc) cannot be
+// changed, and protected names cannot be created at the root, with
+// namespaces (read-only binds) and with Landlock alone (piecewise grant).
+func TestProtectedPathsReadOnly(t *testing.T) {
+	st := requireSandbox(t)
+	for _, ns := range modes(st) {
+		t.Run(modeName(ns), func(t *testing.T) {
+			f := newFixture(t)
+			files := map[string]string{
+				"sub/.git/config":           "[core]\n",
+				"vendor/dep/config":         "[core]\n\tbare = true\n",
+				"vendor/dep/HEAD":           "ref: refs/heads/main\n",
+				".cairn/policy.json":        "{}\n",
+				"web/.vscode/settings.json": "{}\n",
+				".github/workflows/x.yml":   "on: push\n",
+				".envrc":                    "export A=1\n",
+				"src/ok.go":                 "package src\n",
+			}
+			for p, c := range files {
+				if err := os.MkdirAll(filepath.Dir(filepath.Join(f.ws, p)), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(f.ws, p), []byte(c), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			p := f.policy(WorkspaceWrite)
+			p.Protected = []string{filepath.Join(f.ws, ".git"), filepath.Join(f.ws, "sub", ".git"), filepath.Join(f.ws, "vendor", "dep"),
+				filepath.Join(f.ws, ".cairn"), filepath.Join(f.ws, "web", ".vscode"), filepath.Join(f.ws, ".github", "workflows"), filepath.Join(f.ws, ".envrc")}
+			for _, script := range []string{
+				"echo x >> sub/.git/config",
+				"echo x >> vendor/dep/config",
+				"rm -rf vendor/dep",
+				"mv vendor/dep vendor/x",
+				"echo '{}' > .cairn/policy.json",
+				"echo x > web/.vscode/settings.json",
+				"rm -rf web/.vscode",
+				"echo x >> .github/workflows/x.yml",
+				"echo y > .github/workflows/y.yml",
+				"echo x >> .envrc",
+				"rm .envrc",
+				"mkdir .vscode",
+				"mkdir .idea",
+				"echo x > .devcontainer",
+			} {
+				if out, code := runNS(t, p, script, ns); code == 0 {
+					t.Errorf("%q succeeded: %s", script, out)
+				}
+			}
+			for rel, want := range files {
+				if b, err := os.ReadFile(filepath.Join(f.ws, rel)); err != nil || string(b) != want {
+					t.Errorf("%s changed: %q %v", rel, b, err)
+				}
+			}
+			for _, rel := range []string{".vscode", ".idea", ".devcontainer", ".github/workflows/y.yml", "vendor/x"} {
+				if _, err := os.Lstat(filepath.Join(f.ws, rel)); err == nil {
+					t.Errorf("%s was created", rel)
+				}
+			}
+			if out, code := runNS(t, p, "echo x >> src/ok.go && mkdir -p src/new && echo y > src/new/f", ns); code != 0 {
+				t.Errorf("ordinary writes failed (%d): %s", code, out)
+			}
+		})
+	}
+}
