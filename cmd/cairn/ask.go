@@ -161,9 +161,16 @@ func protectedList(s string) map[string]bool {
 // confirmNamed answers one approval question of an --apply-protected run:
 // Allow once for an edit of a protected path that the command line names,
 // Deny for anything else (what approval mode policy does with a question).
+// Only a question about the edit_file tool counts, and only a line that
+// starts with the marker (tools.ApprovalText puts every line of a command
+// or of model text after a label, so neither can forge one).
 func confirmNamed(msg string, named map[string]bool) string {
-	for _, line := range strings.Split(msg, "\n") {
-		_, rest, ok := strings.Cut(line, tools.ProtectedEdit)
+	lines := strings.Split(msg, "\n")
+	if len(lines) < 2 || !strings.Contains(lines[0], "run edit_file (") {
+		return protocol.ActionDeny
+	}
+	for _, line := range lines[1:] {
+		rest, ok := strings.CutPrefix(strings.TrimSpace(line), tools.ProtectedEdit)
 		if !ok {
 			continue
 		}
