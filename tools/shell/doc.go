@@ -12,6 +12,13 @@
 // its most dangerous part ([Max]); classes are ordered
 // read < write < network < install < destructive.
 //
+// [Classification].Parts lists every simple command of the line with its
+// own class and reason, so that a policy can decide each: a statement is
+// judged without its redirections, each of which is a part of its own
+// (Redirection); the command a wrapper runs (env, timeout, xargs, find
+// -exec, ...) is a part of its own (Via) besides the wrapper's statement;
+// source that does not parse is a part marked Unparsed.
+//
 // Wrappers are looked through: command, builtin, exec, env (including
 // NAME=value and -S), nohup, time, nice, ionice, timeout, stdbuf, setsid,
 // unbuffer, strace, flock, watch, busybox, xargs and parallel (the command
@@ -59,6 +66,13 @@
 //     with -r, -R or -f, or of any path outside the workspace, the
 //     workspace root itself, or a path not known statically, is
 //     destructive. find -delete, find -exec rm, xargs rm are destructive.
+//   - "Read" tools that can run programs are judged by what they run: dc's
+//     ! (a dc program from a file or standard input is write), awk
+//     programs given with -e/--source and -l/-i libraries, less/more +cmd
+//     and key files, sort --compress-program, man -P/-H, rg --pre. git in
+//     a directory that is, or is inside, another repository (a nested
+//     .git, a git directory shipped as plain files) or outside the
+//     workspace is write: that repository's configuration runs commands.
 //   - Commands whose options could make them write or run programs (find,
 //     sed, sort, awk, rg, tar, tee, ...) are destructive when an argument
 //     is not known statically, since it could carry such an option.
