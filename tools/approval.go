@@ -115,7 +115,7 @@ func ApprovalText(req ApprovalRequest) string {
 		line("model's reason (written by the model, not checked): " + QuoteModel(req.ModelReason, promptReasonRunes))
 	}
 	if req.Rule != "" {
-		line("asked because of the policy's " + OneLine(req.Rule, 300))
+		line("asked because of: " + OneLine(req.Rule, 300))
 	}
 	return b.String()
 }
