@@ -69,7 +69,8 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 	defer cancel(errors.New("the ACP connection ended"))
 	a := newAdapter(ctx, opts)
 	w := &lockedWriter{w: out}
-	conn := sdk.NewAgentSideConnection(a, w, guardInput(in, w))
+	a.gate = newNotifyGate(ctx.Done())
+	conn := sdk.NewAgentSideConnection(a, w, guardInput(in, w, a.gate))
 	conn.SetLogger(slog.Default())
 	a.conn = conn
 	select {
@@ -86,6 +87,7 @@ type adapter struct {
 	ctx  context.Context
 	opts Options
 	conn *sdk.AgentSideConnection
+	gate *notifyGate // flow control of the client's notifications
 
 	mu         sync.Mutex
 	caps       sdk.ClientCapabilities

@@ -21,7 +21,7 @@ func TestGuardInput(t *testing.T) {
 		`{"jsonrpc":"2.0","id":4,"method":"c"}`, // no final newline
 	}, "\n")
 	var out bytes.Buffer
-	got, err := io.ReadAll(guardInput(strings.NewReader(input), &lockedWriter{w: &out}))
+	got, err := io.ReadAll(guardInput(strings.NewReader(input), &lockedWriter{w: &out}, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
