@@ -14,6 +14,7 @@ import (
 	"github.com/cairn-dev/cairn/checkpoint"
 	"github.com/cairn-dev/cairn/contextengine"
 	"github.com/cairn-dev/cairn/protocol"
+	"github.com/cairn-dev/cairn/workspace"
 )
 
 const calc = "package calc\n\n// Add adds.\nfunc Add(a, b int) int {\n\treturn a - b\n}\n"
@@ -27,7 +28,7 @@ const editScript = `turns:
 `
 
 func TestParsePrompt(t *testing.T) {
-	root := t.TempDir()
+	root, _ := filepath.EvalSymlinks(t.TempDir())
 	file := filepath.Join(root, "src", "calc.js")
 	whole := "line1\nline2\nline3\nline4\n"
 	read := func(abs string) (string, bool) { return whole, abs == file }
@@ -68,7 +69,11 @@ func TestParsePrompt(t *testing.T) {
 		{name: "no text", blocks: []sdk.ContentBlock{sdk.ResourceLinkBlock("calc.js", uri)}, err: "no text"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			q, err := parsePrompt(root, read, tc.blocks)
+			ws, err := workspace.Open(root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			q, err := parsePrompt(ws, read, tc.blocks)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("err = %v, want %q", err, tc.err)

@@ -39,7 +39,8 @@ const maxAttachment = 20000
 // where that text sits in the file) is Cairn's selection. Further
 // resources are attached to the question; images and audio are refused
 // (the capabilities do not offer them).
-func parsePrompt(root string, readFile func(abs string) (string, bool), blocks []sdk.ContentBlock) (ask, error) {
+func parsePrompt(ws *workspace.Workspace, readFile func(abs string) (string, bool), blocks []sdk.ContentBlock) (ask, error) {
+	root := ws.Root()
 	var q ask
 	var text []string
 	var attached []string
@@ -48,7 +49,7 @@ func parsePrompt(root string, readFile func(abs string) (string, bool), blocks [
 		case b.Text != nil:
 			text = append(text, b.Text.Text)
 		case b.ResourceLink != nil:
-			abs, sel, ok := fileRef(root, b.ResourceLink.Uri)
+			abs, sel, ok := fileRef(ws, b.ResourceLink.Uri)
 			if !ok {
 				attached = append(attached, fmt.Sprintf("(the user referred to %s)", b.ResourceLink.Uri))
 				continue
@@ -63,7 +64,7 @@ func parsePrompt(root string, readFile func(abs string) (string, bool), blocks [
 			if res == nil {
 				return q, invalidParams("prompt block %d: a binary resource; Cairn takes text resources", i)
 			}
-			abs, sel, ok := fileRef(root, res.Uri)
+			abs, sel, ok := fileRef(ws, res.Uri)
 			if sel == nil {
 				sel = metaRange(res.Meta)
 			}
@@ -108,9 +109,11 @@ func parsePrompt(root string, readFile func(abs string) (string, bool), blocks [
 	return q, nil
 }
 
-// fileRef resolves a file:// URI (or an absolute path) inside root, with the
-// line range of its fragment.
-func fileRef(root, uri string) (abs string, sel *contextengine.Selection, ok bool) {
+// fileRef resolves a file:// URI (or an absolute path) to its real path
+// inside the workspace, with the line range of its fragment. A path that
+// leaves the workspace, lexically or through a symlink, is not a file ref:
+// Cairn never reads it.
+func fileRef(ws *workspace.Workspace, uri string) (abs string, sel *contextengine.Selection, ok bool) {
 	path, frag := uri, ""
 	if p, f, err := workspace.URIPathFragment(uri); err == nil {
 		path, frag = p, f
@@ -120,11 +123,11 @@ func fileRef(root, uri string) (abs string, sel *contextengine.Selection, ok boo
 	if !filepath.IsAbs(path) {
 		return "", nil, false
 	}
-	path = filepath.Clean(filepath.FromSlash(path))
-	if r, err := filepath.Rel(root, path); err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+	real, err := ws.Resolve(filepath.Clean(filepath.FromSlash(path)))
+	if err != nil {
 		return "", nil, false
 	}
-	return path, fragmentRange(frag), true
+	return real, fragmentRange(frag), true
 }
 
 // fragmentRE matches line fragments as clients write them: L10, L10-20,
@@ -229,8 +232,7 @@ func (a *adapter) Prompt(ctx context.Context, p sdk.PromptRequest) (_ sdk.Prompt
 	if cmd, ok := slashCommand(p.Prompt); ok {
 		return a.runCommand(turnCtx, s, cmd)
 	}
-	root := s.w.ws.Root()
-	q, err := parsePrompt(root, func(abs string) (string, bool) {
+	q, err := parsePrompt(s.w.ws, func(abs string) (string, bool) {
 		text, ok, _ := a.readText(turnCtx, s, abs)
 		return text, ok
 	}, p.Prompt)
@@ -313,6 +315,7 @@ var errCancelled = errors.New("cancelled by the client (session/cancel)")
 // Cancel ends the session's turn; the prompt then answers with stop reason
 // cancelled. (The SDK has already cancelled the prompt's context.)
 func (a *adapter) Cancel(ctx context.Context, p sdk.CancelNotification) error {
+	defer a.gate.handled()
 	if s, err := a.session(p.SessionId); err == nil {
 		s.cancelTurn(errCancelled)
 	}
