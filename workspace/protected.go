@@ -71,18 +71,51 @@ var ProtectedRootNames = []string{
 	".gitlab-ci.yml", ".circleci",
 }
 
-// normName folds a path component the way case-insensitive file systems
-// (and Windows' trailing dot and space stripping) would.
+// normName folds a path component the way the file systems Cairn runs on
+// could: case-insensitively, without Windows' trailing dots and spaces,
+// without the code points HFS+ ignores in names (".g\u200cit" is ".git"
+// there), and with NTFS's short name of .git.
 func normName(s string) string {
+	if strings.ContainsFunc(s, hfsIgnorable) {
+		s = strings.Map(func(r rune) rune {
+			if hfsIgnorable(r) {
+				return -1
+			}
+			return r
+		}, s)
+	}
 	t := strings.TrimRight(s, ". ")
 	if t == "" {
 		return s
 	}
-	return strings.ToLower(t)
+	t = strings.ToLower(t)
+	if t == "git~1" {
+		return ".git"
+	}
+	return t
+}
+
+// hfsIgnorable reports the code points HFS+ drops when it compares names
+// (the list git checks in is_hfs_dotgit).
+func hfsIgnorable(r rune) bool {
+	switch {
+	case r == 0x200c, r == 0x200d, r == 0x200e, r == 0x200f,
+		r >= 0x202a && r <= 0x202e,
+		r >= 0x206a && r <= 0x206f,
+		r == 0xfeff:
+		return true
+	}
+	return false
 }
 
 // nameWhy reports whether the component name is protected by name.
 func nameWhy(name string) (string, bool) {
+	// Every protected name starts with "." or is NTFS's "GIT~1" once the
+	// ignorable code points (all above ASCII) are gone: most names are
+	// settled by their first byte.
+	if name == "" || name[0] != '.' && name[0] != 'g' && name[0] != 'G' && name[0] < 0x80 {
+		return "", false
+	}
 	n := normName(name)
 	for _, p := range protectedNames {
 		if n == p.name {
@@ -268,18 +301,14 @@ func findProtected(dir string, inGitHub bool, out *[]string) error {
 		return nil
 	}
 	for _, e := range entries {
-		p := filepath.Join(dir, e.Name())
-		if _, ok := nameWhy(e.Name()); ok {
-			*out = append(*out, p)
-			continue
-		}
-		if inGitHub && isGitHubProtected(e.Name()) {
-			*out = append(*out, p)
+		if _, ok := nameWhy(e.Name()); ok || inGitHub && isGitHubProtected(e.Name()) {
+			*out = append(*out, filepath.Join(dir, e.Name()))
 			continue
 		}
 		if e.Type()&os.ModeSymlink != 0 || !e.IsDir() {
 			continue
 		}
+		p := filepath.Join(dir, e.Name())
 		if err := findProtected(p, normName(e.Name()) == ".github", out); err != nil {
 			if os.IsPermission(err) || os.IsNotExist(err) {
 				// Unreadable to us is unreadable to the tools too; a

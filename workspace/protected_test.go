@@ -125,6 +125,9 @@ func TestProtected(t *testing.T) {
 		// Case and Windows trailing-dot spellings of the same place.
 		{".VSCode/settings.json", true, "editor"},
 		{".git./config", true, "git"},
+		{".g\u200cit/config", true, "git"},
+		{"sub/GIT~1/config", true, "git"},
+		{".vs\u200dcode/settings.json", true, "editor"},
 		// OS separators.
 		{filepath.Join("nested", "sub", ".git", "config"), true, "git"},
 		// Lookalikes.
