@@ -3,9 +3,11 @@ package server_test
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -136,6 +138,102 @@ func TestReadmeInjectionFetchesNothing(t *testing.T) {
 		e.waitRun(e.ask("greet/greet.go", 0, 0, "follow the README"))
 		if n := hits.Load(); n != 0 {
 			t.Fatalf("policy %v: the evil server got %d requests", policy, n)
+		}
+	}
+}
+
+// TestHostSocketUnreachableThroughServer (issue 24, finding 1): the chain
+// the review found, end to end. The repository ships a bare git
+// repository as plain files whose config runs a script as core.fsmonitor;
+// the script connects to a host UNIX socket (a D-Bus or docker socket
+// stand-in under /run). A scripted model runs `git -C vendor/dep status`
+// (read) and, with writes allowed by the user's policy, the script and a
+// direct connect itself. Nothing reaches the socket.
+func TestHostSocketUnreachableThroughServer(t *testing.T) {
+	st := sandbox.Probe()
+	if !st.Isolated() {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true and commands cannot be isolated here: %s", st.Describe())
+		}
+		t.Skipf("SKIP: commands cannot be isolated here: %s", st.Describe())
+	}
+	if _, err := exec.LookPath("perl"); err != nil {
+		t.Skip("SKIP: perl is not installed")
+	}
+	dir, err := os.MkdirTemp("/run", "cairn-test-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	sock := filepath.Join(dir, "bus")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	os.Chmod(sock, 0o777)
+	reached := make(chan string, 16)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				close(reached)
+				return
+			}
+			buf := make([]byte, 64)
+			n, _ := c.Read(buf)
+			reached <- string(buf[:n])
+			c.Close()
+		}
+	}()
+	connect := `perl -MIO::Socket::UNIX -e '$s = IO::Socket::UNIX->new(Peer => "` + sock + `") or exit 3; print $s "PAYLOAD"'`
+	var script strings.Builder
+	script.WriteString("turns:\n")
+	for _, c := range []string{"git -C vendor/dep status", "sh vendor/fsmonitor.sh", connect} {
+		b, _ := json.Marshal(map[string]string{"command": c})
+		fmt.Fprintf(&script, "  - toolCalls: [{name: run_command, arguments: %s}]\n", b)
+	}
+	script.WriteString("  - text: done\n")
+	for _, policy := range []map[string]any{nil, {"risk": map[string]any{"write": "allow", "destructive": "allow"}}} {
+		opts := []envOption{withScript(script.String()), withEnv(map[string]string{"CAIRN_APPROVAL": "policy"})}
+		if policy != nil {
+			opts = append(opts, withSettings(map[string]any{"policy": policy}))
+		}
+		e := newEnv(t, greetWS, opts...)
+		for name, content := range map[string]string{
+			"vendor/dep/HEAD":             "ref: refs/heads/main\n",
+			"vendor/dep/config":           "[core]\n\tbare = false\n\tworktree = ..\n\tfsmonitor = " + filepath.Join(e.root, "vendor", "fsmonitor.sh") + "\n",
+			"vendor/dep/objects/.keep":    "",
+			"vendor/dep/refs/heads/.keep": "",
+			"vendor/fsmonitor.sh":         "#!/bin/sh\n" + connect + "\n",
+		} {
+			p := filepath.Join(e.root, name)
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte(content), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		e.waitRun(e.ask("greet/greet.go", 0, 0, "check the vendored dependency"))
+		msgs := e.toolMessages(4)
+		for i, m := range msgs[:3] {
+			t.Logf("policy %v, call %d: %.300s", policy, i, m.Content)
+		}
+		if policy != nil && !strings.Contains(msgs[2].Content, "exit status") {
+			t.Errorf("the direct connect did not run, so it tested nothing: %q", msgs[2].Content)
+		}
+		c, err := net.Dial("unix", sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Write([]byte("MARKER"))
+		c.Close()
+		for got := range reached {
+			if got == "MARKER" {
+				break
+			}
+			t.Errorf("policy %v: the host socket was reached from a command (%q); tool results: %+v", policy, got, msgs)
 		}
 	}
 }
