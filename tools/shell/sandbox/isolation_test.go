@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -525,5 +526,36 @@ func TestProtectedPathsReadOnly(t *testing.T) {
 				t.Errorf("ordinary writes failed (%d): %s", code, out)
 			}
 		})
+	}
+}
+
+// TestFallbackWithoutNamespaces (issue 24, finding 10): where user
+// namespaces are blocked (Docker's defaults, Ubuntu 24.04's AppArmor
+// rule), the Landlock-only fallback is available, the status does not
+// keep the namespace attempt's error as its own, and says which layer is
+// missing.
+func TestFallbackWithoutNamespaces(t *testing.T) {
+	requireSandbox(t)
+	blocked := errors.New("clone: operation not permitted (user namespaces blocked)")
+	st := probeWith(true, func(namespaces, cgroups bool) error {
+		if namespaces {
+			return blocked
+		}
+		truePath, _ := exec.LookPath("true")
+		return probeOne(truePath, false, cgroups)
+	})
+	if !st.Available() || st.Err != nil {
+		t.Fatalf("the Landlock-only fallback is not available: %v", st.Err)
+	}
+	if st.Isolated() || st.NetNS || !errors.Is(st.NamespacesErr, blocked) {
+		t.Errorf("the status does not say namespaces are missing: %+v", st)
+	}
+	if d := st.Describe(); !strings.Contains(d, "NO namespaces") || !strings.Contains(d, "operation not permitted") || strings.Contains(d, "not sandboxed") {
+		t.Errorf("Describe: %s", d)
+	}
+	// The real fallback works: commands run confined without namespaces.
+	f := newFixture(t)
+	if out, code := runNS(t, f.policy(ReadOnly), "cat main.go && ! echo x > new.txt", false); code != 0 || !strings.Contains(out, "package main") {
+		t.Errorf("a command in the Landlock-only sandbox failed (%d): %s", code, out)
 	}
 }

@@ -417,6 +417,16 @@ func Probe() Status {
 }
 
 func probe(tryNamespaces bool) Status {
+	truePath, err := exec.LookPath("true")
+	if err != nil {
+		truePath = "/bin/true"
+	}
+	return probeWith(tryNamespaces, func(namespaces, cgroups bool) error { return probeOne(truePath, namespaces, cgroups) })
+}
+
+// probeWith is probe with the launch of `true` given (tests make the
+// namespace attempt fail as it does where user namespaces are blocked).
+func probeWith(tryNamespaces bool, launch func(namespaces, cgroups bool) error) Status {
 	abi, err := llsys.LandlockGetABIVersion()
 	if err != nil || abi < 1 {
 		if err == nil {
@@ -431,17 +441,13 @@ func probe(tryNamespaces bool) Status {
 		st.Cgroup = g.String()
 		g.remove()
 	}
-	truePath, err := exec.LookPath("true")
-	if err != nil {
-		truePath = "/bin/true"
-	}
 	modes := []bool{true, false}
 	if !tryNamespaces {
 		modes = []bool{false}
 		st.NamespacesErr = errors.New(NoNamespacesEnv + " is set")
 	}
 	for _, ns := range modes {
-		err := probeOne(truePath, ns, st.Cgroup != "")
+		err := launch(ns, st.Cgroup != "")
 		if err == nil {
 			st.NetNS = ns
 			st.Err = nil
