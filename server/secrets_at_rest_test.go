@@ -125,7 +125,7 @@ turns:
       - name: edit_file
         arguments: {path: greet/greet.go, oldText: "Hello", newText: "Hello ` + restToken + ` ` + restPassword + `"}
       - name: run_command
-        arguments: {command: "echo ` + restToken + ` ` + restPassword + ` > out.txt"}
+        arguments: {command: "echo ` + restToken + ` ` + restPassword + ` > greet/out.txt"}
   - text: "The token is ` + restToken + ` and the password is ` + restPassword + `."
 `)
 	for range 400 {
@@ -144,8 +144,8 @@ turns:
 	if l := last(evs); l.Kind != protocol.EventFinished {
 		t.Fatalf("the run ended %+v (%s)", l, kinds(evs))
 	}
-	if got, _ := os.ReadFile(filepath.Join(e.root, "out.txt")); !strings.Contains(string(got), restToken) {
-		t.Fatalf("the command did not run: out.txt = %q; the model got %+v", got, e.toolMessages(3))
+	if got, _ := os.ReadFile(filepath.Join(e.root, "greet", "out.txt")); !strings.Contains(string(got), restToken) {
+		t.Fatalf("the command did not run: greet/out.txt = %q; the model got %+v", got, e.toolMessages(3))
 	}
 	// Wait for the index (a question's report says when it is still being
 	// built), so its files are part of what is checked.
