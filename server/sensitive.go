@@ -20,7 +20,8 @@ import (
 )
 
 // Settings that start processes or decide where code and keys are sent
-// (mcpServers, model.baseURL, scripted.path) are the user's to choose. The
+// (mcpServers, model.baseURL, scripted.path), and those that loosen the
+// sandbox or the policy, are the user's to choose. The
 // editor clients declare them user/machine-scoped, so a workspace's own
 // settings file cannot set them; a client that forwards workspace settings
 // anyway (or a settings file the agent was allowed to write) must not start
@@ -67,6 +68,63 @@ var sensitiveSettings = []sensitiveSetting{
 		get: func(s *Settings) string { return strings.TrimSpace(s.Scripted.Path) },
 		set: func(dst *Settings, from Settings) { dst.Scripted.Path = from.Scripted.Path },
 	},
+	// Settings that take the agent's walls down are held the same way when
+	// they loosen (a tighter value applies at once).
+	{
+		key: "sandbox.mode",
+		why: "with \"off\", commands run with no sandbox at all",
+		get: func(s *Settings) string {
+			if strings.TrimSpace(s.Sandbox.Mode) == "off" {
+				return "off"
+			}
+			return ""
+		},
+		set: func(dst *Settings, from Settings) { dst.Sandbox.Mode = from.Sandbox.Mode },
+	},
+	{
+		key: "sandbox.network",
+		why: "sandboxed commands can then reach the network",
+		get: func(s *Settings) string {
+			if s.Sandbox.Network {
+				return "true"
+			}
+			return ""
+		},
+		set: func(dst *Settings, from Settings) { dst.Sandbox.Network = from.Sandbox.Network },
+	},
+	{
+		key: "sandbox.writableRoots",
+		why: "sandboxed commands can write these directories",
+		get: func(s *Settings) string {
+			return jsonOrEmpty(len(s.Sandbox.WritableRoots) > 0, s.Sandbox.WritableRoots)
+		},
+		set: func(dst *Settings, from Settings) { dst.Sandbox.WritableRoots = from.Sandbox.WritableRoots },
+	},
+	{
+		key: "sandbox.readableRoots",
+		why: "sandboxed commands can read these directories",
+		get: func(s *Settings) string {
+			return jsonOrEmpty(len(s.Sandbox.ReadableRoots) > 0, s.Sandbox.ReadableRoots)
+		},
+		set: func(dst *Settings, from Settings) { dst.Sandbox.ReadableRoots = from.Sandbox.ReadableRoots },
+	},
+	{
+		key: "policy",
+		why: "its rules decide which calls run without asking",
+		get: func(s *Settings) string { return jsonOrEmpty(s.Policy != nil, s.Policy) },
+		set: func(dst *Settings, from Settings) { dst.Policy = from.Policy },
+	},
+}
+
+func jsonOrEmpty(set bool, v any) string {
+	if !set {
+		return ""
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return ""
+	}
+	return string(b)
 }
 
 // settingsGuard is the server's state for held-back settings.

@@ -130,3 +130,24 @@ func TestChangedModelEndpointNeedsConfirmation(t *testing.T) {
 		t.Errorf("question:\n%s", msg)
 	}
 }
+
+// Loosening the sandbox or the policy after startup asks too; tightening
+// applies at once.
+func TestChangedLooseningSettingsNeedConfirmation(t *testing.T) {
+	q := &questionLog{answer: protocol.ActionDeny}
+	e := newEnv(t, greetWS, withScript(sensitiveScript), withEditor(lspclient.Options{Approve: q.approve}))
+	changeSettings(t, e, map[string]any{"sandbox": map[string]any{"mode": "required"}})
+	e.waitRun(e.ask("greet/greet.go", 0, 0, "q"))
+	if n := len(q.list()); n != 0 {
+		t.Fatalf("a tighter sandbox mode asked: %q", q.list())
+	}
+	changeSettings(t, e, map[string]any{"sandbox": map[string]any{"mode": "off", "network": true},
+		"policy": map[string]any{"risk": map[string]any{"destructive": "allow"}}})
+	waitFor(t, "three questions", func() bool { return len(q.list()) == 3 })
+	all := strings.Join(q.list(), "\n---\n")
+	for _, want := range []string{"sandbox.mode = off", "sandbox.network = true", `policy = {"risk":{"destructive":"allow"}`} {
+		if !strings.Contains(all, want) {
+			t.Errorf("no question about %q:\n%s", want, all)
+		}
+	}
+}
