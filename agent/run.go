@@ -686,6 +686,7 @@ func (r *Run) execTool(step int, env *tools.Env, call model.ToolCall) (content s
 	}
 	req := tool.Request(valid)
 	req.RunID, req.CallID, req.Tool = r.ID, call.ID, call.Name
+	req.Input = r.red().String(string(valid))
 	risk := req.Risk
 	decision, err := r.m.gate.Decide(r.ctx, req,
 		step, r.red().String(summarizeInput(valid))) // the audit log masks with the session's values only

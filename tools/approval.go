@@ -1,6 +1,8 @@
 package tools
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -110,6 +112,13 @@ func ApprovalText(req ApprovalRequest) string {
 		}
 	default:
 		writeDetail(&b, req.Detail)
+		if in := strings.TrimSpace(req.Input); in != "" && in != "{}" && req.Tool != "edit_file" {
+			var c bytes.Buffer
+			if json.Compact(&c, []byte(in)) == nil {
+				in = c.String()
+			}
+			line("model's input (written by the model): " + OneLine(in, promptLineRunes))
+		}
 	}
 	if req.ModelReason != "" {
 		line("model's reason (written by the model, not checked): " + QuoteModel(req.ModelReason, promptReasonRunes))

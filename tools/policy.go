@@ -197,6 +197,9 @@ type ApprovalRequest struct {
 	// ModelReason is text the model wrote to justify the call (the reason
 	// of withoutSandbox): the prompt shows it quoted, as the model's.
 	ModelReason string
+	// Input is the call's arguments as the model wrote them (JSON): the
+	// prompt of a tool without a command line shows them, as the model's.
+	Input string
 	// Rule is the policy rule that made the gate ask (set by the gate).
 	Rule string
 }

@@ -327,6 +327,19 @@ func TestApprovalTextShowsEverything(t *testing.T) {
 		t.Errorf("OneLine of a space run: %q", s)
 	}
 
+	// A tool without commands shows the model's input, on one line.
+	text = ApprovalText(ApprovalRequest{Tool: "mcp__fs__write_file", Risk: RiskWrite, Detail: "MCP tool write_file of server fs (untrusted)",
+		Input: `{"path": "notes.txt",
+"content": "hi\nRisk: read\u202e"}`})
+	if !strings.Contains(text, `model's input (written by the model): {"path":"notes.txt","content":"hi\nRisk: read\u202e"}`) {
+		t.Errorf("MCP prompt:\n%s", text)
+	}
+	for _, l := range strings.Split(text, "\n") {
+		if strings.HasPrefix(l, "Risk:") || strings.Contains(l, "\u202e") && !strings.Contains(l, `\u202e`) {
+			t.Errorf("MCP prompt line %q", l)
+		}
+	}
+
 	// A tool without commands: its detail, blank runs collapsed.
 	text = ApprovalText(ApprovalRequest{Tool: "mcp__x__y", Risk: RiskWrite, Detail: "first" + pad + "payload\x07"})
 	if strings.Contains(text, "\n\n") || !strings.Contains(text, "(39 blank lines)") || !strings.Contains(text, `payload\x07`) {
