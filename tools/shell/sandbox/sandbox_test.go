@@ -232,6 +232,7 @@ func BenchmarkLaunch(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		cmd.Cmd.Dir = ws
 		if out, err := cmd.CombinedOutput(); err != nil {
 			b.Fatalf("%v %s", err, out)
 		}
