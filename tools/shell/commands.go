@@ -53,6 +53,9 @@ var destructiveCmds = set(
 	"kexec", "setenforce", "chattr", "cryptsetup", "lvremove", "vgremove", "pvremove",
 	"zpool", "zfs", "debugfs", "firewall-cmd", "launchctl", "diskutil", "format",
 	"at", "batch", "systemd-run", "nsenter", "unshare", "tmux", "screen", "byobu", "enable", "expect",
+	// D-Bus clients: the session bus starts programs outside the sandbox
+	// (systemd's StartTransientUnit).
+	"busctl", "gdbus", "dbus-send", "qdbus", "dbus-run-session", "systemd-run0",
 )
 
 // dynSensitive: commands whose options can make them write files or run
@@ -1353,6 +1356,8 @@ func (c *classifier) netcfg(name string, args []arg, _ int) verdict {
 		switch a.s {
 		case "add", "del", "delete", "set", "flush", "change", "replace", "append", "up", "down", "prepend":
 			return v(Destructive, name+" changes network configuration")
+		case "exec":
+			return v(Destructive, name+" exec runs a command in another namespace or VRF")
 		}
 	}
 	if name == "ifconfig" && len(ops) > 1 {
