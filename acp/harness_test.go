@@ -122,6 +122,14 @@ type harnessConfig struct {
 	warnings    []string
 	// root and stateDir, when set, reuse a workspace and state (a restart).
 	root, stateDir string
+	// perRootState gives each workspace root its own state directory under
+	// stateDir (as cmd/cairn does); otherwise every root shares stateDir.
+	perRootState bool
+}
+
+// rootStateDir is the state directory of root under perRootState.
+func rootStateDir(stateDir, root string) string {
+	return filepath.Join(stateDir, strings.ReplaceAll(strings.Trim(root, "/"), "/", "_"))
 }
 
 // newHarness starts the adapter on a workspace holding files, with the
@@ -154,8 +162,13 @@ func newHarness(t *testing.T, files map[string]string, script string, cfg harnes
 		policy = *cfg.policy
 	}
 	opts := Options{
-		Version:  "test",
-		StateDir: func(string) (string, error) { return h.stateDir, nil },
+		Version: "test",
+		StateDir: func(root string) (string, error) {
+			if cfg.perRootState {
+				return rootStateDir(h.stateDir, root), nil
+			}
+			return h.stateDir, nil
+		},
 		Configure: func(root, stateDir string) Setup {
 			return Setup{Run: agent.Config{Provider: h.provider, MaxSteps: cfg.maxSteps}, Interactive: cfg.interactive, Policy: policy, Warnings: cfg.warnings}
 		},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"sync"
 
@@ -142,11 +143,10 @@ func (a *adapter) ResumeSession(ctx context.Context, p sdk.ResumeSessionRequest)
 	return sdk.ResumeSessionResponse{Modes: modes, ConfigOptions: options}, nil
 }
 
+// The session id is checked (its form, then that the cwd's workspace has
+// it) before the workspace's engines are opened: a made-up id creates no
+// state directory and starts no watcher.
 func (a *adapter) reattach(cwd string, id sdk.SessionId, servers []sdk.McpServer) (*session, error) {
-	w, err := a.workspaceFor(cwd)
-	if err != nil {
-		return nil, invalidParams("%v", err)
-	}
 	a.mu.Lock()
 	s, live := a.sessions[id]
 	a.mu.Unlock()
@@ -157,7 +157,14 @@ func (a *adapter) reattach(cwd string, id sdk.SessionId, servers []sdk.McpServer
 		return s, nil
 	}
 	if !agent.ValidThreadID(string(id)) {
-		return nil, invalidParams("invalid session id %q", id)
+		return nil, invalidParams("invalid session id %q", truncateID(string(id)))
+	}
+	if err := a.knownSession(cwd, string(id)); err != nil {
+		return nil, err
+	}
+	w, err := a.workspaceFor(cwd)
+	if err != nil {
+		return nil, invalidParams("%v", err)
 	}
 	if _, ok := w.mgr.Thread(string(id)); !ok {
 		return nil, invalidParams("no session %q in the workspace %s", id, w.ws.Root())
@@ -359,4 +366,42 @@ func (a *adapter) notifySettings(s *session, modeChanged bool) {
 		}
 		a.send(o.id, sdk.SessionUpdate{ConfigOptionUpdate: &sdk.SessionConfigOptionUpdate{ConfigOptions: options}})
 	}
+}
+
+// knownSession says whether the workspace at cwd has the session id, without
+// opening the workspace's engines: from the open workspace when there is
+// one, else from the thread files in its state directory.
+func (a *adapter) knownSession(cwd, id string) error {
+	if !filepath.IsAbs(cwd) {
+		return invalidParams("cwd %q is not an absolute path", cwd)
+	}
+	root, err := filepath.EvalSymlinks(filepath.Clean(cwd))
+	if err != nil {
+		return invalidParams("opening the workspace %s: %v", cwd, err)
+	}
+	a.mu.Lock()
+	w, open := a.workspaces[root]
+	a.mu.Unlock()
+	if open {
+		if _, ok := w.mgr.Thread(id); !ok {
+			return invalidParams("no session %q in the workspace %s", id, root)
+		}
+		return nil
+	}
+	stateDir, err := a.opts.StateDir(root)
+	if err != nil {
+		return fmt.Errorf("finding the state directory of %s: %w", root, err)
+	}
+	if !agent.ThreadExists(stateDir, id) {
+		return invalidParams("no session %q in the workspace %s", id, root)
+	}
+	return nil
+}
+
+// truncateID keeps an error message about a made-up id short.
+func truncateID(id string) string {
+	if len(id) > 100 {
+		return id[:100] + "…"
+	}
+	return id
 }

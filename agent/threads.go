@@ -50,6 +50,17 @@ var threadIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,79}$`)
 // ValidThreadID reports whether id can name a thread.
 func ValidThreadID(id string) bool { return threadIDRE.MatchString(id) }
 
+// ThreadExists reports whether the workspace whose state is in stateDir has
+// the thread id on disk, without loading anything (a client naming a
+// session checked before the workspace is opened).
+func ThreadExists(stateDir, id string) bool {
+	if !ValidThreadID(id) || stateDir == "" {
+		return false
+	}
+	st, err := os.Stat(filepath.Join(stateDir, "threads", id+".json"))
+	return err == nil && st.Mode().IsRegular()
+}
+
 // threadStore keeps the threads of a workspace, in memory and on disk.
 type threadStore struct {
 	mu     sync.Mutex

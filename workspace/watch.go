@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -39,6 +41,60 @@ type WatchOptions struct {
 	// NoFS watches nothing on disk: only Touch feeds the stream (one-shot
 	// command-line use, tests).
 	NoFS bool
+	// MaxWatches caps the directories this watcher watches (default
+	// DefaultMaxWatches). Past the cap, or past the kernel's limit, the
+	// rest of the tree is followed by the periodic reconcile, every
+	// DegradedReconcile at most.
+	MaxWatches int
+}
+
+// DefaultMaxWatches is a watcher's default cap on watched directories.
+const DefaultMaxWatches = 16384
+
+// MaxFSWatchers caps the file-system watchers (inotify instances) a process
+// runs at once, whatever number of workspaces it serves: the kernel's
+// per-user limit (often 128) is shared with the user's editor and tools.
+// Watchers past the cap follow editor notifications and the periodic
+// reconcile only.
+const MaxFSWatchers = 16
+
+// DegradedReconcile is the reconcile period of a watcher that cannot watch
+// its whole tree.
+const DegradedReconcile = time.Minute
+
+// fsWatchers counts the running file-system watchers of the process.
+var fsWatchers = struct {
+	sync.Mutex
+	n      int
+	warned bool
+}{}
+
+// acquireFSWatcher takes one of the process's MaxFSWatchers slots.
+func acquireFSWatcher() bool {
+	fsWatchers.Lock()
+	defer fsWatchers.Unlock()
+	if fsWatchers.n >= MaxFSWatchers {
+		if !fsWatchers.warned {
+			fsWatchers.warned = true
+			slog.Warn("too many workspaces to watch: the next ones follow editor saves and a periodic rescan", "maxWatchers", MaxFSWatchers, "rescanEvery", DegradedReconcile)
+		}
+		return false
+	}
+	fsWatchers.n++
+	return true
+}
+
+func releaseFSWatcher() {
+	fsWatchers.Lock()
+	fsWatchers.n--
+	fsWatchers.Unlock()
+}
+
+// FSWatchers is the number of file-system watchers running in the process.
+func FSWatchers() int {
+	fsWatchers.Lock()
+	defer fsWatchers.Unlock()
+	return fsWatchers.n
 }
 
 // Debounce is the workspace's one debounce: file-system events and editor
@@ -57,6 +113,28 @@ type Watcher struct {
 	rescan  bool
 	first   time.Time // when the oldest pending change arrived
 	kick    chan struct{}
+
+	// Owned by Run's goroutine: the directories watched, and whether the
+	// tree is only partly watched (the cap or the kernel's limit was hit).
+	watched  map[string]bool // directories watched
+	watches  int
+	partial  bool
+	degraded chan struct{} // closed when the watcher falls back to reconcile
+	degrade  sync.Once
+	watching atomic.Int64 // watches, for Watches
+}
+
+// Watches is the number of directories the watcher watches.
+func (wt *Watcher) Watches() int { return int(wt.watching.Load()) }
+
+// markDegraded switches the loop to the shorter reconcile period and says
+// so once.
+func (wt *Watcher) markDegraded(reason string, args ...any) {
+	wt.degrade.Do(func() {
+		slog.Warn(reason+"; the rest of the workspace is followed by editor saves and a rescan every "+DegradedReconcile.String(),
+			append([]any{"root", wt.ws.Root()}, args...)...)
+		close(wt.degraded)
+	})
 }
 
 // NewWatcher returns a watcher of w; Run starts it.
@@ -70,7 +148,10 @@ func (w *Workspace) NewWatcher(opts WatchOptions) *Watcher {
 	if opts.Reconcile <= 0 {
 		opts.Reconcile = 5 * time.Minute
 	}
-	return &Watcher{ws: w, opts: opts, pending: map[string]bool{}, kick: make(chan struct{}, 1)}
+	if opts.MaxWatches <= 0 {
+		opts.MaxWatches = DefaultMaxWatches
+	}
+	return &Watcher{ws: w, opts: opts, pending: map[string]bool{}, kick: make(chan struct{}, 1), degraded: make(chan struct{}), watched: map[string]bool{}}
 }
 
 // Touch adds workspace-relative paths to the next batch (an editor's
@@ -156,11 +237,16 @@ func (wt *Watcher) Run(ctx context.Context, fn func(Change)) error {
 	if wt.opts.NoFS {
 		return wt.loop(ctx, fn, nil, nil, nil)
 	}
+	if !acquireFSWatcher() {
+		wt.markDegraded("the file watcher is off (too many workspaces in this process)", "maxWatchers", MaxFSWatchers)
+		return wt.loop(ctx, fn, nil, nil, nil)
+	}
+	defer releaseFSWatcher()
 	fw, err := fsnotify.NewWatcher()
 	if err != nil {
 		// Out of inotify instances, say: editor notifications and the
 		// periodic rescan still keep the indexes current.
-		slog.Warn("the file watcher is off; indexes follow editor saves and periodic rescans", "err", err)
+		wt.markDegraded("the file watcher is off", "err", err)
 		return wt.loop(ctx, fn, nil, nil, nil)
 	}
 	defer fw.Close()
@@ -168,7 +254,13 @@ func (wt *Watcher) Run(ctx context.Context, fn func(Change)) error {
 	return wt.loop(ctx, fn, fw, fw.Events, fw.Errors)
 }
 
+// addTree watches dir and the directories under it, up to the watcher's
+// cap; past the cap or the kernel's limit, it stops and the watcher falls
+// back to the reconcile for the rest.
 func (wt *Watcher) addTree(fw *fsnotify.Watcher, dir string) {
+	if wt.partial {
+		return
+	}
 	root := wt.ws.Root()
 	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || !d.IsDir() {
@@ -180,9 +272,37 @@ func (wt *Watcher) addTree(fw *fsnotify.Watcher, dir string) {
 		if wt.ws.stateDir != "" && within(wt.ws.stateDir, p) {
 			return filepath.SkipDir // Cairn's own writes (the index) are no change
 		}
-		fw.Add(p) // errors (limits, races with deletion) are left to the reconcile
+		if wt.watched[p] {
+			return nil
+		}
+		if wt.watches >= wt.opts.MaxWatches {
+			wt.partial = true
+			wt.markDegraded("the file watcher watches only part of the workspace (its cap on directories)", "maxWatches", wt.opts.MaxWatches)
+			return filepath.SkipAll
+		}
+		if err := fw.Add(p); err != nil {
+			if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENOMEM) {
+				wt.partial = true
+				wt.markDegraded("the file watcher watches only part of the workspace (the kernel's inotify limit: fs.inotify.max_user_watches)", "watches", wt.watches, "err", err)
+				return filepath.SkipAll
+			}
+			return nil // a race with deletion: the reconcile sees it
+		}
+		wt.watched[p] = true
+		wt.watches++
+		wt.watching.Store(int64(wt.watches))
 		return nil
 	})
+}
+
+// unwatched forgets a watched directory that was removed (the kernel
+// dropped its watch; a renamed one keeps it).
+func (wt *Watcher) unwatched(p string) {
+	if wt.watched[p] {
+		delete(wt.watched, p)
+		wt.watches--
+		wt.watching.Store(int64(wt.watches))
+	}
 }
 
 // loop debounces events (from fw, which may be nil) and Touch calls into
@@ -218,8 +338,14 @@ func (wt *Watcher) loop(ctx context.Context, fn func(Change), fw *fsnotify.Watch
 	}
 	reconcile := time.NewTicker(wt.opts.Reconcile)
 	defer reconcile.Stop()
+	degraded := wt.degraded
 	for {
 		select {
+		case <-degraded:
+			degraded = nil
+			if wt.opts.Reconcile > DegradedReconcile {
+				reconcile.Reset(DegradedReconcile)
+			}
 		case <-ctx.Done():
 			if busy {
 				<-idle // fn sees ctx ended; wait for it before returning
@@ -231,6 +357,9 @@ func (wt *Watcher) loop(ctx context.Context, fn func(Change), fw *fsnotify.Watch
 				continue
 			}
 			rel := wt.ws.Rel(ev.Name)
+			if ev.Has(fsnotify.Remove) {
+				wt.unwatched(ev.Name)
+			}
 			if ev.Has(fsnotify.Create) {
 				if st, err := os.Lstat(ev.Name); err == nil && st.IsDir() {
 					if skipWatchDirs[filepath.Base(ev.Name)] || wt.ws.Ignored(rel) {
