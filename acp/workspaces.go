@@ -223,6 +223,8 @@ func (w *workspaceEngines) reportSandbox() {
 		slog.Warn("commands are not sandboxed (sandbox.mode is off): every command that is not read-only asks first")
 	case !st.Available():
 		slog.Warn(st.Describe() + "; every command that is not read-only asks first")
+	case !st.Isolated() || !st.Limited():
+		slog.Warn(st.Describe())
 	default:
 		slog.Info(st.Describe())
 	}

@@ -196,7 +196,9 @@ func (s *Server) reportSandbox(sb *tools.CommandSandbox) {
 	if said {
 		return
 	}
-	if st.Available() && mode != tools.SandboxOff {
+	// A sandbox without namespaces or limits is worth a warning: read
+	// commands ask there, and Describe names the missing layers.
+	if st.Isolated() && st.Limited() && mode != tools.SandboxOff {
 		s.logToClient(slog.LevelInfo, "Cairn: "+msg)
 		return
 	}

@@ -17,12 +17,22 @@ import (
 	"github.com/cairn-dev/cairn/tools/shell/sandbox"
 )
 
+// needSandbox skips a test that needs a sandbox feature or a tool this
+// system lacks, except under CI=true, where that fails it.
+func needSandbox(t *testing.T, format string, args ...any) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("CI=true and "+format, args...)
+	}
+	t.Skipf("SKIP: "+format, args...)
+}
+
 // TestCommandsRunSandboxed: through the real server, a read command that
 // tries to read a file outside the workspace runs read-only and gets
 // nothing, and a write command cannot write outside the workspace.
 func TestCommandsRunSandboxed(t *testing.T) {
 	if st := sandbox.Probe(); !st.Available() {
-		t.Skipf("SKIP: the Landlock sandbox is not available here: %v", st.Err)
+		needSandbox(t, "the Landlock sandbox is not available here: %v", st.Err)
 	}
 	outside := t.TempDir()
 	canary := filepath.Join(outside, "id_rsa")
@@ -88,7 +98,7 @@ func TestSandboxOffIsAnnounced(t *testing.T) {
 // the server never receives a request.
 func TestReadmeInjectionFetchesNothing(t *testing.T) {
 	if st := sandbox.Probe(); !st.BlocksTCP() {
-		t.Skipf("SKIP: this system cannot keep sandboxed commands off TCP: %s", st.Describe())
+		needSandbox(t, "this system cannot keep sandboxed commands off TCP: %s", st.Describe())
 	}
 	var hits atomic.Int32
 	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -150,15 +160,11 @@ func TestReadmeInjectionFetchesNothing(t *testing.T) {
 // (read) and, with writes allowed by the user's policy, the script and a
 // direct connect itself. Nothing reaches the socket.
 func TestHostSocketUnreachableThroughServer(t *testing.T) {
-	st := sandbox.Probe()
-	if !st.Isolated() {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI=true and commands cannot be isolated here: %s", st.Describe())
-		}
-		t.Skipf("SKIP: commands cannot be isolated here: %s", st.Describe())
+	if st := sandbox.Probe(); !st.Isolated() {
+		needSandbox(t, "commands cannot be isolated here: %s", st.Describe())
 	}
 	if _, err := exec.LookPath("perl"); err != nil {
-		t.Skip("SKIP: perl is not installed")
+		needSandbox(t, "perl is not installed")
 	}
 	dir, err := os.MkdirTemp("/run", "cairn-test-*")
 	if err != nil {

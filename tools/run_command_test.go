@@ -13,9 +13,7 @@ import (
 )
 
 func TestRunCommandIsSandboxed(t *testing.T) {
-	if st := sandbox.Probe(); !st.Available() {
-		t.Skipf("SKIP: the Landlock sandbox is not available here: %v", st.Err)
-	}
+	needSandbox(t)
 	env := testEnv(t, map[string]string{"a.txt": "hello\n"})
 	outside := t.TempDir()
 	canary := filepath.Join(outside, "canary")
