@@ -181,16 +181,21 @@ func writeDetail(b *strings.Builder, detail string) {
 // OneLine renders s on one line with nothing hidden: a line break becomes
 // ⏎ (a run of them ⏎×N), a tab \t, a carriage return \r, other control,
 // invisible and direction-changing characters an escape (\x1b, \u202e),
-// a run of more than three spaces ␣×N. At most max runes of s are shown,
-// then how many more there are.
+// a run of more than three spaces ␣×N. Of a text longer than max runes the
+// head and the tail are shown, with how much is left out between them, so
+// that padding cannot push the end of a command out of view.
 func OneLine(s string, max int) string {
+	if n := utf8.RuneCountInString(s); max > 0 && n > max {
+		rs := []rune(s)
+		head, tail := max*2/3, max-max*2/3
+		return visible(string(rs[:head])) + fmt.Sprintf(" … (%d characters not shown) … ", n-head-tail) + visible(string(rs[n-tail:]))
+	}
+	return visible(s)
+}
+
+func visible(s string) string {
 	var b strings.Builder
-	runes := 0
 	for i := 0; i < len(s); {
-		if max > 0 && runes >= max {
-			fmt.Fprintf(&b, "… (%d more characters)", utf8.RuneCountInString(s[i:]))
-			break
-		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		switch {
 		case r == '\n':
@@ -201,7 +206,6 @@ func OneLine(s string, max int) string {
 				}
 				i++
 			}
-			runes += n
 			if n == 1 {
 				b.WriteString(" ⏎ ")
 			} else {
@@ -214,7 +218,6 @@ func OneLine(s string, max int) string {
 				n++
 				i++
 			}
-			runes += n
 			if n > 3 {
 				fmt.Fprintf(&b, " ␣×%d ", n)
 			} else {
@@ -236,7 +239,6 @@ func OneLine(s string, max int) string {
 		default:
 			b.WriteRune(r)
 		}
-		runes++
 		i += size
 	}
 	return b.String()

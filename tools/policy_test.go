@@ -320,7 +320,7 @@ func TestApprovalTextShowsEverything(t *testing.T) {
 
 	// Long lines are cut, and say so.
 	long := strings.Repeat("a", 5000)
-	if s := OneLine(long, 100); !strings.Contains(s, "(4900 more characters)") {
+	if s := OneLine(long+"; rm -rf docs", 100); !strings.Contains(s, "(4913 characters not shown)") || !strings.HasSuffix(s, "; rm -rf docs") {
 		t.Errorf("OneLine of 5000 runes: %q", s)
 	}
 	if s := OneLine("a      b", 0); s != "a ␣×6 b" {
