@@ -141,6 +141,9 @@ func (p Policy) partAction(tool string, c CommandPart) (Action, string) {
 	if !ok {
 		return Ask, "no rule for risk " + string(c.Risk)
 	}
+	if _, known := actionRank[a]; !known {
+		return Deny, why + " (its action " + strconv.Quote(string(a)) + " is unknown)"
+	}
 	if c.Risk.Rank() >= RiskDestructive.Rank() && a != Deny && p.Risk[RiskDestructive] == Deny && !strings.HasPrefix(why, "risk rule") {
 		why += " (" + liftsNote + ")"
 	}
@@ -155,8 +158,12 @@ func (p Policy) match(tool string, c CommandPart) (Action, string, bool) {
 	if a, ok := p.Tools[tool]; ok {
 		return a, "tool rule " + tool, true
 	}
-	if a, ok := p.Risk[c.Risk]; ok {
-		return a, "risk rule " + string(c.Risk), true
+	risk := c.Risk
+	if _, known := riskOrder[risk]; !known {
+		risk = RiskDestructive // an unknown class never looks harmless
+	}
+	if a, ok := p.Risk[risk]; ok {
+		return a, "risk rule " + string(risk), true
 	}
 	return "", "", false
 }

@@ -363,3 +363,16 @@ func TestCommandPartsOfEveryShape(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownRiskOrActionIsStrict: a risk class or an action the policy
+// does not know never makes a call look harmless.
+func TestUnknownRiskOrActionIsStrict(t *testing.T) {
+	if a, rule := DefaultPolicy().ActionFor(ApprovalRequest{Tool: "mcp__x__y", Risk: "bogus"}); a != Deny {
+		t.Errorf("unknown risk: %s by %s", a, rule)
+	}
+	p := DefaultPolicy()
+	p.Tools = map[string]Action{"mcp__x__y": "sure"}
+	if a, rule := p.ActionFor(ApprovalRequest{Tool: "mcp__x__y", Risk: RiskWrite}); a != Deny {
+		t.Errorf("unknown action: %s by %s", a, rule)
+	}
+}
