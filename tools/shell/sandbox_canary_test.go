@@ -474,3 +474,37 @@ func sameTree(a, b map[string]string) bool {
 	}
 	return true
 }
+
+// TestRunSandboxedTimeout: a sandboxed command that ignores SIGTERM is
+// killed after the grace period with everything it started, and Run
+// reports the signal that ended it (the launcher, as PID 1, outlives it
+// to say how it ended).
+func TestRunSandboxedTimeout(t *testing.T) {
+	requireSandbox(t)
+	ws, tmp := t.TempDir(), t.TempDir()
+	res, err := runWithin(t, context.Background(), RunOptions{
+		Dir:       ws,
+		Command:   `trap '' TERM; echo started; sleep 3600 & wait; sleep 3600`,
+		Timeout:   time.Second,
+		KillGrace: 300 * time.Millisecond,
+		Env:       testEnv(),
+		Sandbox:   &sandbox.Policy{Profile: sandbox.ReadOnly, Workspace: ws, TempDir: tmp, Caches: []string{}, Toolchains: []string{}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.TimedOut || res.Signal == "" {
+		t.Fatalf("want timed out and killed by a signal: %+v", res)
+	}
+	// Without a trap, SIGTERM ends the shell: the launcher reports it.
+	res, err = runWithin(t, context.Background(), RunOptions{
+		Dir: ws, Command: `echo started; sleep 3600`, Timeout: time.Second, Env: testEnv(),
+		Sandbox: &sandbox.Policy{Profile: sandbox.ReadOnly, Workspace: ws, TempDir: tmp, Caches: []string{}, Toolchains: []string{}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.TimedOut || res.Signal != "terminated" || res.ExitCode != -1 {
+		t.Fatalf("want ended by SIGTERM: %+v", res)
+	}
+}

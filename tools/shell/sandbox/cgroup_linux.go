@@ -215,3 +215,38 @@ func (g *cgroup) remove() {
 
 // String names the cgroup version for Describe.
 func (g *cgroup) String() string { return "cgroup v" + strconv.Itoa(g.version) }
+
+// removeStale deletes the command cgroups a server that is gone left
+// behind (killed before it could remove them), killing what is in them.
+func removeStale() {
+	own, err := ownCgroups()
+	if err != nil {
+		return
+	}
+	var parents []string
+	for ctl, p := range own {
+		switch ctl {
+		case "":
+			parents = append(parents, filepath.Join(cgroupRoot, p), filepath.Join(cgroupRoot, "unified", p))
+		case "pids", "memory":
+			parents = append(parents, filepath.Join(cgroupRoot, ctl, p))
+		}
+	}
+	for _, parent := range parents {
+		dirs, _ := filepath.Glob(filepath.Join(parent, "cairn-cmd-*"))
+		for _, d := range dirs {
+			f := strings.Split(filepath.Base(d), "-")
+			if len(f) != 4 {
+				continue
+			}
+			pid, err := strconv.Atoi(f[2])
+			if err != nil || pid == os.Getpid() {
+				continue
+			}
+			if _, err := os.Stat(filepath.Join("/proc", f[2])); err == nil {
+				continue // its server still runs
+			}
+			(&cgroup{dirs: []string{d}}).remove()
+		}
+	}
+}

@@ -254,54 +254,79 @@ func TestHelperSandboxedSleep(t *testing.T) {
 		t.Fatal(err)
 	}
 	fmt.Println("STARTED")
+	if os.Getenv("CAIRN_TEST_SERVER_EXITS") == "1" {
+		// A server that shuts down without waiting for its command, once
+		// the command runs.
+		for deadline := time.Now().Add(30 * time.Second); len(procsWith("sleep "+m)) < 2 && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if len(procsWith("sleep "+m)) >= 2 {
+			fmt.Println("RUNNING")
+		}
+		os.Exit(0)
+	}
 	cmd.Wait()
 }
 
 // TestServerKillLeavesNothing (issue 24, finding 6): when the server is
-// killed with SIGKILL, its running command dies with it.
+// killed with SIGKILL, or exits without waiting for its command, the
+// running command dies with it (daemons it started included).
 func TestServerKillLeavesNothing(t *testing.T) {
 	st := requireSandbox(t)
-	for _, ns := range modes(st) {
-		t.Run(modeName(ns), func(t *testing.T) {
-			m := "1005." + strconv.Itoa(int(time.Now().UnixNano()%1e6))
-			server := exec.Command(os.Args[0], "-test.run=^TestHelperSandboxedSleep$", "-test.v")
-			server.Env = append(os.Environ(), "CAIRN_TEST_SLEEP_MARKER="+m)
-			if !ns {
-				server.Env = append(server.Env, NoNamespacesEnv+"=1")
-			}
-			out, err := server.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			server.Stderr = os.Stderr
-			if err := server.Start(); err != nil {
-				t.Fatal(err)
-			}
-			sc := bufio.NewScanner(out)
-			for sc.Scan() && !strings.Contains(sc.Text(), "STARTED") {
-			}
-			deadline := time.Now().Add(30 * time.Second)
-			for len(procsWith("sleep "+m)) < 2 {
-				if time.Now().After(deadline) {
-					server.Process.Kill()
-					t.Fatalf("the sandboxed sleeps never started")
+	for _, exits := range []bool{false, true} {
+		for _, ns := range modes(st) {
+			t.Run(modeName(ns)+map[bool]string{false: "/kill-9", true: "/exit"}[exits], func(t *testing.T) {
+				m := "1005." + strconv.Itoa(int(time.Now().UnixNano()%1e6))
+				server := exec.Command(os.Args[0], "-test.run=^TestHelperSandboxedSleep$", "-test.v")
+				server.Env = append(os.Environ(), "CAIRN_TEST_SLEEP_MARKER="+m)
+				if exits {
+					server.Env = append(server.Env, "CAIRN_TEST_SERVER_EXITS=1")
 				}
-				time.Sleep(10 * time.Millisecond)
-			}
-			server.Process.Signal(syscall.SIGKILL)
-			server.Wait()
-			for left := procsWith("sleep " + m); len(left) > 0; left = procsWith("sleep " + m) {
-				if time.Now().After(deadline.Add(30 * time.Second)) {
-					for _, l := range left {
-						if pid, err := strconv.Atoi(strings.SplitN(l, ":", 2)[0]); err == nil {
-							syscall.Kill(pid, syscall.SIGKILL)
-						}
+				if !ns {
+					server.Env = append(server.Env, NoNamespacesEnv+"=1")
+				}
+				out, err := server.StdoutPipe()
+				if err != nil {
+					t.Fatal(err)
+				}
+				server.Stderr = os.Stderr
+				if err := server.Start(); err != nil {
+					t.Fatal(err)
+				}
+				sc := bufio.NewScanner(out)
+				want := map[bool]string{false: "STARTED", true: "RUNNING"}[exits]
+				seen := false
+				for !seen && sc.Scan() {
+					seen = strings.Contains(sc.Text(), want)
+				}
+				if !seen {
+					t.Fatalf("the server never said %s", want)
+				}
+				deadline := time.Now().Add(30 * time.Second)
+				for !exits && len(procsWith("sleep "+m)) < 2 {
+					if time.Now().After(deadline) {
+						server.Process.Kill()
+						t.Fatalf("the sandboxed sleeps never started")
 					}
-					t.Fatalf("the command outlived the killed server: %q", left)
+					time.Sleep(10 * time.Millisecond)
 				}
-				time.Sleep(10 * time.Millisecond)
-			}
-		})
+				if !exits {
+					server.Process.Signal(syscall.SIGKILL)
+				}
+				server.Wait()
+				for left := procsWith("sleep " + m); len(left) > 0; left = procsWith("sleep " + m) {
+					if time.Now().After(deadline.Add(30 * time.Second)) {
+						for _, l := range left {
+							if pid, err := strconv.Atoi(strings.SplitN(l, ":", 2)[0]); err == nil {
+								syscall.Kill(pid, syscall.SIGKILL)
+							}
+						}
+						t.Fatalf("the command outlived the server: %q", left)
+					}
+					time.Sleep(10 * time.Millisecond)
+				}
+			})
+		}
 	}
 }
 

@@ -435,6 +435,7 @@ func probeWith(tryNamespaces bool, launch func(namespaces, cgroups bool) error) 
 		return Status{Err: fmt.Errorf("Landlock is not enabled in this kernel (%v)", err)}
 	}
 	st := Status{ABI: abi}
+	removeStale()
 	if g, err := newCgroup(Limits{}); err != nil {
 		st.CgroupErr = err
 	} else {
