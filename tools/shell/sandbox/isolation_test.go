@@ -486,6 +486,30 @@ func TestCgroupRemovedAfterRun(t *testing.T) {
 	}
 }
 
+// clearReadOnly calls mount_setattr(2) to clear MOUNT_ATTR_RDONLY on
+// sub/.git (x86-64 and arm64 syscall number 442).
+const clearReadOnly = `perl -e 'my $a = pack("QQQQ", 0, 1, 0, 0); my $p = "sub/.git"; syscall(442, -100, $p, 0, $a, 32) == 0 or die "mount_setattr: $!\n"'`
+
+// TestCommandsHaveNoCapabilities: a command has no capability, even as
+// root (in its user namespace, or a server running as root without one).
+func TestCommandsHaveNoCapabilities(t *testing.T) {
+	st := requireSandbox(t)
+	for _, ns := range modes(st) {
+		t.Run(modeName(ns), func(t *testing.T) {
+			f := newFixture(t)
+			out, code := runNS(t, f.policy(WorkspaceWrite), "grep -E '^Cap(Prm|Eff|Bnd|Amb|Inh)' /proc/self/status", ns)
+			if code != 0 {
+				t.Fatalf("reading the capabilities failed: %s", out)
+			}
+			for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+				if f := strings.Fields(line); len(f) != 2 || strings.Trim(f[1], "0") != "" {
+					t.Errorf("the command holds capabilities: %s", line)
+				}
+			}
+		})
+	}
+}
+
 // TestProtectedPathsReadOnly (issue 24, finding 2): in workspace-write,
 // the protected paths a walk found (a nested .git, an embedded bare
 // repository, .cairn, .vscode, .github/workflows, .envrc) cannot be
@@ -532,6 +556,11 @@ func TestProtectedPathsReadOnly(t *testing.T) {
 				"mkdir .vscode",
 				"mkdir .idea",
 				"echo x > .devcontainer",
+				// Clear the bind's read-only flag (mount_setattr, which
+				// Landlock does not check), then write; also from a user
+				// namespace of the command's own.
+				clearReadOnly + " && echo x >> sub/.git/config",
+				"unshare -Urm sh -c '" + strings.ReplaceAll(clearReadOnly, "'", `'"'"'`) + " && echo x >> sub/.git/config'",
 			} {
 				if out, code := runNS(t, p, script, ns); code == 0 {
 					t.Errorf("%q succeeded: %s", script, out)

@@ -176,6 +176,9 @@ func launch(raw string) error {
 		return fmt.Errorf("landlock_restrict_self: %w", err)
 	}
 	unix.Close(fd)
+	if err := dropCapabilities(); err != nil {
+		return err
+	}
 	if !s.Namespaces {
 		// Orphans come to the launcher, which kills them when the
 		// command ends (the cgroup, where there is one, catches the rest).
@@ -276,6 +279,51 @@ func childPids() []int {
 		}
 	}
 	return out
+}
+
+// dropCapabilities empties this thread's capability bounding and
+// inheritable sets and the ambient set, so that the command has no
+// capability even as root: root in the command's user namespace could
+// otherwise clear the read-only flag of a protected bind with
+// mount_setattr (which Landlock does not check), and a server running as
+// root would hand its commands every capability.
+func dropCapabilities() error {
+	for c := 0; ; c++ {
+		err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0)
+		if err == unix.EINVAL {
+			break // past the last capability
+		}
+		if err != nil && err != unix.EPERM {
+			return fmt.Errorf("prctl(PR_CAPBSET_DROP, %d): %w", c, err)
+		}
+		if err == unix.EPERM {
+			// Without CAP_SETPCAP there is nothing to drop: check.
+			var hdr = unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+			var data [2]unix.CapUserData
+			if err := unix.Capget(&hdr, &data[0]); err != nil {
+				return fmt.Errorf("capget: %w", err)
+			}
+			if data[0].Permitted != 0 || data[1].Permitted != 0 {
+				return fmt.Errorf("prctl(PR_CAPBSET_DROP): %w, and the launcher holds capabilities", err)
+			}
+			break
+		}
+	}
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && err != unix.EINVAL {
+		return fmt.Errorf("prctl(PR_CAP_AMBIENT_CLEAR_ALL): %w", err)
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("capget: %w", err)
+	}
+	if data[0].Inheritable != 0 || data[1].Inheritable != 0 {
+		data[0].Inheritable, data[1].Inheritable = 0, 0
+		if err := unix.Capset(&hdr, &data[0]); err != nil {
+			return fmt.Errorf("capset: %w", err)
+		}
+	}
+	return nil
 }
 
 // setRlimits applies the limits that are per process.
