@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -611,5 +612,56 @@ func TestFallbackWithoutNamespaces(t *testing.T) {
 	f := newFixture(t)
 	if out, code := runNS(t, f.policy(ReadOnly), "cat main.go && ! echo x > new.txt", false); code != 0 || !strings.Contains(out, "package main") {
 		t.Errorf("a command in the Landlock-only sandbox failed (%d): %s", code, out)
+	}
+}
+
+// TestCommandHasNoTerminal: the command leads a session of its own, so
+// it has no controlling terminal through which to type into the user's
+// shell (TIOCSTI on /dev/tty).
+func TestCommandHasNoTerminal(t *testing.T) {
+	st := requireSandbox(t)
+	for _, ns := range modes(st) {
+		t.Run(modeName(ns), func(t *testing.T) {
+			f := newFixture(t)
+			out, code := runNS(t, f.policy(ReadOnly), `[ "$(cut -d' ' -f6 /proc/$$/stat)" = "$$" ] && echo session-leader; : < /dev/tty || echo no-tty`, ns)
+			if code != 0 || !strings.Contains(out, "session-leader") || !strings.Contains(out, "no-tty") {
+				t.Errorf("the command shares a session (and maybe a terminal) with the server (%d): %s", code, out)
+			}
+		})
+	}
+}
+
+// TestLargePolicy: a policy too large for an environment string (many
+// protected paths granted piecewise) still launches.
+func TestLargePolicy(t *testing.T) {
+	st := requireSandbox(t)
+	for _, ns := range modes(st) {
+		t.Run(modeName(ns), func(t *testing.T) {
+			f := newFixture(t)
+			p := f.policy(WorkspaceWrite)
+			p.Protected = []string{filepath.Join(f.ws, ".git")}
+			long := strings.Repeat("d", 100)
+			for i := 0; i < 900; i++ {
+				dir := filepath.Join(f.ws, "mods", fmt.Sprintf("%s%04d", long, i))
+				if err := os.MkdirAll(filepath.Join(dir, ".git"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				os.WriteFile(filepath.Join(dir, "x.go"), nil, 0o644)
+				p.Protected = append(p.Protected, filepath.Join(dir, ".git"))
+			}
+			spec, err := p.Spec([]string{"/bin/true"}, ns)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if raw, _ := json.Marshal(spec); len(raw) <= 128<<10 && !ns {
+				t.Fatalf("the policy is only %d bytes: the test needs a larger one", len(raw))
+			}
+			if out, code := runNS(t, p, "echo x >> mods/"+long+"0007/x.go && ! echo y > mods/"+long+"0007/.git/config", ns); code != 0 {
+				t.Errorf("the command failed (%d): %s", code, out)
+			}
+			if left, _ := filepath.Glob(filepath.Join(f.tmp, ".cairn-spec-*")); len(left) > 0 {
+				t.Errorf("the policy file was left: %q", left)
+			}
+		})
 	}
 }

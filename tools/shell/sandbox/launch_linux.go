@@ -24,8 +24,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// specEnv carries the Spec (JSON) from the server to the launcher.
+// specEnv carries the Spec (JSON) from the server to the launcher, or
+// "@" and the path of a file holding it when it is longer than maxSpecEnv.
 const specEnv = "CAIRN_SANDBOX_EXEC"
+
+// maxSpecEnv keeps the variable well below the kernel's 128 KiB limit on
+// one environment string.
+const maxSpecEnv = 64 << 10
 
 // LaunchFailed is the exit status of a launcher that could not confine
 // itself; it never runs the command then. Its message starts with
@@ -74,6 +79,16 @@ const (
 // the namespace and every process left in it. Without, it execs the
 // command in its place after restricting its own thread.
 func launch(raw string) error {
+	if path, ok := strings.CutPrefix(raw, "@"); ok {
+		// A large spec comes in a file (an environment string is limited
+		// to 128 KiB), which only this launcher reads.
+		b, err := os.ReadFile(path)
+		os.Remove(path)
+		if err != nil {
+			return fmt.Errorf("reading the policy: %w", err)
+		}
+		raw = string(b)
+	}
 	var s Spec
 	if err := json.Unmarshal([]byte(raw), &s); err != nil {
 		return fmt.Errorf("reading the policy: %w", err)
@@ -206,7 +221,9 @@ func supervise(s Spec, env []string) error {
 			os.Exit(128 + int(syscall.SIGKILL))
 		}()
 	}
-	attr := &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	// A session of its own: no controlling terminal, so /dev/tty cannot
+	// reach the user's terminal (TIOCSTI would type into their shell).
+	attr := &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setsid: true}
 	proc, err := os.StartProcess(s.Argv[0], s.Argv, &os.ProcAttr{Env: env, Files: []*os.File{os.Stdin, os.Stdout, os.Stderr}, Sys: attr})
 	if err != nil {
 		return fmt.Errorf("starting %s: %w", s.Argv[0], err)
@@ -676,7 +693,23 @@ func command(p Policy, argv []string, env []string, namespaces, cgroups bool) (*
 	}
 	cmd := exec.Command("/proc/self/exe")
 	cmd.Args = []string{"cairn-sandbox"}
-	cmd.Env = append(append([]string(nil), env...), specEnv+"="+string(raw))
+	arg := string(raw)
+	if len(raw) > maxSpecEnv {
+		f, err := os.CreateTemp(p.TempDir, ".cairn-spec-*.json")
+		if err != nil {
+			return nil, fmt.Errorf("writing the sandbox policy: %w", err)
+		}
+		_, err = f.Write(raw)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			os.Remove(f.Name())
+			return nil, fmt.Errorf("writing the sandbox policy: %w", err)
+		}
+		arg = "@" + f.Name()
+	}
+	cmd.Env = append(append([]string(nil), env...), specEnv+"="+arg)
 	// The launcher dies with the server: as PID 1 it takes the namespace
 	// along; without namespaces it kills the command's tree first.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
