@@ -231,7 +231,8 @@ func supervise(s Spec, env []string) error {
 	pid := proc.Pid
 	go func() {
 		for sig := range sigs {
-			_ = syscall.Kill(pid, sig.(syscall.Signal))
+			// The command leads its own process group: all of it hears.
+			_ = syscall.Kill(-pid, sig.(syscall.Signal))
 		}
 	}()
 	status := os.NewFile(statusFD, "status")
