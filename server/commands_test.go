@@ -18,14 +18,14 @@ turns:
       - name: run_command
         arguments: {command: "ls greet"}
       - name: run_command
-        arguments: {command: "echo run >> counter.txt"}
+        arguments: {command: "echo run >> greet/counter.txt"}
       - name: run_command
         arguments: {command: "rm -rf greet"}
       - name: run_command
         arguments: {command: "curl -s http://127.0.0.1:1/"}
   - toolCalls:
       - name: run_command
-        arguments: {command: "echo again >> counter.txt"}
+        arguments: {command: "echo again >> greet/counter.txt"}
   - text: done
 `
 
@@ -61,7 +61,9 @@ func TestRunCommandApprovals(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(e.root, "greet/greet.go")); err != nil {
 		t.Fatal("rm -rf ran")
 	}
-	b, _ := os.ReadFile(filepath.Join(e.root, "counter.txt"))
+	// (In greet/: a sandboxed command cannot create entries directly in
+	// the workspace root, where protected names would appear.)
+	b, _ := os.ReadFile(filepath.Join(e.root, "greet", "counter.txt"))
 	if string(b) != "run\nagain\n" {
 		t.Errorf("counter.txt = %q", b)
 	}
