@@ -224,14 +224,16 @@ func TestEditReviewAndReconcile(t *testing.T) {
 func TestPermissionsPersist(t *testing.T) {
 	script := `turns:
   - toolCalls:
-      - {id: c1, name: run_command, arguments: {command: "touch one.txt"}}
-      - {id: c2, name: run_command, arguments: {command: "touch one.txt"}}
-      - {id: c3, name: run_command, arguments: {command: "touch two.txt"}}
-      - {id: c4, name: run_command, arguments: {command: "touch two.txt"}}
+      - {id: c1, name: run_command, arguments: {command: "touch d/one.txt"}}
+      - {id: c2, name: run_command, arguments: {command: "touch d/one.txt"}}
+      - {id: c3, name: run_command, arguments: {command: "touch d/two.txt"}}
+      - {id: c4, name: run_command, arguments: {command: "touch d/two.txt"}}
       - {id: c5, name: run_command, arguments: {command: "ls"}}
   - text: done
 `
-	h := newHarness(t, map[string]string{"a.txt": "a\n"}, script, harnessConfig{interactive: true})
+	// (Below the root: a sandboxed command cannot create entries directly
+	// in the workspace root, where protected names would appear.)
+	h := newHarness(t, map[string]string{"a.txt": "a\n", "d/a.txt": "a\n"}, script, harnessConfig{interactive: true})
 	h.client.answer = func(p sdk.RequestPermissionRequest) string {
 		if strings.Contains(*p.ToolCall.Title, "one.txt") {
 			return optAllowAlways
@@ -243,7 +245,7 @@ func TestPermissionsPersist(t *testing.T) {
 	if len(perms) != 2 {
 		t.Fatalf("asked %d times, want 2 (once per command): %+v", len(perms), perms)
 	}
-	if *perms[0].ToolCall.Title != "Run `touch one.txt`" || *perms[0].ToolCall.Kind != sdk.ToolKindExecute {
+	if *perms[0].ToolCall.Title != "Run `touch d/one.txt`" || *perms[0].ToolCall.Kind != sdk.ToolKindExecute {
 		t.Errorf("permission tool call = %q %q", *perms[0].ToolCall.Title, *perms[0].ToolCall.Kind)
 	}
 	kinds := map[sdk.PermissionOptionKind]bool{}
@@ -258,10 +260,10 @@ func TestPermissionsPersist(t *testing.T) {
 			t.Errorf("%s: status %q, want %q", id, got, want)
 		}
 	}
-	if _, err := os.Stat(h.abs("one.txt")); err != nil {
+	if _, err := os.Stat(h.abs("d/one.txt")); err != nil {
 		t.Errorf("the allowed command did not run: %v", err)
 	}
-	if _, err := os.Stat(h.abs("two.txt")); err == nil {
+	if _, err := os.Stat(h.abs("d/two.txt")); err == nil {
 		t.Error("the rejected command ran")
 	}
 }
