@@ -23,7 +23,7 @@ import (
 // space characters at its ends); the next line says why it matters.
 const ProtectedEdit = "[protected path] "
 
-const editFileDescription = `Propose a change to one file: replace oldText, which must occur exactly once in the file (include enough surrounding lines to make it unique), with newText. To create a new file, give its path, an empty oldText and the whole content as newText. Nothing is written to disk: the change is shown to the user, who accepts or rejects it. Later read_file calls in this run see your proposal.`
+const editFileDescription = `Propose a change to one file: replace oldText, which must occur exactly once in the file (include enough surrounding lines to make it unique), with newText. To create a new file, give its path, an empty oldText and the whole content as newText. Nothing is written to disk: the change is shown to the user, who accepts or rejects it. Later read_file calls in this run see your proposal. Protected paths (git hooks and config, .cairn/, .vscode/ and other editor configuration, CI workflows, .devcontainer/, .envrc) are proposed only after the user confirms that one edit; inside any .git directory nothing can be edited.`
 
 // EditFile is the edit_file tool of a registry that does not know its
 // workspace: protected paths are recognized by name only when the call is
@@ -62,6 +62,9 @@ func classifyEdit(root string, input json.RawMessage) (Risk, string) {
 	var in editFileInput
 	if err := json.Unmarshal(input, &in); err != nil {
 		return RiskWrite, ""
+	}
+	if workspace.InDotGit(in.Path) {
+		return RiskWrite, "" // refused outright when it runs: nothing to confirm
 	}
 	why, ok := protectedEditPath(root, in.Path)
 	if !ok {

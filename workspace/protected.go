@@ -71,6 +71,18 @@ var ProtectedRootNames = []string{
 	".gitlab-ci.yml", ".circleci",
 }
 
+// InDotGit reports whether rel (slash or OS separators) has a ".git"
+// component, in any spelling a file system takes for it: the paths
+// ResolveWritable refuses outright.
+func InDotGit(rel string) bool {
+	for _, c := range strings.Split(filepath.ToSlash(rel), "/") {
+		if normName(c) == ".git" {
+			return true
+		}
+	}
+	return false
+}
+
 // normName folds a path component the way the file systems Cairn runs on
 // could: case-insensitively, without Windows' trailing dots and spaces,
 // without the code points HFS+ ignores in names (".g\u200cit" is ".git"

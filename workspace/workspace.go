@@ -147,10 +147,8 @@ func (w *Workspace) ResolveWritable(p string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	for _, c := range strings.Split(w.Rel(abs), "/") {
-		if normName(c) == ".git" {
-			return "", fmt.Errorf("path %q: writing inside a .git directory is not allowed: %w", p, ErrOutside)
-		}
+	if InDotGit(w.Rel(abs)) {
+		return "", fmt.Errorf("path %q: writing inside a .git directory is not allowed: %w", p, ErrOutside)
 	}
 	if w.stateDir != "" && within(w.stateDir, abs) {
 		return "", fmt.Errorf("path %q: writing into Cairn's state directory is not allowed: %w", p, ErrOutside)

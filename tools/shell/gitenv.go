@@ -392,11 +392,20 @@ func readGitConfig(p string, visited map[string]bool, depth int) [][2]string {
 
 // listGitConfig runs `git config --file p --null --list`.
 func listGitConfig(p string) [][2]string {
+	if !filepath.IsAbs(p) {
+		if abs, err := filepath.Abs(p); err == nil {
+			p = abs
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "git", "config", "--file", p, "--null", "--list")
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "HOME=/nonexistent"}
-	cmd.Dir = filepath.Dir(p)
+	// Run from "/" with discovery stopped there: the repository a config
+	// belongs to is never set up (listing a file needs none).
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "HOME=/nonexistent",
+		"GIT_CEILING_DIRECTORIES=/", "GIT_CONFIG_COUNT=2", "GIT_CONFIG_KEY_0=safe.bareRepository", "GIT_CONFIG_VALUE_0=explicit",
+		"GIT_CONFIG_KEY_1=core.fsmonitor", "GIT_CONFIG_VALUE_1=false"}
+	cmd.Dir = string(filepath.Separator)
 	out, err := cmd.Output()
 	if err != nil {
 		// No git, or a file git cannot parse (then git refuses the
