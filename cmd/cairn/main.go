@@ -39,7 +39,7 @@ func register(c command) { commands[c.name] = c }
 func init() {
 	register(command{"serve", "run the language server on stdin/stdout (--stdio is accepted)", runServe})
 	register(command{"demo", "run a scripted session on a bundled sample workspace and print the transcript", runDemo})
-	register(command{"ask", "one non-interactive run: print the answer and the proposed edits as a diff (--apply writes them)", runAsk})
+	register(command{"ask", "one non-interactive run: print the answer and the proposed edits as a diff (--apply writes them; protected paths only with --apply-protected PATH,...)", runAsk})
 	register(command{"context", "show the context report for a question", runContext})
 	register(command{"help", "list the subcommands", nil})
 }
