@@ -665,3 +665,29 @@ func TestLargePolicy(t *testing.T) {
 		})
 	}
 }
+
+// TestBindsFollowLinks: a read path that is a symlink (as
+// /etc/resolv.conf into /run with systemd-resolved) is recreated as a link
+// and its target bound, and a path below a linked directory is bound at
+// its real path with the link recreated.
+func TestBindsFollowLinks(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "run", "stub-resolv.conf")
+	os.MkdirAll(filepath.Dir(real), 0o755)
+	os.WriteFile(real, []byte("nameserver 127.0.0.53\n"), 0o644)
+	link := filepath.Join(dir, "etc-resolv.conf")
+	os.Symlink(real, link)
+	os.MkdirAll(filepath.Join(dir, "var", "home", "u", "ws"), 0o755)
+	os.Symlink(filepath.Join(dir, "var", "home"), filepath.Join(dir, "home"))
+	ws := filepath.Join(dir, "home", "u", "ws")
+	got := map[string]bool{}
+	for _, b := range binds([]string{link}, []string{ws}) {
+		got[b.Path] = b.Write
+	}
+	want := map[string]bool{link: false, real: false, filepath.Join(dir, "home"): false, filepath.Join(dir, "var", "home", "u", "ws"): true}
+	for p, w := range want {
+		if gw, ok := got[p]; !ok || gw != w {
+			t.Errorf("bind %s (write %v) missing or wrong: %v", p, w, got)
+		}
+	}
+}

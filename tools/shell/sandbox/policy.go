@@ -277,6 +277,12 @@ func (p Policy) Spec(argv []string, namespaces bool) (Spec, error) {
 	read = append(read, caches...)
 	read = append(read, p.ReadableRoots...)
 	read = append(read, p.WritableRoots...)
+	if p.Network {
+		// Name resolution: /etc/resolv.conf is often a link into /run
+		// (systemd-resolved), which is otherwise not in the command's
+		// filesystem.
+		read = append(read, "/etc/resolv.conf")
+	}
 
 	tmp := p.TempDir
 	if namespaces {
