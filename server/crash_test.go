@@ -125,7 +125,7 @@ const crashTurns = `
   - text: "I will count and read."
     toolCalls:
       - name: run_command
-        arguments: {command: "echo ran >> counter.txt"}
+        arguments: {command: "echo ran >> greet/counter.txt"}
       - name: read_file
         arguments: {path: greet/greet.go}
   - toolCalls:
@@ -230,7 +230,7 @@ func TestCrashMatrix(t *testing.T) {
 			if ev.Seq <= lastSeq {
 				t.Errorf("the interrupted event (seq %d) does not follow the last event the client saw (seq %d)", ev.Seq, lastSeq)
 			}
-			got, _ := os.ReadFile(filepath.Join(root, "counter.txt"))
+			got, _ := os.ReadFile(filepath.Join(root, "greet", "counter.txt"))
 			if string(got) != c.counter {
 				t.Errorf("counter.txt = %q, want %q (a side effect ran twice or was replayed)", got, c.counter)
 			}

@@ -43,7 +43,7 @@ func (m *carefulModel) Stream(ctx context.Context, req model.Request, onText fun
 		}
 	}
 	return &model.Response{ToolCalls: []model.ToolCall{{ID: fmt.Sprintf("again-%d", n), Name: "run_command",
-		Arguments: `{"command":"echo ran >> counter.txt"}`}}, Usage: tokencount.Usage{InputTokens: 10, OutputTokens: 1}}, nil
+		Arguments: `{"command":"echo ran >> greet/counter.txt"}`}}, Usage: tokencount.Usage{InputTokens: 10, OutputTokens: 1}}, nil
 }
 
 // lastRequest returns the text of the model's last request.
@@ -64,7 +64,7 @@ const countTurn = `turns:
   - text: "Counting."
     toolCalls:
       - name: run_command
-        arguments: {command: "echo ran >> counter.txt"}
+        arguments: {command: "echo ran >> greet/counter.txt"}
       - name: read_file
         arguments: {path: greet/greet.go}
   - text: "Done."
@@ -92,7 +92,7 @@ func TestResumeWithDamagedJournal(t *testing.T) {
 				t.Fatal(err)
 			}
 			p.waitCrash(t)
-			if got, _ := os.ReadFile(filepath.Join(root, "counter.txt")); string(got) != "ran\n" {
+			if got, _ := os.ReadFile(filepath.Join(root, "greet", "counter.txt")); string(got) != "ran\n" {
 				t.Fatalf("the recorded run did not run the command once: %q", got)
 			}
 			journal, err := os.ReadFile(filepath.Join(state, "runs", runID, "journal.jsonl"))
@@ -118,7 +118,7 @@ func TestResumeWithDamagedJournal(t *testing.T) {
 						os.WriteFile(filepath.Join(st, "runs", runID, "journal.jsonl"), damaged, 0o600)
 					}
 					m := &carefulModel{}
-					e := newEnv(t, greetWS+"-- counter.txt --\nran\n", withState(st), withProvider(m))
+					e := newEnv(t, greetWS+"-- greet/counter.txt --\nran\n", withState(st), withProvider(m))
 					var ref protocol.RunRef
 					if err := e.ed.Execute(e.ctx, protocol.CommandResume, protocol.RunRef{RunID: runID}, &ref); err != nil {
 						t.Fatalf("resume: %v", err)
@@ -132,7 +132,7 @@ func TestResumeWithDamagedJournal(t *testing.T) {
 					if l := last(evs); l.Kind != protocol.EventFinished || l.Answer != "Done." {
 						t.Fatalf("resumed run ended %+v; events %s", l, kinds(evs))
 					}
-					if got := e.read("counter.txt"); got != "ran\n" {
+					if got := e.read("greet/counter.txt"); got != "ran\n" {
 						t.Errorf("counter.txt = %q: the command ran again on resume", got)
 					}
 					if i < 0 {

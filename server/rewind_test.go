@@ -15,7 +15,7 @@ turns:
   - toolCalls: [{name: read_file, arguments: {path: greet/greet.go}}]
   - toolCalls:
       - name: run_command
-        arguments: {command: "echo side-effect >> log.txt"}
+        arguments: {command: "echo side-effect >> greet/log.txt"}
       - name: edit_file
         arguments: {path: greet/greet.go, oldText: "Hello", newText: "Howdy"}
   - text: "first answer"
@@ -43,11 +43,11 @@ turns:
 		t.Errorf("irreversible side effects = %q", rw.Irreversible)
 	}
 	// The file the command created is gone again (the agent created it).
-	if len(rw.Restored) != 1 || rw.Restored[0] != "log.txt" {
+	if len(rw.Restored) != 1 || rw.Restored[0] != "greet/log.txt" {
 		t.Errorf("restored from the command snapshot: %q", rw.Restored)
 	}
-	if _, err := os.Stat(filepath.Join(e.root, "log.txt")); !os.IsNotExist(err) {
-		t.Errorf("log.txt should be removed by the rewind: %v", err)
+	if _, err := os.Stat(filepath.Join(e.root, "greet", "log.txt")); !os.IsNotExist(err) {
+		t.Errorf("greet/log.txt should be removed by the rewind: %v", err)
 	}
 	var ref protocol.RunRef
 	if err := e.ed.Execute(e.ctx, protocol.CommandResume, protocol.RunRef{RunID: run}, &ref); err != nil {
@@ -77,7 +77,7 @@ turns:
   - toolCalls: [{name: read_file, arguments: {path: greet/greet.go}}]
   - toolCalls:
       - name: run_command
-        arguments: {command: "sed -i 's/Hello/Bye/' greet/greet.go && rm notes/ünï.txt && echo new > made.txt"}
+        arguments: {command: "sed -i 's/Hello/Bye/' greet/greet.go && rm notes/ünï.txt && echo new > greet/made.txt"}
   - text: done
 `
 	e := newEnv(t, greetWS, withScript(script))
@@ -97,7 +97,7 @@ turns:
 	if e.read("greet/greet.go") != orig || e.read("notes/ünï.txt") != notes {
 		t.Errorf("files not restored: %q", rw)
 	}
-	if _, err := os.Stat(filepath.Join(e.root, "made.txt")); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(e.root, "greet", "made.txt")); !os.IsNotExist(err) {
 		t.Error("a file the command created survived the rewind")
 	}
 	if e.read("mine.txt") != "user's" {
