@@ -180,6 +180,13 @@ func (a *adapter) ListSessions(ctx context.Context, p sdk.ListSessionsRequest) (
 	defer recoverTo(&err, "ListSessions")
 	var wss []*workspaceEngines
 	if p.Cwd != nil && *p.Cwd != "" {
+		// A folder with no sessions is not opened (no state directory, no
+		// watcher) just to list none.
+		if none, err := a.noSessions(*p.Cwd); err != nil {
+			return sdk.ListSessionsResponse{}, err
+		} else if none {
+			return sdk.ListSessionsResponse{Sessions: []sdk.SessionInfo{}}, nil
+		}
 		w, err := a.workspaceFor(*p.Cwd)
 		if err != nil {
 			return sdk.ListSessionsResponse{}, invalidParams("%v", err)
@@ -366,6 +373,29 @@ func (a *adapter) notifySettings(s *session, modeChanged bool) {
 		}
 		a.send(o.id, sdk.SessionUpdate{ConfigOptionUpdate: &sdk.SessionConfigOptionUpdate{ConfigOptions: options}})
 	}
+}
+
+// noSessions says whether the folder at cwd, not open in this process, has
+// no sessions on disk.
+func (a *adapter) noSessions(cwd string) (bool, error) {
+	if !filepath.IsAbs(cwd) {
+		return false, invalidParams("cwd %q is not an absolute path", cwd)
+	}
+	root, err := filepath.EvalSymlinks(filepath.Clean(cwd))
+	if err != nil {
+		return false, invalidParams("opening the workspace %s: %v", cwd, err)
+	}
+	a.mu.Lock()
+	_, open := a.workspaces[root]
+	a.mu.Unlock()
+	if open {
+		return false, nil
+	}
+	stateDir, err := a.opts.StateDir(root)
+	if err != nil {
+		return false, fmt.Errorf("finding the state directory of %s: %w", root, err)
+	}
+	return !agent.HasThreads(stateDir), nil
 }
 
 // knownSession says whether the workspace at cwd has the session id, without

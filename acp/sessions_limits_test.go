@@ -81,7 +81,8 @@ func TestManyWorkspacesCapInotify(t *testing.T) {
 
 // TestLoadSessionValidatesBeforeOpening: session/load with an invalid or
 // unknown session id is refused before the cwd is opened: no state
-// directory is created for it and nothing watches it.
+// directory is created for it and nothing watches it (nor for a
+// session/list of a folder without sessions).
 func TestLoadSessionValidatesBeforeOpening(t *testing.T) {
 	h := newHarness(t, map[string]string{"a.go": "package a\n"}, "turns:\n  - text: ok\n", harnessConfig{perRootState: true})
 	other, _ := filepath.EvalSymlinks(t.TempDir())
@@ -108,8 +109,12 @@ func TestLoadSessionValidatesBeforeOpening(t *testing.T) {
 			t.Errorf("session/resume %q on a folder without sessions succeeded", id)
 		}
 	}
+	list, err := h.conn.ListSessions(ctx, sdk.ListSessionsRequest{Cwd: &other})
+	if err != nil || len(list.Sessions) != 0 {
+		t.Errorf("session/list on a folder without sessions: %+v, %v", list, err)
+	}
 	if _, err := os.Stat(rootStateDir(h.stateDir, other)); !os.IsNotExist(err) {
-		t.Errorf("a refused session/load created the state directory of its cwd (%v)", err)
+		t.Errorf("a refused session/load (or a session/list) created the state directory of its cwd (%v)", err)
 	}
 	if got := inotifyInstances(t); got > before {
 		t.Errorf("a refused session/load started watching its cwd: %d inotify instances, were %d", got, before)

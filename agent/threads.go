@@ -61,6 +61,24 @@ func ThreadExists(stateDir, id string) bool {
 	return err == nil && st.Mode().IsRegular()
 }
 
+// HasThreads reports whether the workspace whose state is in stateDir has
+// any thread on disk, without loading anything.
+func HasThreads(stateDir string) bool {
+	if stateDir == "" {
+		return false
+	}
+	entries, err := os.ReadDir(filepath.Join(stateDir, "threads"))
+	if err != nil {
+		return false
+	}
+	for _, e := range entries {
+		if name, ok := strings.CutSuffix(e.Name(), ".json"); ok && ValidThreadID(name) {
+			return true
+		}
+	}
+	return false
+}
+
 // threadStore keeps the threads of a workspace, in memory and on disk.
 type threadStore struct {
 	mu     sync.Mutex
