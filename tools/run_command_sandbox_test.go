@@ -120,3 +120,22 @@ func quoteJSON(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+// TestSandboxLimitsSettings: sandbox.limits.* reach the command's policy;
+// negative values are reported and replaced by the defaults.
+func TestSandboxLimitsSettings(t *testing.T) {
+	var s SandboxSettings
+	if err := json.Unmarshal([]byte(`{"mode":"auto","limits":{"memoryMB":2048,"pids":256,"tmpMB":64,"cpuSeconds":60,"fileMB":-1}}`), &s); err != nil {
+		t.Fatal(err)
+	}
+	sb := NewCommandSandbox(t.TempDir())
+	problems := sb.Configure(s, "")
+	if len(problems) != 1 || !strings.Contains(problems[0], "fileMB") {
+		t.Errorf("problems: %q", problems)
+	}
+	got := sb.policy(RiskWrite).Limits.WithDefaults()
+	want := sandbox.Limits{MemoryMB: 2048, Pids: 256, TmpMB: 64, CPUSeconds: 60, FileMB: sandbox.DefaultLimits.FileMB}
+	if got != want {
+		t.Errorf("limits = %+v, want %+v", got, want)
+	}
+}
