@@ -242,7 +242,7 @@ sleep 0.2; echo started`, m)
 func TestHelperSandboxedSleep(t *testing.T) {
 	m := os.Getenv("CAIRN_TEST_SLEEP_MARKER")
 	if m == "" {
-		t.Skip("helper process only")
+		return // only a helper process of TestServerKillLeavesNothing
 	}
 	ws, tmp := t.TempDir(), t.TempDir()
 	cmd, err := Command(Policy{Profile: ReadOnly, Workspace: ws, TempDir: tmp, Caches: []string{}}, []string{"/bin/sh", "-c", "setsid sleep " + m + " & sleep " + m + "; wait"}, os.Environ())
