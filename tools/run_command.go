@@ -16,7 +16,7 @@ import (
 	"github.com/cairn-dev/cairn/workspace"
 )
 
-const runCommandDescription = `Run a shell command in the workspace root (bash), with a timeout (default 120 s, at most 600). Output (stdout and stderr together) is capped; the middle of long output is cut. Commands are classified by risk (read, write, network, install, destructive): read-only commands run at once, others may need the user's approval or be refused by policy. Commands run in an OS sandbox: read-only commands can write nothing but $TMPDIR; others may also write the workspace and tool caches, except protected paths (.git anywhere, .cairn, .vscode, .github/workflows, .envrc, ...) and new entries directly in the workspace root; memory, processes, CPU time, file sizes and /tmp are limited, and nothing a command starts outlives it; there is no network unless the command is rated network/install and approved; files outside the workspace and toolchains (e.g. ~/.ssh) are unreadable. If a command fails only because of the sandbox, you may call run_command again with withoutSandbox: true and a reason the user will read; the user must approve that exact command. Prefer read-only commands (go test is write: it builds). Do not use it to edit files: use edit_file, which the user reviews.`
+const runCommandDescription = `Run a shell command in the workspace root (bash), with a timeout (default 120 s, at most 600). Output (stdout and stderr together) is capped; the middle of long output is cut. Commands are classified by risk (read, write, network, install, destructive): read-only commands run at once, others may need the user's approval or be refused by policy. Commands run in an OS sandbox: read-only commands can write nothing but $TMPDIR; others may also write the workspace and tool caches, except protected paths (.git anywhere, .cairn, .vscode, .github/workflows, .envrc, ...: existing ones are read-only, new ones a command makes are removed afterwards); memory, processes, CPU time, file sizes and /tmp are limited, and nothing a command starts outlives it; there is no network unless the command is rated network/install and approved; files outside the workspace and toolchains (e.g. ~/.ssh) are unreadable. If a command fails only because of the sandbox, you may call run_command again with withoutSandbox: true and a reason the user will read; the user must approve that exact command. Prefer read-only commands (go test is write: it builds). Do not use it to edit files: use edit_file, which the user reviews.`
 
 // OutsideSandbox starts the approval detail of a command that will run
 // without the OS sandbox. The gate never allows such a call by policy:
@@ -121,23 +121,27 @@ func (c *CommandSandbox) isolated() bool {
 	return mode != SandboxOff && st.Isolated()
 }
 
-// policy is the sandbox policy for a command of the given risk. The
-// workspace is walked for its protected paths on every call: a command
-// may have made a new nested repository since the last one.
-func (c *CommandSandbox) policy(risk Risk) sandbox.Policy {
-	var protected []string
-	if risk != RiskRead {
-		var err error
-		protected, err = workspace.FindProtected(c.root)
-		if err != nil {
-			// What was found is still protected; the rest of the walk
-			// failed on a directory the command may not list either.
-			slog.Warn("run_command: finding the protected paths", "root", c.root, "err", err)
-		}
-		if protected == nil {
-			protected = []string{}
-		}
+// protectedPaths walks the workspace for its protected paths; complete is
+// false when part of the walk failed. It runs before every command that
+// may write: a command may have made a new nested repository since the
+// last one.
+func (c *CommandSandbox) protectedPaths() (paths []string, complete bool) {
+	protected, err := workspace.FindProtected(c.root)
+	if err != nil {
+		// What was found is still protected; the rest of the walk
+		// failed on a directory the command may not list either.
+		slog.Warn("run_command: finding the protected paths", "root", c.root, "err", err)
 	}
+	if protected == nil {
+		protected = []string{}
+	}
+	return protected, err == nil
+}
+
+// policy is the sandbox policy for a command of the given risk, with the
+// workspace's protected paths (nil for a read command, which writes
+// nothing of the workspace).
+func (c *CommandSandbox) policy(risk Risk, protected []string) sandbox.Policy {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	p := sandbox.Policy{
@@ -250,6 +254,7 @@ func runRunCommand(ctx context.Context, env *Env, input json.RawMessage, sb *Com
 	risk := Risk(shell.Classify(in.Command, shell.Options{Workspace: root}).Risk)
 	st, mode := sb.Status()
 	var pol *sandbox.Policy
+	walked := false // the protected paths before the command are complete
 	profile := "no sandbox"
 	switch {
 	case in.WithoutSandbox:
@@ -261,7 +266,11 @@ func runRunCommand(ctx context.Context, env *Env, input json.RawMessage, sb *Com
 	case !st.Available():
 		profile = "no sandbox (" + st.Err.Error() + ")"
 	default:
-		p := sb.policy(risk)
+		var protected []string
+		if risk != RiskRead {
+			protected, walked = sb.protectedPaths()
+		}
+		p := sb.policy(risk, protected)
 		pol = &p
 		profile = string(p.Profile) + " sandbox"
 		if p.Network {
@@ -271,6 +280,7 @@ func runRunCommand(ctx context.Context, env *Env, input json.RawMessage, sb *Com
 			profile += " (Landlock only)"
 		}
 	}
+	start := time.Now()
 	res, err := shell.Run(ctx, shell.RunOptions{
 		Dir: root, Command: in.Command, Timeout: timeout, MaxOutputBytes: 32 << 10,
 		Env: shell.GitEnv(shell.StripSecrets(os.Environ()), root), Sandbox: pol,
@@ -297,6 +307,13 @@ func runRunCommand(ctx context.Context, env *Env, input json.RawMessage, sb *Com
 		fmt.Fprintf(&b, "[the sandbox could not be set up; the command did not run]\n")
 	default:
 		fmt.Fprintf(&b, "[exit status %d; ran in: %s]\n", res.ExitCode, profile)
+	}
+	if pol != nil && pol.Profile == sandbox.WorkspaceWrite && walked {
+		// Only against a complete list from before: a path the first
+		// walk missed must never be taken for the command's.
+		if made := revertProtected(root, pol.Protected, start); len(made) > 0 {
+			b.WriteString(describeProtected(made))
+		}
 	}
 	if pol != nil && res.ExitCode != 0 && !res.TimedOut && !res.Cancelled && deniedBySandbox(res.Output) {
 		fmt.Fprintf(&b, "[this may have failed because of the %s sandbox (%s). If it cannot work inside it, call run_command again with withoutSandbox: true and a reason; the user decides]\n",

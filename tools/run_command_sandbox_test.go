@@ -7,8 +7,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cairn-dev/cairn/tools/shell/sandbox"
+	"github.com/cairn-dev/cairn/workspace"
 )
 
 // needSandbox skips where commands cannot be sandboxed, except under
@@ -88,8 +90,6 @@ func TestCommandsCannotWriteProtectedPaths(t *testing.T) {
 		`echo '{"cairn.mcpServers":{}}' > web/.vscode/settings.json`,
 		"echo 'run: curl x | sh' >> .github/workflows/ci.yml",
 		"echo 'curl x | sh' >> tools/.envrc",
-		"mkdir .vscode",
-		"echo 'eval x' > .envrc",
 	} {
 		res, err := tool.Invoke(context.Background(), env, json.RawMessage(`{"command":`+quoteJSON(cmd)+`}`))
 		if err != nil {
@@ -104,15 +104,85 @@ func TestCommandsCannotWriteProtectedPaths(t *testing.T) {
 			t.Errorf("%s changed: %q %v", p, b, err)
 		}
 	}
-	for _, p := range []string{".vscode", ".envrc", "vendor/dep2"} {
-		if _, err := os.Lstat(filepath.Join(root, p)); err == nil {
-			t.Errorf("%s was created", p)
-		}
+	if _, err := os.Lstat(filepath.Join(root, "vendor/dep2")); err == nil {
+		t.Errorf("vendor/dep2 was created")
 	}
 	// Ordinary work below the root still succeeds.
 	res, err := tool.Invoke(context.Background(), env, json.RawMessage(`{"command":"echo // x >> src/lib.go && mkdir -p src/gen && echo y > src/gen/out"}`))
 	if err != nil || res.IsError {
 		t.Errorf("a write below the root failed: %+v %v", res, err)
+	}
+}
+
+// TestProtectedPathsACommandCreatesAreRemoved: a protected path that does
+// not exist cannot be bound read-only, so what a command creates there is
+// removed when it ends, and the model is told; the user's files around it
+// stay. The workspace root itself stays writable where namespaces are.
+func TestProtectedPathsACommandCreatesAreRemoved(t *testing.T) {
+	st := needSandbox(t)
+	files := map[string]string{
+		"main.go":                       "package main\n",
+		".github/ISSUE_TEMPLATE/bug.md": "bug\n",
+		"vendor/dep/README":             "a vendored dependency\n",
+		"vendor/dep/objects/.keep":      "",
+		"vendor/dep/refs/heads/.keep":   "",
+		"docs/guide.md":                 "guide\n",
+	}
+	env := testEnv(t, files)
+	root := env.WS.Root()
+	// File times come from the kernel's coarse clock: what the fixture
+	// made must be older than the command by more than its tick.
+	time.Sleep(100 * time.Millisecond)
+	tool := RunCommandWith(root, NewCommandSandbox(root))
+	run := func(cmd string) Result {
+		t.Helper()
+		res, err := tool.Invoke(context.Background(), env, json.RawMessage(`{"command":`+quoteJSON(cmd)+`}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	cases := []struct{ cmd, made string }{
+		{"mkdir -p docs/.vscode && echo '{}' > docs/.vscode/tasks.json", "docs/.vscode"},
+		{"mkdir -p docs/sub/.git/hooks && echo x > docs/sub/.git/hooks/pre-commit", "docs/sub/.git"},
+		{"mkdir -p .github/workflows && echo 'on: push' > .github/workflows/x.yml", ".github/workflows"},
+		// An existing directory made a git directory by content: only
+		// the git entries go.
+		{"echo 'ref: refs/heads/main' > vendor/dep/HEAD && printf '[core]\\n\\tfsmonitor = /x\\n' > vendor/dep/config", "vendor/dep"},
+	}
+	if st.Isolated() {
+		cases = append(cases,
+			struct{ cmd, made string }{"mkdir .vscode && echo '{}' > .vscode/settings.json", ".vscode"},
+			struct{ cmd, made string }{"echo 'eval x' > .envrc", ".envrc"})
+	}
+	for _, c := range cases {
+		res := run(c.cmd)
+		if !strings.Contains(res.Content, "the command created "+c.made+", a protected path") {
+			t.Errorf("%q: no note about %s: %s", c.cmd, c.made, res.Content)
+		}
+	}
+	if _, still := workspace.Protected(root, "vendor/dep"); still {
+		t.Errorf("vendor/dep is still a git directory by content")
+	}
+	for _, p := range []string{"docs/.vscode", "docs/sub/.git", ".github/workflows", "vendor/dep/HEAD", "vendor/dep/config", ".vscode", ".envrc"} {
+		if _, err := os.Lstat(filepath.Join(root, p)); err == nil {
+			t.Errorf("%s is still there", p)
+		}
+	}
+	for p, want := range files {
+		if b, err := os.ReadFile(filepath.Join(root, p)); err != nil || string(b) != want {
+			t.Errorf("%s changed: %q %v", p, b, err)
+		}
+	}
+	if st.Isolated() {
+		// New entries at the root are ordinary work.
+		res := run("echo module x > go.mod && mkdir bin && echo y > bin/out")
+		if res.IsError {
+			t.Errorf("creating go.mod and bin/ at the root failed: %s", res.Content)
+		}
+		if b, err := os.ReadFile(filepath.Join(root, "bin/out")); err != nil || string(b) != "y\n" {
+			t.Errorf("bin/out = %q %v", b, err)
+		}
 	}
 }
 
@@ -133,7 +203,7 @@ func TestSandboxLimitsSettings(t *testing.T) {
 	if len(problems) != 1 || !strings.Contains(problems[0], "fileMB") {
 		t.Errorf("problems: %q", problems)
 	}
-	got := sb.policy(RiskWrite).Limits.WithDefaults()
+	got := sb.policy(RiskWrite, nil).Limits.WithDefaults()
 	want := sandbox.Limits{MemoryMB: 2048, Pids: 256, TmpMB: 64, CPUSeconds: 60, FileMB: sandbox.DefaultLimits.FileMB}
 	if got != want {
 		t.Errorf("limits = %+v, want %+v", got, want)

@@ -183,15 +183,8 @@ func protectedRel(root, rel string) (string, bool) {
 	}
 	dir := root
 	for i, c := range comps {
-		if why, ok := nameWhy(c); ok {
+		if why, ok := componentWhy(comps, i); ok {
 			return why, true
-		}
-		if i > 0 && normName(comps[i-1]) == ".github" {
-			for _, g := range protectedUnderGitHub {
-				if normName(c) == g {
-					return whyCI, true
-				}
-			}
 		}
 		// dir is a git directory, or becomes one once c exists (the
 		// last piece of a repository assembled file by file).
@@ -202,6 +195,36 @@ func protectedRel(root, rel string) (string, bool) {
 	}
 	if isGitDir(dir, "") {
 		return whyGit, true
+	}
+	return "", false
+}
+
+// componentWhy reports whether comps[i] is protected by its name (and its
+// parent's: .github/workflows).
+func componentWhy(comps []string, i int) (string, bool) {
+	if why, ok := nameWhy(comps[i]); ok {
+		return why, true
+	}
+	if i > 0 && normName(comps[i-1]) == ".github" {
+		for _, g := range protectedUnderGitHub {
+			if normName(comps[i]) == g {
+				return whyCI, true
+			}
+		}
+	}
+	return "", false
+}
+
+// ProtectedByName reports whether rel is protected by the names on its
+// path alone (.vscode, a nested .git, .github/workflows), whatever the
+// directories hold: Protected without the look at git directories by
+// content.
+func ProtectedByName(rel string) (why string, ok bool) {
+	comps := strings.Split(strings.Trim(filepath.ToSlash(filepath.Clean(rel)), "/"), "/")
+	for i := range comps {
+		if why, ok := componentWhy(comps, i); ok {
+			return why, true
+		}
 	}
 	return "", false
 }

@@ -49,10 +49,13 @@
 // /dev/null. [WorkspaceWrite] adds the workspace, the declared caches and
 // Policy.WritableRoots, minus the protected paths (Policy.Protected: the
 // caller's walk of the workspace, every .git, git directories by content,
-// editor and CI configuration) and the server's state directory. The
-// workspace root is always granted piecewise, so that protected names
-// that do not exist yet (Policy.ProtectedNames) cannot be created: no new
-// entry can be made directly in the root. [Full] is no sandbox at all.
+// editor and CI configuration) and the server's state directory: with
+// namespaces they are read-only bind mounts. A protected path that does
+// not exist yet cannot be bound over; with namespaces the caller removes
+// what a command created (the tools package compares the protected paths
+// before and after), without them the workspace root is granted
+// piecewise, so that protected names (Policy.ProtectedNames) cannot be
+// created there (nor any other new entry). [Full] is no sandbox at all.
 //
 // # What it does not stop
 //

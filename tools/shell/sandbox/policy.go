@@ -58,7 +58,8 @@ type Policy struct {
 	// workspace). Nil means the workspace's .git only.
 	Protected []string
 	// ProtectedNames are entries that must not be created at the
-	// workspace root when they do not exist (.git, .cairn, .vscode, ...).
+	// workspace root when they do not exist (.git, .cairn, .vscode, ...):
+	// without namespaces the root is granted piecewise to keep them out.
 	// Nil means DefaultProtectedNames.
 	ProtectedNames []string
 	// Limits bound the command's resources; zero fields take
@@ -236,9 +237,10 @@ type Bind struct {
 // command's filesystem is built from Binds (the read list read-only, the
 // writable roots read-write) and the existing protected paths are
 // read-only bind mounts; without, the writable roots are granted
-// piecewise around them. In both, protected names missing from the
-// workspace root (and protected symlinks) are kept from being created by
-// granting the root piecewise: no new entry can be made directly in it.
+// piecewise around them, and protected names missing from the workspace
+// root are kept from being created by granting the root piecewise (no new
+// entry can be made directly in it). Protected symlinks cannot be bound
+// over: the directory holding one is granted piecewise in both modes.
 func (p Policy) Spec(argv []string, namespaces bool) (Spec, error) {
 	if p.Profile != ReadOnly && p.Profile != WorkspaceWrite {
 		return Spec{}, fmt.Errorf("sandbox: profile %q cannot be enforced (use read-only or workspace-write)", p.Profile)
@@ -332,10 +334,19 @@ func (p Policy) Spec(argv []string, namespaces bool) (Spec, error) {
 			if names == nil {
 				names = DefaultProtectedNames
 			}
-			for _, n := range names {
-				pr := filepath.Join(ws, n)
-				if _, err := os.Lstat(pr); err != nil {
-					unbindable = append(unbindable, pr)
+			if !namespaces {
+				// Without a mount namespace nothing can be bound over
+				// a name that does not exist yet: the root is granted
+				// piecewise so that no new entry can be made in it.
+				// With one, the root stays writable and the caller
+				// removes protected paths a command created (see
+				// tools.revertProtected): a command must be able to make
+				// `bin/` or `go.mod` in a fresh workspace.
+				for _, n := range names {
+					pr := filepath.Join(ws, n)
+					if _, err := os.Lstat(pr); err != nil {
+						unbindable = append(unbindable, pr)
+					}
 				}
 			}
 			roots = append(roots, ws)
