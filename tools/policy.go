@@ -153,7 +153,14 @@ func (p Policy) partAction(tool string, c CommandPart) (Action, string) {
 // match returns the rule of this layer for one command, if one matches.
 func (p Policy) match(tool string, c CommandPart) (Action, string, bool) {
 	if prefix := p.covering(c); prefix != "" {
-		return p.Commands[prefix], "command rule " + strconv.Quote(prefix), true
+		a := p.Commands[prefix]
+		// A rule lifts the deny of a destructive command only when it
+		// names the command as a whole ("rm") or a destructive form of
+		// it ("rm -rf build"): a "go test" rule does not cover
+		// `go test -exec 'rm -rf ~'`.
+		if a == Deny || c.Risk.Rank() < RiskDestructive.Rank() || namesDestructive(prefix) {
+			return a, "command rule " + strconv.Quote(prefix), true
+		}
 	}
 	if a, ok := p.Tools[tool]; ok {
 		return a, "tool rule " + tool, true
@@ -419,11 +426,21 @@ func (p Policy) LiftsDestructive(o Policy) []string {
 		}
 	}
 	for _, k := range sortedKeys(o.Commands) {
-		if a := o.Commands[k]; lifts(a) {
+		if a := o.Commands[k]; lifts(a) && namesDestructive(k) {
 			out = append(out, fmt.Sprintf("policy command %q: %s lifts the destructive deny: the commands it covers that are rated destructive will %s (the prompt and the audit log name this rule)", k, a, verb(a)))
 		}
 	}
 	return out
+}
+
+// namesDestructive reports whether a command rule may cover the
+// destructive forms of what it names: a bare command name (the user named
+// every form of it), or a prefix that is destructive read as a command.
+func namesDestructive(prefix string) bool {
+	if !strings.ContainsAny(strings.TrimSpace(prefix), " \t") {
+		return true
+	}
+	return Risk(shell.Classify(prefix, shell.Options{}).Risk).Rank() >= RiskDestructive.Rank()
 }
 
 // neverDestructive are the built-in tools whose calls are never rated

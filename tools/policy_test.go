@@ -225,6 +225,19 @@ func TestLiftedDestructiveIsNamed(t *testing.T) {
 	if got := DefaultPolicy().LiftsDestructive(settings); len(got) != 1 || !strings.Contains(got[0], `"rm"`) {
 		t.Errorf("LiftsDestructive: %q", got)
 	}
+	// A rule naming a harmless form of a command neither lifts the deny
+	// of its destructive forms nor warns that it would.
+	narrow := Policy{Commands: map[string]Action{"git push": Allow}}
+	if got := DefaultPolicy().LiftsDestructive(narrow); len(got) != 0 {
+		t.Errorf("a git push rule reported as lifting: %q", got)
+	}
+	np, _ := DefaultPolicy().Overlay(narrow, false)
+	if a, rule := np.ActionFor(commandRequest(t, t.TempDir(), "git push --force origin main")); a != Deny {
+		t.Errorf("git push --force under a git push rule: %s by %q", a, rule)
+	}
+	if a, rule := np.ActionFor(commandRequest(t, t.TempDir(), "git push origin main")); a != Allow {
+		t.Errorf("git push under a git push rule: %s by %q", a, rule)
+	}
 	if got := DefaultPolicy().LiftsDestructive(Policy{Commands: map[string]Action{"rm": Deny}, Tools: map[string]Action{"edit_file": Allow}}); len(got) != 0 {
 		t.Errorf("rules that lift nothing reported: %q", got)
 	}
