@@ -280,10 +280,12 @@ func runRunCommand(ctx context.Context, env *Env, input json.RawMessage, sb *Com
 			profile += " (Landlock only)"
 		}
 	}
-	start := time.Now()
 	res, err := shell.Run(ctx, shell.RunOptions{
 		Dir: root, Command: in.Command, Timeout: timeout, MaxOutputBytes: 32 << 10,
 		Env: shell.GitEnv(shell.StripSecrets(os.Environ()), root), Sandbox: pol,
+		// Only against a complete walk from before: a path it missed
+		// must never be taken for the command's.
+		RevertProtected: walked,
 	})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -308,13 +310,7 @@ func runRunCommand(ctx context.Context, env *Env, input json.RawMessage, sb *Com
 	default:
 		fmt.Fprintf(&b, "[exit status %d; ran in: %s]\n", res.ExitCode, profile)
 	}
-	if pol != nil && pol.Profile == sandbox.WorkspaceWrite && walked {
-		// Only against a complete list from before: a path the first
-		// walk missed must never be taken for the command's.
-		if made := revertProtected(root, pol.Protected, start); len(made) > 0 {
-			b.WriteString(describeProtected(made))
-		}
-	}
+	b.WriteString(shell.DescribeProtected(res.Protected))
 	if pol != nil && res.ExitCode != 0 && !res.TimedOut && !res.Cancelled && deniedBySandbox(res.Output) {
 		fmt.Fprintf(&b, "[this may have failed because of the %s sandbox (%s). If it cannot work inside it, call run_command again with withoutSandbox: true and a reason; the user decides]\n",
 			pol.Profile, sandboxLimits(*pol))

@@ -37,6 +37,12 @@ type RunOptions struct {
 	// KillGrace is how long the process group gets between SIGTERM and
 	// SIGKILL; 0 means DefaultKillGrace.
 	KillGrace time.Duration
+	// RevertProtected removes, once the command has ended, the protected
+	// paths of the workspace it created (RunResult.Protected says which).
+	// Only with a workspace-write Sandbox whose Protected is the complete
+	// walk of the workspace from before the command: a path that walk
+	// missed would be taken for the command's.
+	RevertProtected bool
 	// Sandbox, when set, confines the command (see package sandbox).
 	// Workspace defaults to Dir; an empty TempDir gets a private
 	// directory, set as $TMPDIR and removed after the command. Nil runs
@@ -60,6 +66,9 @@ type RunResult struct {
 	// command wrote in all.
 	Truncated  bool  `json:"truncated,omitempty"`
 	TotalBytes int64 `json:"totalBytes"`
+	// Protected lists the protected paths the command created (see
+	// RunOptions.RevertProtected).
+	Protected []ProtectedCreation `json:"protected,omitempty"`
 }
 
 const (
@@ -202,6 +211,13 @@ func Run(ctx context.Context, opts RunOptions) (RunResult, error) {
 		<-copied
 	}
 	pr.Close()
+	if sb != nil && opts.RevertProtected && opts.Sandbox.Profile == sandbox.WorkspaceWrite {
+		root := opts.Sandbox.Workspace
+		if root == "" {
+			root = opts.Dir
+		}
+		res.Protected = revertProtected(root, opts.Sandbox.Protected, start)
+	}
 
 	res.Output, res.TotalBytes, res.Truncated = out.result()
 	res.ExitCode = -1

@@ -170,7 +170,7 @@ func TestSandboxCanaries(t *testing.T) {
 			tmp := t.TempDir()
 			class := Classify(cmd, Options{Workspace: f.ws}).Risk
 			res, err := Run(context.Background(), RunOptions{
-				Dir: f.ws, Command: cmd, Timeout: 60 * time.Second, Env: f.env(tmp),
+				Dir: f.ws, Command: cmd, Timeout: 60 * time.Second, Env: f.env(tmp), RevertProtected: profile == sandbox.WorkspaceWrite,
 				Sandbox: &sandbox.Policy{Profile: profile, Workspace: f.ws, TempDir: tmp, Home: f.home, Caches: []string{}, Toolchains: []string{},
 					Protected: protected, ProtectedNames: workspace.ProtectedRootNames},
 			})

@@ -554,9 +554,6 @@ func TestProtectedPathsReadOnly(t *testing.T) {
 				"echo y > .github/workflows/y.yml",
 				"echo x >> .envrc",
 				"rm .envrc",
-				"mkdir .vscode",
-				"mkdir .idea",
-				"echo x > .devcontainer",
 				// Clear the bind's read-only flag (mount_setattr, which
 				// Landlock does not check), then write; also from a user
 				// namespace of the command's own.
@@ -572,7 +569,10 @@ func TestProtectedPathsReadOnly(t *testing.T) {
 					t.Errorf("%s changed: %q %v", rel, b, err)
 				}
 			}
-			for _, rel := range []string{".vscode", ".idea", ".devcontainer", ".github/workflows/y.yml", "vendor/x"} {
+			// New protected names at the root: see TestWorkspaceWrite
+			// (without namespaces they cannot be made; with them the
+			// caller removes them, shell.TestSandboxCanaries).
+			for _, rel := range []string{".github/workflows/y.yml", "vendor/x"} {
 				if _, err := os.Lstat(filepath.Join(f.ws, rel)); err == nil {
 					t.Errorf("%s was created", rel)
 				}

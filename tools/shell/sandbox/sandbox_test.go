@@ -147,12 +147,6 @@ func TestWorkspaceWrite(t *testing.T) {
 				"mv .git .git.old",
 				"rm -rf .git",
 				"umount .git",
-				// Protected names cannot be created at the root, and
-				// nothing new can be: the root is granted piecewise.
-				"mkdir .vscode",
-				"echo 'eval x' > .envrc",
-				"mkdir -p .cairn && echo '{}' > .cairn/policy.json",
-				"echo x > new.txt",
 				"echo x > .state/journal",
 				"mv .state .state-old",
 				"echo x > " + filepath.Join(f.outside, "canary"),
@@ -160,6 +154,20 @@ func TestWorkspaceWrite(t *testing.T) {
 			} {
 				if out, code := runNS(t, p, script, ns); code == 0 {
 					t.Errorf("%q succeeded in workspace-write: %s", script, out)
+				}
+			}
+			// A protected name that does not exist cannot be bound over.
+			// Without namespaces the root is granted piecewise, so
+			// nothing new can be made in it; with them the root is
+			// writable, and the caller removes what a command created
+			// (shell.Run's RevertProtected).
+			for _, script := range []string{"mkdir .vscode", "echo 'eval x' > .envrc", "mkdir -p .cairn && echo '{}' > .cairn/policy.json", "echo x > new.txt"} {
+				out, code := runNS(t, p, script, ns)
+				if ns && code != 0 {
+					t.Errorf("%q failed with namespaces (the root is writable): %s", script, out)
+				}
+				if !ns && code == 0 {
+					t.Errorf("%q succeeded without namespaces (the root is granted piecewise): %s", script, out)
 				}
 			}
 			if b, _ := os.ReadFile(filepath.Join(f.ws, ".git", "config")); string(b) != "[core]\n" {

@@ -1,4 +1,4 @@
-package tools
+package shell
 
 import (
 	"fmt"
@@ -10,15 +10,14 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/workspace"
-	"golang.org/x/sys/unix"
 )
 
-// protectedCreation is a protected path a sandboxed command created, and
-// what was done about it.
-type protectedCreation struct {
-	Rel     string
-	Why     string
-	Removed bool
+// ProtectedCreation is a protected path a sandboxed command created, and
+// whether it was undone.
+type ProtectedCreation struct {
+	Rel     string `json:"rel"`
+	Why     string `json:"why"`
+	Removed bool   `json:"removed"`
 }
 
 // gitDirEntries are the entries that make a directory a git directory by
@@ -30,20 +29,20 @@ var gitDirEntries = []string{"HEAD", "config", "objects", "refs", "hooks", "comm
 // protected now that were not before it ran. The sandbox binds the
 // existing ones read-only, but a path that does not exist cannot be bound
 // over, and the workspace root must stay writable (a fresh workspace needs
-// `go.mod` or `bin/`). The command's processes are gone by now (its PID
-// namespace died with it), so nothing races the removal.
+// `go.mod` or `bin/`). Run calls it once the command's processes are gone
+// (its PID namespace died with it), so nothing races the removal.
 //
 // A path protected by its name (.vscode, .envrc, a nested .git,
 // .github/workflows) that is new was made by the command: it goes whole.
 // A directory that became a git directory by content may have existed
 // before: when it was born before the command, only its git entries
 // changed since start are removed, so no file of the user's is touched.
-func revertProtected(root string, before []string, start time.Time) []protectedCreation {
+func revertProtected(root string, before []string, start time.Time) []ProtectedCreation {
 	after, err := workspace.FindProtected(root)
 	if err != nil {
-		slog.Warn("run_command: finding the protected paths after a command", "root", root, "err", err)
+		slog.Warn("sandbox: finding the protected paths after a command", "root", root, "err", err)
 	}
-	var out []protectedCreation
+	var out []ProtectedCreation
 	// File times come from the kernel's coarse clock, up to a tick
 	// behind the one start was read from.
 	since := start.Add(-20 * time.Millisecond)
@@ -56,7 +55,7 @@ func revertProtected(root string, before []string, start time.Time) []protectedC
 			continue
 		}
 		why, _ := workspace.Protected(root, rel)
-		c := protectedCreation{Rel: filepath.ToSlash(rel), Why: why}
+		c := ProtectedCreation{Rel: filepath.ToSlash(rel), Why: why}
 		if _, named := workspace.ProtectedByName(rel); named || bornSince(p, since) {
 			c.Removed = os.RemoveAll(p) == nil
 		} else {
@@ -70,7 +69,7 @@ func revertProtected(root string, before []string, start time.Time) []protectedC
 			c.Removed = !still
 		}
 		if !c.Removed {
-			slog.Warn("run_command: a command made a protected path that could not be undone", "path", c.Rel)
+			slog.Warn("sandbox: a command made a protected path that could not be undone", "path", c.Rel)
 		}
 		out = append(out, c)
 	}
@@ -87,28 +86,8 @@ func covered(list []string, p string) bool {
 	return false
 }
 
-// bornSince reports whether p was created at or after t (statx birth
-// time; false where the file system does not record it).
-func bornSince(p string, t time.Time) bool {
-	var st unix.Statx_t
-	if err := unix.Statx(unix.AT_FDCWD, p, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_BTIME, &st); err != nil || st.Mask&unix.STATX_BTIME == 0 {
-		return false
-	}
-	return !time.Unix(st.Btime.Sec, int64(st.Btime.Nsec)).Before(t)
-}
-
-// changedSince reports whether p exists and its inode changed (created,
-// written, renamed) at or after t.
-func changedSince(p string, t time.Time) bool {
-	var st unix.Stat_t
-	if err := unix.Lstat(p, &st); err != nil {
-		return false
-	}
-	return !time.Unix(st.Ctim.Sec, st.Ctim.Nsec).Before(t)
-}
-
-// describeProtected is the note the model reads about reverted paths.
-func describeProtected(cs []protectedCreation) string {
+// DescribeProtected is the note the model reads about reverted paths.
+func DescribeProtected(cs []ProtectedCreation) string {
 	var b strings.Builder
 	for _, c := range cs {
 		if c.Removed {
