@@ -691,3 +691,33 @@ func TestBindsFollowLinks(t *testing.T) {
 		}
 	}
 }
+
+// TestRlimitsStandInWithoutCgroup: where no cgroup can be made, the
+// launcher caps each process's address space and the processes of its
+// user by rlimits instead.
+func TestRlimitsStandInWithoutCgroup(t *testing.T) {
+	st := requireSandbox(t)
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ns := range modes(st) {
+		t.Run(modeName(ns), func(t *testing.T) {
+			f := newFixture(t)
+			p := f.policy(ReadOnly)
+			p.Limits = Limits{MemoryMB: 1500, Pids: 77}
+			cmd, err := command(p, []string{bash, "-c", "echo as=$(ulimit -v) nproc=$(ulimit -u)"}, append(os.Environ(), "TMPDIR="+p.TempDir), ns, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd.Cmd.Dir = p.Workspace
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("%v: %s", err, out)
+			}
+			if want := "as=3072000 nproc=77"; !strings.Contains(string(out), want) {
+				t.Errorf("got %q, want %q", out, want)
+			}
+		})
+	}
+}

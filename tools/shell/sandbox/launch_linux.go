@@ -114,16 +114,20 @@ func launch(raw string) error {
 	// The command must not inherit the status pipe (it could fake its
 	// own end).
 	unix.CloseOnExec(statusFD)
-	// Wait until the server has put this process in its cgroup.
+	// Wait until the server has put this process in its cgroup ('g'),
+	// or said there is none to put it in ('r': per-process rlimits stand
+	// in for the cgroup's memory and process caps).
+	fallback := false
 	if sync := os.NewFile(goFD, "go"); sync != nil {
 		var b [1]byte
 		n, _ := sync.Read(b[:])
 		sync.Close()
-		if n != 1 || b[0] != 'g' {
+		if n != 1 || b[0] != releaseCgroup && b[0] != releaseRlimits {
 			return errors.New("the server did not release the launcher (its limits could not be set)")
 		}
+		fallback = b[0] == releaseRlimits
 	}
-	if err := setRlimits(s.Limits); err != nil {
+	if err := setRlimits(s.Limits, fallback); err != nil {
 		return err
 	}
 	cwd, err := os.Getwd()
@@ -344,18 +348,38 @@ func dropCapabilities() error {
 	return nil
 }
 
-// setRlimits applies the limits that are per process.
-func setRlimits(l Limits) error {
+// The byte the server releases the launcher with (goFD).
+const (
+	releaseCgroup  = 'g' // the launcher is in the command's cgroup
+	releaseRlimits = 'r' // there is no cgroup: rlimits stand in
+)
+
+// setRlimits applies the limits that are per process. Without a cgroup
+// (fallback) the memory cap becomes RLIMIT_AS, per process and on address
+// space rather than use (twice the memory limit, since runtimes reserve
+// more than they touch), and the process cap RLIMIT_NPROC, which the
+// kernel counts per user in the command's user namespace and does not
+// enforce for root.
+func setRlimits(l Limits, fallback bool) error {
 	l = l.WithDefaults()
-	for _, r := range []struct {
+	type rlimit struct {
 		res  int
 		name string
 		v    uint64
-	}{
+	}
+	limits := []rlimit{
 		{unix.RLIMIT_FSIZE, "RLIMIT_FSIZE", uint64(l.FileMB) << 20},
 		{unix.RLIMIT_CPU, "RLIMIT_CPU", uint64(l.CPUSeconds)},
 		{unix.RLIMIT_CORE, "RLIMIT_CORE", 0},
-	} {
+	}
+	if fallback {
+		limits = append(limits,
+			// At least 2 GiB: the Go launcher itself reserves most
+			// of a gigabyte of address space it never touches.
+			rlimit{unix.RLIMIT_AS, "RLIMIT_AS", uint64(max(2*l.MemoryMB, 2048)) << 20},
+			rlimit{unix.RLIMIT_NPROC, "RLIMIT_NPROC", uint64(l.Pids)})
+	}
+	for _, r := range limits {
 		var cur unix.Rlimit
 		if err := unix.Getrlimit(r.res, &cur); err != nil {
 			return fmt.Errorf("getrlimit(%s): %w", r.name, err)
@@ -458,7 +482,11 @@ func (s Status) Describe() string {
 		if s.CgroupErr != nil {
 			why = s.CgroupErr.Error()
 		}
-		layers = append(layers, "NO cgroup limits ("+why+"): memory and process counts are not capped")
+		limit := "memory capped per process by RLIMIT_AS, processes by RLIMIT_NPROC"
+		if os.Getuid() == 0 {
+			limit = "memory capped per process by RLIMIT_AS; process counts are NOT capped (RLIMIT_NPROC does not bind root)"
+		}
+		layers = append(layers, "NO cgroup limits ("+why+"): "+limit)
 	}
 	layers = append(layers, "rlimits on CPU time, file size and core dumps")
 	return "commands run in a sandbox: " + strings.Join(layers, "; ")
@@ -618,13 +646,15 @@ func (c *Cmd) Start() error {
 		}
 		c.cg, c.limitsErr = g, err
 	}
-	if c.cgroups && c.cg == nil {
+	switch {
+	case c.cgroups && c.cg == nil:
 		// The limits were promised: do not run without them.
-		goW.Close()
-	} else {
-		_, _ = goW.Write([]byte{'g'})
-		goW.Close()
+	case c.cgroups:
+		_, _ = goW.Write([]byte{releaseCgroup})
+	default:
+		_, _ = goW.Write([]byte{releaseRlimits})
 	}
+	goW.Close()
 	return nil
 }
 
