@@ -77,7 +77,7 @@ func (m *Manager) RebaseOnto(id, abs, cur string) ([]DroppedHunk, error) {
 			continue
 		}
 		c := h.change
-		delta := 0           // bytes the user's changes before the hunk added
+		delta := 0               // bytes the user's changes before the hunk added
 		lo, hi := c.Start, c.End // the hunk and the user's changes over it, in Before
 		grow := 0                // bytes the overlapping changes added
 		conflict := false
