@@ -83,7 +83,10 @@ func (m *Manager) RebaseOnto(id, abs, cur string) ([]DroppedHunk, error) {
 		conflict := false
 		for _, u := range user {
 			switch {
-			case u.Start == c.Start || (u.Start < c.End && c.Start < u.End):
+			// Overlapping text, or two insertions at one place (whose
+			// order nobody can tell), is a conflict; a change that only
+			// touches the hunk's first or last line boundary is not.
+			case (u.Start < c.End && c.Start < u.End) || (u.Start == u.End && c.Start == c.End && u.Start == c.Start):
 				conflict = true
 				lo, hi = min(lo, u.Start), max(hi, u.End)
 				grow += len(u.New) - (u.End - u.Start)
