@@ -21,8 +21,9 @@ import (
 // does not answer within bufferReadWait is not asked again in that turn, and
 // the user is told that the disk was read instead.
 
-// bufferReadWait bounds one fs/read_text_file request.
-const bufferReadWait = 5 * time.Second
+// bufferReadWait bounds one fs/read_text_file request (a variable for
+// tests).
+var bufferReadWait = 5 * time.Second
 
 // bufferTurn is what a turn learned of the client's buffers.
 type bufferTurn struct {
@@ -135,6 +136,14 @@ func (a *adapter) refreshBuffer(s *session, abs string) (string, bool) {
 		bt.disk[abs] = true
 	}
 	return "", false
+}
+
+// readsSilent reports whether the client left a read of this turn
+// unanswered.
+func (s *session) readsSilent() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buffers != nil && s.buffers.silent
 }
 
 // clientRead is one fs/read_text_file request, bounded by bufferReadWait.

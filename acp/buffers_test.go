@@ -3,6 +3,7 @@ package acp
 import (
 	"strings"
 	"testing"
+	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -82,14 +83,7 @@ func TestAcceptOntoTypingDuringReview(t *testing.T) {
 			if st := lastStatus(updates, "call_edit"); st != tc.status {
 				t.Errorf("edit status %q, want %q", st, tc.status)
 			}
-			var text string
-			for _, tu := range toolUpdates(updates, "call_edit") {
-				for _, c := range tu.Content {
-					if c.Content != nil && c.Content.Content.Text != nil {
-						text += c.Content.Content.Text.Text + "\n"
-					}
-				}
-			}
+			text := toolText(updates, "call_edit")
 			if !strings.Contains(text, tc.msg) || strings.Contains(text, "edit-") {
 				t.Errorf("edit's message %q: want %q and no internal ids", text, tc.msg)
 			}
@@ -104,4 +98,64 @@ func TestAcceptOntoTypingDuringReview(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A client that never answers fs/read_text_file: each turn waits for it at
+// most once (bufferReadWait), reads the disk, and the user is told; an
+// accept, which could erase a buffer it cannot see, writes nothing.
+func TestSilentClientFallsBackToDisk(t *testing.T) {
+	defer func(d time.Duration) { bufferReadWait = d }(bufferReadWait)
+	bufferReadWait = 200 * time.Millisecond
+	script := `turns:
+  - toolCalls:
+      - id: call_read
+        name: read_file
+        arguments: {path: calc.go}
+` + strings.TrimPrefix(fixAddScript, "turns:\n") + `  - text: "Hello again."
+`
+	h := newHarness(t, map[string]string{"calc.go": calc}, script, harnessConfig{})
+	hang := make(chan struct{})
+	t.Cleanup(func() { close(hang) })
+	h.client.mu.Lock()
+	h.client.buffers[h.abs("calc.go")] = unsavedCalc
+	h.client.hangReads = hang
+	h.client.mu.Unlock()
+	if resp := h.mustPrompt(sdk.TextBlock("fix Add")); resp.StopReason != sdk.StopReasonEndTurn {
+		t.Fatalf("stop reason %q", resp.StopReason)
+	}
+	h.client.mu.Lock()
+	reads := len(h.client.reads)
+	h.client.mu.Unlock()
+	if reads != 1 {
+		t.Errorf("the silent client was asked %d times in one turn, want once", reads)
+	}
+	// The accept cannot know the buffer: it writes nothing, and says why.
+	updates, _, writes := h.client.snapshot()
+	if len(writes) != 0 {
+		t.Errorf("written without knowing the client's buffer: %+v", writes)
+	}
+	if st := lastStatus(updates, "call_edit"); st != sdk.ToolCallStatusFailed {
+		t.Errorf("edit status %q, want failed", st)
+	}
+	if text := toolText(updates, "call_edit"); !strings.Contains(text, "cannot keep unsaved changes to calc.go") {
+		t.Errorf("edit's message %q", text)
+	}
+	h.mustPrompt(sdk.TextBlock("hello"))
+	updates, _, _ = h.client.snapshot()
+	if text := agentText(updates); !strings.Contains(text, "did not answer fs/read_text_file for calc.go") {
+		t.Errorf("the user was not told that the disk was read: %q", text)
+	}
+}
+
+// toolText is the text content of a tool call's updates.
+func toolText(updates []sdk.SessionNotification, callID string) string {
+	var text string
+	for _, tu := range toolUpdates(updates, callID) {
+		for _, c := range tu.Content {
+			if c.Content != nil && c.Content.Content.Text != nil {
+				text += c.Content.Content.Text.Text + "\n"
+			}
+		}
+	}
+	return text
 }

@@ -223,6 +223,11 @@ func (a *adapter) ontoBuffers(s *session, e *agent.Edit) (*agent.Edit, []agent.D
 			continue
 		}
 		cur, ok := a.refreshBuffer(s, f.Abs)
+		if !ok && s.readsSilent() {
+			// Writing what the disk holds could erase what the editor
+			// holds: nothing is written.
+			return e, nil, fmt.Errorf("the editor did not answer fs/read_text_file, so Cairn cannot keep unsaved changes to %s; ask again", f.Rel)
+		}
 		if !ok {
 			text, exists, err := s.w.ws.ReadFile(f.Abs)
 			if err != nil {
