@@ -8,7 +8,8 @@
 // client's fs/write_text_file. One file per method group: acp.go
 // (initialize, connection), sessions.go (new, load, list, resume, close,
 // modes), prompt.go (prompt blocks, turns, cancel), updates.go (run events
-// → updates), review.go (edits, permissions, the fs bridge), commands.go
+// → updates), review.go (edits, permissions, the fs bridge), buffers.go
+// (every read of a turn sees the client's buffers), commands.go
 // (slash commands), workspaces.go (the engines of each workspace),
 // replay.go (session/load), framing.go (malformed lines answered, not fatal).
 package acp
