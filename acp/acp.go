@@ -8,7 +8,8 @@
 // client's fs/write_text_file. One file per method group: acp.go
 // (initialize, connection), sessions.go (new, load, list, resume, close,
 // modes), prompt.go (prompt blocks, turns, cancel), updates.go (run events
-// → updates), review.go (edits, permissions, the fs bridge), commands.go
+// → updates), review.go (edits, permissions, the fs bridge), buffers.go
+// (every read of a turn sees the client's buffers), commands.go
 // (slash commands), workspaces.go (the engines of each workspace),
 // replay.go (session/load), framing.go (malformed lines answered, not fatal).
 package acp
@@ -70,9 +71,12 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 	a := newAdapter(ctx, opts)
 	w := &lockedWriter{w: out}
 	a.gate = newNotifyGate(ctx.Done())
-	conn := sdk.NewAgentSideConnection(a, w, guardInput(in, w, a.gate))
+	// The connection reads nothing before a.conn is set: its handlers use it.
+	ready := make(chan struct{})
+	conn := sdk.NewAgentSideConnection(a, w, &afterReady{r: guardInput(in, w, a.gate), ready: ready})
 	conn.SetLogger(slog.Default())
 	a.conn = conn
+	close(ready)
 	select {
 	case <-conn.Done():
 		slog.Info("the ACP client closed the connection")
@@ -80,6 +84,17 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 	}
 	a.close()
 	return nil
+}
+
+// afterReady reads r once ready is closed.
+type afterReady struct {
+	r     io.Reader
+	ready chan struct{}
+}
+
+func (a *afterReady) Read(p []byte) (int, error) {
+	<-a.ready
+	return a.r.Read(p)
 }
 
 // adapter implements sdk.Agent (and sdk.AgentLoader) over Cairn's engines.

@@ -31,13 +31,24 @@ type fakeClient struct {
 	reads       []string
 	buffers     map[string]string
 	answer      func(sdk.RequestPermissionRequest) string
+	// hangReads, when set, makes fs/read_text_file wait until it is
+	// closed: a client that does not answer.
+	hangReads chan struct{}
 }
 
 func (c *fakeClient) ReadTextFile(ctx context.Context, p sdk.ReadTextFileRequest) (sdk.ReadTextFileResponse, error) {
 	c.mu.Lock()
 	c.reads = append(c.reads, p.Path)
 	text, ok := c.buffers[p.Path]
+	hang := c.hangReads
 	c.mu.Unlock()
+	if hang != nil {
+		select {
+		case <-hang:
+		case <-ctx.Done():
+		}
+		return sdk.ReadTextFileResponse{}, errors.New("the client did not answer")
+	}
 	if ok {
 		return sdk.ReadTextFileResponse{Content: text}, nil
 	}

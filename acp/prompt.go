@@ -229,6 +229,12 @@ func (a *adapter) Prompt(ctx context.Context, p sdk.PromptRequest) (_ sdk.Prompt
 
 	a.announceCommands(s.id)
 	a.flushNotices(s)
+	// The turn's reads of workspace files see the client's buffers.
+	s.w.activate(s)
+	defer func() {
+		a.closeBuffers(s)
+		s.w.deactivate(s)
+	}()
 	if cmd, ok := slashCommand(p.Prompt); ok {
 		return a.runCommand(turnCtx, s, cmd)
 	}
@@ -240,7 +246,6 @@ func (a *adapter) Prompt(ctx context.Context, p sdk.PromptRequest) (_ sdk.Prompt
 		return sdk.PromptResponse{}, err
 	}
 	a.openBuffers(turnCtx, s, q)
-	defer a.closeBuffers(s)
 	notes := a.reconcile(turnCtx, s)
 	question := q.question
 	if len(notes) > 0 {

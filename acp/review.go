@@ -171,7 +171,23 @@ func (t *turn) review(callID string, c *callState) {
 			sdk.WithUpdateContent(append(diff, sdk.ToolContent(sdk.TextBlock("Rejected: nothing was written."))))))
 		return
 	}
-	res, err := mgr.Accept(t.ctx, e.ID, &clientWriter{a: t.a, s: t.s})
+	// The accept's base is the buffer as the client has it now: the user
+	// may have typed in the file while the edit waited.
+	e, dropped, err := t.a.ontoBuffers(t.s, e)
+	if err == nil && e.State != agent.EditPending {
+		diff, _ = diffContent(e.Files)
+		t.a.send(t.s.id, sdk.UpdateToolCall(tcID, sdk.WithUpdateStatus(sdk.ToolCallStatusFailed),
+			sdk.WithUpdateContent(append(diff, sdk.ToolContent(sdk.TextBlock("Not written: you changed the same lines while the edit waited ("+droppedLines(dropped)+")."))))))
+		return
+	}
+	diff, _ = diffContent(e.Files)
+	var res protocol.AcceptResult
+	if err == nil {
+		res, err = mgr.Accept(t.ctx, e.ID, &clientWriter{a: t.a, s: t.s})
+		if errors.Is(err, agent.ErrConflict) {
+			err = fmt.Errorf("%s changed while the edit waited; ask again", editFiles(e))
+		}
+	}
 	msg := ""
 	status := sdk.ToolCallStatusCompleted
 	switch {
@@ -181,6 +197,9 @@ func (t *turn) review(callID string, c *callState) {
 		msg, status = "Not written: "+res.Reason, sdk.ToolCallStatusFailed
 	default:
 		msg = "Written (checkpoint " + res.CheckpointID + "; /undo restores it)."
+		if len(dropped) > 0 {
+			msg += " Not applied, because you changed the same lines while the edit waited: " + droppedLines(dropped) + "."
+		}
 		t.s.mu.Lock()
 		for _, f := range e.Files {
 			t.s.written[f.Abs] = writtenFile{rel: f.Rel, before: f.Before, beforeExists: f.BeforeOK, after: f.After, checkpointID: res.CheckpointID}
@@ -190,6 +209,69 @@ func (t *turn) review(callID string, c *callState) {
 	t.a.send(t.s.id, sdk.UpdateToolCall(tcID, sdk.WithUpdateStatus(status),
 		sdk.WithUpdateContent(append(diff, sdk.ToolContent(sdk.TextBlock(msg)))),
 		sdk.WithUpdateRawOutput(map[string]any{"applied": err == nil && res.Applied, "checkpointId": res.CheckpointID})))
+}
+
+// ontoBuffers reads each file of a pending edit as the client has it now
+// and, where the user changed it since the edit was proposed, moves the
+// edit onto that text (agent.RebaseOnto): hunks over the user's changes are
+// dropped and returned. It returns the edit as it then stands.
+func (a *adapter) ontoBuffers(s *session, e *agent.Edit) (*agent.Edit, []agent.DroppedHunk, error) {
+	mgr := s.w.mgr
+	var dropped []agent.DroppedHunk
+	for _, f := range e.Files {
+		if !f.BeforeOK || f.Delete {
+			continue
+		}
+		cur, ok := a.refreshBuffer(s, f.Abs)
+		if !ok && s.readsSilent() {
+			// Writing what the disk holds could erase what the editor
+			// holds: nothing is written.
+			return e, nil, fmt.Errorf("the editor did not answer fs/read_text_file, so Cairn cannot keep unsaved changes to %s; ask again", f.Rel)
+		}
+		if !ok {
+			text, exists, err := s.w.ws.ReadFile(f.Abs)
+			if err != nil {
+				return e, nil, err
+			}
+			if !exists {
+				return e, nil, fmt.Errorf("%s was deleted while the edit waited; ask again", f.Rel)
+			}
+			cur = text
+		}
+		if cur == f.Before {
+			continue
+		}
+		d, err := mgr.RebaseOnto(e.ID, f.Abs, cur)
+		if err != nil {
+			return e, nil, err
+		}
+		dropped = append(dropped, d...)
+	}
+	if next, ok := mgr.EditByID(e.ID); ok {
+		e = next
+	}
+	return e, dropped, nil
+}
+
+// droppedLines names the places of dropped hunks: "calc.go lines 4-5, …".
+func droppedLines(dropped []agent.DroppedHunk) string {
+	parts := make([]string, 0, len(dropped))
+	for _, d := range dropped {
+		parts = append(parts, d.Lines())
+	}
+	return strings.Join(parts, ", ")
+}
+
+// editFiles names an edit's files: "calc.go and util.go".
+func editFiles(e *agent.Edit) string {
+	names := make([]string, 0, len(e.Files))
+	for _, f := range e.Files {
+		names = append(names, f.Rel)
+	}
+	if len(names) > 1 {
+		return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+	}
+	return strings.Join(names, "")
 }
 
 // diffContent is the ACP diff of each file of an edit (oldText absent for a
@@ -315,9 +397,9 @@ func (a *adapter) writeText(ctx context.Context, s *session, abs, text string) e
 // (unsaved buffers included) when the client offers it, else from disk.
 func (a *adapter) readText(ctx context.Context, s *session, abs string) (string, bool, error) {
 	if a.clientCaps().Fs.ReadTextFile {
-		resp, err := a.conn.ReadTextFile(ctx, sdk.ReadTextFileRequest{SessionId: s.id, Path: abs})
+		text, err := a.clientRead(s, abs)
 		if err == nil {
-			return resp.Content, true, nil
+			return text, true, nil
 		}
 		slog.Debug("fs/read_text_file failed; reading the disk", "path", abs, "err", err)
 	}

@@ -37,6 +37,9 @@ type session struct {
 	// overlays are the files whose client text the workspace reads instead
 	// of the disk until the turn ends.
 	overlays map[string]bool
+	// buffers is what the turn in progress learned of the client's
+	// buffers (buffers.go); nil between turns.
+	buffers *bufferTurn
 }
 
 type writtenFile struct {

@@ -36,6 +36,8 @@ type workspaceEngines struct {
 	mu         sync.Mutex
 	sessionMCP map[sdk.SessionId][]mcp.ServerConfig
 	mcpReady   chan struct{}
+	// active are the sessions with a turn in progress (buffers.go).
+	active []*session
 }
 
 // workspaceFor opens (once) the engines of the workspace at cwd.
@@ -92,6 +94,7 @@ func (a *adapter) openEngines(ws *workspace.Workspace) (*workspaceEngines, error
 	}
 	w := &workspaceEngines{ws: ws, stateDir: stateDir, engines: e, mgr: e.Manager, gate: e.Gate, policy: setup.Policy,
 		sandbox: e.Sandbox, bridge: e.MCP, setup: setup, sessionMCP: map[sdk.SessionId][]mcp.ServerConfig{}}
+	ws.Docs.SetSource(func(abs string) (string, bool) { return a.bufferSource(w, abs) })
 	w.updateMCP(a.ctx)
 	w.reportSandbox()
 	slog.Info("workspace opened", "root", ws.Root(), "state", stateDir)

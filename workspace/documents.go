@@ -24,6 +24,40 @@ type Document struct {
 type Documents struct {
 	mu   sync.RWMutex
 	docs map[string]*Document
+	// source reads a file as a client holds it when no document is open
+	// for it (SetSource); nil reads the disk.
+	source func(abs string) (string, bool)
+}
+
+// SetSource makes Text ask src for a file no document is open for: an ACP
+// client's buffer, read through fs/read_text_file. src says false when the
+// client has no text for abs that differs from the disk (or did not
+// answer); it may Open the text it returns, so the next read finds it. nil
+// removes the source.
+func (d *Documents) SetSource(src func(abs string) (text string, ok bool)) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.source = src
+}
+
+// Text returns the editor's text of abs: the open document, else what the
+// source (SetSource) says. ok is false when the disk holds the file's text.
+func (d *Documents) Text(abs string) (string, bool) {
+	d.mu.RLock()
+	doc, open := d.docs[abs]
+	src := d.source
+	d.mu.RUnlock()
+	if open {
+		return doc.Text, true
+	}
+	if src == nil {
+		return "", false
+	}
+	text, ok := src(abs)
+	if ok && len(text) > MaxFileBytes {
+		return "", false
+	}
+	return text, ok
 }
 
 // NewDocuments returns an empty overlay.
@@ -104,10 +138,10 @@ func (d *Documents) All() []Document {
 }
 
 // ReadFile returns the current text of an absolute path: the editor's copy
-// when open, else the disk. exists is false when neither has it.
+// when open (or when the Docs source has it), else the disk. exists is false when neither has it.
 func (w *Workspace) ReadFile(abs string) (text string, exists bool, err error) {
-	if doc, ok := w.Docs.Get(abs); ok {
-		return doc.Text, true, nil
+	if text, ok := w.Docs.Text(abs); ok {
+		return text, true, nil
 	}
 	f, err := os.Open(abs)
 	if errors.Is(err, fs.ErrNotExist) {

@@ -57,8 +57,8 @@ func (d *Drafts) Open(abs string) (io.ReadCloser, bool, error) {
 		return io.NopCloser(strings.NewReader(dr.Text)), !dr.Deleted, nil
 	}
 	d.mu.Unlock()
-	if doc, ok := d.ws.Docs.Get(abs); ok {
-		return io.NopCloser(strings.NewReader(doc.Text)), true, nil
+	if text, ok := d.ws.Docs.Text(abs); ok {
+		return io.NopCloser(strings.NewReader(text)), true, nil
 	}
 	f, err := os.Open(abs)
 	if errors.Is(err, fs.ErrNotExist) {
