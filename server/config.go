@@ -64,7 +64,19 @@ type MCPServer struct {
 // it under "cairn", and flat dotted keys ("model.provider"). Problems are
 // returned as warnings; what could be read is kept.
 func parseSettings(raw []byte) (Settings, []string) {
+	return parseSettingsOnto(raw, Settings{})
+}
+
+// parseSettingsOnto is parseSettings with base's values for what raw
+// leaves out: didChangeConfiguration carries the editor's settings on top
+// of the launch configuration (initializationOptions), so an editor that
+// sends only some sections does not unset the others.
+func parseSettingsOnto(raw []byte, base Settings) (Settings, []string) {
 	var s Settings
+	// A deep copy: decoding below writes through base's maps and pointers.
+	if b, err := json.Marshal(base); err == nil {
+		_ = json.Unmarshal(b, &s)
+	}
 	var warnings []string
 	if len(raw) == 0 || string(raw) == "null" {
 		return s, nil

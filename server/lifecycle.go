@@ -71,6 +71,7 @@ func (s *Server) Initialize(ctx context.Context, params *lsp.InitializeParams) (
 	settings, warnings := parseSettings(params.InitializationOptions)
 	s.mu.Lock()
 	s.ws, s.stateDir, s.caps = ws, stateDir, caps
+	s.launchSettings = settings
 	s.initialized = true
 	s.mu.Unlock()
 	if err := s.setupEngines(settings); err != nil {
@@ -312,7 +313,10 @@ func (s *Server) Exit(ctx context.Context) error {
 }
 
 func (s *Server) DidChangeConfiguration(ctx context.Context, params *lsp.DidChangeConfigurationParams) error {
-	settings, warnings := parseSettings(params.Settings)
+	s.mu.Lock()
+	launch := s.launchSettings
+	s.mu.Unlock()
+	settings, warnings := parseSettingsOnto(params.Settings, launch)
 	s.applySettings(s.holdSensitive(settings), warnings)
 	return nil
 }

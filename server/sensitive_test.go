@@ -151,3 +151,25 @@ func TestChangedLooseningSettingsNeedConfirmation(t *testing.T) {
 		}
 	}
 }
+
+// TestPartialSettingsKeepTheLaunchConfiguration: an editor that sends only
+// some sections in didChangeConfiguration (eglot's workspace
+// configuration) keeps what initializationOptions set, the scripted model
+// among them, with no question asked.
+func TestPartialSettingsKeepTheLaunchConfiguration(t *testing.T) {
+	q := &questionLog{answer: protocol.ActionDeny}
+	script := filepath.Join(t.TempDir(), "script.json")
+	if err := os.WriteFile(script, []byte(sensitiveScript), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, greetWS, withEditor(lspclient.Options{Approve: q.approve}),
+		withSettings(map[string]any{"model": map[string]any{"provider": "scripted"}, "scripted": map[string]any{"path": script}}))
+	changeSettings(t, e, map[string]any{"approval": map[string]any{"mode": "ask"}})
+	evs := e.waitRun(e.ask("greet/greet.go", 0, 0, "q"))
+	if last := evs[len(evs)-1]; last.Kind != protocol.EventFinished {
+		t.Fatalf("the run after a partial settings change: %s %s", last.Kind, last.Error)
+	}
+	if n := len(q.list()); n != 0 {
+		t.Errorf("asked about settings that did not change: %q", q.list())
+	}
+}

@@ -78,13 +78,16 @@ type Server struct {
 	sandbox     *tools.CommandSandbox
 	sandboxSaid string // the sandbox status last shown to the user
 	caps        clientCaps
-	diags       *diagnosticsStore
-	askRequests askRequestMap
-	tracer      *trace.Recorder
-	mcp         *mcp.Manager
-	mcpReady    chan struct{} // closed when the latest MCP configuration has started
-	index       *codeindex.Local
-	guard       settingsGuard // process-starting settings held for the user's word (sensitive.go)
+	// launchSettings are the initializationOptions: the base that each
+	// didChangeConfiguration's settings are laid over.
+	launchSettings Settings
+	diags          *diagnosticsStore
+	askRequests    askRequestMap
+	tracer         *trace.Recorder
+	mcp            *mcp.Manager
+	mcpReady       chan struct{} // closed when the latest MCP configuration has started
+	index          *codeindex.Local
+	guard          settingsGuard // process-starting settings held for the user's word (sensitive.go)
 }
 
 type clientCaps struct {

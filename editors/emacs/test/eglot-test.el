@@ -94,13 +94,18 @@
 (find-file cairn-test-file)
 (cairn-test-go-mode)
 
-(cairn-test "eglot connects to cairn serve (setq-default configuration, as in the README)"
+(cairn-test "eglot connects to cairn serve (configuration as in the README)"
   (let ((project (cons 'transient cairn-test-ws)))
     ;; eglot 1.9: buffer-local, so the README says setq-default.
     (setq-default eglot-workspace-configuration
-                  `((:cairn . (:model (:provider "scripted") :scripted (:path ,(getenv "SCRIPT"))))))
+                  '((:cairn . (:model (:provider "scripted")))))
+    ;; Settings that start programs or pick where code goes are given at
+    ;; startup (initializationOptions): a later change asks first.
     (eglot '(cairn-test-go-mode) project 'eglot-lsp-server
-           (list (getenv "CAIRN_BIN") "serve") "go"))
+           (list (getenv "CAIRN_BIN") "serve"
+                 :initializationOptions
+                 `(:cairn (:model (:provider "scripted") :scripted (:path ,(getenv "SCRIPT")))))
+           "go"))
   (setq cairn-test-server
         (cairn-test-wait "the eglot server" (lambda () (eglot-current-server)) 20))
   (unless (eglot--server-capable :codeActionProvider)
