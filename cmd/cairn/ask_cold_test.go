@@ -108,7 +108,7 @@ func TestAskColdWorkspaceFirstRequestHasMapAndSearch(t *testing.T) {
 	if strings.Contains(first, "not ready") {
 		t.Errorf("the CLI waits as long as it takes, yet the prompt says a source was not ready")
 	}
-	if n := strings.Count(errOut, "· indexing the workspace"); n > 1 {
-		t.Errorf("stderr has %d indexing lines, want at most one:\n%s", n, errOut)
+	if n := strings.Count(errOut, "· indexing the workspace"); n != 1 {
+		t.Errorf("stderr has %d indexing lines, want one:\n%s", n, errOut)
 	}
 }
