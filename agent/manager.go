@@ -37,7 +37,12 @@ type Config struct {
 	MaxDuration     time.Duration // wall-clock limit of a run; 0 = none
 	MaxTotalTokens  int           // input+output tokens a run may use; 0 = none
 	MaxCostUSD      float64       // what a run may cost at the price table's rates; 0 = none
-	StateDir        string
+	// IndexWait bounds how long a question waits for the code index's
+	// first build before its context is built: 0 = DefaultIndexWait,
+	// negative = as long as it takes. The files the question is about are
+	// indexed first either way.
+	IndexWait time.Duration
+	StateDir  string
 	// NewID makes run and edit ids (checkpoint.NewID when nil): evals inject
 	// a deterministic one so token counts repeat exactly.
 	NewID func(prefix string) string
@@ -111,6 +116,23 @@ type Manager struct {
 	// endedEmit receives the events of runs that ended before this
 	// session (an accept's checkpoint event); nil drops them.
 	endedEmit func(protocol.RunEvent)
+	// onIndexWait hears a question waiting for the code index (progress).
+	onIndexWait func(IndexWait)
+}
+
+// SetIndexWaitObserver has f told how each question's wait for the code
+// index goes (the server shows it as work-done progress). f is called from
+// the run's goroutine and must not block.
+func (m *Manager) SetIndexWaitObserver(f func(IndexWait)) {
+	m.mu.Lock()
+	m.onIndexWait = f
+	m.mu.Unlock()
+}
+
+func (m *Manager) indexWaitObserver() func(IndexWait) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.onIndexWait
 }
 
 // SetEndedRunEvents sends the events of runs that ended before this

@@ -97,6 +97,9 @@ type Run struct {
 	// model before its next call (a hunk the user rejected meanwhile).
 	history []contextengine.Turn
 	notes   []string
+	// notReady names the index sources not ready when the question went
+	// ahead (waitForIndex); the finished event repeats them.
+	notReady []string
 	// simplifiedSchemas is set once a provider rejected a schema feature.
 	simplifiedSchemas bool
 
@@ -330,6 +333,11 @@ func (r *Run) loop() {
 		}
 	}()
 	r.send(r.startedEvent())
+	r.notReady = r.waitForIndex()
+	if r.ctx.Err() != nil {
+		r.endCancelled()
+		return
+	}
 	built, err := r.buildContext(0)
 	if err != nil {
 		r.finish(StateFailed, protocol.RunEvent{Kind: protocol.EventFailed, Error: err.Error(), Class: ClassBadRequest})
@@ -416,7 +424,7 @@ func (r *Run) steps(st *loopState) {
 			u := r.usageSnapshot()
 			r.curStep.End(nil)
 			r.finish(StateFinished, protocol.RunEvent{Kind: protocol.EventFinished, Answer: resp.Text,
-				Usage: &protocol.Usage{Usage: u, CostUSD: r.tr.Usage().CostUSD}})
+				Usage: &protocol.Usage{Usage: u, CostUSD: r.tr.Usage().CostUSD}, NotReady: r.notReady})
 			return
 		}
 
@@ -564,6 +572,7 @@ func (r *Run) buildContext(shrink int) (*contextengine.Built, error) {
 	req.Redactor = r.red()
 	if ix := r.m.index; ix != nil {
 		req.Index, req.IndexPending = ix, !codeindex.IsReady(ix)
+		req.NotReady = r.notReady
 	}
 	b, err := contextengine.Build(req)
 	if err != nil {

@@ -74,6 +74,37 @@ var ErrNoSearch = errors.New("the search index is not available in this session"
 // what a search lang: filter matches.
 func LanguageOf(rel string) string { return repomap.LanguageOf(rel) }
 
+// The names of the engines a context report lists as not ready.
+const (
+	SourceMap    = "repo map"
+	SourceSearch = "search"
+)
+
+// Warming is what an index that builds in the background (Local) offers a
+// question that waits for it.
+type Warming interface {
+	// NotReady names the engines whose first full build has not ended
+	// (SourceMap, SourceSearch).
+	NotReady() []string
+	// Prioritize indexes the given workspace-relative files now, ahead of
+	// the rest of the build.
+	Prioritize(ctx context.Context, rels []string)
+	// Building returns the latest progress of each engine still building.
+	Building() []Progress
+}
+
+// NotReady names the engines of ix whose first full build has not ended;
+// an index that cannot tell engines apart names both until it is ready.
+func NotReady(ix Index) []string {
+	if w, ok := ix.(Warming); ok {
+		return w.NotReady()
+	}
+	if IsReady(ix) {
+		return nil
+	}
+	return []string{SourceMap, SourceSearch}
+}
+
 // IsReady reports whether ix's first full build has ended.
 func IsReady(ix Index) bool {
 	select {

@@ -70,6 +70,7 @@ type Local struct {
 	opts   Options
 	watch  *workspace.Watcher
 	ready  chan struct{} // closed when the first full build of both ended
+	mapped chan struct{} // closed when the first full build of the map ended
 	lock   *os.File      // flock on StateDir/search.lock while s is open
 	saving sync.Mutex    // one tags-cache write at a time
 
@@ -77,9 +78,11 @@ type Local struct {
 	unsaved   map[string]string // editor text waiting for the next batch, by rel
 	started   bool
 	building  bool
-	cancel    context.CancelFunc // stops Start's goroutine
-	saveTimer *time.Timer        // a pending tags-cache write
-	saveFirst time.Time          // when saveTimer was first set
+	cancel    context.CancelFunc  // stops Start's goroutine
+	saveTimer *time.Timer         // a pending tags-cache write
+	saveFirst time.Time           // when saveTimer was first set
+	latest    map[string]Progress // the latest progress of each kind still building
+	mapDone   bool                // mapped is closed
 	closed    bool
 	running   sync.WaitGroup
 }
@@ -95,7 +98,7 @@ func Open(ws *workspace.Workspace, opts Options) (*Local, error) {
 	}
 	watchOpts := opts.Watch
 	watchOpts.NoFS = watchOpts.NoFS || opts.NoWatch
-	ix := &Local{ws: ws, opts: opts, ready: make(chan struct{}), unsaved: map[string]string{}, watch: ws.NewWatcher(watchOpts)}
+	ix := &Local{ws: ws, opts: opts, ready: make(chan struct{}), mapped: make(chan struct{}), latest: map[string]Progress{}, unsaved: map[string]string{}, watch: ws.NewWatcher(watchOpts)}
 	ix.m = repomap.New(ws, repomap.Options{
 		CacheDir: filepath.Join(opts.StateDir, "repomap"),
 		Exclude:  opts.ExcludePath,
@@ -131,6 +134,13 @@ func Open(ws *workspace.Workspace, opts Options) (*Local, error) {
 }
 
 func (ix *Local) progress(p Progress) {
+	ix.mu.Lock()
+	if p.Finished {
+		delete(ix.latest, p.Kind)
+	} else {
+		ix.latest[p.Kind] = p
+	}
+	ix.mu.Unlock()
 	if ix.opts.Progress != nil {
 		ix.opts.Progress(p)
 	}
@@ -178,6 +188,7 @@ func (ix *Local) Start(ctx context.Context) {
 	go func() {
 		defer ix.running.Done()
 		ix.rescan(ctx)
+		ix.markMapped()
 		close(ix.ready)
 		if ctx.Err() != nil {
 			return
@@ -190,6 +201,7 @@ func (ix *Local) Start(ctx context.Context) {
 // goroutine (command-line use): the map, then the search index.
 func (ix *Local) Reconcile(ctx context.Context) error {
 	err := ix.rescan(ctx)
+	ix.markMapped()
 	ix.mu.Lock()
 	if !ix.started {
 		ix.started = true
@@ -214,6 +226,9 @@ func (ix *Local) rescan(ctx context.Context) error {
 		}
 		ix.progress(Progress{Kind: "repo map", Done: stats.Files, Total: stats.Files, Finished: true,
 			Message: fmt.Sprintf("%d files (%d parsed, %d from cache)", stats.Files, stats.Parsed, stats.Files-stats.Parsed)})
+	}
+	if ctx.Err() == nil {
+		ix.markMapped()
 	}
 	if ctx.Err() != nil {
 		return ctx.Err()
@@ -339,6 +354,73 @@ func residentFilePages() (int64, bool) {
 		return 0, false
 	}
 	return n * pageSize, true
+}
+
+// markMapped records that the map's first full build ended.
+func (ix *Local) markMapped() {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if !ix.mapDone {
+		ix.mapDone = true
+		close(ix.mapped)
+	}
+}
+
+// NotReady names the engines whose first full build has not ended, in the
+// words the context report uses: "repo map", "search".
+func (ix *Local) NotReady() []string {
+	var out []string
+	select {
+	case <-ix.mapped:
+	default:
+		if !ix.opts.NoMap {
+			out = append(out, SourceMap)
+		}
+	}
+	select {
+	case <-ix.ready:
+	default:
+		if ix.s != nil {
+			out = append(out, SourceSearch)
+		}
+	}
+	return out
+}
+
+// Building returns the latest progress of each engine still building, the
+// repo map first.
+func (ix *Local) Building() []Progress {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	var out []Progress
+	for _, k := range []string{"repo map", "search index"} {
+		if p, ok := ix.latest[k]; ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Prioritize brings the given workspace-relative files into both engines
+// now, in the caller's goroutine, ahead of a build that is still running:
+// a question waits for the files it is about, not for the whole workspace.
+// Files already indexed with the same content cost a hash; a build that
+// reaches them later keeps the result (the search index's generations
+// drop the build's stale copy, the map's build replaces the entry with one
+// of the same content).
+func (ix *Local) Prioritize(ctx context.Context, rels []string) {
+	if ctx.Err() != nil {
+		return
+	}
+	if !ix.opts.NoMap {
+		ix.m.Refresh(rels...)
+	}
+	if ctx.Err() != nil || ix.s == nil {
+		return
+	}
+	if err := ix.s.UpdateFiles(rels); err != nil {
+		slog.Debug("search index: the question's files", "err", err)
+	}
 }
 
 func (ix *Local) setBuilding(b bool) {

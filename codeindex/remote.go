@@ -32,6 +32,30 @@ func (x splitIndex) Search(ctx context.Context, query string, limit int) (*Searc
 	return x.s.Search(ctx, query, limit)
 }
 
+// NotReady, Prioritize and Building are the local index's (Warming).
+func (x splitIndex) NotReady() []string {
+	var out []string
+	for _, s := range NotReady(x.Index) {
+		if s != SourceSearch { // searches go to the remote backend
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (x splitIndex) Prioritize(ctx context.Context, rels []string) {
+	if w, ok := x.Index.(Warming); ok {
+		w.Prioritize(ctx, rels)
+	}
+}
+
+func (x splitIndex) Building() []Progress {
+	if w, ok := x.Index.(Warming); ok {
+		return w.Building()
+	}
+	return nil
+}
+
 func (x splitIndex) Stats() Stats {
 	st := x.Index.Stats()
 	st.Searchable = true

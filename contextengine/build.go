@@ -50,9 +50,13 @@ type Request struct {
 
 	// Index is the code index (nil: none in this session); IndexPending
 	// says it is still being built (the report notes it: a build never
-	// waits for indexing).
+	// waits for indexing; the agent waits, bounded, before it builds).
+	// NotReady names the index's sources whose first build had not ended
+	// when the question went ahead (codeindex.SourceMap, SourceSearch);
+	// the report lists them.
 	Index        codeindex.Index
 	IndexPending bool
+	NotReady     []string
 
 	// History holds the earlier turns of the thread the question continues,
 	// oldest first (history.go).
@@ -99,7 +103,7 @@ func Build(req Request) (*Built, error) {
 		req.Selection = &s
 	}
 	req.files = newWSFiles(req.WS)
-	report := &Report{Question: req.Question}
+	report := &Report{Question: req.Question, NotReady: append([]string(nil), req.NotReady...)}
 	sysTokens := tokencount.Count(SystemPrompt)
 	report.Budget = NewBudget(req.ContextWindow, req.MaxOutput, req.ToolSchemas)
 	avail := report.Budget.Available - sysTokens

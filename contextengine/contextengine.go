@@ -98,6 +98,10 @@ type Report struct {
 	Degraded bool
 	// Redactions counts the secrets masked, by kind.
 	Redactions map[string]int
+	// NotReady names the index sources ("repo map", "search") whose first
+	// build had not ended when the context was built: the question went
+	// ahead without waiting longer for them.
+	NotReady []string
 }
 
 // Markdown renders the report for cairn.contextReport and `cairn context`.
@@ -143,6 +147,9 @@ func (r *Report) Markdown() string {
 		for _, k := range kinds {
 			fmt.Fprintf(&b, "| %s | %d |\n", k, r.Redactions[k])
 		}
+	}
+	if len(r.NotReady) > 0 {
+		fmt.Fprintf(&b, "\n## Not ready\n\nThese sources were still being built and held only what was indexed so far: %s.\n", strings.Join(r.NotReady, ", "))
 	}
 	if len(r.Notes) > 0 {
 		b.WriteString("\n## Notes\n\n")

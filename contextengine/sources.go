@@ -134,7 +134,10 @@ func indexSources(req Request, lines []string, sel *Selection, seen spans, repor
 		report.Notes = append(report.Notes, "no code index in this session: no repo map, definitions or search hits")
 		return
 	}
-	if req.IndexPending {
+	switch {
+	case len(req.NotReady) > 0:
+		report.Notes = append(report.Notes, fmt.Sprintf("not ready: %s (still being built; what is indexed so far is used, the files of this question first)", strings.Join(req.NotReady, ", ")))
+	case req.IndexPending:
 		report.Notes = append(report.Notes, "the indexes are still being built: the repo map, definitions and search hits use what is indexed so far")
 	}
 	selText := ""

@@ -52,6 +52,9 @@ type Options struct {
 	// NoShowDocument makes a Plain editor declare no window/showDocument
 	// support (an older LSP client).
 	NoShowDocument bool
+	// Progress, when set, hears each $/progress message: its kind (begin,
+	// report, end), and the title or message it carries.
+	Progress func(kind, text string)
 }
 
 // Editor is one editor session connected to a server.
@@ -228,11 +231,19 @@ func (e *Editor) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 		var p struct {
 			Token any `json:"token"`
 			Value struct {
-				Kind  string `json:"kind"`
-				Title string `json:"title"`
+				Kind    string `json:"kind"`
+				Title   string `json:"title"`
+				Message string `json:"message"`
 			} `json:"value"`
 		}
 		if json.Unmarshal(params, &p) == nil {
+			if e.opts.Progress != nil {
+				text := p.Value.Message
+				if p.Value.Kind == "begin" {
+					text = p.Value.Title
+				}
+				e.opts.Progress(p.Value.Kind, text)
+			}
 			tok := fmt.Sprint(p.Token)
 			e.mu.Lock()
 			switch p.Value.Kind {

@@ -274,6 +274,10 @@ type RunEvent struct {
 
 	Answer string `json:"answer,omitempty"` // finished
 	Usage  *Usage `json:"usage,omitempty"`  // finished
+	// NotReady (finished) names the code index's sources ("repo map",
+	// "search") that were still being built when the question went ahead
+	// past its wait: the answer used what was indexed so far.
+	NotReady []string `json:"notReady,omitempty"`
 
 	Error string `json:"error,omitempty"` // failed, cancelled, interrupted
 	Class string `json:"class,omitempty"` // failed

@@ -1340,6 +1340,83 @@ func (ix *Index) Update(rel string) error {
 	return ix.indexFile(rel, b, lang, ix.decls(rel, lang, b), st)
 }
 
+// UpdateFiles is Update for several files at once: the ones that exist and
+// changed are indexed in one batch (a question that has its own files
+// indexed ahead of a running reconcile pays for one write, not one per
+// file); files that are gone, ignored, binary or oversized go through
+// Update. The first error is returned; the other files are still updated.
+func (ix *Index) UpdateFiles(rels []string) error {
+	type item struct {
+		rel    string
+		chunks []chunk
+		lang   string
+		st     fileState
+	}
+	var items []item
+	var errs []error
+	for _, rel := range rels {
+		rel = cleanRel(rel)
+		if rel == "." || rel == "" || strings.HasPrefix(rel, "../") {
+			continue
+		}
+		info, err := os.Stat(ix.ws.Abs(rel))
+		if err != nil || !info.Mode().IsRegular() || info.Size() > ix.opts.MaxFileSize || ix.ws.Ignored(rel) || ix.excluded(rel) {
+			if err := ix.Update(rel); err != nil {
+				errs = append(errs, err)
+			}
+			continue
+		}
+		b, err := os.ReadFile(ix.ws.Abs(rel))
+		if err != nil || workspace.IsBinary(b) {
+			if err := ix.Update(rel); err != nil {
+				errs = append(errs, err)
+			}
+			continue
+		}
+		st := fileState{Size: info.Size(), Mod: info.ModTime().UnixNano(), Hash: workspace.Hash(string(b))}
+		ix.mu.Lock()
+		old, ok := ix.files[rel]
+		if ok && old.Hash == st.Hash {
+			ix.files[rel] = st
+		}
+		ix.mu.Unlock()
+		if ok && old.Hash == st.Hash {
+			ix.markDirty()
+			continue
+		}
+		lang := workspace.LanguageOf(rel)
+		items = append(items, item{rel: rel, chunks: chunkFile(ix.redacted(b), ix.decls(rel, lang, b)), lang: lang, st: st})
+	}
+	if len(items) == 0 {
+		return errors.Join(errs...)
+	}
+	ix.writeMu.Lock()
+	defer ix.writeMu.Unlock()
+	b := ix.idx.NewBatch()
+	for _, it := range items {
+		if err := ix.deleteDocsOf(b, it.rel); err != nil {
+			return errors.Join(append(errs, err)...)
+		}
+		ff := newFileFields(it.rel, it.lang)
+		for i := range it.chunks {
+			if err := b.IndexAdvanced(ix.document(ff, &it.chunks[i])); err != nil {
+				return errors.Join(append(errs, fmt.Errorf("search: indexing %s: %w", it.rel, err))...)
+			}
+		}
+	}
+	if err := ix.batch(b); err != nil {
+		return errors.Join(append(errs, fmt.Errorf("search: indexing %d files: %w", len(items), err))...)
+	}
+	ix.mu.Lock()
+	for _, it := range items {
+		ix.files[it.rel] = it.st
+		ix.gen[it.rel]++
+	}
+	ix.mu.Unlock()
+	ix.markDirty()
+	return errors.Join(errs...)
+}
+
 // IndexFile indexes content as the text of rel with the given top-level
 // declarations (nil: chunk in overlapping line windows), replacing what the
 // index held for rel. Callers that parsed the file already (the repo map)

@@ -26,6 +26,7 @@ const (
 // context) touch the range. Each carries a cairn.ask command, so a plain LSP
 // client can use Cairn.
 func (s *Server) CodeAction(ctx context.Context, params *lsp.CodeActionParams) ([]lsp.CommandOrCodeAction, error) {
+	s.awaitInitialized(ctx)
 	mgr, err := s.ready()
 	if err != nil {
 		return nil, err

@@ -24,6 +24,7 @@ import (
 // object argument; a missing or ill-typed field is an InvalidParams error
 // that names it.
 func (s *Server) ExecuteCommand(ctx context.Context, params *lsp.ExecuteCommandParams) (lsp.LSPAny, error) {
+	s.awaitInitialized(ctx)
 	mgr, err := s.ready()
 	if err != nil {
 		return nil, err

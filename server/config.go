@@ -49,7 +49,17 @@ type Settings struct {
 		MaxCostUSD     float64 `json:"maxCostUSD"`     // per run, at trace.prices rates
 		MaxDurationSec int     `json:"maxDurationSec"` // wall-clock per run
 	} `json:"agent"`
+	Index struct {
+		// WaitMs bounds how long a question waits for the code index's
+		// first build (nil: DefaultIndexWaitMs; negative: as long as it
+		// takes; 0: not at all). The question's own files are indexed
+		// first either way.
+		WaitMs *int `json:"waitMs"`
+	} `json:"index"`
 }
+
+// DefaultIndexWaitMs is index.waitMs when unset.
+const DefaultIndexWaitMs = 5000
 
 // MCPServer is one entry of mcpServers.
 type MCPServer struct {
@@ -140,6 +150,7 @@ func parseSettingsOnto(raw []byte, base Settings) (Settings, []string) {
 	decode("replay", &s.Replay)
 	decode("policy", &s.Policy)
 	decode("sandbox", &s.Sandbox)
+	decode("index", &s.Index)
 	return s, warnings
 }
 
@@ -253,5 +264,17 @@ func (s Settings) RunConfig(cfg agent.Config, provider model.Provider) agent.Con
 	cfg.MaxTotalTokens = s.Agent.MaxTokens
 	cfg.MaxCostUSD = s.Agent.MaxCostUSD
 	cfg.MaxDuration = time.Duration(s.Agent.MaxDurationSec) * time.Second
+	waitMs := DefaultIndexWaitMs
+	if s.Index.WaitMs != nil {
+		waitMs = *s.Index.WaitMs
+	}
+	switch {
+	case waitMs < 0:
+		cfg.IndexWait = -1
+	case waitMs == 0:
+		cfg.IndexWait = time.Nanosecond // goes ahead at once
+	default:
+		cfg.IndexWait = time.Duration(waitMs) * time.Millisecond
+	}
 	return cfg
 }

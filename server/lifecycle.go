@@ -120,6 +120,11 @@ func (s *Server) setupEngines(initial Settings) error {
 	s.mgr = e.Manager
 	s.mu.Unlock()
 	e.Manager.SetEndedRunEvents(s.notifyRunEvent)
+	e.Manager.SetIndexWaitObserver(func(w agent.IndexWait) {
+		if p, ok := s.runProgress.Load(w.RunID); ok {
+			p.(*runProgress).indexWait(w)
+		}
+	})
 	return nil
 }
 
@@ -249,6 +254,7 @@ func LoadPolicy(root string, st Settings) (tools.Policy, []string) {
 // interrupted run is announced with a cairn/runEvent of kind interrupted and
 // one window/showMessage; cairn.resume continues it.
 func (s *Server) Initialized(ctx context.Context, params *lsp.InitializedParams) error {
+	s.initOnce.Do(func() { close(s.gotInitialized) })
 	mgr, err := s.ready()
 	if err != nil {
 		return nil
@@ -333,6 +339,30 @@ func declaresRunEvents(experimental lsp.LSPAny) bool {
 	}
 	v, _ := exp[protocol.ExperimentalKey][protocol.ExperimentalRunEvents].(bool)
 	return v
+}
+
+// initializedWait bounds how long a request read after initialize waits
+// for the initialized notification of a client that never sends it.
+var initializedWait = 30 * time.Second
+
+// awaitInitialized holds a request read after the initialize request but
+// before the initialized notification until that notification (LSP: the
+// server does not process requests before initialized; a client that
+// races, such as an editor command issued right after the server starts,
+// is answered then instead of refused). A request read before any
+// initialize goes on at once: ready refuses it (ServerNotInitialized).
+func (s *Server) awaitInitialized(ctx context.Context) {
+	if !s.initReceived.Load() {
+		return
+	}
+	t := time.NewTimer(initializedWait)
+	defer t.Stop()
+	select {
+	case <-s.gotInitialized:
+	case <-ctx.Done():
+	case <-s.ctx.Done():
+	case <-t.C:
+	}
 }
 
 // ready returns the manager, or an error saying initialize has not happened.

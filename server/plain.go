@@ -57,6 +57,14 @@ func (s *Server) runEmitter(question string) (emit func(protocol.RunEvent), abor
 	}
 	emit = func(ev protocol.RunEvent) {
 		s.notifyRunEvent(ev)
+		if progress != nil {
+			switch {
+			case ev.Kind == protocol.EventStarted:
+				s.runProgress.Store(ev.RunID, progress)
+			case isTerminal(ev.Kind):
+				s.runProgress.Delete(ev.RunID)
+			}
+		}
 		progress.send(ev)
 		if pr != nil {
 			pr.event(ev)

@@ -3,9 +3,11 @@ package server
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/cairn-dev/cairn/agent"
 	"github.com/cairn-dev/cairn/codeindex"
 	"github.com/cairn-dev/cairn/protocol"
 )
@@ -140,6 +142,29 @@ func (s *Server) newRunProgress(question string) *runProgress {
 	return p
 }
 
+// indexWaitKind marks the progress of a question waiting for the code
+// index on a run's progress line (never sent as a cairn/runEvent).
+const indexWaitKind = "cairn/indexWait"
+
+// indexWait reports a question's wait for the index; dropped when the
+// client is behind.
+func (p *runProgress) indexWait(w agent.IndexWait) {
+	if p == nil {
+		return
+	}
+	msg := w.Message() + "…"
+	if w.Done {
+		msg = "index ready"
+		if len(w.NotReady) > 0 {
+			msg = "going ahead; not ready: " + strings.Join(w.NotReady, ", ")
+		}
+	}
+	select {
+	case p.events <- protocol.RunEvent{RunID: w.RunID, Kind: indexWaitKind, Summary: msg}:
+	default:
+	}
+}
+
 func (p *runProgress) send(ev protocol.RunEvent) {
 	if p == nil {
 		return
@@ -194,6 +219,8 @@ func (p *runProgress) loop(question string) {
 			s.notifyProgress(token, map[string]any{"kind": "report", "message": "running " + ev.Tool})
 		case ev.Kind == protocol.EventEditProposed:
 			s.notifyProgress(token, map[string]any{"kind": "report", "message": "proposed an edit"})
+		case ev.Kind == indexWaitKind:
+			s.notifyProgress(token, map[string]any{"kind": "report", "message": ev.Summary})
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.lsp.dev/jsonrpc2"
@@ -65,6 +66,13 @@ type Server struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 
+	// initReceived is set when the initialize request is read (before its
+	// handler runs); gotInitialized is closed by the initialized
+	// notification. Requests read in between wait for it (lifecycle.go).
+	initReceived   atomic.Bool
+	gotInitialized chan struct{}
+	initOnce       sync.Once
+
 	mu          sync.Mutex
 	initialized bool
 	shutdown    bool
@@ -83,6 +91,7 @@ type Server struct {
 	launchSettings Settings
 	diags          *diagnosticsStore
 	askRequests    askRequestMap
+	runProgress    sync.Map // run id → *runProgress, while the run goes on
 	tracer         *trace.Recorder
 	mcp            *mcp.Manager
 	mcpReady       chan struct{} // closed when the latest MCP configuration has started
@@ -111,7 +120,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 	if c, ok := in.(io.Closer); ok {
 		closer = c
 	}
-	s := &Server{opts: opts, exited: make(chan struct{}), diags: newDiagnosticsStore()}
+	s := &Server{opts: opts, exited: make(chan struct{}), diags: newDiagnosticsStore(), gotInitialized: make(chan struct{})}
 	s.ctx, s.cancel = context.WithCancelCause(ctx)
 	defer s.cancel(errors.New("server stopped"))
 	s.stream = newStream(in, out, closer)
@@ -194,6 +203,9 @@ func (s *Server) handler() jsonrpc2.Handler {
 	cancelling := lsp.CancelHandler(ordered)
 	return func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
 		if req.IsCall() {
+			if req.Method() == lsp.MethodInitialize {
+				s.initReceived.Store(true) // in wire order: later requests wait for initialized
+			}
 			return cancelling(ctx, req)
 		}
 		if req.Method() == lsp.MethodCancelRequest {

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/cairn-dev/cairn/codeindex"
 	"github.com/cairn-dev/cairn/contextengine"
@@ -73,14 +74,24 @@ func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	serverEnd, clientEnd := net.Pipe()
 	done := make(chan error, 1)
 	go func() { done <- server.Serve(ctx, serverEnd, serverEnd, server.Options{}) }()
-	edOpts := lspclient.Options{Settings: map[string]any{"approval": map[string]any{"mode": "policy"}}}
+	// The question waits for the code index as long as it takes (a cold
+	// workspace is indexed first, its own files before the rest), with one
+	// line on stderr saying so.
+	index := map[string]any{"waitMs": -1}
+	edOpts := lspclient.Options{Settings: map[string]any{"approval": map[string]any{"mode": "policy"}, "index": index}}
 	named := protectedList(*applyProtected)
 	if len(named) > 0 {
 		// The command line is the confirmation: the editor answers the
 		// question for each path it names, and denies everything else
 		// the policy would have asked about.
-		edOpts = lspclient.Options{Settings: map[string]any{"approval": map[string]any{"mode": "ask"}},
+		edOpts = lspclient.Options{Settings: map[string]any{"approval": map[string]any{"mode": "ask"}, "index": index},
 			Approve: func(msg string, _ []string) string { return confirmNamed(msg, named) }}
+	}
+	var waitSaid sync.Once
+	edOpts.Progress = func(kind, text string) {
+		if kind == "report" && strings.HasPrefix(text, "indexing the workspace") {
+			waitSaid.Do(func() { fmt.Fprintf(stderr, "· %s\n", text) })
+		}
 	}
 	ed, err := lspclient.Connect(ctx, clientEnd, *root, edOpts)
 	if err != nil {

@@ -101,6 +101,8 @@ T.test('transcript renders a run', function()
     '',
   })
   T.eq(t.render({ kind = 'failed', error = 'boom', class = 'provider' }), '-- failed (provider): boom\n')
+  T.eq(t.render({ kind = 'finished', notReady = { 'repo map', 'search' } }),
+    '-- finished - not ready: repo map, search (the answer used what was indexed so far)\n')
 end)
 
 T.test('setup defines the commands', function()

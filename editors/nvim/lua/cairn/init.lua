@@ -96,7 +96,7 @@ local function client_notify(c, method, params)
 end
 
 --- Calls a server command: cb(err, result).
-function M.exec(command, arg, cb)
+function M.exec(command, arg, cb, waited)
   local c = get_client()
   if not c then
     local e = { message = 'the server is not running (see :checkhealth cairn)' }
@@ -105,6 +105,25 @@ function M.exec(command, arg, cb)
     else
       notify(e.message, vim.log.levels.ERROR)
     end
+    return
+  end
+  -- Right after attach the client may still be initializing (a request sent
+  -- before initialize is answered is refused): wait for it, without blocking
+  -- the editor. `initialized` is set by every Neovim from 0.7 on.
+  if c.initialized ~= true then
+    waited = waited or 0
+    if waited >= 30000 then
+      local e = { message = 'the server did not finish initializing in 30 s (see :checkhealth cairn)' }
+      if cb then
+        cb(e)
+      else
+        notify(e.message, vim.log.levels.ERROR)
+      end
+      return
+    end
+    vim.defer_fn(function()
+      M.exec(command, arg, cb, waited + 20)
+    end, 20)
     return
   end
   -- bufnr nil: Neovim first flushes the pending (debounced) didChange of every

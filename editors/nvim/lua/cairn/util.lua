@@ -266,7 +266,11 @@ function M.transcript()
     elseif k == 'finished' then
       local u = ev.usage
       local tokens = (type(u) == 'table' and u.inputTokens) and (' - %d in / %d out tokens'):format(u.inputTokens or 0, u.outputTokens or 0) or ''
-      return line('-- finished' .. tokens)
+      local nr = ''
+      if type(ev.notReady) == 'table' and #ev.notReady > 0 then
+        nr = (' - not ready: %s (the answer used what was indexed so far)'):format(table.concat(ev.notReady, ', '))
+      end
+      return line('-- finished' .. tokens .. nr)
     elseif k == 'failed' then
       return line(('-- failed%s: %s'):format(ev.class and (' (' .. ev.class .. ')') or '', ev.error or 'unknown error'))
     elseif k == 'cancelled' then

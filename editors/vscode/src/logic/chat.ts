@@ -34,6 +34,8 @@ export interface ChatRun {
   status: 'running' | 'finished' | 'failed' | 'cancelled' | 'interrupted';
   items: Item[];
   usage?: Usage;
+  /** Index sources not ready when the question went ahead (finished). */
+  notReady?: string[];
   error?: string;
   lastSeq: number;
 }
@@ -172,6 +174,7 @@ export class ChatModel {
       case 'finished':
         r.status = 'finished';
         r.usage = ev.usage;
+        if (Array.isArray(ev.notReady) && ev.notReady.length > 0) r.notReady = ev.notReady.filter((s) => typeof s === 'string');
         // A run whose text never streamed still shows its answer.
         if (ev.answer && !r.items.some((i) => i.kind === 'text')) r.items.push({ kind: 'text', text: ev.answer });
         break;

@@ -19,6 +19,8 @@ export interface RunEvent {
   step?: number;
   answer?: string;
   usage?: Usage;
+  /** finished: the code index's sources still being built when the question went ahead. */
+  notReady?: string[];
   error?: string;
   class?: string;
 }

@@ -109,6 +109,9 @@ function renderRun(r: ChatRun, edits: Record<string, EditView>): HTMLElement {
   } else if (r.usage) {
     foot.append(`${r.usage.inputTokens} in / ${r.usage.outputTokens} out tokens`);
   }
+  if (r.status === 'finished' && r.notReady && r.notReady.length > 0) {
+    foot.append(el('div', { class: 'not-ready' }, `Not ready when asked: ${r.notReady.join(', ')}; the answer used what was indexed so far.`));
+  }
   return el('section', { class: 'run', 'data-run': r.runId }, head, body, foot);
 }
 

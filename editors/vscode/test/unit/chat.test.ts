@@ -62,6 +62,13 @@ test('a run without streamed text shows its final answer', () => {
   assert.deepEqual(m.view().runs[0].items, [{ kind: 'text', text: 'All good.' }]);
 });
 
+test('a finished run keeps the index sources that were not ready', () => {
+  const m = new ChatModel();
+  m.begin('r1', { threadId: 't', question: 'q' });
+  m.apply(ev('r1', 1, 'finished', { answer: 'ok', notReady: ['repo map', 'search'] }));
+  assert.deepEqual(m.view().runs[0].notReady, ['repo map', 'search']);
+});
+
 test('editState from hunks', () => {
   assert.equal(editState([]), 'pending');
   assert.equal(editState([{ state: 'accepted' }, { state: 'pending' }]), 'pending');
