@@ -152,7 +152,7 @@ func (m *Manager) AcceptHunks(ctx context.Context, id string, idx []int, ap Appl
 		// path that became protected since) is never written by an accept.
 		if why, protected := workspace.Protected(m.ws.Root(), f.Rel); protected && f.Protected == "" {
 			m.mu.Unlock()
-			return protocol.AcceptResult{}, fmt.Errorf("cannot accept the change to %s: it is a protected path (%s) and the edit was not confirmed as one when it was proposed; ask for the change again: %w",
+			return protocol.AcceptResult{}, fmt.Errorf("cannot accept the change: %s is a protected path (%s) and the edit was not confirmed as one when it was proposed; ask for the change again: %w",
 				f.Rel, why, ErrUnconfirmedProtected)
 		}
 		base, baseOK, err := textWith(f, fi, e.Hunks, Hunk.applied)

@@ -64,6 +64,8 @@ test('a run without streamed text shows its final answer', () => {
 
 test('editState from hunks', () => {
   assert.equal(editState([]), 'pending');
+  assert.equal(editState([{ state: 'conflict' }, { state: 'accepted' }]), 'conflict');
+  assert.equal(editState([{ state: 'conflict' }, { state: 'pending' }]), 'pending');
   assert.equal(editState([{ state: 'accepted' }, { state: 'pending' }]), 'pending');
   assert.equal(editState([{ state: 'accepted' }, { state: 'rejected' }]), 'partial');
   assert.equal(editState([{ state: 'rejected' }, { state: 'rejected' }]), 'rejected');
