@@ -1,0 +1,78 @@
+package agent
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/tools"
+)
+
+// The rebase at line granularity: which user changes overlap a hunk, and
+// that what stays pending applies to the new text byte for byte.
+func TestRebaseOverlapRules(t *testing.T) {
+	base := "a\nb\nc\nd\ne\n"
+	after := "a\nB\nc\nd\nE\n" // hunk 0 changes line 2, hunk 1 line 5
+	cases := []struct {
+		name   string
+		user   func(string) string
+		states []EditState
+		want   string // the new text with every pending hunk applied
+	}{
+		{"insert right above hunk 0", func(s string) string { return strings.Replace(s, "a\n", "a\nnew\n", 1) },
+			[]EditState{EditPending, EditPending}, "a\nnew\nB\nc\nd\nE\n"},
+		{"insert right below hunk 0", func(s string) string { return strings.Replace(s, "b\n", "b\nnew\n", 1) },
+			[]EditState{EditPending, EditPending}, "a\nB\nnew\nc\nd\nE\n"},
+		{"change between the hunks", func(s string) string { return strings.Replace(s, "c\n", "C!\n", 1) },
+			[]EditState{EditPending, EditPending}, "a\nB\nC!\nd\nE\n"},
+		{"append below everything", func(s string) string { return s + "f\n" },
+			[]EditState{EditPending, EditPending}, "a\nB\nc\nd\nE\nf\n"},
+		{"change the line of hunk 0", func(s string) string { return strings.Replace(s, "b\n", "b2\n", 1) },
+			[]EditState{EditConflict, EditPending}, "a\nb2\nc\nd\nE\n"},
+		{"delete across hunk 1", func(s string) string { return strings.Replace(s, "d\ne\n", "", 1) },
+			[]EditState{EditPending, EditConflict}, "a\nB\nc\n"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := tools.FileChange{Abs: "/w/x.txt", Rel: "x.txt", Before: base, BeforeOK: true, After: after}
+			e := &Edit{ID: "e", Files: []tools.FileChange{f}, State: EditPending, Hunks: splitHunks([]tools.FileChange{f})}
+			if len(e.Hunks) != 2 {
+				t.Fatalf("want 2 hunks, got %d", len(e.Hunks))
+			}
+			typed := c.user(base)
+			if !e.rebaseFile(0, base, typed) {
+				t.Fatal("rebaseFile changed nothing")
+			}
+			for i, st := range c.states {
+				if e.Hunks[i].State != st {
+					t.Errorf("hunk %d: %s, want %s", i, e.Hunks[i].State, st)
+				}
+			}
+			if e.Files[0].Before != typed {
+				t.Errorf("the base is not the new text: %q", e.Files[0].Before)
+			}
+			if e.Files[0].After != c.want {
+				t.Errorf("proposed %q, want %q", e.Files[0].After, c.want)
+			}
+		})
+	}
+}
+
+// A file the user changes twice, the second time back: the conflict clears;
+// and an edit whose expected text was not the text before is left alone.
+func TestRebaseOnlyFromTheExpectedText(t *testing.T) {
+	base, after := "a\nb\nc\n", "a\nB\nc\n"
+	f := tools.FileChange{Abs: "/w/x.txt", Rel: "x.txt", Before: base, BeforeOK: true, After: after}
+	e := &Edit{ID: "e", Files: []tools.FileChange{f}, State: EditPending, Hunks: splitHunks([]tools.FileChange{f})}
+	if e.rebaseFile(0, "something else\n", "x\n") {
+		t.Fatal("an edit not based on the text before was rebased")
+	}
+	typed := "a\nbb\nc\n"
+	e.rebaseFile(0, base, typed)
+	if e.Hunks[0].State != EditConflict || e.Hunks[0].StartLine != 1 || e.Hunks[0].EndLine != 2 {
+		t.Fatalf("want a conflict on line 2: %+v", e.Hunks[0])
+	}
+	e.rebaseFile(0, typed, base)
+	if e.Hunks[0].State != EditPending || e.Files[0].After != after {
+		t.Fatalf("undoing the typing should clear the conflict: %+v, proposed %q", e.Hunks[0], e.Files[0].After)
+	}
+}
