@@ -36,6 +36,9 @@ type Hunk struct {
 	// conflict is set while State is EditConflict: change.Start..End is
 	// then the region of Before the hunk stands for, change.New unused.
 	conflict *hunkConflict
+	// superseded: rejected because a redo run replaces it (RedoHunks), not
+	// because the user refused the change.
+	superseded bool
 }
 
 // splitHunks computes the hunks of an edit's files, numbered from 0.

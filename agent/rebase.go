@@ -27,6 +27,10 @@ import (
 // cannot be accepted until it is redone (RedoHunks) and may be rejected.
 const EditConflict EditState = "conflict"
 
+// hunkSuperseded is how a thread records a superseded hunk (Hunk.superseded):
+// rejected on the wire, but not refused by the user.
+const hunkSuperseded = "superseded"
+
 // hunkConflict is what a conflicting hunk stands for: the text of its
 // region (Hunk.change.Start..End in the file's base) as the model saw it
 // and as the model meant it.
@@ -212,8 +216,15 @@ func (e *Edit) relabel(fi int) {
 		h.StartLine, h.EndLine = start, start+oldLines
 		if h.State == EditConflict {
 			h.NewStartLine, h.NewEndLine = start+shift, start+shift
-			diff := udiff.Unified("a/"+f.Rel, "b/"+f.Rel, h.conflict.base, h.conflict.theirs)
-			h.Diff = diff
+			if c := h.conflict; c != nil {
+				// The change as the model meant it, among the lines around
+				// it as they are now.
+				around := f.Before[:h.change.Start] + c.base + f.Before[h.change.End:]
+				meant := []udiff.Edit{{Start: h.change.Start, End: h.change.Start + len(c.base), New: c.theirs}}
+				if diff, err := udiff.ToUnified("a/"+f.Rel, "b/"+f.Rel, around, meant, 3); err == nil {
+					h.Diff = diff
+				}
+			}
 			continue
 		}
 		newLines := lineCount(h.change.New)
@@ -309,6 +320,9 @@ func (m *Manager) RedoHunks(id string, idx []int) (protocol.RedoResult, *AskRequ
 func (e *Edit) merge3(i int) (string, bool) {
 	h := e.Hunks[i]
 	f := e.Files[h.File]
+	if h.conflict == nil {
+		return "", false
+	}
 	for j, o := range e.Hunks {
 		if j != i && o.File == h.File && !o.folded && o.open() && o.change.Start < h.change.End && h.change.Start < o.change.End {
 			return "", false
@@ -365,7 +379,7 @@ func (m *Manager) SupersedeHunks(id string, idx []int) {
 	}
 	for _, i := range idx {
 		if i >= 0 && i < len(e.Hunks) && e.Hunks[i].State == EditConflict {
-			e.Hunks[i].State = EditRejected
+			e.Hunks[i].State, e.Hunks[i].superseded = EditRejected, true
 		}
 	}
 	e.settle()

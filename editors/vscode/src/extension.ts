@@ -778,7 +778,7 @@ async function undoLastEdit(): Promise<void> {
   if (res && !res.applied && (res.alreadyUndone?.length || /already undone/i.test(why))) {
     // The editor's own undo already put the text back; write it, so the disk is undone too.
     checkpoints.pop();
-    await saveFiles(last.files, dirty);
+    await saveFiles(last.files); // the buffers hold exactly the text from before the accept
     answers.appendLine(`↶ edit ${last.editId} was already undone`);
     vscode.window.showInformationMessage('Cairn: already undone: the files are back at their pre-edit text.');
     return;

@@ -937,7 +937,8 @@ function M.undo(cb)
     if type(res) == 'table' and not res.applied and type(res.alreadyUndone) == 'table' and #res.alreadyUndone > 0 then
       -- The editor's own undo already put the text back; write it, so the disk is undone too.
       table.remove(state.checkpoints)
-      save_files(last.files, keep)
+      -- The buffer holds exactly the text from before the accept: writing it is the undo.
+      save_files(last.files)
       append_answer(('\nedit %s was already undone\n'):format(last.editId))
       notify('already undone: ' .. table.concat(res.alreadyUndone, ', '))
       if cb then
