@@ -2,6 +2,7 @@ package agent
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	udiff "github.com/aymanbagabas/go-udiff"
@@ -202,16 +203,19 @@ func overlaps(s, t int, d udiff.Edit) bool {
 }
 
 // relabel recomputes the lines and diffs of file fi's open hunks after a
-// rebase. Called with m.mu held.
+// rebase. It runs on every keystroke in a file with a pending edit, so each
+// hunk's diff is computed on the lines around it, not the whole file.
+// Called with m.mu held.
 func (e *Edit) relabel(fi int) {
 	f := e.Files[fi]
+	lines := newLineIndex(f.Before)
 	shift := 0
 	for i := range e.Hunks {
 		h := &e.Hunks[i]
 		if h.File != fi || h.folded {
 			continue
 		}
-		start := strings.Count(f.Before[:h.change.Start], "\n")
+		start := lines.lineOf(h.change.Start)
 		oldLines := lineCount(f.Before[h.change.Start:h.change.End])
 		h.StartLine, h.EndLine = start, start+oldLines
 		if h.State == EditConflict {
@@ -220,8 +224,8 @@ func (e *Edit) relabel(fi int) {
 				// The change as the model meant it, among the lines around
 				// it as they are now.
 				around := f.Before[:h.change.Start] + c.base + f.Before[h.change.End:]
-				meant := []udiff.Edit{{Start: h.change.Start, End: h.change.Start + len(c.base), New: c.theirs}}
-				if diff, err := udiff.ToUnified("a/"+f.Rel, "b/"+f.Rel, around, meant, 3); err == nil {
+				meant := udiff.Edit{Start: h.change.Start, End: h.change.Start + len(c.base), New: c.theirs}
+				if diff, err := hunkDiff(f.Rel, around, newLineIndex(around), meant); err == nil {
 					h.Diff = diff
 				}
 			}
@@ -233,11 +237,58 @@ func (e *Edit) relabel(fi int) {
 			shift += newLines - oldLines
 		}
 		if h.State == EditPending {
-			if diff, err := udiff.ToUnified("a/"+f.Rel, "b/"+f.Rel, f.Before, []udiff.Edit{h.change}, 3); err == nil {
+			if diff, err := hunkDiff(f.Rel, f.Before, lines, h.change); err == nil {
 				h.Diff = diff
 			}
 		}
 	}
+}
+
+// lineIndex holds the offsets of a text's newlines.
+type lineIndex struct {
+	text string
+	nl   []int
+}
+
+func newLineIndex(text string) lineIndex {
+	li := lineIndex{text: text}
+	for i := 0; i < len(text); i++ {
+		if text[i] == '\n' {
+			li.nl = append(li.nl, i)
+		}
+	}
+	return li
+}
+
+// lineOf is the 0-based line of a byte offset: the newlines before it.
+func (li lineIndex) lineOf(off int) int { return sort.SearchInts(li.nl, off) }
+
+// start is the offset where 0-based line n starts (the text's end past it).
+func (li lineIndex) start(n int) int {
+	switch {
+	case n <= 0:
+		return 0
+	case n-1 < len(li.nl):
+		return li.nl[n-1] + 1
+	}
+	return len(li.text)
+}
+
+// hunkDiff is the unified diff (3 lines of context) of one line-aligned
+// change of text, computed on the lines around it, with the line numbers it
+// has in the whole text.
+func hunkDiff(rel, text string, li lineIndex, c udiff.Edit) (string, error) {
+	first := max(0, li.lineOf(c.Start)-3)
+	w0, w1 := li.start(first), li.start(li.lineOf(c.End)+4)
+	ud, err := udiff.ToUnifiedDiff("a/"+rel, "b/"+rel, text[w0:w1], []udiff.Edit{{Start: c.Start - w0, End: c.End - w0, New: c.New}}, 3)
+	if err != nil {
+		return "", err
+	}
+	for _, h := range ud.Hunks {
+		h.FromLine += first
+		h.ToLine += first
+	}
+	return ud.String(), nil
 }
 
 // RedoHunks recomputes conflicting hunks of a pending edit against the

@@ -1,8 +1,11 @@
 package agent
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+
+	udiff "github.com/aymanbagabas/go-udiff"
 
 	"github.com/cairn-dev/cairn/tools"
 )
@@ -74,5 +77,59 @@ func TestRebaseOnlyFromTheExpectedText(t *testing.T) {
 	e.rebaseFile(0, typed, base)
 	if e.Hunks[0].State != EditPending || e.Files[0].After != after {
 		t.Fatalf("undoing the typing should clear the conflict: %+v, proposed %q", e.Hunks[0], e.Files[0].After)
+	}
+}
+
+// hunkDiff on the lines around a change gives the diff of the whole text.
+func TestHunkDiffWindowed(t *testing.T) {
+	texts := map[string]string{
+		"plain":      "a\nb\nc\nd\ne\nf\ng\nh\ni\nj\n",
+		"no newline": "a\nb\nc\nd\ne\nf\ng\nh\ni\nj",
+		"short":      "a\nb\n",
+	}
+	for name, before := range texts {
+		lines := strings.SplitAfter(before, "\n")
+		for i := range lines {
+			for _, repl := range []string{"X\n", "", "X\nY\n"} {
+				after := strings.Join(lines[:i], "") + repl + strings.Join(lines[i+1:], "")
+				for _, c := range udiff.Lines(before, after) {
+					want, err := udiff.ToUnified("a/x", "b/x", before, []udiff.Edit{c}, 3)
+					if err != nil {
+						t.Fatal(err)
+					}
+					got, err := hunkDiff("x", before, newLineIndex(before), c)
+					if err != nil || got != want {
+						t.Errorf("%s, line %d -> %q:\n%s\nwant\n%s (%v)", name, i, repl, got, want, err)
+					}
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkRebase: a keystroke's cost in a 10,000-line file with a pending
+// edit of 50 hunks (the user inserts one line near the top).
+func BenchmarkRebase(b *testing.B) {
+	var sb strings.Builder
+	for i := 0; i < 10000; i++ {
+		fmt.Fprintf(&sb, "line %d\n", i)
+	}
+	base := sb.String()
+	after := base
+	for i := 100; i < 10000; i += 200 {
+		after = strings.Replace(after, fmt.Sprintf("line %d\n", i), fmt.Sprintf("LINE %d\n", i), 1)
+	}
+	typed := strings.Replace(base, "line 5\n", "line 5\nmine\n", 1)
+	f := tools.FileChange{Abs: "/w/x.txt", Rel: "x.txt", Before: base, BeforeOK: true, After: after}
+	hunks := splitHunks([]tools.FileChange{f})
+	if len(hunks) != 50 {
+		b.Fatalf("%d hunks", len(hunks))
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		e := &Edit{ID: "e", Files: []tools.FileChange{f}, State: EditPending, Hunks: append([]Hunk(nil), hunks...)}
+		if !e.rebaseFile(0, base, typed) {
+			b.Fatal("not rebased")
+		}
 	}
 }
