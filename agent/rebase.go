@@ -114,6 +114,14 @@ func (e *Edit) rebaseFile(fi int, before, after string) bool {
 		}
 		return p
 	}
+	// Plan every hunk's move first: nothing changes unless all are sound.
+	type move struct {
+		i        int
+		state    EditState
+		change   udiff.Edit
+		conflict *hunkConflict
+	}
+	var moves []move
 	for i := range e.Hunks {
 		h := &e.Hunks[i]
 		if h.File != fi || h.folded || !h.open() {
@@ -121,6 +129,9 @@ func (e *Edit) rebaseFile(fi int, before, after string) bool {
 		}
 		s := toExpected(h.change.Start)
 		t := s + (h.change.End - h.change.Start)
+		if s < 0 || t < s || t > len(before) {
+			return false
+		}
 		base, theirs := before[s:t], h.change.New
 		if h.conflict != nil {
 			base, theirs = h.conflict.base, h.conflict.theirs
@@ -147,17 +158,23 @@ func (e *Edit) rebaseFile(fi int, before, after string) bool {
 			}
 		}
 		c1 := c0 + (u1 - u0) + grow
+		if u0 < 0 || u1 > len(before) || c0 < 0 || c1 < c0 || c1 > len(after) {
+			return false
+		}
 		base = before[u0:s] + base + before[t:u1]
 		theirs = before[u0:s] + theirs + before[t:u1]
-		switch {
-		case after[c0:c1] == base:
+		if after[c0:c1] == base {
 			// Untouched (or the user's change was undone): acceptable.
-			h.State, h.conflict = EditPending, nil
-			h.change = udiff.Edit{Start: c0, End: c1, New: theirs}
+			moves = append(moves, move{i: i, state: EditPending, change: udiff.Edit{Start: c0, End: c1, New: theirs}})
+		} else {
+			moves = append(moves, move{i: i, state: EditConflict, change: udiff.Edit{Start: c0, End: c1}, conflict: &hunkConflict{base: base, theirs: theirs}})
+		}
+	}
+	for _, mv := range moves {
+		h := &e.Hunks[mv.i]
+		h.State, h.change, h.conflict = mv.state, mv.change, mv.conflict
+		if h.State == EditPending {
 			h.trim(after)
-		default:
-			h.State, h.conflict = EditConflict, &hunkConflict{base: base, theirs: theirs}
-			h.change = udiff.Edit{Start: c0, End: c1}
 		}
 	}
 	// Everything decided is now part of the base (applied) or never

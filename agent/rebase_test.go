@@ -2,6 +2,7 @@ package agent
 
 import (
 	"fmt"
+	"math/rand"
 	"strings"
 	"testing"
 
@@ -130,6 +131,74 @@ func BenchmarkRebase(b *testing.B) {
 		e := &Edit{ID: "e", Files: []tools.FileChange{f}, State: EditPending, Hunks: append([]Hunk(nil), hunks...)}
 		if !e.rebaseFile(0, base, typed) {
 			b.Fatal("not rebased")
+		}
+	}
+}
+
+// Random edits by the model and by the user: a rebase never panics, the
+// base becomes the user's text, and the pending hunks apply to it with
+// their changes intact.
+func TestRebaseRandomEdits(t *testing.T) {
+	rng := rand.New(rand.NewSource(25))
+	words := []string{"a\n", "b\n", "c\n", "d\n", "x\n", "", "yy\n"}
+	mutate := func(lines []string) string {
+		out := append([]string(nil), lines...)
+		for n := rng.Intn(3) + 1; n > 0; n-- {
+			i := rng.Intn(len(out) + 1)
+			switch rng.Intn(3) {
+			case 0:
+				out = append(out[:i], append([]string{words[rng.Intn(len(words))]}, out[i:]...)...)
+			case 1:
+				if i < len(out) {
+					out = append(out[:i], out[i+1:]...)
+				}
+			default:
+				if i < len(out) {
+					out[i] = words[rng.Intn(len(words))]
+				}
+			}
+		}
+		return strings.Join(out, "")
+	}
+	for iter := 0; iter < 2000; iter++ {
+		var lines []string
+		for n := rng.Intn(12) + 1; n > 0; n-- {
+			lines = append(lines, words[rng.Intn(4)])
+		}
+		base := strings.Join(lines, "")
+		proposed := mutate(lines)
+		typed := mutate(lines)
+		f := tools.FileChange{Abs: "/w/x", Rel: "x", Before: base, BeforeOK: true, After: proposed}
+		e := &Edit{ID: "e", Files: []tools.FileChange{f}, State: EditPending, Hunks: splitHunks([]tools.FileChange{f})}
+		if len(e.Hunks) == 0 || base == typed {
+			continue
+		}
+		// Accept a random hunk first, sometimes: the user types after it.
+		before := base
+		if rng.Intn(2) == 0 {
+			e.Hunks[0].State = EditAccepted
+			before, _, _ = textWith(f, 0, e.Hunks, Hunk.applied)
+			typed = before + "z\n"
+		}
+		if !e.rebaseFile(0, before, typed) {
+			for _, h := range e.Hunks {
+				if h.open() {
+					t.Fatalf("iter %d: not rebased though hunk %d is open", iter, h.Index)
+				}
+			}
+			continue
+		}
+		if e.Files[0].Before != typed {
+			t.Fatalf("iter %d: base %q, want %q", iter, e.Files[0].Before, typed)
+		}
+		got, _, err := textWith(e.Files[0], 0, e.Hunks, func(h Hunk) bool { return h.State == EditPending })
+		if err != nil || got != e.Files[0].After {
+			t.Fatalf("iter %d: pending hunks do not apply: %v (%q vs %q)", iter, err, got, e.Files[0].After)
+		}
+		for _, h := range e.Hunks {
+			if h.State == EditPending && !h.folded && typed[h.change.Start:h.change.End] == h.change.New {
+				t.Errorf("iter %d: hunk %d is a no-op after the rebase", iter, h.Index)
+			}
 		}
 	}
 }
