@@ -493,7 +493,7 @@ async function fetchEdit(editId: string): Promise<GetEditResult> {
   edits.put(res);
   const hunks = res.hunks ?? [];
   const state = editState(hunks);
-  if (hunks.length && state !== 'pending') edits.settle(editId, state === 'rejected' ? 'rejected' : 'accepted');
+  if (hunks.length && state !== 'pending' && state !== 'conflict') edits.settle(editId, state === 'rejected' ? 'rejected' : 'accepted');
   chat.setEdit({
     editId, state: hunks.length ? state : (edits.state(editId) as 'pending' | 'accepted' | 'rejected') ?? 'pending',
     files: res.files.map((f) => f.path),
