@@ -32,17 +32,26 @@ func (m *Manager) Accept(ctx context.Context, id string, ap Applier) (protocol.A
 func (m *Manager) Reject(id string) error { return m.RejectHunks(id, nil) }
 
 // selectHunks resolves hunk indices (nil: every pending hunk) and checks
-// that each is pending. Called with m.mu held.
-func selectHunks(e *Edit, idx []int) (map[int]bool, error) {
+// that each waits for a decision; a conflicting hunk is selectable only
+// when withConflicts (a reject). Called with m.mu held.
+func selectHunks(e *Edit, idx []int, withConflicts bool) (map[int]bool, error) {
 	sel := map[int]bool{}
 	if idx == nil {
+		var conflicts []string
 		for _, h := range e.Hunks {
-			if h.State == EditPending {
+			switch {
+			case h.State == EditPending, h.State == EditConflict && withConflicts:
 				sel[h.Index] = true
+			case h.State == EditConflict:
+				conflicts = append(conflicts, hunkWhere(h))
 			}
 		}
+		if len(sel) == 0 && len(conflicts) > 0 {
+			return nil, fmt.Errorf("the proposed change to %s overlaps your own edits there: redo it against the current text, or reject it: %w",
+				strings.Join(conflicts, ", "), ErrConflict)
+		}
 		if len(sel) == 0 {
-			return nil, fmt.Errorf("edit %s has no pending hunks", e.ID)
+			return nil, fmt.Errorf("the proposed edit of %s has no pending changes left", e.fileNames())
 		}
 		return sel, nil
 	}
@@ -51,14 +60,37 @@ func selectHunks(e *Edit, idx []int) (map[int]bool, error) {
 	}
 	for _, i := range idx {
 		if i < 0 || i >= len(e.Hunks) {
-			return nil, fmt.Errorf("edit %s has no hunk %d (it has %d, numbered from 0)", e.ID, i, len(e.Hunks))
+			return nil, fmt.Errorf("the proposed edit of %s has no hunk %d (it has %d, numbered from 0)", e.fileNames(), i, len(e.Hunks))
 		}
-		if st := e.Hunks[i].State; st != EditPending {
-			return nil, fmt.Errorf("hunk %d of edit %s was already %s", i, e.ID, st)
+		h := e.Hunks[i]
+		if h.State == EditConflict && !withConflicts {
+			return nil, fmt.Errorf("the proposed change to %s overlaps your own edits there: redo it against the current text, or reject it: %w", hunkWhere(h), ErrConflict)
+		}
+		if !h.open() {
+			return nil, fmt.Errorf("the proposed change to %s was already %s", hunkWhere(h), h.State)
 		}
 		sel[i] = true
 	}
 	return sel, nil
+}
+
+// fileNames lists an edit's files for people.
+func (e *Edit) fileNames() string {
+	var names []string
+	for _, f := range e.Files {
+		names = append(names, f.Rel)
+	}
+	return strings.Join(names, ", ")
+}
+
+// firstDifference is the 1-based line where two texts first differ.
+func firstDifference(a, b string) int {
+	n := min(len(a), len(b))
+	i := 0
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	return strings.Count(a[:i], "\n") + 1
 }
 
 // settle sets the edit's state once every hunk is decided: accepted when at
@@ -87,15 +119,15 @@ func (m *Manager) AcceptHunks(ctx context.Context, id string, idx []int, ap Appl
 	e, ok := m.edits[id]
 	if !ok {
 		m.mu.Unlock()
-		return protocol.AcceptResult{}, fmt.Errorf("no proposed edit %q", id)
+		return protocol.AcceptResult{}, fmt.Errorf("no proposed edit with that id is known to this server")
 	}
 	if e.State != EditPending {
 		st := e.State
 		m.mu.Unlock()
-		return protocol.AcceptResult{}, fmt.Errorf("edit %s was already %s", id, st)
+		return protocol.AcceptResult{}, fmt.Errorf("the proposed edit of %s was already %s", e.fileNames(), st)
 	}
 	e.ensureHunks()
-	sel, err := selectHunks(e, idx)
+	sel, err := selectHunks(e, idx, false)
 	if err != nil {
 		m.mu.Unlock()
 		return protocol.AcceptResult{}, err
@@ -110,7 +142,7 @@ func (m *Manager) AcceptHunks(ctx context.Context, id string, idx []int, ap Appl
 			}
 			touched = touched || sel[h.Index]
 			all = all && sel[h.Index]
-			untouched = untouched && h.State == EditPending
+			untouched = untouched && h.State == EditPending && !h.folded
 		}
 		if !touched {
 			continue
@@ -120,8 +152,8 @@ func (m *Manager) AcceptHunks(ctx context.Context, id string, idx []int, ap Appl
 		// path that became protected since) is never written by an accept.
 		if why, protected := workspace.Protected(m.ws.Root(), f.Rel); protected && f.Protected == "" {
 			m.mu.Unlock()
-			return protocol.AcceptResult{}, fmt.Errorf("cannot accept edit %s: %s is a protected path (%s) and the edit was not confirmed as one when it was proposed; ask for the change again: %w",
-				id, f.Rel, why, ErrUnconfirmedProtected)
+			return protocol.AcceptResult{}, fmt.Errorf("cannot accept the change: %s is a protected path (%s) and the edit was not confirmed as one when it was proposed; ask for the change again: %w",
+				f.Rel, why, ErrUnconfirmedProtected)
 		}
 		base, baseOK, err := textWith(f, fi, e.Hunks, Hunk.applied)
 		if err != nil {
@@ -146,7 +178,11 @@ func (m *Manager) AcceptHunks(ctx context.Context, id string, idx []int, ap Appl
 			}
 			if prev == nil || !all || !untouched {
 				m.mu.Unlock()
-				return protocol.AcceptResult{}, fmt.Errorf("cannot accept edit %s: %s changed since the edit was proposed; ask again: %w", id, f.Rel, ErrConflict)
+				if !exists || !baseOK {
+					return protocol.AcceptResult{}, fmt.Errorf("cannot accept the change to %s: the file was created or deleted since the change was proposed; ask again: %w", f.Rel, ErrConflict)
+				}
+				return protocol.AcceptResult{}, fmt.Errorf("cannot accept the change to %s: the file changed at line %d since the change was proposed, outside the editor's open buffer, so Cairn could not carry the change over; ask again: %w",
+					f.Rel, firstDifference(cur, base), ErrConflict)
 			}
 			// The file holds the base of an earlier pending edit of this
 			// run, on which this one was built: apply both.
@@ -184,7 +220,7 @@ func (m *Manager) AcceptHunks(ctx context.Context, id string, idx []int, ap Appl
 		return protocol.AcceptResult{}, fmt.Errorf("recording the checkpoint: %w", err)
 	}
 	we := m.workspaceEdit(files, func(f tools.FileChange) (string, bool) { return f.Before, f.BeforeOK }, ap.SupportsDocumentChanges())
-	res, err := ap.ApplyEdit(ctx, "Cairn: accept "+id, we)
+	res, err := ap.ApplyEdit(ctx, "Cairn: accept the change to "+e.fileNames(), we)
 	if err != nil || !res.Applied {
 		revert()
 		_ = m.cps.SetStatus(cp.ID, checkpoint.StatusFailed)
@@ -262,15 +298,15 @@ func (m *Manager) RejectHunks(id string, idx []int) error {
 	e, ok := m.edits[id]
 	if !ok {
 		m.mu.Unlock()
-		return fmt.Errorf("no proposed edit %q", id)
+		return fmt.Errorf("no proposed edit with that id is known to this server")
 	}
 	if e.State != EditPending {
 		st := e.State
 		m.mu.Unlock()
-		return fmt.Errorf("edit %s was already %s", id, st)
+		return fmt.Errorf("the proposed edit of %s was already %s", e.fileNames(), st)
 	}
 	e.ensureHunks()
-	sel, err := selectHunks(e, idx)
+	sel, err := selectHunks(e, idx, true)
 	if err != nil {
 		m.mu.Unlock()
 		return err

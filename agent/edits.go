@@ -155,7 +155,7 @@ func (m *Manager) EditView(id string) (*protocol.GetEditResult, error) {
 	m.loadEdit(id)
 	e, ok := m.EditByID(id)
 	if !ok {
-		return nil, fmt.Errorf("no proposed edit %q", id)
+		return nil, fmt.Errorf("no proposed edit with that id is known to this server")
 	}
 	res := &protocol.GetEditResult{EditID: e.ID, RunID: e.RunID, State: string(e.State), Hunks: []protocol.Hunk{}}
 	var diff strings.Builder

@@ -30,6 +30,15 @@ type Hunk struct {
 
 	change udiff.Edit // byte offsets into the file's Before; unused for whole-file hunks
 	whole  bool       // the file is created or deleted: one hunk, all or nothing
+	// folded: decided before a rebase (rebase.go), so its change is part of
+	// the file's Before (accepted) or never applied (rejected, undone).
+	folded bool
+	// conflict is set while State is EditConflict: change.Start..End is
+	// then the region of Before the hunk stands for, change.New unused.
+	conflict *hunkConflict
+	// superseded: rejected because a redo run replaces it (RedoHunks), not
+	// because the user refused the change.
+	superseded bool
 }
 
 // splitHunks computes the hunks of an edit's files, numbered from 0.
@@ -76,7 +85,7 @@ func lineCount(s string) int {
 func textWith(f tools.FileChange, fi int, hunks []Hunk, keep func(Hunk) bool) (string, bool, error) {
 	var changes []udiff.Edit
 	for _, h := range hunks {
-		if h.File != fi || !keep(h) {
+		if h.File != fi || h.folded || h.State == EditConflict || !keep(h) {
 			continue
 		}
 		if h.whole {
@@ -101,7 +110,7 @@ func (h Hunk) applied() bool { return h.State == EditAccepted && !h.Undone }
 // decided reports whether every hunk has been accepted or rejected.
 func decided(hunks []Hunk) bool {
 	for _, h := range hunks {
-		if h.State == EditPending {
+		if h.open() {
 			return false
 		}
 	}

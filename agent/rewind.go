@@ -151,7 +151,7 @@ func (m *Manager) Rewind(ctx context.Context, runID string, step int, restoreFil
 		if e, ok := m.edits[id]; ok && e.State == EditPending {
 			e.State = EditRejected
 			for i := range e.Hunks {
-				if e.Hunks[i].State == EditPending {
+				if e.Hunks[i].open() {
 					e.Hunks[i].State = EditRejected
 				}
 			}

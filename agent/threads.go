@@ -390,8 +390,12 @@ func (m *Manager) Thread(id string) (Thread, bool) { return m.threads.get(id) }
 func turnHunks(e *Edit) contextengine.TurnEdit {
 	te := contextengine.TurnEdit{EditID: e.ID}
 	for _, h := range e.Hunks {
+		state := string(h.State)
+		if h.superseded {
+			state = hunkSuperseded
+		}
 		te.Hunks = append(te.Hunks, contextengine.TurnHunk{Index: h.Index, Path: h.Rel, StartLine: h.StartLine + 1, EndLine: max(h.EndLine, h.StartLine+1),
-			Diff: h.Diff, State: string(h.State), Undone: h.Undone, CheckpointID: h.CheckpointID})
+			Diff: h.Diff, State: state, Undone: h.Undone, CheckpointID: h.CheckpointID})
 	}
 	return te
 }
@@ -454,6 +458,14 @@ func (m *Manager) loadEdit(id string) {
 		if len(hunks) == len(e.Hunks) {
 			for i, h := range hunks {
 				e.Hunks[i].State, e.Hunks[i].Undone, e.Hunks[i].CheckpointID = EditState(h.State), h.Undone, h.CheckpointID
+				switch EditState(h.State) {
+				case hunkSuperseded:
+					e.Hunks[i].State, e.Hunks[i].superseded = EditRejected, true
+				case EditConflict:
+					// The rebase is not journaled: the hunk is the model's
+					// again, and the accept's base check decides.
+					e.Hunks[i].State = EditPending
+				}
 			}
 		}
 		e.settle()

@@ -191,6 +191,10 @@ func hunkFate(h TurnHunk) string {
 		return "accepted by the user (applied)"
 	case h.State == "rejected":
 		return "REJECTED by the user: do not propose this change again unless the user asks for it"
+	case h.State == "conflict":
+		return "overlapped by the user's own edits to those lines (not applied)"
+	case h.State == "superseded":
+		return "overlapped by the user's own edits, then asked again against the user's text (not applied)"
 	default:
 		return "not decided by the user yet (not applied)"
 	}

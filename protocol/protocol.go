@@ -31,13 +31,17 @@ const (
 	// CommandGetThread returns one thread's turns (an addition), for a
 	// chat view that shows a thread after a restart.
 	CommandGetThread = "cairn.getThread"
+	// CommandRedoHunks recomputes conflicting hunks of a proposed edit
+	// against the file's current text, asking the model again for those it
+	// cannot merge (an addition).
+	CommandRedoHunks = "cairn.redoHunks"
 )
 
 // Commands lists every command advertised in executeCommandProvider.
 var Commands = []string{
 	CommandAsk, CommandCancel, CommandResume, CommandAcceptEdit, CommandRejectEdit,
 	CommandUndo, CommandRewind, CommandContextReport, CommandGetEdit, CommandListRuns, CommandListThreads,
-	CommandGetThread,
+	CommandGetThread, CommandRedoHunks,
 }
 
 // A client declares itself a Cairn client (it shows cairn/runEvent itself)
@@ -73,10 +77,15 @@ const (
 	EventApproval     = "approval"
 	EventEditProposed = "editProposed"
 	EventCheckpoint   = "checkpoint"
-	EventFinished     = "finished"
-	EventFailed       = "failed"
-	EventCancelled    = "cancelled"
-	EventInterrupted  = "interrupted"
+	// EventEditUpdated: a pending edit changed without a decision of the
+	// user on it (the user edited its file and its hunks were carried over,
+	// or some became conflicting, or a redo recomputed them): fetch it again
+	// with cairn.getEdit and refresh any diff view of it.
+	EventEditUpdated = "editUpdated"
+	EventFinished    = "finished"
+	EventFailed      = "failed"
+	EventCancelled   = "cancelled"
+	EventInterrupted = "interrupted"
 )
 
 // Position and Range are LSP's (0-based, UTF-16 characters): Cairn's one
@@ -134,6 +143,9 @@ const (
 	HunkPending  = "pending"
 	HunkAccepted = "accepted"
 	HunkRejected = "rejected"
+	// HunkConflict: the user's own change overlaps the hunk; it cannot be
+	// accepted until redone (cairn.redoHunks), and may be rejected.
+	HunkConflict = "conflict"
 )
 
 // Hunk is one contiguous change of a proposed edit, the unit of review.
@@ -163,6 +175,20 @@ type AcceptResult struct {
 	Applied      bool   `json:"applied"`
 	CheckpointID string `json:"checkpointId,omitempty"`
 	// Reason says why an edit was not applied.
+	Reason string `json:"reason,omitempty"`
+}
+
+// RedoResult is the result of cairn.redoHunks.
+type RedoResult struct {
+	// Recomputed hunks were merged with the user's change and are pending.
+	Recomputed []int `json:"recomputed"`
+	// Conflicting hunks could not be merged; when a model is configured a
+	// run in the edit's thread (RunID) proposes them again, and they are
+	// then rejected as superseded.
+	Conflicting []int  `json:"conflicting"`
+	RunID       string `json:"runId,omitempty"`
+	ThreadID    string `json:"threadId,omitempty"`
+	// Reason says why no run was started for the conflicting hunks.
 	Reason string `json:"reason,omitempty"`
 }
 

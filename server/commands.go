@@ -52,6 +52,8 @@ func (s *Server) ExecuteCommand(ctx context.Context, params *lsp.ExecuteCommandP
 			err = mgr.RejectHunks(p.EditID, p.Hunks)
 			result = struct{}{}
 		}
+	case protocol.CommandRedoHunks:
+		result, err = s.cmdRedoHunks(ctx, mgr, arg)
 	case protocol.CommandUndo:
 		var p protocol.UndoParams
 		if err = decodeArg(arg, &p, "checkpointId"); err == nil {
@@ -175,6 +177,35 @@ func (s *Server) cmdAsk(ctx context.Context, mgr *agent.Manager, arg []byte) (an
 		}()
 	}
 	return protocol.AskResult{RunID: run.ID, ThreadID: run.ThreadID}, nil
+}
+
+// cmdRedoHunks recomputes conflicting hunks against the current text and,
+// for those it cannot merge, starts a run in the edit's thread that asks
+// the model to propose them again; the hunks that run replaces are then
+// rejected as superseded.
+func (s *Server) cmdRedoHunks(ctx context.Context, mgr *agent.Manager, arg []byte) (any, error) {
+	var p protocol.EditRef
+	if err := decodeArg(arg, &p, "editId"); err != nil {
+		return nil, err
+	}
+	res, req, err := mgr.RedoHunks(p.EditID, p.Hunks)
+	if err != nil {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%v", err)
+	}
+	if req == nil {
+		return res, nil
+	}
+	s.waitForMCP(ctx)
+	emit, abort := s.runEmitter(req.Question)
+	run, err := mgr.Start(s.ctx, *req, emit)
+	if err != nil {
+		abort()
+		res.Reason = fmt.Sprintf("the model could not be asked to redo the rest: %v", err)
+		return res, nil
+	}
+	mgr.SupersedeHunks(p.EditID, res.Conflicting)
+	res.RunID, res.ThreadID = run.ID, run.ThreadID
+	return res, nil
 }
 
 // mcpStartWait bounds how long a question waits for MCP servers that are

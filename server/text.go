@@ -53,6 +53,7 @@ func (s *Server) DidChange(ctx context.Context, params *lsp.DidChangeTextDocumen
 	if s.index != nil {
 		s.index.DocumentChanged(abs, after)
 	}
+	s.proposalsFollow(abs, before, after)
 	return nil
 }
 
@@ -66,7 +67,9 @@ func (s *Server) DidSave(ctx context.Context, params *lsp.DidSaveTextDocumentPar
 	}
 	if params.Text != nil {
 		if doc, ok := s.ws.Docs.Get(abs); ok && doc.Text != *params.Text {
-			_, _, _ = s.ws.Docs.Change(abs, doc.Version, []workspace.TextChange{{Text: *params.Text}})
+			if before, after, err := s.ws.Docs.Change(abs, doc.Version, []workspace.TextChange{{Text: *params.Text}}); err == nil {
+				s.proposalsFollow(abs, before, after)
+			}
 		}
 	}
 	if s.index != nil {
@@ -85,4 +88,16 @@ func (s *Server) DidClose(ctx context.Context, params *lsp.DidCloseTextDocumentP
 	}
 	s.ws.Docs.Close(abs)
 	return nil
+}
+
+// proposalsFollow carries the pending edits of a file the user changed onto
+// its new text (agent.Manager.DocumentChanged); each edit it changes sends
+// an editUpdated run event.
+func (s *Server) proposalsFollow(abs, before, after string) {
+	s.mu.Lock()
+	mgr := s.mgr
+	s.mu.Unlock()
+	if mgr != nil {
+		mgr.DocumentChanged(abs, before, after)
+	}
 }

@@ -247,6 +247,41 @@ step(':CairnUndo refuses, naming the file, after the user changed it', function(
   end)
 end)
 
+step('typing while a proposal waits: the diff follows, accepting a hunk keeps the buffer unsaved', function()
+  local calc = ws .. '/calc.go'
+  local CALC = read(calc)
+  vim.cmd('tabnew')
+  vim.cmd('edit ' .. vim.fn.fnameescape(calc))
+  local cb = vim.api.nvim_get_current_buf()
+  T.wait('the cairn client to attach to calc.go', function()
+    local c = cairn.client()
+    return c and vim.lsp.buf_is_attached(cb, c.id)
+  end, 10000)
+  vim.cmd('CairnAsk Fix the operators.')
+  T.wait('a Cairn proposed window', function()
+    return proposed_win() ~= nil
+  end, 20000)
+  local pb = vim.api.nvim_win_get_buf(proposed_win())
+  local edit_id = vim.api.nvim_buf_get_var(pb, 'cairn_edit_id')
+  -- The user types a line above both hunks, without saving.
+  vim.api.nvim_buf_set_lines(cb, 1, 1, false, { '// mine' })
+  T.wait('the proposed side to follow the buffer', function()
+    return lines(pb):find('// mine', 1, true) ~= nil
+  end, 10000)
+  T.truthy(lines(pb):find('return a * b', 1, true) and lines(pb):find('return a + b', 1, true), 'proposed: ' .. lines(pb))
+  local done
+  cairn.accept_hunk(edit_id, 1, function(res)
+    done = res
+  end)
+  T.wait('the hunk to be accepted', function()
+    return done ~= nil
+  end, 10000)
+  local want = CALC:gsub('\treturn a %+ b\n', '\treturn a * b\n', 1):gsub('package main\n', 'package main\n// mine\n', 1)
+  T.eq(lines(cb) .. '\n', want, 'calc.go buffer')
+  T.truthy(vim.bo[cb].modified, 'the buffer must stay modified: the user had unsaved text')
+  T.eq(read(calc), CALC, 'calc.go on disk must not be written')
+end)
+
 flow = true
 T.test('vim.diagnostic is forwarded: the server offers "Fix these diagnostics"', function()
   local ns = vim.api.nvim_create_namespace('fake-linter')

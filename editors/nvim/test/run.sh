@@ -53,7 +53,16 @@ turns:
       - name: edit_file
         arguments: {path: "hello.go", oldText: "Hello", newText: "Hey"}
   - text: "Proposed Hey."
+  # seventh run: two hunks in calc.go; the user types while they wait
+  - toolCalls:
+      - name: edit_file
+        arguments:
+          path: calc.go
+          oldText: "return a - b\n}\n\n// Mul multiplies.\nfunc Mul(a, b int) int {\n\treturn a + b"
+          newText: "return a + b\n}\n\n// Mul multiplies.\nfunc Mul(a, b int) int {\n\treturn a * b"
+  - text: "Fixed Add and Mul."
 YAML
+printf 'package main\n\n// Add adds.\nfunc Add(a, b int) int {\n\treturn a - b\n}\n\n// Mul multiplies.\nfunc Mul(a, b int) int {\n\treturn a + b\n}\n' > "$work/ws/calc.go"
 
 run_nvim() {
   (cd "$work/ws" && HOME="$work/home" XDG_CACHE_HOME="$work/cache" XDG_STATE_HOME="$work/state-nvim" \

@@ -12,7 +12,7 @@ export type ChatAction =
   | { type: 'ask'; question: string; threadId?: string }
   | { type: 'cancel'; runId: string }
   | { type: 'resume'; runId: string }
-  | { type: 'review' | 'accept' | 'reject'; editId: string }
+  | { type: 'review' | 'accept' | 'reject' | 'redo'; editId: string }
   | { type: 'selectThread'; threadId: string }
   | { type: 'newThread' }
   | { type: 'listThreads' };

@@ -25,11 +25,13 @@ import { forwardable, PlainDiagnostic } from './logic/diagnostics';
 import {
   diffTitle,
   EditStore,
+  filesToSave,
   GetEditResult,
   Hunk,
   hunkAt,
   hunkSpan,
   lineDelta,
+  newConflicts,
   parseProposedQuery,
   PROPOSED_SCHEME,
   proposedUriParts,
@@ -426,6 +428,9 @@ function onRunEvent(ev: RunEvent & Record<string, any>): void {
   if (ev.kind === 'editProposed' && ev.editId) {
     openDiff(ev.editId).catch((err) => vscode.window.showErrorMessage(`Cairn: cannot show edit ${ev.editId}: ${errorText(err)}`));
   }
+  if (ev.kind === 'editUpdated' && ev.editId) {
+    refreshEdit(ev.editId).catch((err) => vscode.window.showErrorMessage(`Cairn: cannot refresh a proposed edit: ${errorText(err)}`));
+  }
   if (ev.kind === 'failed') {
     vscode.window.showErrorMessage(`Cairn run failed${ev.class ? ` (${ev.class})` : ''}: ${ev.error ?? ''}`);
   } else if (ev.kind === 'interrupted') {
@@ -453,6 +458,7 @@ async function onChatAction(a: ChatAction): Promise<void> {
     case 'review': return openDiff(a.editId, true);
     case 'accept': return settleEdit(a.editId, 'accept');
     case 'reject': return settleEdit(a.editId, 'reject');
+    case 'redo': return redoEdit(a.editId);
     case 'selectThread':
       chat.select(a.threadId);
       chatView.update();
@@ -487,7 +493,7 @@ async function fetchEdit(editId: string): Promise<GetEditResult> {
   edits.put(res);
   const hunks = res.hunks ?? [];
   const state = editState(hunks);
-  if (hunks.length && state !== 'pending') edits.settle(editId, state === 'rejected' ? 'rejected' : 'accepted');
+  if (hunks.length && state !== 'pending' && state !== 'conflict') edits.settle(editId, state === 'rejected' ? 'rejected' : 'accepted');
   chat.setEdit({
     editId, state: hunks.length ? state : (edits.state(editId) as 'pending' | 'accepted' | 'rejected') ?? 'pending',
     files: res.files.map((f) => f.path),
@@ -603,13 +609,14 @@ async function settleHunk(how: 'accept' | 'reject', editId?: string, index?: num
     index = at.hunk.index;
   }
   if (how === 'accept') {
+    const files = (edits.get(editId)?.files ?? []).map((f) => f.uri);
+    const dirty = dirtyUris(files);
     const res = await exec<{ applied: boolean; checkpointId?: string; reason?: string }>('cairn.acceptEdit', { editId, hunks: [index] });
     if (!res || !res.applied) {
       vscode.window.showErrorMessage(`Cairn: hunk ${index + 1} was not applied${res?.reason ? `: ${res.reason}` : '.'}`);
       return;
     }
-    const files = (edits.get(editId)?.files ?? []).map((f) => f.uri);
-    await saveFiles(files);
+    await saveFiles(files, dirty);
     if (res.checkpointId) checkpoints.push({ checkpointId: res.checkpointId, editId, files });
     answers.appendLine(`✓ accepted hunk ${index + 1} of edit ${editId}${res.checkpointId ? ` (checkpoint ${res.checkpointId})` : ''}`);
   } else {
@@ -617,16 +624,60 @@ async function settleHunk(how: 'accept' | 'reject', editId?: string, index?: num
     answers.appendLine(`✗ rejected hunk ${index + 1} of edit ${editId}`);
   }
   const after = await fetchEdit(editId);
-  if (!(after.hunks ?? []).some((h) => h.state === 'pending')) {
+  if (!(after.hunks ?? []).some((h) => h.state === 'pending' || h.state === 'conflict')) {
     await closeDiffs(editId);
     const first = after.files[0]?.uri;
     if (first) await vscode.window.showTextDocument(vscode.Uri.parse(first), { preview: false });
   }
 }
 
-/** Saves the files an accepted edit or an undo changed: the checkpoint describes the disk. */
-async function saveFiles(uris: string[]): Promise<void> {
-  for (const u of uris) {
+/**
+ * Re-fetches an edit the server changed without a decision (editUpdated: the
+ * user typed into its file): the diff's proposed side re-renders from the
+ * current buffer plus the hunks carried onto it. Hunks that now overlap the
+ * user's edits are named, with Redo and Reject.
+ */
+async function refreshEdit(editId: string): Promise<void> {
+  const before = edits.get(editId)?.hunks;
+  const res = await fetchEdit(editId);
+  const fresh = newConflicts(before, res.hunks ?? []);
+  if (fresh.length === 0) return;
+  const where = (res.hunks ?? []).filter((h) => fresh.includes(h.index))
+    .map((h) => `${h.path}:${h.startLine + 1}${h.endLine > h.startLine + 1 ? `-${h.endLine}` : ''}`).join(', ');
+  const choice = await vscode.window.showWarningMessage(
+    `Cairn: your edit overlaps the proposed change to ${where}. Redo it against your text, or reject it.`, 'Redo', 'Reject');
+  if (choice === 'Redo') await redoEdit(editId);
+  else if (choice === 'Reject') {
+    await exec('cairn.rejectEdit', { editId, hunks: fresh });
+    await fetchEdit(editId);
+  }
+}
+
+/** Redoes an edit's conflicting hunks against the current text (cairn.redoHunks). */
+async function redoEdit(editId: string): Promise<void> {
+  const res = await exec<{ recomputed: number[]; conflicting: number[]; runId?: string; reason?: string }>('cairn.redoHunks', { editId });
+  await fetchEdit(editId);
+  if (res?.reason) vscode.window.showWarningMessage(`Cairn: ${res.reason}`);
+  else if (res?.runId) vscode.window.setStatusBarMessage('Cairn: asking again for the changes your edits overlap…', 5000);
+}
+
+/** The files among uris open with unsaved changes. */
+function dirtyUris(uris: string[]): Set<string> {
+  const out = new Set<string>();
+  for (const d of vscode.workspace.textDocuments) {
+    const u = d.uri.toString();
+    if (d.isDirty && uris.includes(u)) out.add(u);
+  }
+  return out;
+}
+
+/**
+ * Saves the files an accepted edit or an undo changed, so the disk matches
+ * the checkpoint; a file that had unsaved changes before (dirtyBefore) stays
+ * unsaved: the user's own text is never saved behind their back.
+ */
+async function saveFiles(uris: string[], dirtyBefore: ReadonlySet<string> = new Set()): Promise<void> {
+  for (const u of filesToSave(uris, dirtyBefore)) {
     try {
       const doc = await vscode.workspace.openTextDocument(vscode.Uri.parse(u));
       if (doc.isDirty) await doc.save();
@@ -687,14 +738,16 @@ async function settleEdit(arg: unknown, how: 'accept' | 'reject'): Promise<void>
     answers.appendLine(`✗ rejected edit ${editId}`);
     await closeDiffs(editId);
   } else {
+    const files = e ? e.files.map((f) => f.uri) : [];
+    const dirty = dirtyUris(files);
     const res = await exec<{ applied: boolean; checkpointId?: string; reason?: string }>('cairn.acceptEdit', { editId });
     if (!res || !res.applied) {
       vscode.window.showErrorMessage(`Cairn: the edit was not applied${res?.reason ? `: ${res.reason}` : '.'}`);
       return;
     }
-    edits.settle(editId, 'accepted');
-    const files = e ? e.files.map((f) => f.uri) : [];
-    await saveFiles(files);
+    const after = await fetchEdit(editId).catch(() => undefined);
+    if (!after || !(after.hunks ?? []).some((h) => h.state === 'conflict')) edits.settle(editId, 'accepted');
+    await saveFiles(files, dirty);
     if (res.checkpointId) checkpoints.push({ checkpointId: res.checkpointId, editId, files });
     answers.appendLine(`✓ accepted edit ${editId}${res.checkpointId ? ` (checkpoint ${res.checkpointId}; "Cairn: Undo Last Accepted Edit" restores)` : ''}`);
     await closeDiffs(editId);
@@ -719,12 +772,13 @@ async function undoLastEdit(): Promise<void> {
     vscode.window.showInformationMessage('Cairn: no accepted edit to undo in this session.');
     return;
   }
+  const dirty = dirtyUris(last.files);
   const res = await exec<{ applied: boolean; restored?: string[]; alreadyUndone?: string[]; reason?: string }>('cairn.undo', { checkpointId: last.checkpointId });
   const why = res?.reason ?? '';
   if (res && !res.applied && (res.alreadyUndone?.length || /already undone/i.test(why))) {
     // The editor's own undo already put the text back; write it, so the disk is undone too.
     checkpoints.pop();
-    await saveFiles(last.files);
+    await saveFiles(last.files); // the buffers hold exactly the text from before the accept
     answers.appendLine(`↶ edit ${last.editId} was already undone`);
     vscode.window.showInformationMessage('Cairn: already undone: the files are back at their pre-edit text.');
     return;
@@ -734,7 +788,7 @@ async function undoLastEdit(): Promise<void> {
     return;
   }
   checkpoints.pop();
-  await saveFiles(last.files);
+  await saveFiles(last.files, dirty);
   answers.appendLine(`↶ undid edit ${last.editId}${res.restored?.length ? `: restored ${res.restored.join(', ')}` : ''}${res.alreadyUndone?.length ? `; already undone: ${res.alreadyUndone.join(', ')}` : ''}`);
   if (last.files[0]) await vscode.window.showTextDocument(vscode.Uri.parse(last.files[0]), { preview: false });
   vscode.window.setStatusBarMessage('Cairn: restored the files', 5000);

@@ -498,6 +498,8 @@ local function on_run_event(ev)
   elseif ev.kind == 'editProposed' and ev.editId then
     table.insert(r.edits, ev.editId)
     open_diff(ev.editId)
+  elseif ev.kind == 'editUpdated' and ev.editId then
+    M.refresh_diff(ev.editId)
   end
   vim.cmd('redrawstatus')
 end
@@ -702,13 +704,41 @@ local function pick_edit(edit_id)
   return p[#p]
 end
 
---- Writes the buffers of these file URIs that an accept or undo changed: the
---- checkpoint describes the disk, so nothing is left unsaved. No autocmds:
---- a format-on-save must not change what was accepted.
-local function save_files(uris)
+--- The loaded buffers of these file URIs that have unsaved changes: an
+--- accept or undo leaves them unsaved (the user's own text is not saved for
+--- them).
+local function dirty_buffers(uris)
+  local out = {}
   for _, u in ipairs(uris or {}) do
     local b = vim.uri_to_bufnr(u)
     if vim.api.nvim_buf_is_loaded(b) and vim.bo[b].modified then
+      -- 'modified' stays set after a change and its reverse: compare with the disk.
+      local f = io.open(vim.api.nvim_buf_get_name(b), 'rb')
+      local disk = f and f:read('*a')
+      if f then
+        f:close()
+      end
+      local text = table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), '\n')
+      if vim.bo[b].eol or vim.bo[b].fixeol then
+        text = text .. '\n'
+      end
+      if text ~= disk then
+        out[b] = true
+      end
+    end
+  end
+  return out
+end
+
+--- Writes the buffers of these file URIs that an accept or undo changed: the
+--- checkpoint describes the disk, so nothing is left unsaved. A buffer that
+--- had unsaved changes before (keep: from dirty_buffers) stays unsaved. No
+--- autocmds: a format-on-save must not change what was accepted.
+local function save_files(uris, keep)
+  keep = keep or {}
+  for _, u in ipairs(uris or {}) do
+    local b = vim.uri_to_bufnr(u)
+    if vim.api.nvim_buf_is_loaded(b) and vim.bo[b].modified and not keep[b] then
       local okw, werr = pcall(vim.api.nvim_buf_call, b, function()
         vim.cmd('silent noautocmd write')
       end)
@@ -745,6 +775,7 @@ local function settle_hunk(how, edit_id, index, cb)
     edit_id, index = id, h.index
   end
   local method = how == 'accept' and 'cairn.acceptEdit' or 'cairn.rejectEdit'
+  local keep = dirty_buffers(edit_uris(edit_id))
   M.exec(method, { editId = edit_id, hunks = { index } }, function(err, res)
     if err then
       notify(how .. ' hunk failed: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
@@ -755,7 +786,7 @@ local function settle_hunk(how, edit_id, index, cb)
         notify('hunk ' .. (index + 1) .. ' was not applied', vim.log.levels.ERROR)
         return
       end
-      save_files(edit_uris(edit_id))
+      save_files(edit_uris(edit_id), keep)
       if res.checkpointId then
         table.insert(state.checkpoints, { checkpointId = res.checkpointId, editId = edit_id, files = edit_uris(edit_id) })
       end
@@ -764,7 +795,7 @@ local function settle_hunk(how, edit_id, index, cb)
     fetch_edit(edit_id, function(r2, e)
       local pending = false
       for _, h in ipairs(r2.hunks or {}) do
-        pending = pending or h.state == 'pending'
+        pending = pending or h.state == 'pending' or h.state == 'conflict'
       end
       if not pending then
         if e.state == 'pending' then
@@ -776,6 +807,77 @@ local function settle_hunk(how, edit_id, index, cb)
       end
       if cb then
         cb(res, r2)
+      end
+    end)
+  end)
+end
+
+--- Re-renders the proposed side of an edit's open diff tabs from the server's
+--- view (the user's buffer plus the hunks carried onto it), and says which
+--- hunks now conflict with the user's own edits.
+function M.refresh_diff(edit_id, cb)
+  local e = state.edits[edit_id]
+  if not e then
+    return
+  end
+  local before = {}
+  for _, h in ipairs(e.result and e.result.hunks or {}) do
+    before[h.index] = h.state
+  end
+  fetch_edit(edit_id, function(res)
+    for _, tab in ipairs(e.tabs or {}) do
+      if vim.api.nvim_tabpage_is_valid(tab) then
+        for _, w in ipairs(vim.api.nvim_tabpage_list_wins(tab)) do
+          local b = vim.api.nvim_win_get_buf(w)
+          local okp, p = pcall(vim.api.nvim_buf_get_var, b, 'cairn_proposed')
+          local f = okp and type(p) == 'table' and (res.files or {})[p.file]
+          if f then
+            vim.bo[b].modifiable = true
+            vim.api.nvim_buf_set_lines(b, 0, -1, false, util.split_lines(f.proposed))
+            vim.bo[b].modifiable = false
+            pcall(vim.api.nvim_win_call, w, function()
+              vim.cmd('diffupdate')
+            end)
+          end
+        end
+      end
+    end
+    local clashes = {}
+    for _, h in ipairs(res.hunks or {}) do
+      if h.state == 'conflict' and before[h.index] ~= 'conflict' then
+        table.insert(clashes, ('%s line %d'):format(h.path, h.startLine + 1))
+      end
+    end
+    if #clashes > 0 then
+      notify(('your edit overlaps the proposed change to %s: :CairnRedo redoes it against your text, :CairnRejectHunk drops it'):format(
+        table.concat(clashes, ', ')), vim.log.levels.WARN)
+    end
+    if cb then
+      cb(res)
+    end
+  end)
+end
+
+--- Asks Cairn to redo an edit's conflicting hunks against the current text
+--- (cairn.redoHunks): merged where the user's change and Cairn's touch
+--- different characters, else asked of the model again.
+function M.redo(edit_id, cb)
+  edit_id = pick_edit(edit_id)
+  if not edit_id then
+    notify('no proposed edit is waiting')
+    return
+  end
+  M.exec('cairn.redoHunks', { editId = edit_id }, function(err, res)
+    if err then
+      notify('redo failed: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      return
+    end
+    if type(res) == 'table' and res.reason then
+      notify(res.reason, vim.log.levels.WARN)
+    end
+    M.refresh_diff(edit_id, function()
+      if cb then
+        cb(res)
       end
     end)
   end)
@@ -795,6 +897,7 @@ function M.accept(edit_id, cb)
     notify('no proposed edit is waiting')
     return
   end
+  local keep = dirty_buffers(edit_uris(edit_id))
   M.exec('cairn.acceptEdit', { editId = edit_id }, function(err, res)
     if err then
       notify('accept failed: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
@@ -807,7 +910,7 @@ function M.accept(edit_id, cb)
     local e = state.edits[edit_id] or { tabs = {} }
     e.state = 'accepted'
     local files = edit_uris(edit_id)
-    save_files(files)
+    save_files(files, keep)
     if res.checkpointId then
       table.insert(state.checkpoints, { checkpointId = res.checkpointId, editId = edit_id, files = files })
     end
@@ -844,6 +947,7 @@ function M.undo(cb)
     notify('no accepted edit to undo in this session')
     return
   end
+  local keep = dirty_buffers(last.files)
   M.exec('cairn.undo', { checkpointId = last.checkpointId }, function(err, res)
     if err then
       notify('undo refused: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
@@ -852,6 +956,7 @@ function M.undo(cb)
     if type(res) == 'table' and not res.applied and type(res.alreadyUndone) == 'table' and #res.alreadyUndone > 0 then
       -- The editor's own undo already put the text back; write it, so the disk is undone too.
       table.remove(state.checkpoints)
+      -- The buffer holds exactly the text from before the accept: writing it is the undo.
       save_files(last.files)
       append_answer(('\nedit %s was already undone\n'):format(last.editId))
       notify('already undone: ' .. table.concat(res.alreadyUndone, ', '))
@@ -865,7 +970,7 @@ function M.undo(cb)
       return
     end
     table.remove(state.checkpoints)
-    save_files(last.files)
+    save_files(last.files, keep)
     append_answer(('\nundid edit %s\n'):format(last.editId))
     if cb then
       cb(res)
@@ -1139,6 +1244,9 @@ function M.setup(opts)
   command('CairnReject', function(o)
     M.reject(o.args)
   end, { nargs = '?', desc = 'Cairn: reject the proposed edit' })
+  command('CairnRedo', function(o)
+    M.redo(o.args ~= '' and o.args or nil)
+  end, { nargs = '?', desc = 'Cairn: redo the proposed changes your edits overlap' })
   command('CairnUndo', function()
     M.undo()
   end, { desc = 'Cairn: undo the last accepted edit' })

@@ -19,7 +19,8 @@ export interface TextItem { kind: 'text'; text: string }
 export interface EditItem { kind: 'edit'; editId: string }
 export type Item = TextItem | ToolItem | EditItem;
 
-export type EditState = 'pending' | 'accepted' | 'rejected' | 'partial';
+/** conflict: every undecided hunk overlaps the user's own edits (redo or reject them). */
+export type EditState = 'pending' | 'accepted' | 'rejected' | 'partial' | 'conflict';
 export interface HunkView { index: number; path: string; startLine: number; endLine: number; state: string }
 export interface EditView { editId: string; state: EditState; files: string[]; hunks: HunkView[]; checkpointId?: string }
 
@@ -254,6 +255,7 @@ export class ChatModel {
 /** The overall state of an edit from its hunks' states ('partial': some accepted, some rejected). */
 export function editState(hunks: { state: string }[]): EditState {
   if (hunks.length === 0 || hunks.some((h) => h.state === 'pending')) return 'pending';
+  if (hunks.some((h) => h.state === 'conflict')) return 'conflict';
   if (hunks.every((h) => h.state === 'accepted')) return 'accepted';
   if (hunks.every((h) => h.state === 'rejected')) return 'rejected';
   return 'partial';

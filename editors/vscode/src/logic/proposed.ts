@@ -101,6 +101,21 @@ export class EditStore {
   }
 }
 
+/**
+ * The files an accept or undo should save: those it changed that had no
+ * unsaved changes before it. A file the user was editing stays unsaved, so
+ * Cairn never writes text the user did not mean to save.
+ */
+export function filesToSave(uris: string[], dirtyBefore: ReadonlySet<string>): string[] {
+  return uris.filter((u) => !dirtyBefore.has(u));
+}
+
+/** Hunks that became conflicting between two views of an edit. */
+export function newConflicts(before: { index: number; state: string }[] | undefined, after: { index: number; state: string }[]): number[] {
+  const was = new Map((before ?? []).map((h) => [h.index, h.state]));
+  return after.filter((h) => h.state === 'conflict' && was.get(h.index) !== 'conflict').map((h) => h.index);
+}
+
 /** One hunk of a proposed edit, as cairn.getEdit lists it. */
 export interface Hunk {
   index: number;
@@ -112,7 +127,8 @@ export interface Hunk {
   proposedStartLine?: number;
   proposedEndLine?: number;
   diff: string;
-  state: 'pending' | 'accepted' | 'rejected' | string;
+  /** conflict: the user's own edit overlaps it; redo (cairn.redoHunks) or reject it. */
+  state: 'pending' | 'accepted' | 'rejected' | 'conflict' | string;
 }
 
 /** 0-based, inclusive line spans of a hunk's changed lines on both sides. */

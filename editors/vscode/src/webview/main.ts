@@ -68,7 +68,7 @@ function toolLine(it: Extract<Item, { kind: 'tool' }>): HTMLElement {
 
 function editCard(editId: string, e: EditView | undefined): HTMLElement {
   const st = e?.state ?? 'pending';
-  const label: Record<string, string> = { pending: 'waiting for review', accepted: 'accepted', rejected: 'rejected', partial: 'partly accepted' };
+  const label: Record<string, string> = { pending: 'waiting for review', accepted: 'accepted', rejected: 'rejected', partial: 'partly accepted', conflict: 'overlaps your edits' };
   const card = el('div', { class: `edit ${st}`, role: 'group', 'aria-label': `Proposed edit ${editId}` },
     el('div', { class: 'edit-head' }, el('span', { class: 'codicon-like' }, '✎'), ' Proposed edit ',
       el('span', { class: 'files' }, (e?.files ?? []).join(', ') || editId), ' · ', el('span', { class: 'state' }, label[st] ?? st)));
@@ -84,6 +84,10 @@ function editCard(editId: string, e: EditView | undefined): HTMLElement {
   if (st === 'pending') {
     row.append(button('Accept', { type: 'accept', editId }, 'Accept every pending hunk', 'primary'),
       button('Reject', { type: 'reject', editId }, 'Reject every pending hunk', 'secondary'));
+  }
+  if (st === 'conflict' || hunks.some((h) => h.state === 'conflict')) {
+    row.append(button('Redo', { type: 'redo', editId }, 'Redo the changes your edits overlap, against the current text', st === 'conflict' ? 'primary' : 'secondary'));
+    if (st === 'conflict') row.append(button('Reject', { type: 'reject', editId }, 'Reject every undecided hunk', 'secondary'));
   }
   card.append(row);
   return card;

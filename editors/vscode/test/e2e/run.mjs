@@ -57,6 +57,9 @@ const TURNS = [
   { text: 'Two changes: `one` returns "uno", `two` returns "dos".' },
   // 7: a run started from the lightbulb (code action "Explain this code")
   { text: 'It explains itself: `main` prints a greeting.' },
+  // 8: a two-hunk edit of two.go while the user types into it
+  { toolCalls: [edit('two.go', 'return "one"\n}\n\nfunc two() string {\n\treturn "two"', 'return "uno"\n}\n\nfunc two() string {\n\treturn "dos"')] },
+  { text: 'Two changes again.' },
 ];
 
 const t0 = Date.now();
@@ -495,6 +498,40 @@ try {
     return t.includes('Explain what the selected code does') && t.includes('It explains itself');
   });
   ok('a run started from the lightbulb is shown in the chat view');
+
+  // Typing into a file while its proposal waits: the diff follows the buffer,
+  // and accepting one hunk leaves the user's unsaved text unsaved.
+  await page.locator('.tab', { hasText: /^two\.go$/ }).first().click();
+  await page.locator('.editor-instance .monaco-editor .view-lines').first().click();
+  await page.keyboard.press('Control+Home');
+  await palette('Cairn: Ask about Selection');
+  await waitFor('the question input box', async () => (await box.getAttribute('placeholder') ?? '').includes('e.g.'), 10000);
+  await box.fill('Tidy both functions again.');
+  await page.keyboard.press('Enter');
+  await page.locator('.tab.active', { hasText: '2 hunks' }).waitFor({ timeout: STEP_TIMEOUT });
+  await page.locator('.tab', { hasText: /^two\.go$/ }).first().click();
+  await page.locator('.editor-instance .monaco-editor .view-lines').first().click();
+  await page.keyboard.press('Control+Home');
+  // A plain word: typing a comment and Enter would continue the comment.
+  await page.keyboard.type('mine');
+  await page.keyboard.press('Escape');
+  await page.keyboard.press('Enter');
+  await page.locator('.tab.dirty', { hasText: /^two\.go/ }).first().waitFor({ timeout: 10000 });
+  await page.locator('.tab', { hasText: '2 hunks' }).first().click();
+  const modified = '.editor-instance .monaco-diff-editor .editor.modified .view-lines';
+  await waitFor('the proposed side to show the typed line', async () => (await editorText(modified)).includes('mine'));
+  await hunkLens('Accept hunk 2').waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
+  await hunkLens('Accept hunk 2').click();
+  await waitFor('the new edit\'s hunk 2 accepted in the chat view', async () => /hunk 2: two\.go\S* · accepted/.test(await chatText()));
+  if (fs.readFileSync(twoFile, 'utf8') !== TWO) throw new Error(`two.go was saved with the user's unsaved text: ${JSON.stringify(fs.readFileSync(twoFile, 'utf8'))}`);
+  if ((await page.locator('.tab.dirty', { hasText: /^two\.go/ }).count()) === 0) throw new Error('two.go is no longer dirty after the accept');
+  // Saving now writes exactly the user's line plus the accepted hunk.
+  await page.locator('.tab', { hasText: /^two\.go$/ }).first().click();
+  await page.locator('.editor-instance .monaco-editor .view-lines').first().click();
+  await page.keyboard.press('Control+S');
+  const WANT = 'mine\n' + TWO.replace('"two"', '"dos"');
+  await waitFor('two.go saved with the typed line and hunk 2', async () => fs.readFileSync(twoFile, 'utf8') === WANT, 20000);
+  ok('typing while a proposal waits: the diff follows; accepting hunk 2 keeps the buffer unsaved and byte-exact');
 } catch (err) {
   failed = true;
   console.error('E2E FAILED:', err && err.stack ? err.stack : err);

@@ -71,6 +71,8 @@ test('a finished run keeps the index sources that were not ready', () => {
 
 test('editState from hunks', () => {
   assert.equal(editState([]), 'pending');
+  assert.equal(editState([{ state: 'conflict' }, { state: 'accepted' }]), 'conflict');
+  assert.equal(editState([{ state: 'conflict' }, { state: 'pending' }]), 'pending');
   assert.equal(editState([{ state: 'accepted' }, { state: 'pending' }]), 'pending');
   assert.equal(editState([{ state: 'accepted' }, { state: 'rejected' }]), 'partial');
   assert.equal(editState([{ state: 'rejected' }, { state: 'rejected' }]), 'rejected');

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { diffTitle, EditStore, lineDelta, parseProposedQuery, proposedUriParts, shownAsText } from '../../src/logic/proposed';
+import { diffTitle, EditStore, filesToSave, lineDelta, newConflicts, parseProposedQuery, proposedUriParts, shownAsText } from '../../src/logic/proposed';
 
 test('proposed URIs round-trip the edit id, file index and side', () => {
   const p = proposedUriParts('edit/1&x', 2, 'pkg/a b.go');
@@ -50,4 +50,18 @@ test('a file gets its lenses only where it is shown in a plain text editor', () 
   // Another file's tab does not count.
   assert.equal(shownAsText(file, [{ kind: 'text', uri: 'file:///w/two.go' }]), false);
   assert.equal(shownAsText(file, []), false);
+});
+
+test('an accept saves only the files that had no unsaved changes before it', () => {
+  const uris = ['file:///w/a.go', 'file:///w/b.go'];
+  assert.deepEqual(filesToSave(uris, new Set()), uris);
+  assert.deepEqual(filesToSave(uris, new Set(['file:///w/a.go'])), ['file:///w/b.go']);
+});
+
+test('newConflicts names the hunks that just became conflicting', () => {
+  const before = [{ index: 0, state: 'pending' }, { index: 1, state: 'conflict' }];
+  const after = [{ index: 0, state: 'conflict' }, { index: 1, state: 'conflict' }, { index: 2, state: 'pending' }];
+  assert.deepEqual(newConflicts(before, after), [0]);
+  assert.deepEqual(newConflicts(undefined, after), [0, 1]);
+  assert.deepEqual(newConflicts(after, after), []);
 });
