@@ -254,7 +254,10 @@ func runRunCommand(ctx context.Context, env *Env, input json.RawMessage, sb *Com
 	risk := Risk(shell.Classify(in.Command, shell.Options{Workspace: root}).Risk)
 	st, mode := sb.Status()
 	var pol *sandbox.Policy
-	walked := false // the protected paths before the command are complete
+	// One walk serves the sandbox (read-only binds, removal of what the
+	// command creates) and git's environment (the repositories' configs).
+	// walked: the list from before the command is complete.
+	protected, walked := sb.protectedPaths()
 	profile := "no sandbox"
 	switch {
 	case in.WithoutSandbox:
@@ -266,11 +269,11 @@ func runRunCommand(ctx context.Context, env *Env, input json.RawMessage, sb *Com
 	case !st.Available():
 		profile = "no sandbox (" + st.Err.Error() + ")"
 	default:
-		var protected []string
+		var writable []string // a read command writes nothing of the workspace
 		if risk != RiskRead {
-			protected, walked = sb.protectedPaths()
+			writable = protected
 		}
-		p := sb.policy(risk, protected)
+		p := sb.policy(risk, writable)
 		pol = &p
 		profile = string(p.Profile) + " sandbox"
 		if p.Network {
@@ -282,7 +285,7 @@ func runRunCommand(ctx context.Context, env *Env, input json.RawMessage, sb *Com
 	}
 	res, err := shell.Run(ctx, shell.RunOptions{
 		Dir: root, Command: in.Command, Timeout: timeout, MaxOutputBytes: 32 << 10,
-		Env: shell.GitEnv(shell.StripSecrets(os.Environ()), root), Sandbox: pol,
+		Env: shell.GitEnvFor(shell.StripSecrets(os.Environ()), root, protected), Sandbox: pol,
 		// Only against a complete walk from before: a path it missed
 		// must never be taken for the command's.
 		RevertProtected: walked,

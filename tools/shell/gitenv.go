@@ -175,6 +175,14 @@ func gitNeutral(key, value string) ([][2]string, bool) {
 // (workspace.FindProtected), the one git discovers above it, and the files
 // their include.path and includeIf.*.path name, whatever the condition.
 func GitEnv(environ []string, root string) []string {
+	found, _ := workspace.FindProtected(root)
+	return GitEnvFor(environ, root, found)
+}
+
+// GitEnvFor is GitEnv with the workspace's protected paths already walked
+// (workspace.FindProtected), so that a caller that needs them too walks
+// the workspace once per command.
+func GitEnvFor(environ []string, root string, protected []string) []string {
 	var keep []string
 	userCount := -1
 	user := map[string]string{}
@@ -207,7 +215,7 @@ func GitEnv(environ []string, root string) []string {
 		pairs = append(pairs, [2]string{k, user["GIT_CONFIG_VALUE_"+strconv.Itoa(i)]})
 	}
 	pairs = append(pairs, gitAlways...)
-	pairs = append(pairs, repoOverrides(root)...)
+	pairs = append(pairs, repoOverrides(root, protected)...)
 	for _, kv := range gitEnvSet {
 		keep = append(keep, kv[0]+"="+kv[1])
 	}
@@ -235,10 +243,10 @@ func dropGitVar(name string) bool {
 
 // repoOverrides neutralizes each program-naming key of the workspace's
 // repository configs, in a stable order.
-func repoOverrides(root string) [][2]string {
+func repoOverrides(root string, protected []string) [][2]string {
 	var out [][2]string
 	seen := map[string]bool{}
-	for _, cfg := range repoConfigs(root) {
+	for _, cfg := range repoConfigs(root, protected) {
 		for _, e := range readGitConfig(cfg, map[string]bool{}, 0) {
 			over, ok := gitNeutral(e[0], e[1])
 			if !ok {
@@ -257,12 +265,11 @@ func repoOverrides(root string) [][2]string {
 
 // repoConfigs lists the config files of the git directories a command in
 // the workspace may use.
-func repoConfigs(root string) []string {
+func repoConfigs(root string, protected []string) []string {
 	var dirs []string
 	// Every protected directory is taken: a .vscode has no config file,
 	// and a file that is no git config lists nothing.
-	found, _ := workspace.FindProtected(root)
-	for _, p := range found {
+	for _, p := range protected {
 		st, err := os.Stat(p) // a .git that is a symlink counts as its target
 		if err != nil {
 			continue
