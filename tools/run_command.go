@@ -285,7 +285,7 @@ func runRunCommand(ctx context.Context, env *Env, input json.RawMessage, sb *Com
 	}
 	res, err := shell.Run(ctx, shell.RunOptions{
 		Dir: root, Command: in.Command, Timeout: timeout, MaxOutputBytes: 32 << 10,
-		Env: shell.GitEnvFor(shell.StripSecrets(os.Environ()), root, protected), Sandbox: pol,
+		Env: shell.GitEnvFor(shell.StripSecrets(os.Environ()), root, protected), Sandbox: orFull(pol),
 		// Only against a complete walk from before: a path it missed
 		// must never be taken for the command's.
 		RevertProtected: walked,
@@ -326,6 +326,16 @@ func runRunCommand(ctx context.Context, env *Env, input json.RawMessage, sb *Com
 		return Result{}, ctx.Err()
 	}
 	return Result{Content: b.String(), Summary: summary, IsError: res.ExitCode != 0 || res.TimedOut}, nil
+}
+
+// orFull is p, or the Full profile for a command that runs outside the
+// sandbox: no walls, but the launcher still sees that nothing the command
+// starts outlives it.
+func orFull(p *sandbox.Policy) *sandbox.Policy {
+	if p != nil {
+		return p
+	}
+	return &sandbox.Policy{Profile: sandbox.Full}
 }
 
 // deniedBySandbox recognizes the errors a confined command meets. In the

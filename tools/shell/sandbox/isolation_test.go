@@ -237,6 +237,30 @@ sleep 0.2; echo started`, m)
 	}
 }
 
+// TestNothingOutlivesAnUnconfinedCommand: a command the user approved to
+// run outside the sandbox has no walls, yet what it starts (setsid,
+// double forks) still ends with it.
+func TestNothingOutlivesAnUnconfinedCommand(t *testing.T) {
+	requireTool(t, "setsid")
+	m := "1002." + strconv.Itoa(int(time.Now().UnixNano()%1e6))
+	script := fmt.Sprintf(`setsid sleep %[1]s1 > /dev/null 2>&1 < /dev/null &
+setsid -f sleep %[1]s2 > /dev/null 2>&1 < /dev/null
+( ( sleep %[1]s3 > /dev/null 2>&1 < /dev/null & ) & )
+sleep 0.2; echo started; cat /proc/self/status | grep -c CapEff`, m)
+	cmd, err := Command(Policy{Profile: Full}, []string{"/bin/sh", "-c", script}, os.Environ())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Cmd.Dir = t.TempDir()
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "started") {
+		t.Fatalf("the command failed: %v %s", err, out)
+	}
+	if left := procsWith("sleep " + m); len(left) > 0 {
+		t.Errorf("processes outlived the unconfined command: %q", left)
+	}
+}
+
 // TestHelperSandboxedSleep is the "server" of TestServerKillLeavesNothing:
 // it runs a sandboxed sleep and waits to be killed.
 func TestHelperSandboxedSleep(t *testing.T) {

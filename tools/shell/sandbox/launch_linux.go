@@ -107,10 +107,6 @@ func launch(raw string) error {
 	if s.Namespaces {
 		env = append(env, "TMPDIR=/tmp")
 	}
-	abi, err := llsys.LandlockGetABIVersion()
-	if err != nil || abi < 1 {
-		return fmt.Errorf("Landlock is not available in this kernel (%v); refusing to run unconfined", err)
-	}
 	// The command must not inherit the status pipe (it could fake its
 	// own end).
 	unix.CloseOnExec(statusFD)
@@ -126,6 +122,20 @@ func launch(raw string) error {
 			return errors.New("the server did not release the launcher (its limits could not be set)")
 		}
 		fallback = b[0] == releaseRlimits
+	}
+	if s.Unconfined {
+		// Approved to run outside the sandbox: no walls and no limits,
+		// but nothing it starts outlives it (the launcher adopts every
+		// orphan and kills what is left when the command ends or the
+		// server dies).
+		if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+			return fmt.Errorf("prctl(PR_SET_CHILD_SUBREAPER): %w", err)
+		}
+		return supervise(s, env)
+	}
+	abi, err := llsys.LandlockGetABIVersion()
+	if err != nil || abi < 1 {
+		return fmt.Errorf("Landlock is not available in this kernel (%v); refusing to run unconfined", err)
 	}
 	if err := setRlimits(s.Limits, fallback); err != nil {
 		return err
@@ -701,16 +711,31 @@ func (c *Cmd) Signal() (syscall.Signal, bool) {
 // Pdeathsig (SIGKILL). Under the Full profile the command is not confined.
 func Command(p Policy, argv []string, env []string) (*Cmd, error) {
 	if p.Profile == Full {
-		cmd := exec.Command(argv[0], argv[1:]...)
-		cmd.Env = env
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		return &Cmd{Cmd: cmd}, nil
+		return fullCommand(argv, env)
 	}
 	st := Probe()
 	if !st.Available() {
 		return nil, st.Err
 	}
 	return command(p, argv, env, st.NetNS, st.Cgroup != "")
+}
+
+// fullCommand runs argv unconfined, through the launcher only so that
+// nothing the command starts outlives it (setsid daemons, double forks):
+// the launcher is their subreaper and dies with the server.
+func fullCommand(argv []string, env []string) (*Cmd, error) {
+	if len(argv) == 0 || !filepath.IsAbs(argv[0]) {
+		return nil, fmt.Errorf("sandbox: the program must be an absolute path, got %q", argv)
+	}
+	raw, err := json.Marshal(Spec{Argv: argv, Unconfined: true})
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command("/proc/self/exe")
+	cmd.Args = []string{"cairn-sandbox"}
+	cmd.Env = append(append([]string(nil), env...), specEnv+"="+string(raw))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: serverDied}
+	return &Cmd{Cmd: cmd, launcher: true}, nil
 }
 
 func command(p Policy, argv []string, env []string, namespaces, cgroups bool) (*Cmd, error) {

@@ -195,8 +195,11 @@ var homeReadable = []string{".gitconfig", ".config/git", ".gitignore_global", ".
 // Spec is what the launcher enforces: the result of a Policy, with every
 // path absolute and cleaned.
 type Spec struct {
-	Read  []string `json:"read"`
-	Write []string `json:"write"`
+	// Unconfined: the Full profile. The launcher only supervises: it
+	// adopts the command's orphans and kills them when it ends.
+	Unconfined bool     `json:"unconfined,omitempty"`
+	Read       []string `json:"read"`
+	Write      []string `json:"write"`
 	// List are directories whose entries may be listed (and their
 	// programs run) but whose files are read only through Read: the
 	// directories on the way to a secret system file.
