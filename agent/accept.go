@@ -132,64 +132,10 @@ func (m *Manager) AcceptHunks(ctx context.Context, id string, idx []int, ap Appl
 		m.mu.Unlock()
 		return protocol.AcceptResult{}, err
 	}
-	group := []*Edit{}
-	var files []tools.FileChange
-	for fi, f := range e.Files {
-		touched, all, untouched := false, true, true
-		for _, h := range e.Hunks {
-			if h.File != fi {
-				continue
-			}
-			touched = touched || sel[h.Index]
-			all = all && sel[h.Index]
-			untouched = untouched && h.State == EditPending && !h.folded
-		}
-		if !touched {
-			continue
-		}
-		// A protected path was confirmed, naming it, before its edit was
-		// proposed. One that was not (a journal of an older version, a
-		// path that became protected since) is never written by an accept.
-		if why, protected := workspace.Protected(m.ws.Root(), f.Rel); protected && f.Protected == "" {
-			m.mu.Unlock()
-			return protocol.AcceptResult{}, fmt.Errorf("cannot accept the change: %s is a protected path (%s) and the edit was not confirmed as one when it was proposed; ask for the change again: %w",
-				f.Rel, why, ErrUnconfirmedProtected)
-		}
-		base, baseOK, err := textWith(f, fi, e.Hunks, Hunk.applied)
-		if err != nil {
-			m.mu.Unlock()
-			return protocol.AcceptResult{}, err
-		}
-		target, targetOK, err := textWith(f, fi, e.Hunks, func(h Hunk) bool { return h.applied() || sel[h.Index] })
-		if err != nil {
-			m.mu.Unlock()
-			return protocol.AcceptResult{}, err
-		}
-		cur, exists, err := m.ws.ReadFile(f.Abs)
-		if err != nil {
-			m.mu.Unlock()
-			return protocol.AcceptResult{}, err
-		}
-		fc := tools.FileChange{Abs: f.Abs, Rel: f.Rel, Before: base, BeforeOK: baseOK, After: target, Delete: !targetOK, Created: !baseOK && targetOK}
-		if exists != baseOK || (exists && cur != base) {
-			prev := m.earlierPending(e, f.Abs, cur, exists)
-			if prev != nil {
-				prev.ensureHunks()
-			}
-			if prev == nil || !all || !untouched {
-				m.mu.Unlock()
-				if !exists || !baseOK {
-					return protocol.AcceptResult{}, fmt.Errorf("cannot accept the change to %s: the file was created or deleted since the change was proposed; ask again: %w", f.Rel, ErrConflict)
-				}
-				return protocol.AcceptResult{}, fmt.Errorf("cannot accept the change to %s: the file changed at line %d since the change was proposed, outside the editor's open buffer, so Cairn could not carry the change over; ask again: %w",
-					f.Rel, firstDifference(cur, base), ErrConflict)
-			}
-			// The file holds the base of an earlier pending edit of this
-			// run, on which this one was built: apply both.
-			fc.Before, fc.BeforeOK, fc.Created = cur, exists, !exists
-			group = append(group, prev)
-		}
-		files = append(files, fc)
+	files, group, err := m.acceptedFiles(e, sel)
+	if err != nil {
+		m.mu.Unlock()
+		return protocol.AcceptResult{}, err
 	}
 	// Reserve: a concurrent accept or reject of these hunks now fails.
 	for i := range sel {
@@ -270,6 +216,70 @@ func (m *Manager) AcceptHunks(ctx context.Context, id string, idx []int, ap Appl
 		}
 	}
 	return protocol.AcceptResult{Applied: true, CheckpointID: cp.ID}, nil
+}
+
+// acceptedFiles computes, with m.mu held, the file changes that accepting
+// the selected hunks of e writes: each touched file from its text with the
+// applied hunks to its text with the selected ones too. A file that holds
+// the base of an earlier pending edit of the run, on which e was built,
+// takes that edit along (the group). Protected paths that were not
+// confirmed as such, and files changed under the edit, are refused.
+func (m *Manager) acceptedFiles(e *Edit, sel map[int]bool) ([]tools.FileChange, []*Edit, error) {
+	var group []*Edit
+	var files []tools.FileChange
+	for fi, f := range e.Files {
+		touched, all, untouched := false, true, true
+		for _, h := range e.Hunks {
+			if h.File != fi {
+				continue
+			}
+			touched = touched || sel[h.Index]
+			all = all && sel[h.Index]
+			untouched = untouched && h.State == EditPending && !h.folded
+		}
+		if !touched {
+			continue
+		}
+		// A protected path was confirmed, naming it, before its edit was
+		// proposed. One that was not (a journal of an older version, a
+		// path that became protected since) is never written by an accept.
+		if why, protected := workspace.Protected(m.ws.Root(), f.Rel); protected && f.Protected == "" {
+			return nil, nil, fmt.Errorf("cannot accept the change: %s is a protected path (%s) and the edit was not confirmed as one when it was proposed; ask for the change again: %w",
+				f.Rel, why, ErrUnconfirmedProtected)
+		}
+		base, baseOK, err := textWith(f, fi, e.Hunks, Hunk.applied)
+		if err != nil {
+			return nil, nil, err
+		}
+		target, targetOK, err := textWith(f, fi, e.Hunks, func(h Hunk) bool { return h.applied() || sel[h.Index] })
+		if err != nil {
+			return nil, nil, err
+		}
+		cur, exists, err := m.ws.ReadFile(f.Abs)
+		if err != nil {
+			return nil, nil, err
+		}
+		fc := tools.FileChange{Abs: f.Abs, Rel: f.Rel, Before: base, BeforeOK: baseOK, After: target, Delete: !targetOK, Created: !baseOK && targetOK}
+		if exists != baseOK || (exists && cur != base) {
+			prev := m.earlierPending(e, f.Abs, cur, exists)
+			if prev != nil {
+				prev.ensureHunks()
+			}
+			if prev == nil || !all || !untouched {
+				if !exists || !baseOK {
+					return nil, nil, fmt.Errorf("cannot accept the change to %s: the file was created or deleted since the change was proposed; ask again: %w", f.Rel, ErrConflict)
+				}
+				return nil, nil, fmt.Errorf("cannot accept the change to %s: the file changed at line %d since the change was proposed, outside the editor's open buffer, so Cairn could not carry the change over; ask again: %w",
+					f.Rel, firstDifference(cur, base), ErrConflict)
+			}
+			// The file holds the base of an earlier pending edit of this
+			// run, on which this one was built: apply both.
+			fc.Before, fc.BeforeOK, fc.Created = cur, exists, !exists
+			group = append(group, prev)
+		}
+		files = append(files, fc)
+	}
+	return files, group, nil
 }
 
 // earlierPending finds a pending edit of e's run, proposed before e, whose
