@@ -4,12 +4,17 @@
 # run benchstat on them), then wall time and peak RSS from /usr/bin/time -v
 # for one cold build, one warm load and ctags, each in its own process.
 #
-#   repomap/bench.sh [count]        # count: benchmark repetitions (default 5)
+#   repomap/bench.sh [count] [--write-docs]
+#       count: benchmark repetitions (default 5); --write-docs: the results
+#       replace the bench:repomap section of docs/benchmarks.md
 #
 # Needs: universal-ctags (apt-get install -y universal-ctags), GNU time
 # (/usr/bin/time), optionally benchstat
 # (go install golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da).
 set -euo pipefail
+source "$(dirname "$0")/../scripts/bench-docs.sh"
+bench_docs_init "$0" "$@"
+set -- "${bench_args[@]}"
 count=${1:-5}
 cd "$(dirname "$0")"
 work=${CAIRN_BENCH_WORKDIR:-$(mktemp -d /tmp/cairn-repomap-bench.XXXXXX)}
@@ -32,9 +37,12 @@ measure() { # label, command...
 	user=$(awk -F': ' '/User time/{print $2}' "$work/time.txt")
 	sys=$(awk -F': ' '/System time/{print $2}' "$work/time.txt")
 	printf '%-28s wall %-9s cpu %ss user + %ss sys  peak RSS %s\n' "$label" "$wall" "$user" "$sys" "$rss"
+	printf '| %s | %s | %s s | %s |\n' "$label" "$wall" "$(awk -v u="$user" -v s="$sys" 'BEGIN{printf "%.2f", u+s}')" "$rss" >>"$work/rows.md"
 }
 
-echo "# corpus: $(find "$work/src" -type f | wc -l) files, $(find "$work/src" -name '*.go' | wc -l) Go files, $(du -sh "$work/src" | cut -f1)"
+: >"$work/rows.md"
+corpus_line="$(find "$work/src" -type f | wc -l) files, $(find "$work/src" -name '*.go' | wc -l) Go files, $(du -sh "$work/src" | cut -f1)"
+echo "# corpus: $corpus_line"
 echo "# machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# one process each (includes process start; cold build also writes the cache):"
 for i in 1 2 3; do
@@ -56,6 +64,20 @@ for i in $(seq "$count"); do
 	echo "BenchmarkCtagsR 1 $((e - s)) ns/op" | tee -a "$out"
 done
 if command -v benchstat >/dev/null || [ -x "$(go env GOPATH)/bin/benchstat" ]; then
-	PATH=$PATH:$(go env GOPATH)/bin benchstat "$out"
+	PATH=$PATH:$(go env GOPATH)/bin benchstat "$out" | tee "$work/benchstat.txt"
 fi
+{
+	echo "Corpus: a copy of \`\$(go env GOROOT)/src\` ($(go version | cut -d' ' -f3)), $corpus_line."
+	echo
+	echo "| one process each (process start included; the cold build also writes the cache) | wall | CPU | peak RSS |"
+	echo "|---|---:|---:|---:|"
+	cat "$work/rows.md"
+	echo
+	echo "Benchmarks ($count runs; \`BenchmarkCtagsR\` is \`ctags -R\` timed in the same format):"
+	echo
+	echo '```text'
+	if [ -s "$work/benchstat.txt" ]; then cat "$work/benchstat.txt"; else grep '^Benchmark' "$out"; fi
+	echo '```'
+} >"$work/docs-section.md"
+bench_docs_write repomap "$work/docs-section.md"
 echo "# work dir: $work (remove it when done)"

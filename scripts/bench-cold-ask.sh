@@ -4,9 +4,13 @@
 # cold index build (map + search, `cairn context`, which reconciles both
 # before it builds a context). The model is an OpenAI-compatible endpoint on
 # 127.0.0.1 (scripts/fake-openai.py) that records when each request arrives.
-# usage: scripts/bench-cold-ask.sh [RUNS]   env: CAIRN_BIN (default: build)
+# usage: scripts/bench-cold-ask.sh [RUNS] [--write-docs]   env: CAIRN_BIN (default: build)
+# --write-docs: the results replace the bench:cold-ask section of docs/benchmarks.md.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
+source "$repo/scripts/bench-docs.sh"
+bench_docs_init "$0" "$@"
+set -- "${bench_args[@]}"
 runs=${1:-1}
 bin=${CAIRN_BIN:-}
 if [ -z "$bin" ]; then
@@ -20,6 +24,7 @@ python3 "$repo/scripts/fake-openai.py" "$port" "$work/requests.log" &
 fake=$!
 sleep 0.5
 goroot=$(go env GOROOT)
+: > "$work/rows.md"
 q="How does the Server find the handler for a request path, and where are patterns matched?"
 for i in $(seq 1 "$runs"); do
   rm -rf "$work/go" "$work/state-ask" "$work/state-index"
@@ -39,11 +44,22 @@ for i in $(seq 1 "$runs"); do
   first=$(head -1 "$work/requests.log" | cut -d' ' -f1)
   hasmap=$(head -1 "$work/requests.log" | cut -d' ' -f2)
   hashits=$(head -1 "$work/requests.log" | cut -d' ' -f3)
-  python3 - "$t0" "$t1" "$t2" "$t3" "$first" "$hasmap" "$hashits" <<'PY'
+  python3 - "$t0" "$t1" "$t2" "$t3" "$first" "$hasmap" "$hashits" "$i" "$work/rows.md" <<'PY'
 import sys
 t0, t1, t2, t3, first = map(float, sys.argv[1:6])
 print(f"cold index (cairn context: map + search): {t1-t0:.1f} s")
 print(f"cold ask: first model request after {first-t2:.1f} s (repo map in it: {sys.argv[6]}, search hits: {sys.argv[7]}); whole ask {t3-t2:.1f} s")
+with open(sys.argv[9], "a") as rows:
+    rows.write(f"| {sys.argv[8]} | {t1-t0:.1f} s | {first-t2:.1f} s | {sys.argv[6]} | {sys.argv[7]} | {t3-t2:.1f} s |\n")
 PY
   grep -m1 "indexing the workspace" "$work/ask.err" || true
 done
+{
+  echo "A copy of \`\$(go env GOROOT)/src\` ($(go version | cut -d' ' -f3)), the question on \`net/http/server.go\` lines 2500–2530,"
+  echo "the model a local OpenAI-compatible endpoint (\`scripts/fake-openai.py\`) that records when each request arrives."
+  echo
+  echo "| run | cold index (\`cairn context\`: map + search) | cold \`cairn ask\`: first model request after | repo map in it | search hits in it | whole ask |"
+  echo "|---:|---:|---:|---|---|---:|"
+  cat "$work/rows.md"
+} > "$work/docs-section.md"
+bench_docs_write cold-ask "$work/docs-section.md"

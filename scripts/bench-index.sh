@@ -10,7 +10,9 @@
 #                search and map (after the debounce), identifier queries, and the
 #                context engine's build (contextengine BenchmarkBuild)
 #
-#   scripts/bench-index.sh [runs]     # runs: interleaved repetitions (default 3)
+#   scripts/bench-index.sh [runs] [--write-docs]
+#       runs: interleaved repetitions (default 3); --write-docs: the results
+#       replace the bench:index section of docs/benchmarks.md
 #
 # Needs: rg (apt-get install -y ripgrep), ctags (universal-ctags), GNU time,
 # zoekt-index and zoekt on PATH or in $ZOEKT_BIN. Build zoekt outside this
@@ -19,8 +21,11 @@
 # and set ZOEKT_BIN=/tmp/zoekt/bin. Optional: benchstat on PATH.
 # Set CAIRN_BENCH_SCALE=N to index N copies of the tree (docs/scale.md).
 set -euo pipefail
-runs=${1:-3}
 repo=$(cd "$(dirname "$0")/.." && pwd)
+source "$repo/scripts/bench-docs.sh"
+bench_docs_init "$0" "$@"
+set -- "${bench_args[@]}"
+runs=${1:-3}
 work=${CAIRN_BENCH_WORKDIR:-$(mktemp -d /tmp/cairn-bench-index.XXXXXX)}
 scale=${CAIRN_BENCH_SCALE:-1}
 export PATH=${ZOEKT_BIN:+$ZOEKT_BIN:}$PATH
@@ -38,7 +43,8 @@ fi
 (cd "$repo" && go build -o "$work/cairn" ./cmd/cairn && go test -c -o "$work/codeindex.test" ./codeindex &&
 	go test -c -o "$work/contextengine.test" ./contextengine)
 
-echo "# corpus: $(find "$corpus" -type f | wc -l) files, $(du -sh "$corpus" | cut -f1) ($scale × \$(go env GOROOT)/src, $(go version | cut -d' ' -f3))"
+corpus_line="$(find "$corpus" -type f | wc -l) files, $(du -sh "$corpus" | cut -f1) ($scale × \$(go env GOROOT)/src, $(go version | cut -d' ' -f3))"
+echo "# corpus: $corpus_line"
 echo "# machine: $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GB; load at start $(cut -d' ' -f1-3 /proc/loadavg)"
 
 measure() { # label, command... → one line: label wall cpu rss
@@ -60,6 +66,7 @@ for i in $(seq 1 "$runs"); do
 done
 median() { sort -n | awk '{a[NR]=$1} END{print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 echo "### medians"
+: >"$work/cold-medians.txt"
 for t in cairn zoekt-index ctags; do
 	w=$(awk -v t="$t" '$1==t{print $3}' "$work/cold.txt" | median)
 	c=$(awk -v t="$t" '$1==t{print $6}' "$work/cold.txt" | median)
@@ -88,6 +95,7 @@ for t in cairn zoekt rg; do
 done
 c=$(awk '$1=="cairn"{print $2}' "$work/cli.txt" | median); r=$(awk '$1=="rg"{print $2}' "$work/cli.txt" | median)
 awk -v c="$c" -v r="$r" 'BEGIN{printf "cairn search ÷ rg (p50): %.2f×\n", c/r}'
+z=$(awk '$1=="zoekt"{print $2}' "$work/cli.txt" | median)
 
 echo
 echo "## in process (testing.B; benchstat format in $work/bench.txt)"
@@ -95,5 +103,31 @@ CAIRN_BENCH_CORPUS=$corpus CAIRN_BENCH_STATE=$work/warm-state "$work/codeindex.t
 	-test.bench 'DiskChangeVisible|DidSaveVisible|Query' -test.benchtime 50x -test.count "$runs" | tee "$work/bench.txt" | grep -E '^Benchmark'
 (cd "$repo/contextengine" && CAIRN_QUALITY_CORPUS=1 CAIRN_QUALITY_WORKDIR=$work/quality "$work/contextengine.test" -test.run '^$' \
 	-test.bench 'Build$' -test.benchtime 100x -test.count "$runs") | tee -a "$work/bench.txt" | grep -E '^Benchmark'
-if command -v benchstat >/dev/null; then benchstat "$work/bench.txt"; fi
+if command -v benchstat >/dev/null; then benchstat "$work/bench.txt" | tee "$work/benchstat.txt"; fi
 echo "# load at end $(cut -d' ' -f1-3 /proc/loadavg); work dir $work"
+
+{
+	echo "Corpus: $corpus_line."
+	echo
+	echo "| cold build, median of $runs interleaved runs | wall | CPU | peak RSS |"
+	echo "|---|---:|---:|---:|"
+	awk '{n=$1; if(n=="cairn") n="Cairn: map + search, one process"; else if(n=="ctags") n="`ctags -R`"; else n="`" n "`";
+		printf "| %s | %.1f s | %.1f s | %.0f MB |\n", n, $2, $3, $4}' "$work/cold-medians.txt"
+	echo
+	awk '$1=="cairn"{cw=$2;cc=$3} $1=="zoekt-index"{zw=$2;zc=$3} END{printf "Cairn ÷ zoekt-index: wall %.2f×, CPU %.2f×.\n", cw/zw, cc/zc}' "$work/cold-medians.txt"
+	echo
+	echo "| search from the command line, warm index, p50 per query (${#queries[@]} queries × $runs rounds) | wall |"
+	echo "|---|---:|"
+	echo "| \`cairn search\` | $c s |"
+	echo "| \`zoekt\` | $z s |"
+	echo "| \`rg\` | $r s |"
+	echo
+	awk -v c="$c" -v r="$r" 'BEGIN{printf "cairn search ÷ rg (p50): %.2f×.\n", c/r}'
+	echo
+	echo "In process (\`testing.B\`, $runs runs; \`cpu-ms/op\` is the process CPU per operation):"
+	echo
+	echo '```text'
+	if [ -s "$work/benchstat.txt" ]; then cat "$work/benchstat.txt"; else grep -E '^Benchmark' "$work/bench.txt"; fi
+	echo '```'
+} >"$work/docs-section.md"
+bench_docs_write index "$work/docs-section.md"

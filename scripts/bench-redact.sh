@@ -4,12 +4,16 @@
 # headers with no end, assignment-heavy config). Prints benchstat's summary;
 # MB/cpu-s divides by CPU time, so it holds on a machine shared with other
 # work, where MB/s (wall) does not (benchstat shows it as B/cpu-s in Mi).
-#   scripts/bench-redact.sh [COUNT] [REV]   (COUNT default 5)
+#   scripts/bench-redact.sh [COUNT] [REV] [--write-docs]   (COUNT default 5)
 # With REV (a git revision), the redact package as it was at REV runs the
 # same way, its own benchmarks, interleaved with the work tree's run by run
 # so that both see the same load, and benchstat compares the two.
+# --write-docs: the results replace the bench:redact section of docs/benchmarks.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/bench-docs.sh
+bench_docs_init "$0" "$@"
+set -- "${bench_args[@]}"
 count="${1:-5}"
 rev="${2:-}"
 bench='BenchmarkRedact$|RedactHostile|RedactLearned'
@@ -33,8 +37,19 @@ else
   done
   files=("$rev=$base" "now=$out")
 fi
+summary="$(mktemp -t cairn-redact-summary.XXXXXX)"
 if command -v benchstat >/dev/null; then
-  benchstat "${files[@]}"
+  benchstat "${files[@]}" | tee "$summary"
 else
   echo "benchstat not on PATH (go install golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da); raw results in ${files[*]}"
+  if [ -z "$rev" ]; then grep -E '^Benchmark' "$out"; else grep -E '^Benchmark' "$base" | sed "s/^/$rev /"; grep -E '^Benchmark' "$out" | sed 's/^/now /'; fi > "$summary"
 fi
+section="$(mktemp -t cairn-redact-section.XXXXXX)"
+{
+  echo "1 MiB inputs, $count runs$([ -n "$rev" ] && echo " of the redactor at \`$rev\` and of the work tree, interleaved run by run"); \`B/cpu-s\` divides by CPU time, which holds on a shared machine."
+  echo
+  echo '```text'
+  cat "$summary"
+  echo '```'
+} > "$section"
+bench_docs_write redact "$section"
