@@ -1,4 +1,4 @@
 // Package cairn is the root of Cairn, an agent runtime for editors. The
 // binary is cmd/cairn; the packages and the direction of their imports are
-// described in the README's layout section and checked by imports_test.go.
+// described in docs/architecture.md and checked by imports_test.go.
 package cairn
