@@ -12,8 +12,8 @@ import (
 // byte. Go's regexp has no DFA: its backtracker pays for every way a rule
 // like gitleaks' generic-api-key (a keyword, up to 20 name characters, up
 // to 3 quotes or blanks, an operator, up to 5 more, a value of 10 to 150)
-// can split a text, at each of the ~180,000 keyword places of a MiB of
-// keyword storm, and almost all of them fail. The DFA rejects those places
+// can split a text, at each keyword place of a keyword storm (one every
+// few bytes), and almost all of them fail. The DFA rejects those places
 // in linear time; the regexp runs only where it answers "maybe".
 //
 // It is a necessary condition, never a stronger one: ^ and $ (without
@@ -40,9 +40,10 @@ type possibleDFA struct {
 }
 
 // maxDFAStates bounds the states a DFA keeps (a few hundred bytes each),
-// and maxDFAStatesTotal those of all DFAs in the process (about 20 MB),
-// however hostile the texts; past them, new places are left to the
-// regexp. The hostile inputs of the benchmarks need about 3,000 in all.
+// and maxDFAStatesTotal those of all DFAs in the process, so their memory
+// stays bounded (tens of MB) however hostile the texts; past them, new
+// places are left to the regexp. The bounds sit well above what the
+// hostile inputs of the benchmarks need (docs/benchmarks.md).
 const (
 	maxDFAStates      = 4096
 	maxDFAStatesTotal = 1 << 16

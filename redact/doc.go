@@ -45,13 +45,11 @@
 // gen-rules.sh and embedded; gitleaks' MIT licence is in gitleaks.LICENSE.
 // Importing github.com/zricethezav/gitleaks/v8/detect instead would link 62
 // modules (viper, cobra, archive and compression libraries, a wasm runtime
-// for its optional RE2 build). Measured here against a hello-world that uses
-// regexp (2.7 MB): gitleaks detect makes it 12.8 MB and costs 31.5 s of CPU
-// to compile with a warm standard-library cache (a cold build went from
-// 10 s to 61 s); its config package alone still pulls in viper (6.8 MB,
-// 22 modules, 20 s of CPU). This package adds no module, makes it 3.9 MB
-// (mostly encoding/json, log/slog and net/url, which Cairn links anyway) and
-// costs 1.9 s of CPU.
+// for its optional RE2 build), and its config package alone still pulls in
+// viper: both would multiply the binary's size and its compile time. This
+// package adds no module; what it links (mostly encoding/json, log/slog and
+// net/url) Cairn links anyway. The sizes and compile times compared are in
+// docs/benchmarks.md.
 //
 // # How it stays fast
 //
@@ -70,8 +68,8 @@
 //     tried, anchored, only where one starts.
 //   - There, before the regexp, a DFA built lazily from the rule's compiled
 //     program (dfa.go) rules out in one pass over the bytes the places
-//     where no match can start: nearly all of the ~180,000 keyword places
-//     per MiB of a keyword storm, where Go's backtracker would try every way
+//     where no match can start: nearly all of the keyword places of a
+//     keyword storm, where Go's backtracker would try every way
 //     of splitting the text between the keyword, the name, the operator
 //     and the value. It is a necessary condition (assertions other than ^
 //     and $ are taken to hold), and it also bounds where a match can end,
@@ -90,7 +88,7 @@
 //
 // A test compares the result with the plain whole-text scan of every rule
 // on real code; BenchmarkRedact and BenchmarkRedactHostile measure it (the
-// figures are in the README).
+// figures are in docs/benchmarks.md, written by scripts/bench-redact.sh).
 //
 // Updating the rules is `go generate` with a new version in gen-rules.sh.
 //

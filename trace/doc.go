@@ -95,9 +95,8 @@
 // leaves the OTLP exporter (and its protobuf and HTTP client code) out of
 // the binary; the SDK itself stays.
 //
-// Cost of the SDK, measured with BenchmarkRecordToStore (one step with a
-// model and a tool call, to the local store; go test -bench RecordToStore
-// -benchmem -count=5 ./trace, 2 loaded cores): 24 KB and 232 allocations
-// per step, against 12 KB and 148 for the hand-rolled span model it
-// replaced; the time, 0.3–0.8 ms per step either way, is the file writes.
+// BenchmarkRecordToStore measures what the SDK costs per step (one step
+// with a model and a tool call, to the local store); a step's time is
+// dominated by the store's file writes, not by the span model. Its figures
+// are in docs/benchmarks.md.
 package trace
