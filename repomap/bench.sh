@@ -37,7 +37,10 @@ measure() { # label, command...
 	user=$(awk -F': ' '/User time/{print $2}' "$work/time.txt")
 	sys=$(awk -F': ' '/System time/{print $2}' "$work/time.txt")
 	printf '%-28s wall %-9s cpu %ss user + %ss sys  peak RSS %s\n' "$label" "$wall" "$user" "$sys" "$rss"
-	printf '| %s | %s | %s s | %s |\n' "$label" "$wall" "$(awk -v u="$user" -v s="$sys" 'BEGIN{printf "%.2f", u+s}')" "$rss" >>"$work/rows.md"
+	# /usr/bin/time -v gives the wall time as [h:]m:ss.ss; the table gives seconds.
+	printf '| %s | %s s | %s s | %s |\n' "$label" \
+		"$(awk -v w="$wall" 'BEGIN{n=split(w, p, ":"); s=0; for(i=1;i<=n;i++) s=s*60+p[i]; printf "%.2f", s}')" \
+		"$(awk -v u="$user" -v s="$sys" 'BEGIN{printf "%.2f", u+s}')" "$rss" >>"$work/rows.md"
 }
 
 : >"$work/rows.md"
@@ -73,7 +76,7 @@ fi
 	echo "|---|---:|---:|---:|"
 	cat "$work/rows.md"
 	echo
-	echo "Benchmarks ($count runs; \`BenchmarkCtagsR\` is \`ctags -R\` timed in the same format):"
+	echo "Benchmarks (count $count; \`BenchmarkCtagsR\` is \`ctags -R\` timed in the same format):"
 	echo
 	echo '```text'
 	if [ -s "$work/benchstat.txt" ]; then cat "$work/benchstat.txt"; else grep '^Benchmark' "$out"; fi

@@ -46,10 +46,11 @@ else
 fi
 section="$(mktemp -t cairn-redact-section.XXXXXX)"
 {
-  echo "1 MiB inputs, $count runs$([ -n "$rev" ] && echo " of the redactor at \`$rev\` and of the work tree, interleaved run by run"); \`B/cpu-s\` divides by CPU time, which holds on a shared machine."
+  echo "1 MiB inputs, count $count$([ -n "$rev" ] && echo " of the redactor at \`$rev\` and of the work tree, interleaved run by run"); the \`/cpu-s\` figures divide by CPU time, which holds on a shared machine."
   echo
   echo '```text'
   cat "$summary"
   echo '```'
 } > "$section"
 bench_docs_write redact "$section"
+rm -f "$section" "$summary"
