@@ -135,8 +135,8 @@ function M.own_edit(s, edit_id)
 end
 
 --- The session bufnr belongs to: the one it is attached to; for a Cairn
---- diff buffer or window, the edit's; for a file, its root's; else the
---- session used last (the answer buffer, a help page).
+--- diff buffer or window, the edit's; for a file, its root's (nil before
+--- its server started); else the session used last (the answer buffer).
 function M.for_buf(bufnr)
   bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
   if by_buf[bufnr] then
@@ -153,7 +153,8 @@ function M.for_buf(bufnr)
     end
   end
   if vim.api.nvim_buf_is_valid(bufnr) and M.attachable(bufnr) then
-    return by_root[M.find_root(bufnr)] or last
+    -- Never another root's session: a command here must not act there.
+    return by_root[M.find_root(bufnr)]
   end
   return last or order[#order]
 end
