@@ -97,6 +97,7 @@ for _ in $(seq 1 100); do [ -s "$work/model.port" ] && break; sleep 0.1; done
 status=0
 run_nvim "$here/test/unit.lua" || status=1
 run_nvim "$here/test/e2e.lua" || status=1
+run_nvim "$here/test/roots.lua" || status=1
 MODEL_URL="http://127.0.0.1:$(cat "$work/model.port")/v1" REQUESTS="$work/requests.jsonl" \
   run_nvim "$here/test/threads.lua" || status=1
 if [ "$status" -ne 0 ]; then

@@ -152,7 +152,7 @@ step('a two-hunk edit opens a diff tab with a readable name', function()
   local label = vim.api.nvim_eval('pathshorten(bufname(winbufnr(' .. pw .. ')))')
   T.truthy(label:match('^two%.go '), 'the tab line label: ' .. label)
   T.wait('two hunks', function()
-    local e = cairn._state.edits[vim.b.cairn_edit_id]
+    local e = cairn._edit(vim.b.cairn_edit_id)
     return e and e.result and #(e.result.hunks or {}) == 2
   end)
 end)

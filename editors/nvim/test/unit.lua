@@ -120,7 +120,7 @@ T.test('root is the nearest directory with a marker', function()
   T.eq(require('cairn')._find_root(0), vim.fn.resolve(dir))
 end)
 
-T.test('approvals go through vim.ui.select, sync or async, showing the command', function()
+T.test('approvals go through vim.ui.select, showing the command; an async picker never blocks', function()
   local cairn = require('cairn')
   local h = cairn._handlers['window/showMessageRequest']
   local params = {
@@ -128,7 +128,7 @@ T.test('approvals go through vim.ui.select, sync or async, showing the command',
     message = 'Cairn wants to run run_command (network risk):\ncurl -s http://127.0.0.1:9/x',
     actions = { { title = 'Allow once' }, { title = 'Allow for session' }, { title = 'Deny' } },
   }
-  local orig = vim.ui.select
+  local orig, orig_notify = vim.ui.select, vim.notify
   local prompt
   vim.ui.select = function(items, opts, cb)
     prompt = opts.prompt
@@ -139,19 +139,45 @@ T.test('approvals go through vim.ui.select, sync or async, showing the command',
   end
   T.eq(h(nil, params), { title = 'Allow for session' })
   T.truthy(prompt:find('curl -s http://127.0.0.1:9/x', 1, true), prompt)
-  -- An asynchronous picker answers later; the handler waits for it.
-  vim.ui.select = function(items, _, cb)
-    vim.defer_fn(function()
-      cb(items[2])
-    end, 100)
-  end
-  T.eq(h(nil, params), { title = 'Allow once' })
   -- Dismissed: Deny.
   vim.ui.select = function(_, _, cb)
     cb(nil)
   end
   T.eq(h(nil, params), { title = 'Deny' })
-  vim.ui.select = orig
+
+  -- An asynchronous picker, the handler run in a coroutine as Neovim 0.9+
+  -- runs it: the handler yields (returns nothing yet) and the picker's answer
+  -- resumes it.
+  local later
+  vim.ui.select = function(items, _, cb)
+    later = function()
+      cb(items[2])
+    end
+  end
+  local result
+  local co = coroutine.create(function()
+    result = h(nil, params)
+  end)
+  T.truthy(coroutine.resume(co))
+  T.eq(coroutine.status(co), 'suspended', 'the handler waits without blocking')
+  T.eq(result, nil)
+  later()
+  T.wait('the approval answer', function()
+    return result ~= nil
+  end, 5000)
+  T.eq(result, { title = 'Allow once' })
+
+  -- The same picker outside a coroutine (Neovim before 0.9): no wait, an
+  -- explicit Deny at once; the late answer is only reported.
+  local notes = {}
+  vim.notify = function(msg)
+    table.insert(notes, msg)
+  end
+  T.eq(h(nil, params), { title = 'Deny' })
+  T.truthy(notes[1] and notes[1]:find('denied', 1, true), vim.inspect(notes))
+  later()
+  T.truthy(notes[2] and notes[2]:find('after the question was answered', 1, true), vim.inspect(notes))
+  vim.ui.select, vim.notify = orig, orig_notify
 end)
 
 T.test('two runs streaming at once each keep their text together in the answer buffer', function()

@@ -269,11 +269,12 @@ function M.check()
       err('the server answered initialize but does not advertise cairn.ask')
     end
   end
-  local c = cairn.client()
-  if c then
-    ok(('client %d is running (root %s)'):format(c.id, c.config.root_dir or '?'))
-  else
-    info('no Cairn client is running in this session yet (it starts with the first file)')
+  local roots = cairn.roots()
+  for _, r in ipairs(roots) do
+    ok(('client %d is running (root %s)'):format(r.client_id, r.root))
+  end
+  if #roots == 0 then
+    info('no Cairn client is running in this session yet (one starts per workspace root, with its first file)')
   end
 
   start('cairn: model')

@@ -1,6 +1,7 @@
 // End-to-end test of the Cairn extension in real VS Code (code-server) driven by
 // headless Chromium, the model an OpenAI-compatible HTTP endpoint
-// (editors/test-model.mjs) that records every request: ask on a selection,
+// (editors/test-model.mjs) that records every request: no activation until a
+// Cairn command is run, ask on a selection,
 // the chat view streams the answer, the diff editor opens, accept (saved),
 // undo; reject; cancel; an approval; a follow-up in the same thread whose
 // model request holds the first exchange; a two-hunk edit with hunk 1
@@ -256,6 +257,15 @@ try {
     return (await editorText()).includes('fmt.Println("Hello")');
   });
   ok('hello.go open');
+
+  // The extension activates when used (its commands, its chat view) or where
+  // the workspace has a .cairn folder; this one has none: opening a file
+  // started no server, so no Cairn status bar item and no state written.
+  if ((await page.locator('.statusbar-item', { hasText: 'Cairn' }).count()) > 0) throw new Error('the extension activated before any Cairn command');
+  if (fs.readdirSync(dirs.state).length > 0) throw new Error(`a server wrote state before any Cairn command: ${fs.readdirSync(dirs.state).join(', ')}`);
+  ok('not activated by opening a file');
+  // The first Cairn command activates it and starts the server.
+  await palette('Cairn: Show Chat');
 
   // Wait until the server runs: the status bar item shows the model.
   await page.locator('.statusbar-item', { hasText: 'Cairn: openai/test-model' }).first().waitFor({ timeout: STEP_TIMEOUT });

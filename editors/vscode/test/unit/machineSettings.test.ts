@@ -83,7 +83,8 @@ test('package.json declares every machine key machine-scoped, so VS Code ignores
     assert.ok(['machine', 'application'].includes(props[`cairn.${k}`].scope ?? ''), `cairn.${k} has scope ${props[`cairn.${k}`].scope}`);
   }
   // The extension reads them only through the machine-scope resolution.
-  const src = fs.readFileSync(path.join(root, 'src', 'extension.ts'), 'utf8');
+  const dir = path.join(root, 'src');
+  const src = fs.readdirSync(dir).filter((f) => f.endsWith('.ts')).map((f) => fs.readFileSync(path.join(dir, f), 'utf8')).join('\n');
   assert.doesNotMatch(src, /get<string>\('serverPath'/);
   assert.match(src, /resolveMachineSetting\(key, cfg\.inspect\(key\)/);
 });

@@ -1,0 +1,45 @@
+// The chat view's actions (the webview posts them): ask or follow up, cancel,
+// resume, review/accept/reject/redo an edit, switch threads.
+import * as vscode from 'vscode';
+import { ChatAction } from './chatView';
+import { exec } from './client';
+import { redoEdit, openDiff, settleEdit } from './review';
+import { ask, cancelRun, lspRange, resumeRun } from './runs';
+import { app } from './state';
+
+export async function onChatAction(a: ChatAction): Promise<void> {
+  switch (a.type) {
+    case 'ask': {
+      const anchor = app.chat.anchor(a.threadId);
+      const editor = vscode.window.activeTextEditor;
+      const uri = anchor?.uri ?? (editor?.document.uri.scheme === 'file' ? editor.document.uri.toString() : undefined);
+      if (!uri) throw new Error('open a file first: a question is asked about a file.');
+      await ask(a.question, uri, a.threadId ? undefined : (editor && !editor.selection.isEmpty ? lspRange(editor.selection) : undefined), a.threadId);
+      return;
+    }
+    case 'cancel': return cancelRun(a.runId);
+    case 'resume': return resumeRun(a.runId);
+    case 'review': return openDiff(a.editId, true);
+    case 'accept': return settleEdit(a.editId, 'accept');
+    case 'reject': return settleEdit(a.editId, 'reject');
+    case 'redo': return redoEdit(a.editId);
+    case 'selectThread':
+      app.chat.select(a.threadId);
+      app.chatView.update();
+      return;
+    case 'newThread':
+      app.chat.select(undefined);
+      app.chatView.update();
+      app.chatView.reveal(true);
+      return;
+    case 'listThreads': return listThreads();
+  }
+}
+
+export async function listThreads(): Promise<void> {
+  const list = await exec<{ threadId: string; title: string; runs: string[]; updated?: string }[]>('cairn.listThreads', {});
+  app.chat.mergeThreads(list ?? []);
+  app.chatView.update();
+  await app.chatView.reveal(false);
+}
+
