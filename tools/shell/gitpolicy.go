@@ -257,7 +257,7 @@ func (c *classifier) gitRunsCommand(s string, rest []arg, depth int) (vd verdict
 	}
 	for _, a := range rest {
 		for _, r := range gitRunsArgs {
-			if (r.exact && a.s != r.prefix) || !strings.HasPrefix(a.s, r.prefix) || (r.subs != nil && !in(s, r.subs)) {
+			if (r.exact && a.s != r.prefix) || !strings.HasPrefix(a.s, r.prefix) || (r.subs != nil && !oneOf(s, r.subs)) {
 				continue
 			}
 			switch {
@@ -328,7 +328,7 @@ func (c *classifier) gitForm(forms []gitForm, rest []arg, o optview, depth int) 
 // prompt names: the operand a refspec condition matched, else word.
 func (f gitForm) matches(rest []arg, o optview, word string) (string, bool) {
 	if (f.opts != nil && !hasOpt(o, f.opts)) || (f.and != nil && !hasOpt(o, f.and)) ||
-		(f.not != nil && hasOpt(o, f.not)) || (f.subs != nil && !in(word, f.subs)) || len(o.operands) < f.operands {
+		(f.not != nil && hasOpt(o, f.not)) || (f.subs != nil && !oneOf(word, f.subs)) || len(o.operands) < f.operands {
 		return "", false
 	}
 	if f.dashdash && !hasArg(rest, "--") {
@@ -382,7 +382,7 @@ func hasArg(args []arg, s string) bool {
 	return false
 }
 
-func in(s string, list []string) bool {
+func oneOf(s string, list []string) bool {
 	for _, x := range list {
 		if x == s {
 			return true
