@@ -114,61 +114,24 @@ func (e *Edit) settle() {
 // the agent edited a file twice, accepting the later edit whole applies the
 // earlier pending one with it.
 func (m *Manager) AcceptHunks(ctx context.Context, id string, idx []int, ap Applier) (protocol.AcceptResult, error) {
-	m.loadEdit(id)
-	m.mu.Lock()
-	e, ok := m.edits[id]
-	if !ok {
-		m.mu.Unlock()
-		return protocol.AcceptResult{}, fmt.Errorf("no proposed edit with that id is known to this server")
-	}
-	if e.State != EditPending {
-		st := e.State
-		m.mu.Unlock()
-		return protocol.AcceptResult{}, fmt.Errorf("the proposed edit of %s was already %s", e.fileNames(), st)
-	}
-	e.ensureHunks()
-	sel, err := selectHunks(e, idx, false)
+	acc, err := m.reserveHunks(id, idx)
 	if err != nil {
-		m.mu.Unlock()
 		return protocol.AcceptResult{}, err
 	}
-	files, group, err := m.acceptedFiles(e, sel)
-	if err != nil {
-		m.mu.Unlock()
-		return protocol.AcceptResult{}, err
-	}
-	// Reserve: a concurrent accept or reject of these hunks now fails.
-	for i := range sel {
-		e.Hunks[i].State = EditAccepted
-	}
-	for _, g := range group {
-		g.State = EditAccepted
-	}
-	m.mu.Unlock()
-	revert := func() {
-		m.mu.Lock()
-		for i := range sel {
-			e.Hunks[i].State = EditPending
-		}
-		for _, g := range group {
-			g.State = EditPending
-		}
-		m.mu.Unlock()
-	}
-
+	e := acc.e
 	var changes []checkpoint.Change
-	for _, f := range files {
+	for _, f := range acc.files {
 		changes = append(changes, checkpoint.Change{Rel: f.Rel, Before: f.Before, BeforeExists: f.BeforeOK, After: f.After, AfterExists: !f.Delete})
 	}
 	cp, err := m.cps.Create(e.RunID, e.ID, e.Step, changes)
 	if err != nil {
-		revert()
+		m.release(acc)
 		return protocol.AcceptResult{}, fmt.Errorf("recording the checkpoint: %w", err)
 	}
-	we := m.workspaceEdit(files, func(f tools.FileChange) (string, bool) { return f.Before, f.BeforeOK }, ap.SupportsDocumentChanges())
+	we := m.workspaceEdit(acc.files, func(f tools.FileChange) (string, bool) { return f.Before, f.BeforeOK }, ap.SupportsDocumentChanges())
 	res, err := ap.ApplyEdit(ctx, "Cairn: accept the change to "+e.fileNames(), we)
 	if err != nil || !res.Applied {
-		revert()
+		m.release(acc)
 		_ = m.cps.SetStatus(cp.ID, checkpoint.StatusFailed)
 		reason := res.FailureReason
 		if err != nil {
@@ -183,23 +146,86 @@ func (m *Manager) AcceptHunks(ctx context.Context, id string, idx []int, ap Appl
 	if err := m.cps.SetStatus(cp.ID, checkpoint.StatusApplied); err != nil {
 		slog.Error("marking checkpoint applied", "checkpoint", cp.ID, "err", err)
 	}
+	m.settleAccepted(acc, cp.ID)
+	return protocol.AcceptResult{Applied: true, CheckpointID: cp.ID}, nil
+}
+
+// acceptance is an accept in progress: the edit, its selected hunks, the
+// file changes they write and the earlier edits taken along (the group).
+type acceptance struct {
+	id    string
+	e     *Edit
+	sel   map[int]bool
+	files []tools.FileChange
+	group []*Edit
+}
+
+// reserveHunks finds the pending edit id and its selected hunks, computes
+// what accepting them writes, and marks them (and the group) accepted, so
+// that a concurrent accept or reject of them fails; release undoes that.
+func (m *Manager) reserveHunks(id string, idx []int) (acceptance, error) {
+	m.loadEdit(id)
 	m.mu.Lock()
-	for i := range sel {
-		e.Hunks[i].CheckpointID = cp.ID
+	defer m.mu.Unlock()
+	e, ok := m.edits[id]
+	if !ok {
+		return acceptance{}, fmt.Errorf("no proposed edit with that id is known to this server")
 	}
-	e.CheckpointID = cp.ID
-	e.settle()
+	if e.State != EditPending {
+		return acceptance{}, fmt.Errorf("the proposed edit of %s was already %s", e.fileNames(), e.State)
+	}
+	e.ensureHunks()
+	sel, err := selectHunks(e, idx, false)
+	if err != nil {
+		return acceptance{}, err
+	}
+	files, group, err := m.acceptedFiles(e, sel)
+	if err != nil {
+		return acceptance{}, err
+	}
+	for i := range sel {
+		e.Hunks[i].State = EditAccepted
+	}
 	for _, g := range group {
-		g.CheckpointID = cp.ID
+		g.State = EditAccepted
+	}
+	return acceptance{id: id, e: e, sel: sel, files: files, group: group}, nil
+}
+
+// release returns the hunks reserveHunks reserved to pending.
+func (m *Manager) release(acc acceptance) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i := range acc.sel {
+		acc.e.Hunks[i].State = EditPending
+	}
+	for _, g := range acc.group {
+		g.State = EditPending
+	}
+}
+
+// settleAccepted records an applied accept: the hunks and the group's
+// pending hunks point at the checkpoint, the edits are saved and
+// journaled, and the run is told.
+func (m *Manager) settleAccepted(acc acceptance, cpID string) {
+	e := acc.e
+	m.mu.Lock()
+	for i := range acc.sel {
+		e.Hunks[i].CheckpointID = cpID
+	}
+	e.CheckpointID = cpID
+	e.settle()
+	for _, g := range acc.group {
+		g.CheckpointID = cpID
 		for i := range g.Hunks {
 			if g.Hunks[i].State == EditPending {
-				g.Hunks[i].State, g.Hunks[i].CheckpointID = EditAccepted, cp.ID
+				g.Hunks[i].State, g.Hunks[i].CheckpointID = EditAccepted, cpID
 			}
 		}
 	}
 	snap := e.clone()
 	var groupSnaps []*Edit
-	for _, g := range group {
+	for _, g := range acc.group {
 		groupSnaps = append(groupSnaps, g.clone())
 	}
 	m.mu.Unlock()
@@ -208,14 +234,13 @@ func (m *Manager) AcceptHunks(ctx context.Context, id string, idx []int, ap Appl
 		m.recordEdit(g)
 	}
 	if r, ok := m.Run(e.RunID); ok {
-		r.jrnl(checkpoint.RecEditState, e.Step, map[string]any{"editId": id, "state": snap.State, "checkpointId": cp.ID,
-			"hunks": sortedKeys(sel), "hunkState": EditAccepted})
-		r.send(protocol.RunEvent{Kind: protocol.EventCheckpoint, CheckpointID: cp.ID, Step: e.Step, EditID: id})
+		r.jrnl(checkpoint.RecEditState, e.Step, map[string]any{"editId": acc.id, "state": snap.State, "checkpointId": cpID,
+			"hunks": sortedKeys(acc.sel), "hunkState": EditAccepted})
+		r.send(protocol.RunEvent{Kind: protocol.EventCheckpoint, CheckpointID: cpID, Step: e.Step, EditID: acc.id})
 		if snap.State != EditPending {
 			r.afterDecision(snap)
 		}
 	}
-	return protocol.AcceptResult{Applied: true, CheckpointID: cp.ID}, nil
 }
 
 // acceptedFiles computes, with m.mu held, the file changes that accepting

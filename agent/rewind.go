@@ -57,15 +57,32 @@ func effectiveRecords(recs []checkpoint.Record) []checkpoint.Record {
 // continues the run from step.
 func (m *Manager) Rewind(ctx context.Context, runID string, step int, restoreFiles bool, ap Applier) (protocol.RewindResult, error) {
 	res := protocol.RewindResult{RunID: runID}
-	if err := protocol.ValidateID("runId", runID); err != nil {
+	path, recs, err := m.rewindable(runID, step)
+	if err != nil {
 		return res, err
 	}
+	later := laterEffects(recs, step, &res)
+	m.restoreCommandFiles(later.cmdChanges, restoreFiles, &res)
+	if err := m.undoLaterEdits(ctx, runID, later.edits, restoreFiles, ap, &res); err != nil {
+		return res, err
+	}
+	m.withdraw(runID, later.edits)
+	return res, journalRewind(path, step, later.edits)
+}
+
+// rewindable checks that the run can be rewound to step (it is not
+// running and has later steps) and returns its journal's path and
+// effective records.
+func (m *Manager) rewindable(runID string, step int) (string, []checkpoint.Record, error) {
+	if err := protocol.ValidateID("runId", runID); err != nil {
+		return "", nil, err
+	}
 	if step < 0 {
-		return res, fmt.Errorf("step must be 0 or more")
+		return "", nil, fmt.Errorf("step must be 0 or more")
 	}
 	if r, ok := m.live(runID); ok {
 		if r.State() == StateRunning {
-			return res, fmt.Errorf("run %s is still running; cancel it first", runID)
+			return "", nil, fmt.Errorf("run %s is still running; cancel it first", runID)
 		}
 	}
 	m.mu.Lock()
@@ -74,7 +91,7 @@ func (m *Manager) Rewind(ctx context.Context, runID string, step int, restoreFil
 	path := journalPath(stateDir, runID)
 	all, _, err := checkpoint.ReadJournal(path)
 	if err != nil {
-		return res, fmt.Errorf("no run %q in this workspace: %w", runID, err)
+		return "", nil, fmt.Errorf("no run %q in this workspace: %w", runID, err)
 	}
 	recs := effectiveRecords(all)
 	lastStep := 0
@@ -82,11 +99,21 @@ func (m *Manager) Rewind(ctx context.Context, runID string, step int, restoreFil
 		lastStep = max(lastStep, r.Step)
 	}
 	if step >= lastStep {
-		return res, fmt.Errorf("run %s has %d steps; rewind to a step before %d", runID, lastStep, lastStep)
+		return "", nil, fmt.Errorf("run %s has %d steps; rewind to a step before %d", runID, lastStep, lastStep)
 	}
-	// Side effects after the step, and edits proposed after it.
-	laterEdits := map[string]bool{}
-	var cmdChanges []commandChangesRecord
+	return path, recs, nil
+}
+
+// laterSteps is what the steps after a rewind's step did.
+type laterSteps struct {
+	edits      map[string]bool // edits proposed, by id
+	cmdChanges []commandChangesRecord
+}
+
+// laterEffects collects the edits and the files changed by commands in
+// the steps after step, and lists their other side effects in res.
+func laterEffects(recs []checkpoint.Record, step int, res *protocol.RewindResult) laterSteps {
+	later := laterSteps{edits: map[string]bool{}}
 	for _, r := range recs {
 		if r.Step <= step {
 			continue
@@ -100,19 +127,24 @@ func (m *Manager) Rewind(ctx context.Context, runID string, step int, restoreFil
 		case checkpoint.RecEdit:
 			var er editRecord
 			if json.Unmarshal(r.Data, &er) == nil {
-				laterEdits[er.EditID] = true
+				later.edits[er.EditID] = true
 			}
 		case checkpoint.RecCommandChanges:
 			var cc commandChangesRecord
 			if json.Unmarshal(r.Data, &cc) == nil {
-				cmdChanges = append(cmdChanges, cc)
+				later.cmdChanges = append(later.cmdChanges, cc)
 			}
 		}
 	}
-	// Files changed by commands: restored newest first, or listed.
+	return later
+}
+
+// restoreCommandFiles restores files changed by commands, newest first,
+// or with restore false lists them in res.
+func (m *Manager) restoreCommandFiles(cmdChanges []commandChangesRecord, restore bool, res *protocol.RewindResult) {
 	for i := len(cmdChanges) - 1; i >= 0; i-- {
 		cc := cmdChanges[i]
-		if !restoreFiles {
+		if !restore {
 			for _, c := range cc.Changes {
 				res.Irreversible = append(res.Irreversible, fmt.Sprintf("%s was changed by command call %s (not restored: restoreFiles was not asked)", c.Rel, cc.CallID))
 			}
@@ -125,15 +157,20 @@ func (m *Manager) Rewind(ctx context.Context, runID string, step int, restoreFil
 			res.Irreversible = append(res.Irreversible, fmt.Sprintf("command call %s: %d files were outside the snapshot caps; changes to them cannot be restored", cc.CallID, cc.NotCovered))
 		}
 	}
-	// Files: undo accepted edits of later steps, newest first.
+}
+
+// undoLaterEdits undoes the run's accepted edits among edits, newest
+// first, or with restore false lists them in res. It tries every one and
+// fails naming those that could not be undone.
+func (m *Manager) undoLaterEdits(ctx context.Context, runID string, edits map[string]bool, restore bool, ap Applier, res *protocol.RewindResult) error {
 	var undoErrs []string
 	cps, _ := m.cps.List()
 	for i := len(cps) - 1; i >= 0; i-- {
 		cp := cps[i]
-		if cp.RunID != runID || !laterEdits[cp.EditID] || cp.Status != checkpoint.StatusApplied {
+		if cp.RunID != runID || !edits[cp.EditID] || cp.Status != checkpoint.StatusApplied {
 			continue
 		}
-		if !restoreFiles {
+		if !restore {
 			res.Irreversible = append(res.Irreversible, fmt.Sprintf("accepted edit %s stays applied (checkpoint %s; restoreFiles was not asked)", cp.EditID, cp.ID))
 			continue
 		}
@@ -142,12 +179,17 @@ func (m *Manager) Rewind(ctx context.Context, runID string, step int, restoreFil
 		}
 	}
 	if len(undoErrs) > 0 {
-		return res, fmt.Errorf("rewind stopped; some files could not be restored: %s", strings.Join(undoErrs, "; "))
+		return fmt.Errorf("rewind stopped; some files could not be restored: %s", strings.Join(undoErrs, "; "))
 	}
-	// Withdraw pending proposals of later steps.
+	return nil
+}
+
+// withdraw rejects the pending proposals among edits and forgets the
+// loaded run (resume reloads it from the journal).
+func (m *Manager) withdraw(runID string, edits map[string]bool) {
 	var withdrawn []*Edit
 	m.mu.Lock()
-	for id := range laterEdits {
+	for id := range edits {
 		if e, ok := m.edits[id]; ok && e.State == EditPending {
 			e.State = EditRejected
 			for i := range e.Hunks {
@@ -158,23 +200,28 @@ func (m *Manager) Rewind(ctx context.Context, runID string, step int, restoreFil
 			withdrawn = append(withdrawn, e.clone())
 		}
 	}
-	delete(m.runs, runID) // resume reloads it from the journal
+	delete(m.runs, runID)
 	m.mu.Unlock()
 	for _, e := range withdrawn {
 		m.recordEdit(e)
 	}
+}
+
+// journalRewind records the rewind in the run's journal: the later edits
+// rejected, then the rewind itself.
+func journalRewind(path string, step int, edits map[string]bool) error {
 	j, err := checkpoint.OpenJournal(path)
 	if err != nil {
-		return res, err
+		return fmt.Errorf("recording the rewind: %w", err)
 	}
 	defer j.Close()
-	for id := range laterEdits {
+	for id := range edits {
 		if _, err := j.Append(checkpoint.RecEditState, step, 0, map[string]any{"editId": id, "state": EditRejected}); err != nil {
-			return res, err
+			return fmt.Errorf("recording the rewind: %w", err)
 		}
 	}
 	if _, err := j.Append(checkpoint.RecRewound, step, 0, rewoundRecord{Step: step}); err != nil {
-		return res, err
+		return fmt.Errorf("recording the rewind: %w", err)
 	}
-	return res, nil
+	return nil
 }

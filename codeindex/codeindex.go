@@ -14,9 +14,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"runtime/debug"
-	"runtime/metrics"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -216,7 +213,6 @@ func (ix *Local) Reconcile(ctx context.Context) error {
 func (ix *Local) rescan(ctx context.Context) error {
 	ix.setBuilding(true)
 	defer ix.setBuilding(false)
-	defer buildGC()()
 	var err error
 	if !ix.opts.NoMap {
 		var stats repomap.BuildStats
@@ -244,116 +240,6 @@ func (ix *Local) rescan(ctx context.Context) error {
 		}
 	}
 	return err
-}
-
-// Build-time garbage collection: a build allocates far more than it
-// keeps, so the collector may let the heap grow to buildGCPercent over
-// the live heap, but only up to a soft memory limit: fewer collections
-// while the heap is small, and a ceiling on the peak when it is not. The
-// limit leaves room for the search index's segment files, which the
-// process maps into memory and which count in its resident set as much
-// as the heap does: while a build runs, the limit follows
-// buildRSSBudget minus the file pages resident now (the segments grow
-// during merges, most during the final one), between buildMemoryFloor
-// and buildMemoryLimit. The squeeze stops at twice the live heap (the
-// default GC target's headroom), the ceiling included: on twice the Go
-// tree, squeezing further cost half again the build's CPU in collections
-// to save 170 MB, and a bigger tree exceeds the budget rather than
-// collect without pause. The process's own settings come back after the
-// build.
-const (
-	buildGCPercent   = 200
-	buildMemoryLimit = 420 << 20
-	buildRSSBudget   = 440 << 20
-	buildMemoryFloor = 192 << 20
-)
-
-var gcTuning sync.Mutex // builds of several workspaces in one process
-
-func buildGC() (restore func()) {
-	gcTuning.Lock()
-	pct := debug.SetGCPercent(buildGCPercent)
-	limit := debug.SetMemoryLimit(-1)
-	ceiling := min(limit, int64(buildMemoryLimit))
-	debug.SetMemoryLimit(ceiling)
-	stop, stopped := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(stopped)
-		followMappedFiles(ceiling, limit, stop)
-	}()
-	return func() {
-		close(stop)
-		<-stopped
-		debug.SetGCPercent(pct)
-		debug.SetMemoryLimit(limit)
-		gcTuning.Unlock()
-	}
-}
-
-// followMappedFiles lowers the soft memory limit below ceiling as mapped
-// file pages take up the resident set, and raises it (up to the process's
-// own limit, outer) when the live heap needs more room, until stop. Where
-// /proc/self/statm cannot be read (not Linux) the limit stays at ceiling.
-func followMappedFiles(ceiling, outer int64, stop <-chan struct{}) {
-	set := ceiling
-	t := time.NewTicker(200 * time.Millisecond)
-	defer t.Stop()
-	for {
-		file, ok := residentFilePages()
-		if !ok {
-			return
-		}
-		want := buildLimit(file, liveHeap(), ceiling, outer)
-		if want < set-(4<<20) || want > set+(16<<20) {
-			debug.SetMemoryLimit(want)
-			set = want
-		}
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-		}
-	}
-}
-
-// buildLimit is the soft memory limit while file bytes of mapped files
-// are resident and the live heap is live: what the RSS budget leaves,
-// between the floor and the ceiling, but never under twice the live heap
-// (up to outer). On four times the Go tree the live heap passes 250 MB;
-// held at half again the live heap, the collector took 73 of 245 CPU-s.
-func buildLimit(file, live, ceiling, outer int64) int64 {
-	floor := min(ceiling, int64(buildMemoryFloor))
-	return max(floor, min(ceiling, buildRSSBudget-file), min(outer, 2*live))
-}
-
-// liveHeap is the heap the last collection found live.
-func liveHeap() int64 {
-	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	metrics.Read(s)
-	if s[0].Value.Kind() != metrics.KindUint64 {
-		return 0
-	}
-	return int64(s[0].Value.Uint64())
-}
-
-var pageSize = int64(os.Getpagesize())
-
-// residentFilePages returns the bytes of mapped files (and shared memory)
-// resident in this process: the third field of /proc/self/statm.
-func residentFilePages() (int64, bool) {
-	b, err := os.ReadFile("/proc/self/statm")
-	if err != nil {
-		return 0, false
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return 0, false
-	}
-	n, err := strconv.ParseInt(f[2], 10, 64)
-	if err != nil {
-		return 0, false
-	}
-	return n * pageSize, true
 }
 
 // markMapped records that the map's first full build ended.

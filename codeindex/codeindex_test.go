@@ -3,10 +3,8 @@ package codeindex
 import (
 	"context"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -155,47 +153,6 @@ func TestRescanReconcilesBothEngines(t *testing.T) {
 	eventually(t, "README.md in search", searchHas(ix, "free on Tuesdays", "README.md"))
 	eventually(t, "main.go gone from the map", func() bool { return len(ix.Definitions([]string{"main"})) == 0 })
 	eventually(t, "main.go gone from search", func() bool { return !searchHas(ix, "println Gross", "main.go")() })
-}
-
-func TestBuildLimit(t *testing.T) {
-	const mb = 1 << 20
-	noLimit := int64(math.MaxInt64)
-	for _, c := range []struct {
-		file, live, ceiling, outer, want int64
-	}{
-		{0, 50 * mb, buildMemoryLimit, noLimit, buildMemoryLimit},               // budget above the ceiling
-		{100 * mb, 50 * mb, buildMemoryLimit, noLimit, buildRSSBudget - 100*mb}, // files take their share
-		{400 * mb, 50 * mb, buildMemoryLimit, noLimit, buildMemoryFloor},        // never below the floor
-		{300 * mb, 200 * mb, buildMemoryLimit, noLimit, 400 * mb},               // no squeeze below twice the live heap
-		{300 * mb, 100 * mb, buildMemoryLimit, noLimit, 200 * mb},               // down to it
-		{300 * mb, 210 * mb, buildMemoryLimit, noLimit, buildMemoryLimit},       // the ceiling holds there
-		{0, 400 * mb, buildMemoryLimit, noLimit, 800 * mb},                      // a big tree passes the ceiling
-		{0, 400 * mb, buildMemoryLimit, 500 * mb, 500 * mb},                     // but not the process's own limit
-		{300 * mb, 10 * mb, 100 * mb, 100 * mb, 100 * mb},                       // a lower limit of the process holds
-	} {
-		if got := buildLimit(c.file, c.live, c.ceiling, c.outer); got != c.want {
-			t.Errorf("buildLimit(file %d MB, live %d MB, ceiling %d MB) = %d MB, want %d MB",
-				c.file/mb, c.live/mb, c.ceiling/mb, got/mb, c.want/mb)
-		}
-	}
-}
-
-func TestBuildGCRestores(t *testing.T) {
-	pct := debug.SetGCPercent(77)
-	lim := debug.SetMemoryLimit(900 << 20)
-	defer func() { debug.SetGCPercent(pct); debug.SetMemoryLimit(lim) }()
-	restore := buildGC()
-	if got := debug.SetMemoryLimit(-1); got > buildMemoryLimit {
-		t.Errorf("memory limit during a build %d MB, want at most %d MB", got>>20, buildMemoryLimit>>20)
-	}
-	restore()
-	if got := debug.SetGCPercent(-1); got != 77 {
-		t.Errorf("GC percent after the build %d, want 77", got)
-	}
-	debug.SetGCPercent(77)
-	if got := debug.SetMemoryLimit(-1); got != 900<<20 {
-		t.Errorf("memory limit after the build %d MB, want 900 MB", got>>20)
-	}
 }
 
 // TestCacheWrittenDespiteSteadyChanges: the tags cache waits for a pause

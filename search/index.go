@@ -36,7 +36,7 @@ import (
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/registry"
 	index "github.com/blevesearch/bleve_index_api"
-	bbolt "go.etcd.io/bbolt"
+	bberrors "go.etcd.io/bbolt/errors"
 
 	"github.com/cairn-dev/cairn/workspace"
 )
@@ -90,8 +90,8 @@ type Options struct {
 	// Workers read, hash and chunk files in parallel (default GOMAXPROCS).
 	Workers int
 	// BatchDocs is the number of chunks per index batch (default 500).
-	// Larger batches index a little faster and use much more memory (on
-	// the Go tree: 500 → 0.48 GB peak RSS, 1000 → 0.76 GB, 4000 → 1.7 GB).
+	// Larger batches index a little faster and use much more memory (the
+	// trade is measured in search/README.md).
 	BatchDocs int
 	// Exclude, when set, keeps a file out of the index by its path: the
 	// caller passes its secret detector, so a file named after a secret (a
@@ -307,10 +307,10 @@ const (
 )
 
 // heldMerges are the indexes whose background merger waits. A reconcile
-// adds one segment per batch (270 for a cold build of the Go tree); merged
-// as they come, in tiers, every chunk is merged several times, and that was
-// a quarter of a cold build's CPU. Held until the reconcile's batches are
-// in, they are merged in one pass (compact).
+// adds one segment per batch, hundreds for a cold build of a large tree;
+// merged as they come, in tiers, every chunk is merged several times, a
+// large share of a cold build's CPU. Held until the reconcile's batches
+// are in, they are merged in one pass (compact).
 var heldMerges sync.Map // *scorch.Scorch → struct{}
 
 func init() {
@@ -370,7 +370,7 @@ func (ix *Index) tryOpen(dir string) (idx bleve.Index, why string, busy bool) {
 	}()
 	idx, err := bleve.OpenUsing(dir, scorchConfig())
 	if err != nil {
-		if errors.Is(err, bbolt.ErrTimeout) || strings.Contains(err.Error(), "timeout") {
+		if errors.Is(err, bberrors.ErrTimeout) || strings.Contains(err.Error(), "timeout") {
 			return nil, err.Error(), true // another process has it open: not corrupt
 		}
 		return nil, "open failed: " + err.Error(), false
@@ -753,6 +753,9 @@ type prepared struct {
 	same   bool // content unchanged: only the manifest's stat changes
 }
 
+// reconcile brings the index in line with the disk, in phases: walk,
+// plan against the manifest, remove what is gone, index what is new or
+// changed, then compact and save the manifest.
 func (ix *Index) reconcile(ctx context.Context) (st ReconcileStats, err error) {
 	ix.recMu.Lock() // one reconcile at a time
 	defer ix.recMu.Unlock()
@@ -768,6 +771,52 @@ func (ix *Index) reconcile(ctx context.Context) (st ReconcileStats, err error) {
 		ix.indexing.Store(false)
 	}()
 	ix.progress(Progress{Phase: "scanning", Message: "scanning workspace"})
+	files := ix.walkFiles(&st)
+	d := ix.plan(files, &st)
+	if !d.fresh {
+		d.gone = append(d.gone, ix.orphans(d.onDisk)...)
+	}
+	sort.Strings(d.gone)
+
+	total := len(d.todo)
+	ix.progress(Progress{Phase: "indexing", Total: total, Message: fmt.Sprintf("indexing %d files", total)})
+
+	// Removals first, in one batch.
+	if len(d.gone) > 0 {
+		if err := ix.removePaths(d.gone); err != nil {
+			return st, err
+		}
+		st.Removed = len(d.gone)
+	}
+
+	release := ix.holdMerges()
+	defer release()
+	commitErr := ix.commitAll(ix.prepareAll(ctx, d.todo, d.gens), d.fresh, total, &st)
+
+	ix.mu.Lock()
+	for k, v := range ix.skipped { // the walk's counts plus binary/unreadable
+		st.Skipped[k] = v
+	}
+	ix.fresh = false
+	ix.mu.Unlock()
+	if commitErr != nil {
+		return st, commitErr
+	}
+	if err := ctx.Err(); err != nil {
+		_ = ix.saveManifest()
+		return st, err
+	}
+	if err := ix.compactAndSave(ctx, release, st, d); err != nil {
+		return st, err
+	}
+	ix.progress(Progress{Phase: "done", Done: total, Total: total,
+		Message: fmt.Sprintf("indexed %d files (%d chunks)", total, st.Chunks)})
+	return st, nil
+}
+
+// walkFiles lists the files the index should hold, counting the ones it skips
+// (the walk's reasons, and Options.Exclude's) in st.
+func (ix *Index) walkFiles(st *ReconcileStats) []workspace.File {
 	files, wst := ix.ws.Walk(workspace.WalkOptions{MaxFileSize: ix.opts.MaxFileSize})
 	st.Skipped = map[string]int{}
 	for k, v := range wst.Skipped {
@@ -785,82 +834,87 @@ func (ix *Index) reconcile(ctx context.Context) (st ReconcileStats, err error) {
 		files = kept
 	}
 	st.Files = len(files)
+	return files
+}
 
+// reconcilePlan is what a reconcile has to do, from the walk and the
+// manifest.
+type reconcilePlan struct {
+	todo   []workspace.File  // new or changed by size or mtime
+	gone   []string          // in the index, no longer on disk
+	gens   map[string]uint64 // each todo file's update generation when planned
+	onDisk map[string]bool
+	fresh  bool // the index was created empty at Open and not reconciled since
+}
+
+// plan compares the walk with the manifest, and resets the skip counts to
+// the walk's.
+func (ix *Index) plan(files []workspace.File, st *ReconcileStats) reconcilePlan {
 	ix.mu.Lock()
+	defer ix.mu.Unlock()
 	ix.skipped = map[string]int{}
 	for k, v := range st.Skipped {
 		ix.skipped[k] = v
 	}
-	fresh := ix.fresh
-	onDisk := make(map[string]bool, len(files))
-	var todo []workspace.File
+	d := reconcilePlan{fresh: ix.fresh, onDisk: make(map[string]bool, len(files))}
 	for _, f := range files {
-		onDisk[f.Rel] = true
+		d.onDisk[f.Rel] = true
 		old, ok := ix.files[f.Rel]
 		switch {
 		case !ok:
-			todo = append(todo, f)
+			d.todo = append(d.todo, f)
 		case old.Size != f.Size || old.Mod != f.Mod:
-			todo = append(todo, f)
+			d.todo = append(d.todo, f)
 		case old.Binary:
 			ix.skipped[string(workspace.SkipBinary)]++
 		default:
 			st.Unchanged++
 		}
 	}
-	var gone []string
 	for rel := range ix.files {
-		if !onDisk[rel] {
-			gone = append(gone, rel)
+		if !d.onDisk[rel] {
+			d.gone = append(d.gone, rel)
 		}
 	}
-	gens := make(map[string]uint64, len(todo))
-	for _, f := range todo {
-		gens[f.Rel] = ix.gen[f.Rel]
+	d.gens = make(map[string]uint64, len(d.todo))
+	for _, f := range d.todo {
+		d.gens[f.Rel] = ix.gen[f.Rel]
+	}
+	return d
+}
+
+// orphans returns the paths in the index that neither the manifest nor
+// the disk knows (a crash between a commit and the manifest save).
+func (ix *Index) orphans(onDisk map[string]bool) []string {
+	dict, err := ix.idx.FieldDict(fPath)
+	if err != nil {
+		return nil
+	}
+	defer dict.Close()
+	known := map[string]bool{}
+	ix.mu.Lock()
+	for rel := range ix.files {
+		known[rel] = true
 	}
 	ix.mu.Unlock()
-
-	// Paths in the index that neither the manifest nor the disk knows
-	// (a crash between a commit and the manifest save).
-	if !fresh {
-		if dict, err := ix.idx.FieldDict(fPath); err == nil {
-			known := map[string]bool{}
-			ix.mu.Lock()
-			for rel := range ix.files {
-				known[rel] = true
-			}
-			ix.mu.Unlock()
-			for {
-				e, err := dict.Next()
-				if err != nil || e == nil {
-					break
-				}
-				if !onDisk[e.Term] && !known[e.Term] && ix.hasDocs(e.Term) {
-					// (the dictionary keeps deleted documents' terms
-					// until a merge, hence the check)
-					gone = append(gone, e.Term)
-				}
-			}
-			dict.Close()
+	var out []string
+	for {
+		e, err := dict.Next()
+		if err != nil || e == nil {
+			break
+		}
+		if !onDisk[e.Term] && !known[e.Term] && ix.hasDocs(e.Term) {
+			// (the dictionary keeps deleted documents' terms until a
+			// merge, hence the check)
+			out = append(out, e.Term)
 		}
 	}
-	sort.Strings(gone)
+	return out
+}
 
-	total := len(todo)
-	ix.progress(Progress{Phase: "indexing", Total: total, Message: fmt.Sprintf("indexing %d files", total)})
-
-	// Removals first, in one batch.
-	if len(gone) > 0 {
-		if err := ix.removePaths(gone); err != nil {
-			return st, err
-		}
-		st.Removed = len(gone)
-	}
-
-	release := ix.holdMerges()
-	defer release()
-
-	// Workers read, hash and chunk; the batcher groups; committers write.
+// prepareAll reads, hashes and chunks the files in Options.Workers
+// goroutines; the channel closes when all are done or ctx ends.
+func (ix *Index) prepareAll(ctx context.Context, todo []workspace.File, gens map[string]uint64) <-chan prepared {
 	in := make(chan workspace.File)
 	out := make(chan prepared, 64)
 	var wg sync.WaitGroup
@@ -884,13 +938,19 @@ func (ix *Index) reconcile(ctx context.Context) (st ReconcileStats, err error) {
 		}
 	}()
 	go func() { wg.Wait(); close(out) }()
+	return out
+}
 
-	type group struct{ items []prepared }
-	groups := make(chan group, 1)
+// commitAll groups prepared files into batches of Options.BatchDocs
+// chunks and commits them, counting chunks and added, changed and touched
+// files in st. It returns the first commit error; after one, later
+// batches are dropped.
+func (ix *Index) commitAll(out <-chan prepared, fresh bool, total int, st *ReconcileStats) error {
+	groups := make(chan []prepared, 1)
 	var commitErr atomic.Pointer[error]
 	var cwg sync.WaitGroup
-	var done, chunks, added, changed, touched atomic.Int64
-	committers := 2 // analysis and segment building of two batches overlap
+	var done, chunks atomic.Int64
+	const committers = 2 // analysis and segment building of two batches overlap
 	for c := 0; c < committers; c++ {
 		cwg.Add(1)
 		go func() {
@@ -899,62 +959,61 @@ func (ix *Index) reconcile(ctx context.Context) (st ReconcileStats, err error) {
 				if commitErr.Load() != nil {
 					continue
 				}
-				n, err := ix.commit(g.items, fresh)
+				n, err := ix.commit(g, fresh)
 				if err != nil {
 					commitErr.Store(&err)
 					continue
 				}
 				chunks.Add(int64(n))
-				d := done.Add(int64(len(g.items)))
+				d := done.Add(int64(len(g)))
 				ix.progress(Progress{Phase: "indexing", Done: int(d), Total: total})
 			}
 		}()
 	}
-	var cur group
+	var cur []prepared
 	docs := 0
 	for p := range out {
-		switch {
-		case p.remove:
-		case p.same:
-			touched.Add(1)
-		default:
-			ix.mu.Lock()
-			_, known := ix.files[p.rel]
-			ix.mu.Unlock()
-			if known {
-				changed.Add(1)
-			} else {
-				added.Add(1)
-			}
-		}
-		cur.items = append(cur.items, p)
+		ix.countFile(p, st)
+		cur = append(cur, p)
 		docs += len(p.chunks)
 		if docs >= ix.opts.BatchDocs {
 			groups <- cur
-			cur, docs = group{}, 0
+			cur, docs = nil, 0
 		}
 	}
-	if len(cur.items) > 0 {
+	if len(cur) > 0 {
 		groups <- cur
 	}
 	close(groups)
 	cwg.Wait()
 	st.Chunks = int(chunks.Load())
-	st.Added, st.Changed, st.Touched = int(added.Load()), int(changed.Load()), int(touched.Load())
-
-	ix.mu.Lock()
-	for k, v := range ix.skipped { // the walk's counts plus binary/unreadable
-		st.Skipped[k] = v
-	}
-	ix.fresh = false
-	ix.mu.Unlock()
 	if p := commitErr.Load(); p != nil {
-		return st, *p
+		return *p
 	}
-	if err := ctx.Err(); err != nil {
-		_ = ix.saveManifest()
-		return st, err
+	return nil
+}
+
+// countFile adds a prepared file to st's added, changed or touched files.
+func (ix *Index) countFile(p prepared, st *ReconcileStats) {
+	switch {
+	case p.remove:
+	case p.same:
+		st.Touched++
+	default:
+		ix.mu.Lock()
+		_, known := ix.files[p.rel]
+		ix.mu.Unlock()
+		if known {
+			st.Changed++
+		} else {
+			st.Added++
+		}
 	}
+}
+
+// compactAndSave merges segments after a change and saves the manifest when it
+// is not current on disk.
+func (ix *Index) compactAndSave(ctx context.Context, release func(), st ReconcileStats, d reconcilePlan) error {
 	if st.Added+st.Changed+st.Removed > 0 {
 		if err := ix.compact(ctx, release); err != nil {
 			ix.log.Warn("search: merging index segments", "err", err)
@@ -963,14 +1022,12 @@ func (ix *Index) reconcile(ctx context.Context) (st ReconcileStats, err error) {
 	ix.mu.Lock()
 	dirty := ix.dirty
 	ix.mu.Unlock()
-	if dirty || fresh || len(todo) > 0 || len(gone) > 0 { // else the manifest on disk is current
+	if dirty || d.fresh || len(d.todo) > 0 || len(d.gone) > 0 { // else the manifest on disk is current
 		if err := ix.saveManifest(); err != nil {
-			return st, err
+			return err
 		}
 	}
-	ix.progress(Progress{Phase: "done", Done: total, Total: total,
-		Message: fmt.Sprintf("indexed %d files (%d chunks)", total, st.Chunks)})
-	return st, nil
+	return nil
 }
 
 // MaxSegments bounds the index's segments after a reconcile: every batch

@@ -690,11 +690,14 @@ func (c *classifier) awk(name string, args []arg, _ int) verdict {
 	if len(o.values["-l"])+len(o.values["--load"]) > 0 {
 		return v(Write, name+" loads a shared library extension")
 	}
-	for _, inc := range append(o.values["-i"], o.values["--include"]...) {
+	includes := append(o.values["-i"], o.values["--include"]...)
+	for _, inc := range includes {
 		if inc == "inplace" || inc == "inplace.awk" {
 			return v(Write, name+" -i inplace edits files")
 		}
-		return v(Write, name+" includes an awk library "+inc+" (not analysed)")
+	}
+	if len(includes) > 0 {
+		return v(Write, name+" includes an awk library "+includes[0]+" (not analysed)")
 	}
 	if o.has("", "in-place") {
 		return v(Write, name+" -i edits files")

@@ -135,7 +135,7 @@ func launch(raw string) error {
 	}
 	abi, err := llsys.LandlockGetABIVersion()
 	if err != nil || abi < 1 {
-		return fmt.Errorf("Landlock is not available in this kernel (%v); refusing to run unconfined", err)
+		return fmt.Errorf("this kernel has no Landlock (%v); refusing to run unconfined", err)
 	}
 	if err := setRlimits(s.Limits, fallback); err != nil {
 		return err
@@ -192,7 +192,7 @@ func launch(raw string) error {
 		return fmt.Errorf("building the Landlock ruleset: %w", err)
 	}
 	if fd < 0 {
-		return errors.New("Landlock enforces nothing here; refusing to run unconfined")
+		return errors.New("no Landlock rule is enforced here; refusing to run unconfined")
 	}
 	// The ruleset binds this OS thread only: restrict it and start the
 	// command from it. The Go runtime never clones a new thread from a
@@ -536,7 +536,7 @@ func probeWith(tryNamespaces bool, launch func(namespaces, cgroups bool) error) 
 		if err == nil {
 			err = fmt.Errorf("ABI version %d", abi)
 		}
-		return Status{Err: fmt.Errorf("Landlock is not enabled in this kernel (%v)", err)}
+		return Status{Err: fmt.Errorf("this kernel does not enable Landlock (%v)", err)}
 	}
 	st := Status{ABI: abi}
 	removeStale()

@@ -245,14 +245,8 @@ type Bind struct {
 // entry can be made directly in it). Protected symlinks cannot be bound
 // over: the directory holding one is granted piecewise in both modes.
 func (p Policy) Spec(argv []string, namespaces bool) (Spec, error) {
-	if p.Profile != ReadOnly && p.Profile != WorkspaceWrite {
-		return Spec{}, fmt.Errorf("sandbox: profile %q cannot be enforced (use read-only or workspace-write)", p.Profile)
-	}
-	if len(argv) == 0 || !filepath.IsAbs(argv[0]) {
-		return Spec{}, fmt.Errorf("sandbox: the program must be an absolute path, got %q", argv)
-	}
-	if p.TempDir == "" || !filepath.IsAbs(p.TempDir) {
-		return Spec{}, fmt.Errorf("sandbox: a private temporary directory is required")
+	if err := p.check(argv); err != nil {
+		return Spec{}, err
 	}
 	home := p.Home
 	if home == "" {
@@ -263,31 +257,7 @@ func (p Policy) Spec(argv []string, namespaces bool) (Spec, error) {
 		caches = DefaultCaches(home, os.Getenv)
 	}
 	s := Spec{Network: p.Network, Argv: argv, Namespaces: namespaces, Limits: p.Limits.WithDefaults()}
-	read := append([]string(nil), systemRoots...)
-	read = append(read, argv[0])
-	if p.Workspace != "" {
-		read = append(read, p.Workspace)
-		read = append(read, gitDirs(p.Workspace)...)
-	}
-	toolchains := p.Toolchains
-	if toolchains == nil {
-		toolchains = DefaultToolchains(home, os.Getenv("PATH"))
-	}
-	read = append(read, toolchains...)
-	if home != "" {
-		for _, h := range homeReadable {
-			read = append(read, filepath.Join(home, h))
-		}
-	}
-	read = append(read, caches...)
-	read = append(read, p.ReadableRoots...)
-	read = append(read, p.WritableRoots...)
-	if p.Network {
-		// Name resolution: /etc/resolv.conf is often a link into /run
-		// (systemd-resolved), which is otherwise not in the command's
-		// filesystem.
-		read = append(read, "/etc/resolv.conf")
-	}
+	read := p.readRoots(argv, home, caches)
 
 	tmp := p.TempDir
 	if namespaces {
@@ -302,80 +272,11 @@ func (p Policy) Spec(argv []string, namespaces bool) (Spec, error) {
 	}
 	var writeRoots []string
 	if p.Profile == WorkspaceWrite {
-		var protected, unbindable []string
-		if p.StateDir != "" {
-			protected = append(protected, clean(p.StateDir))
+		w, roots, err := p.writeGrants(caches, namespaces, &s)
+		if err != nil {
+			return Spec{}, err
 		}
-		roots := append([]string(nil), caches...)
-		roots = append(roots, p.WritableRoots...)
-		if p.Workspace != "" {
-			ws := clean(p.Workspace)
-			given := p.Protected
-			if given == nil {
-				// All of .git, not only hooks and config: a writable .git
-				// lets a command plant a commondir file or replace config
-				// by rename, which moves hooks and config elsewhere.
-				given = []string{filepath.Join(ws, ".git")}
-			}
-			for _, pr := range given {
-				// The walk names paths below the workspace as given;
-				// rebase them on its real path without resolving the
-				// protected entry itself (it may be a symlink).
-				if rel, err := filepath.Rel(filepath.Clean(p.Workspace), filepath.Clean(pr)); err == nil && filepath.IsLocal(rel) {
-					pr = filepath.Join(ws, rel)
-				}
-				fi, err := os.Lstat(pr)
-				switch {
-				case err != nil:
-				case fi.Mode()&os.ModeSymlink != 0 || !namespaces:
-					unbindable = append(unbindable, pr)
-				default:
-					protected = append(protected, pr)
-				}
-			}
-			names := p.ProtectedNames
-			if names == nil {
-				names = DefaultProtectedNames
-			}
-			if !namespaces {
-				// Without a mount namespace nothing can be bound over
-				// a name that does not exist yet: the root is granted
-				// piecewise so that no new entry can be made in it.
-				// With one, the root stays writable and the caller
-				// removes protected paths a command created (see
-				// tools.revertProtected): a command must be able to make
-				// `bin/` or `go.mod` in a fresh workspace.
-				for _, n := range names {
-					pr := filepath.Join(ws, n)
-					if _, err := os.Lstat(pr); err != nil {
-						unbindable = append(unbindable, pr)
-					}
-				}
-			}
-			roots = append(roots, ws)
-		}
-		for _, r := range roots {
-			if !filepath.IsAbs(r) {
-				return Spec{}, fmt.Errorf("sandbox: writable root %q is not absolute", r)
-			}
-			writeRoots = append(writeRoots, r)
-			r = clean(r)
-			except := unbindable
-			if namespaces {
-				for _, pr := range protected {
-					if pr == r || strings.HasPrefix(pr, r+string(filepath.Separator)) {
-						s.Protect = append(s.Protect, pr)
-					}
-				}
-			} else {
-				except = append(append([]string(nil), protected...), unbindable...)
-			}
-			w, err := grantWrite(r, except)
-			if err != nil {
-				return Spec{}, err
-			}
-			write = append(write, w...)
-		}
+		write, writeRoots = append(write, w...), roots
 	}
 	secrets := secretReads()
 	var readable []string
@@ -406,6 +307,146 @@ func (p Policy) Spec(argv []string, namespaces bool) (Spec, error) {
 		}
 	}
 	return s, nil
+}
+
+// check refuses a policy the sandbox cannot enforce and a program it
+// cannot place.
+func (p Policy) check(argv []string) error {
+	if p.Profile != ReadOnly && p.Profile != WorkspaceWrite {
+		return fmt.Errorf("sandbox: profile %q cannot be enforced (use read-only or workspace-write)", p.Profile)
+	}
+	if len(argv) == 0 || !filepath.IsAbs(argv[0]) {
+		return fmt.Errorf("sandbox: the program must be an absolute path, got %q", argv)
+	}
+	if p.TempDir == "" || !filepath.IsAbs(p.TempDir) {
+		return fmt.Errorf("sandbox: a private temporary directory is required")
+	}
+	return nil
+}
+
+// readRoots lists what the command may read: the system, the program,
+// the workspace and its git directories, toolchains, parts of the home
+// directory, caches, and the extra readable and writable roots.
+func (p Policy) readRoots(argv []string, home string, caches []string) []string {
+	read := append([]string(nil), systemRoots...)
+	read = append(read, argv[0])
+	if p.Workspace != "" {
+		read = append(read, p.Workspace)
+		read = append(read, gitDirs(p.Workspace)...)
+	}
+	toolchains := p.Toolchains
+	if toolchains == nil {
+		toolchains = DefaultToolchains(home, os.Getenv("PATH"))
+	}
+	read = append(read, toolchains...)
+	if home != "" {
+		for _, h := range homeReadable {
+			read = append(read, filepath.Join(home, h))
+		}
+	}
+	read = append(read, caches...)
+	read = append(read, p.ReadableRoots...)
+	read = append(read, p.WritableRoots...)
+	if p.Network {
+		// Name resolution: /etc/resolv.conf is often a link into /run
+		// (systemd-resolved), which is otherwise not in the command's
+		// filesystem.
+		read = append(read, "/etc/resolv.conf")
+	}
+	return read
+}
+
+// writeGrants grants writes under workspace-write: the caches, the
+// writable roots and the workspace, except the protected paths below
+// them. With namespaces those are bound read-only over the writable
+// roots (added to s.Protect); without, each root is granted piecewise
+// around them. It returns the write grants and the writable roots.
+func (p Policy) writeGrants(caches []string, namespaces bool, s *Spec) (write, writeRoots []string, err error) {
+	protected, unbindable := p.protectedPaths(namespaces)
+	roots := append([]string(nil), caches...)
+	roots = append(roots, p.WritableRoots...)
+	if p.Workspace != "" {
+		roots = append(roots, clean(p.Workspace))
+	}
+	for _, r := range roots {
+		if !filepath.IsAbs(r) {
+			return nil, nil, fmt.Errorf("sandbox: writable root %q is not absolute", r)
+		}
+		writeRoots = append(writeRoots, r)
+		r = clean(r)
+		except := unbindable
+		if namespaces {
+			for _, pr := range protected {
+				if pr == r || strings.HasPrefix(pr, r+string(filepath.Separator)) {
+					s.Protect = append(s.Protect, pr)
+				}
+			}
+		} else {
+			except = append(append([]string(nil), protected...), unbindable...)
+		}
+		w, err := grantWrite(r, except)
+		if err != nil {
+			return nil, nil, err
+		}
+		write = append(write, w...)
+	}
+	return write, writeRoots, nil
+}
+
+// protectedPaths lists the paths a command may not write: protected
+// (bound read-only with namespaces, else granted around) and unbindable
+// (symlinks, and anything without namespaces: granted around).
+func (p Policy) protectedPaths(namespaces bool) (protected, unbindable []string) {
+	if p.StateDir != "" {
+		protected = append(protected, clean(p.StateDir))
+	}
+	if p.Workspace == "" {
+		return protected, nil
+	}
+	ws := clean(p.Workspace)
+	given := p.Protected
+	if given == nil {
+		// All of .git, not only hooks and config: a writable .git
+		// lets a command plant a commondir file or replace config
+		// by rename, which moves hooks and config elsewhere.
+		given = []string{filepath.Join(ws, ".git")}
+	}
+	for _, pr := range given {
+		// The walk names paths below the workspace as given;
+		// rebase them on its real path without resolving the
+		// protected entry itself (it may be a symlink).
+		if rel, err := filepath.Rel(filepath.Clean(p.Workspace), filepath.Clean(pr)); err == nil && filepath.IsLocal(rel) {
+			pr = filepath.Join(ws, rel)
+		}
+		fi, err := os.Lstat(pr)
+		switch {
+		case err != nil:
+		case fi.Mode()&os.ModeSymlink != 0 || !namespaces:
+			unbindable = append(unbindable, pr)
+		default:
+			protected = append(protected, pr)
+		}
+	}
+	if namespaces {
+		return protected, unbindable
+	}
+	names := p.ProtectedNames
+	if names == nil {
+		names = DefaultProtectedNames
+	}
+	// Without a mount namespace nothing can be bound over a name that
+	// does not exist yet: the root is granted piecewise so that no new
+	// entry can be made in it. With one, the root stays writable and the
+	// caller removes protected paths a command created (see
+	// tools.revertProtected): a command must be able to make `bin/` or
+	// `go.mod` in a fresh workspace.
+	for _, n := range names {
+		pr := filepath.Join(ws, n)
+		if _, err := os.Lstat(pr); err != nil {
+			unbindable = append(unbindable, pr)
+		}
+	}
+	return protected, unbindable
 }
 
 // specialRoots are built by the launcher itself in the command's
