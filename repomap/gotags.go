@@ -6,6 +6,7 @@ import (
 	"go/token"
 	"log/slog"
 	"strconv"
+	"sync"
 )
 
 // Go files are tagged from the syntax tree of the standard library's
@@ -72,7 +73,9 @@ func goTags(rel string, content []byte, hash string) (ft *FileTags, ok bool) {
 		return nil, false
 	}
 	tf := fset.File(f.Package)
-	g := &goTagger{base: tf.Base(), lines: lineIndexOf(tf)}
+	g := goTaggers.Get().(*goTagger)
+	defer g.release()
+	g.base, g.lines = tf.Base(), lineIndexOf(tf)
 	g.file(f)
 	ft = newFileTags(rel, "go", hash, content)
 	ft.Refs = foldRefs(g.refs, nil, g.lines)
@@ -103,6 +106,17 @@ type goTagger struct {
 	tparams []string
 	defs    []*rawDef
 	refs    []refHit
+}
+
+// goTaggers keeps the workers' taggers, whose buffers outlive a file.
+var goTaggers = sync.Pool{New: func() any { return new(goTagger) }}
+
+// release empties g and returns it to goTaggers.
+func (g *goTagger) release() {
+	clear(g.imports)
+	clear(g.defs)
+	*g = goTagger{imports: g.imports, tparams: g.tparams[:0], defs: g.defs[:0], refs: g.refs[:0]}
+	goTaggers.Put(g)
 }
 
 func (g *goTagger) off(p token.Pos) uint32 { return uint32(int(p) - g.base) }
@@ -140,7 +154,7 @@ func (g *goTagger) def(name *ast.Ident, kind, receiver string, n ast.Node) {
 
 // ref records a use of id; qual is the import that qualifies it, if any.
 func (g *goTagger) ref(id *ast.Ident, kind, qual string) {
-	g.refs = append(g.refs, refHit{start: g.off(id.Pos()), name: id.Name, kind: kind, qual: qual})
+	g.refs = append(g.refs, refHit{start: g.off(id.Pos()), name: id.Name, member: kind == "member", qual: qual})
 }
 
 func (g *goTagger) funcDecl(d *ast.FuncDecl) {

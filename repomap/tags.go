@@ -181,14 +181,15 @@ type rawDef struct {
 	scope      bool // a @scope, not a definition
 }
 
-// refHit is one reference node: its name's start byte, the name, the
-// <kind> of @reference.<kind>, and the import that qualifies it ("" when
-// none).
+// refHit is one reference node: its name's start byte, the name, its
+// form (@reference.member, @reference.export), and the import that
+// qualifies it ("" when none).
 type refHit struct {
-	start uint32
-	name  string
-	kind  string
-	qual  string
+	start  uint32
+	member bool
+	export bool
+	name   string
+	qual   string
 }
 
 func extract(l *language, mt *matcher, root *sitter.Node, content []byte, ft *FileTags) error {
@@ -336,7 +337,7 @@ func (c *matchCollector) reference(m *matchCaptures) {
 	if m.qual != nil && m.qual.end <= clen {
 		c.qualOf[start] = m.qual.text(c.content)
 	}
-	c.refs = append(c.refs, refHit{start: start, name: name, kind: m.kind})
+	c.refs = append(c.refs, refHit{start: start, name: name, member: m.kind == "member", export: m.kind == "export"})
 }
 
 // qualify marks the references qualified by one of the file's imports
@@ -376,7 +377,7 @@ func foldRefs(refs []refHit, defs map[uint32]*rawDef, lineOf *lineIndex) []Ref {
 		if _, isDef := defs[r.start]; isDef {
 			continue
 		}
-		k := refKey{qual: r.qual, name: r.name, member: r.kind == "member" && r.qual == "", export: r.kind == "export"}
+		k := refKey{qual: r.qual, name: r.name, member: r.member && r.qual == "", export: r.export}
 		a := agg[k]
 		if a == nil {
 			a = &refAgg{line: lineOf.line(r.start)}
@@ -420,7 +421,10 @@ func placeDefs(all []*rawDef, content []byte, lineOf *lineIndex, ft *FileTags) {
 	})
 	var stack []*rawDef
 	for _, d := range all {
-		for len(stack) > 0 && d.start >= stack[len(stack)-1].end {
+		// A definition ending where d starts does not enclose it, nor does
+		// one over the same range: several names of one declaration
+		// (Go's `var x, y int`) are siblings.
+		for len(stack) > 0 && (d.start >= stack[len(stack)-1].end || sameRange(d, stack[len(stack)-1])) {
 			stack = stack[:len(stack)-1]
 		}
 		sig := signatureLine(content, lineOf, d.nameRow, d.nameStart)
@@ -433,6 +437,8 @@ func placeDefs(all []*rawDef, content []byte, lineOf *lineIndex, ft *FileTags) {
 		stack = append(stack, d)
 	}
 }
+
+func sameRange(a, b *rawDef) bool { return a.start == b.start && a.end == b.end }
 
 // placeDef appends the definition d, inside the definitions and scopes of
 // stack (outermost first), to ft's Defs and, unless it is local to a
