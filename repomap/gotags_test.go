@@ -142,7 +142,7 @@ func versionMismatch(t *testing.T, why, golden string) {
 // TestGoTagsFallBackToTreeSitter checks that a file go/parser rejects is
 // still tagged, by tree-sitter's error recovery: what parsed is kept.
 func TestGoTagsFallBackToTreeSitter(t *testing.T) {
-	src := []byte("package p\n\nfunc Before() {}\n\nfunc Broken() int {\n\treturn 1 +\n}\n\nfunc After() {}\n")
+	src := []byte("package p\n\nvar (\n\tGrouped = 1\n)\n\nfunc Before() {}\n\nfunc Broken() int {\n\treturn 1 +\n}\n\nfunc After() {}\n")
 	if _, ok := goTags("p.go", src, hashBytes(src)); ok {
 		t.Fatal("goTags accepted a file with a syntax error")
 	}
@@ -157,7 +157,7 @@ func TestGoTagsFallBackToTreeSitter(t *testing.T) {
 	for _, d := range ft.Defs {
 		names = append(names, d.Name)
 	}
-	for _, want := range []string{"Before", "After"} {
+	for _, want := range []string{"Grouped", "Before", "After"} {
 		if !slices.Contains(names, want) {
 			t.Errorf("definitions %v lack %s", names, want)
 		}
