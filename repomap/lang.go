@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"embed"
 	"fmt"
-	"log/slog"
 	"regexp"
 	"strings"
 	"sync"
@@ -73,9 +72,6 @@ type language struct {
 	// pattern index; nil for most), which the cursor does not apply by
 	// itself.
 	predicates [][]predicate
-	// walker, when set, finds the query's matches in one walk over the
-	// tree instead of the query cursor (Go: gowalk.go).
-	walker *goWalker
 
 	parsers sync.Pool // *sitter.Parser
 }
@@ -165,13 +161,6 @@ func (l *language) load() error {
 				l.kinds[i] = strings.TrimPrefix(name, "reference.")
 			}
 		}
-		if l.name == "go" {
-			// A query edited past what the walker implements falls back to
-			// the query cursor (and TestGoWalkerAgreesWithQuery fails).
-			if l.walker, err = newGoWalker(l.lang, q); err != nil {
-				slog.Warn("repomap: Go tags by the query cursor", "err", err)
-			}
-		}
 		l.parsers.New = func() any {
 			p := sitter.NewParser()
 			p.SetLanguage(l.lang)
@@ -179,15 +168,6 @@ func (l *language) load() error {
 		}
 	})
 	return l.err
-}
-
-// matches runs the language's tags query on the tree under root (see
-// matcher.run), by the walker where the language has one.
-func (l *language) matches(mt *matcher, root *sitter.Node, fn func(pattern uint16, cs []capture)) error {
-	if l.walker != nil {
-		return l.walker.run(mt, root, fn)
-	}
-	return mt.run(l.query, root, fn)
 }
 
 // predicate is one #eq?, #not-eq?, #match? or #not-match? condition of a

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"log/slog"
 	"sort"
 	"strings"
 	"sync"
@@ -124,8 +123,8 @@ func parseFileHashed(ctx context.Context, rel string, content []byte, hash strin
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if name == "go" && l.walker != nil {
-		if ft, ok := goSyntaxTags(l, rel, content, hash); ok {
+	if name == "go" {
+		if ft, ok := goTags(rel, content, hash); ok {
 			return ft, nil
 		}
 	}
@@ -157,29 +156,6 @@ func parseFileHashed(ctx context.Context, rel string, content []byte, hash strin
 	return ft, nil
 }
 
-// goSyntaxTags tags a Go file from go/parser's tree (goast.go); false
-// when go/parser rejects it, when goSyntax cannot vouch for tree-sitter's
-// reading of it, or on a failure of its own: tree-sitter then parses it.
-func goSyntaxTags(l *language, rel string, content []byte, hash string) (ft *FileTags, ok bool) {
-	g, parsed := parseGoSyntax(l, content)
-	if !parsed {
-		return nil, false
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			slog.Warn("repomap: go/parser path failed; tree-sitter tags the file", "path", rel, "panic", r)
-			ft, ok = nil, false
-		}
-	}()
-	ft = newFileTags(rel, "go", hash, content)
-	mt := matchers.Get().(*matcher)
-	defer matchers.Put(mt)
-	if err := extractFrom(l, mt, g.source(), g.lines, content, ft); err != nil || g.unsure {
-		return nil, false
-	}
-	return ft, true
-}
-
 // newFileTags is the record of one parse of content as rel, before its
 // tags.
 func newFileTags(rel, lang, hash string, content []byte) *FileTags {
@@ -205,132 +181,195 @@ type rawDef struct {
 	scope      bool // a @scope, not a definition
 }
 
-// refHit is one reference node: its name's start byte, the name and the
-// <kind> of @reference.<kind>.
+// refHit is one reference node: its name's start byte, the name, its
+// form (@reference.member, @reference.export), and the import that
+// qualifies it ("" when none).
 type refHit struct {
-	start uint32
-	name  string
-	kind  string
+	start  uint32
+	member bool
+	export bool
+	name   string
+	qual   string
 }
 
 func extract(l *language, mt *matcher, root *sitter.Node, content []byte, ft *FileTags) error {
-	each := func(fn func(uint16, []capture)) error { return l.matches(mt, root, fn) }
-	return extractFrom(l, mt, each, newLineIndex(content), content, ft)
+	lineOf := newLineIndex(content)
+	c := newMatchCollector(l, mt, content)
+	err := mt.run(l.query, root, c.match)
+	mt.refs = c.refs[:0]
+	if err != nil {
+		return err
+	}
+	c.qualify()
+	ft.Refs = foldRefs(c.refs, c.defs, lineOf)
+	defs := make([]*rawDef, 0, len(c.defs))
+	for _, d := range c.defs {
+		defs = append(defs, d)
+	}
+	placeDefs(defs, content, lineOf, ft)
+	return nil
 }
 
-// extractFrom makes ft's tags from the matches each hands its function;
-// lineOf indexes content's lines.
-func extractFrom(l *language, mt *matcher, each func(fn func(uint16, []capture)) error, lineOf *lineIndex, content []byte, ft *FileTags) error {
-	defs := map[uint32]*rawDef{} // by name start byte
-	interned := map[string]string{}
+// matchCollector turns a query's matches into definitions and reference
+// hits.
+type matchCollector struct {
+	l        *language
+	content  []byte
+	defs     map[uint32]*rawDef // by name start byte
+	interned map[string]string
+	refs     []refHit          // may repeat a node matched by several patterns
+	qualOf   map[uint32]string // reference name start → its qualifier
+	imports  map[string]bool   // the package names the file imports
+}
+
+func newMatchCollector(l *language, mt *matcher, content []byte) *matchCollector {
+	return &matchCollector{
+		l: l, content: content,
+		defs: map[uint32]*rawDef{}, interned: map[string]string{},
+		refs: mt.refs[:0], qualOf: map[uint32]string{}, imports: map[string]bool{},
+	}
+}
+
+// matchCaptures are the captures of one match, by role.
+type matchCaptures struct {
+	name, def, ref, recv, scope, qual *capture
+	kind                              string
+}
+
+// match takes one match of the query.
+func (c *matchCollector) match(pattern uint16, cs []capture) {
+	l, content := c.l, c.content
+	if ps := l.predicates[pattern]; ps != nil && !holds(ps, cs, content) {
+		return
+	}
+	var m matchCaptures
+	for i := range cs {
+		cp := &cs[i]
+		switch l.roles[cp.id] {
+		case roleImport:
+			if n := importName(cp.text(content)); n != "" {
+				c.imports[n] = true
+			}
+		case roleQualifier:
+			m.qual = cp
+		case roleName:
+			m.name = cp
+		case roleDef:
+			m.def, m.kind = cp, l.kinds[cp.id]
+		case roleRef:
+			m.ref, m.kind = cp, l.kinds[cp.id]
+		case roleReceiver:
+			m.recv = cp
+		case roleScope:
+			m.scope, m.kind = cp, l.kinds[cp.id]
+		}
+	}
+	switch {
+	case m.def != nil || m.scope != nil:
+		c.definition(pattern, &m)
+	case m.ref != nil:
+		c.reference(&m)
+	}
+}
+
+// definition takes a match of a definition or scope pattern: when several
+// patterns match the same name, the first in the query wins.
+func (c *matchCollector) definition(pattern uint16, m *matchCaptures) {
+	if m.name == nil {
+		return
+	}
+	n := m.def
+	if n == nil {
+		n = m.scope
+	}
+	key := m.name.start
+	if old, ok := c.defs[key]; ok && old.pattern <= pattern {
+		return
+	}
+	clen := uint32(len(c.content))
+	if m.name.end > clen || n.end > clen {
+		return
+	}
+	name := cleanName(m.name.text(c.content))
+	if name == "" {
+		return
+	}
+	rd := &rawDef{
+		name:      name,
+		kind:      m.kind,
+		start:     n.start,
+		end:       n.end,
+		line:      int(n.startRow) + 1,
+		endL:      n.endLine(),
+		nameStart: key,
+		nameRow:   int(m.name.startRow),
+		pattern:   pattern,
+		scope:     m.def == nil,
+	}
+	if m.recv != nil {
+		rd.receiver = receiverType(m.recv.text(c.content))
+	}
+	c.defs[key] = rd
+}
+
+// reference takes a match of a reference pattern.
+func (c *matchCollector) reference(m *matchCaptures) {
+	nameNode := m.name
+	if nameNode == nil {
+		nameNode = m.ref
+	}
+	clen := uint32(len(c.content))
+	start, end := nameNode.start, nameNode.end
+	if end > clen || start > end {
+		return
+	}
+	// Intern per file: most references repeat a name, and the map lookup
+	// with a []byte→string conversion does not allocate.
+	raw := c.content[start:end]
+	name, ok := c.interned[string(raw)]
+	if !ok {
+		name = cleanName(string(raw))
+		c.interned[string(raw)] = name
+	}
+	if name == "" {
+		return
+	}
+	if m.qual != nil && m.qual.end <= clen {
+		c.qualOf[start] = m.qual.text(c.content)
+	}
+	c.refs = append(c.refs, refHit{start: start, name: name, member: m.kind == "member", export: m.kind == "export"})
+}
+
+// qualify marks the references qualified by one of the file's imports
+// (known only once every match is in: the query gives no order).
+func (c *matchCollector) qualify() {
+	if len(c.qualOf) == 0 {
+		return
+	}
+	for i := range c.refs {
+		if q, ok := c.qualOf[c.refs[i].start]; ok && c.imports[q] {
+			c.refs[i].qual = q
+		}
+	}
+}
+
+// foldRefs folds reference hits into one Ref per name and form, skipping
+// the name nodes of definitions and a node hit twice. A hit qualified by
+// an import is the package member qual.name (rank.go resolves it to that
+// package's definitions), not a member of a value.
+func foldRefs(refs []refHit, defs map[uint32]*rawDef, lineOf *lineIndex) []Ref {
+	type refKey struct {
+		qual, name     string
+		member, export bool
+	}
 	type refAgg struct {
 		count int
 		line  int
 	}
-	refs := mt.refs[:0]           // may repeat a node matched by several patterns
-	qualOf := map[uint32]string{} // reference name start → its qualifier
-	imports := map[string]bool{}  // the package names the file imports
-	clen := uint32(len(content))
-	err := each(func(pattern uint16, cs []capture) {
-		if ps := l.predicates[pattern]; ps != nil && !holds(ps, cs, content) {
-			return
-		}
-		var nameNode, defNode, refNode, recvNode, scopeNode, qualNode *capture
-		var kind string
-		for i := range cs {
-			c := &cs[i]
-			switch l.roles[c.id] {
-			case roleImport:
-				if n := importName(c.text(content)); n != "" {
-					imports[n] = true
-				}
-			case roleQualifier:
-				qualNode = c
-			case roleName:
-				nameNode = c
-			case roleDef:
-				defNode, kind = c, l.kinds[c.id]
-			case roleRef:
-				refNode, kind = c, l.kinds[c.id]
-			case roleReceiver:
-				recvNode = c
-			case roleScope:
-				scopeNode, kind = c, l.kinds[c.id]
-			}
-		}
-		switch {
-		case defNode != nil || scopeNode != nil:
-			if nameNode == nil {
-				return
-			}
-			n := defNode
-			if n == nil {
-				n = scopeNode
-			}
-			key := nameNode.start
-			if old, ok := defs[key]; ok && old.pattern <= pattern {
-				return
-			}
-			if nameNode.end > clen || n.end > clen {
-				return
-			}
-			name := cleanName(nameNode.text(content))
-			if name == "" {
-				return
-			}
-			rd := &rawDef{
-				name:      name,
-				kind:      kind,
-				start:     n.start,
-				end:       n.end,
-				line:      int(n.startRow) + 1,
-				endL:      n.endLine(),
-				nameStart: key,
-				nameRow:   int(nameNode.startRow),
-				pattern:   pattern,
-				scope:     defNode == nil,
-			}
-			if recvNode != nil {
-				rd.receiver = receiverType(recvNode.text(content))
-			}
-			defs[key] = rd
-		case refNode != nil:
-			if nameNode == nil {
-				nameNode = refNode
-			}
-			// Intern per file: most references repeat a name, and the map
-			// lookup with a []byte→string conversion does not allocate.
-			start, end := nameNode.start, nameNode.end
-			if end > clen || start > end {
-				return
-			}
-			raw := content[start:end]
-			name, ok := interned[string(raw)]
-			if !ok {
-				name = cleanName(string(raw))
-				interned[string(raw)] = name
-			}
-			if name == "" {
-				return
-			}
-			if qualNode != nil && qualNode.end <= clen {
-				qualOf[start] = qualNode.text(content)
-			}
-			refs = append(refs, refHit{start, name, kind})
-		}
-	})
-	mt.refs = refs[:0]
-	if err != nil {
-		return err
-	}
-
-	// References: fold by name and form, skipping the name nodes of definitions.
-	type refKey struct {
-		name           string
-		member, export bool
-	}
 	agg := map[refKey]*refAgg{}
-	sort.Slice(refs, func(i, j int) bool { return refs[i].start < refs[j].start })
+	if !sort.SliceIsSorted(refs, func(i, j int) bool { return refs[i].start < refs[j].start }) {
+		sort.Slice(refs, func(i, j int) bool { return refs[i].start < refs[j].start })
+	}
 	for i, r := range refs {
 		if i > 0 && refs[i-1].start == r.start {
 			continue // the same node from another pattern
@@ -338,12 +377,7 @@ func extractFrom(l *language, mt *matcher, each func(fn func(uint16, []capture))
 		if _, isDef := defs[r.start]; isDef {
 			continue
 		}
-		k := refKey{name: r.name, member: r.kind == "member", export: r.kind == "export"}
-		if q, ok := qualOf[r.start]; ok && imports[q] {
-			// Resolved to package q's definitions (rank.go): a package
-			// member, not a member of a value.
-			k.name, k.member = q+"."+r.name, false
-		}
+		k := refKey{qual: r.qual, name: r.name, member: r.member && r.qual == "", export: r.export}
 		a := agg[k]
 		if a == nil {
 			a = &refAgg{line: lineOf.line(r.start)}
@@ -351,12 +385,16 @@ func extractFrom(l *language, mt *matcher, each func(fn func(uint16, []capture))
 		}
 		a.count++
 	}
-	ft.Refs = make([]Ref, 0, len(agg))
+	out := make([]Ref, 0, len(agg))
 	for k, a := range agg {
-		ft.Refs = append(ft.Refs, Ref{Name: k.name, Count: a.count, Line: a.line, Member: k.member, Export: k.export})
+		name := k.name
+		if k.qual != "" {
+			name = k.qual + "." + k.name
+		}
+		out = append(out, Ref{Name: name, Count: a.count, Line: a.line, Member: k.member, Export: k.export})
 	}
-	sort.Slice(ft.Refs, func(i, j int) bool {
-		a, b := &ft.Refs[i], &ft.Refs[j]
+	sort.Slice(out, func(i, j int) bool {
+		a, b := &out[i], &out[j]
 		if a.Name != b.Name {
 			return a.Name < b.Name
 		}
@@ -365,12 +403,13 @@ func extractFrom(l *language, mt *matcher, each func(fn func(uint16, []capture))
 		}
 		return !a.Export && b.Export
 	})
+	return out
+}
 
-	// Definitions and scopes in document order (outer before inner).
-	all := make([]*rawDef, 0, len(defs))
-	for _, d := range defs {
-		all = append(all, d)
-	}
+// placeDefs sets ft's Defs, Scopes and Decls from the raw definitions:
+// in document order, each nested in the definitions and scopes whose
+// ranges enclose it.
+func placeDefs(all []*rawDef, content []byte, lineOf *lineIndex, ft *FileTags) {
 	sort.Slice(all, func(i, j int) bool {
 		if all[i].start != all[j].start {
 			return all[i].start < all[j].start
@@ -382,66 +421,72 @@ func extractFrom(l *language, mt *matcher, each func(fn func(uint16, []capture))
 	})
 	var stack []*rawDef
 	for _, d := range all {
-		for len(stack) > 0 && d.start >= stack[len(stack)-1].end {
+		// A definition ending where d starts does not enclose it, nor does
+		// one over the same range: several names of one declaration
+		// (Go's `var x, y int`) are siblings.
+		for len(stack) > 0 && (d.start >= stack[len(stack)-1].end || sameRange(d, stack[len(stack)-1])) {
 			stack = stack[:len(stack)-1]
-		}
-		depth := len(stack)
-		scope := d.receiver
-		// The immediate parent (definition or scope) names the Scope; a
-		// function directly inside a class-like parent is a method.
-		var parent *rawDef
-		if len(stack) > 0 {
-			parent = stack[len(stack)-1]
-		}
-		topLevel, local := true, false
-		for _, s := range stack {
-			if !s.scope {
-				topLevel = false
-				if !containerKinds[s.kind] {
-					local = true
-				}
-			}
-		}
-		if scope == "" && parent != nil {
-			scope = parent.name
 		}
 		sig := signatureLine(content, lineOf, d.nameRow, d.nameStart)
 		if d.scope {
-			ft.Scopes = append(ft.Scopes, Scope{Name: d.name, Signature: sig, Line: d.line, EndLine: d.endL, Depth: depth})
+			ft.Scopes = append(ft.Scopes, Scope{Name: d.name, Signature: sig, Line: d.line, EndLine: d.endL, Depth: len(stack)})
 		} else {
-			kind := d.kind
-			if kind == "function" && parent != nil && isTypeLike(parent) {
-				kind = "method"
-			}
-			def := Def{
-				Name: d.name, Kind: kind, Scope: scope, Signature: sig,
-				Line: d.line, EndLine: d.endL, NameLine: d.nameRow + 1,
-				Depth: depth, TopLevel: topLevel, Local: local,
-			}
-			ft.Defs = append(ft.Defs, def)
-			if !local {
-				sym := def.Name
-				if d.receiver != "" {
-					sym = d.receiver + "." + def.Name
-				} else if parent != nil && (!parent.scope || isTypeLike(parent)) {
-					sym = parent.name + "." + def.Name
-				}
-				nesting := 0
-				for _, s := range stack {
-					if !s.scope {
-						nesting++
-					}
-				}
-				ft.Decls = append(ft.Decls, Decl{
-					Path: ft.Path, Language: ft.Language, Symbol: sym, Kind: kind,
-					StartLine: def.Line, EndLine: def.EndLine, Depth: nesting,
-				})
-			}
+			placeDef(d, stack, sig, ft)
 		}
 		// Anything can enclose later items (a function encloses nested ones).
 		stack = append(stack, d)
 	}
-	return nil
+}
+
+func sameRange(a, b *rawDef) bool { return a.start == b.start && a.end == b.end }
+
+// placeDef appends the definition d, inside the definitions and scopes of
+// stack (outermost first), to ft's Defs and, unless it is local to a
+// function, to its Decls.
+func placeDef(d *rawDef, stack []*rawDef, sig string, ft *FileTags) {
+	// The immediate parent (definition or scope) names the Scope; a
+	// function directly inside a class-like parent is a method.
+	var parent *rawDef
+	if len(stack) > 0 {
+		parent = stack[len(stack)-1]
+	}
+	topLevel, local, nesting := true, false, 0
+	for _, s := range stack {
+		if !s.scope {
+			topLevel = false
+			nesting++
+			if !containerKinds[s.kind] {
+				local = true
+			}
+		}
+	}
+	scope := d.receiver
+	if scope == "" && parent != nil {
+		scope = parent.name
+	}
+	kind := d.kind
+	if kind == "function" && parent != nil && isTypeLike(parent) {
+		kind = "method"
+	}
+	def := Def{
+		Name: d.name, Kind: kind, Scope: scope, Signature: sig,
+		Line: d.line, EndLine: d.endL, NameLine: d.nameRow + 1,
+		Depth: len(stack), TopLevel: topLevel, Local: local,
+	}
+	ft.Defs = append(ft.Defs, def)
+	if local {
+		return
+	}
+	sym := def.Name
+	if d.receiver != "" {
+		sym = d.receiver + "." + def.Name
+	} else if parent != nil && (!parent.scope || isTypeLike(parent)) {
+		sym = parent.name + "." + def.Name
+	}
+	ft.Decls = append(ft.Decls, Decl{
+		Path: ft.Path, Language: ft.Language, Symbol: sym, Kind: kind,
+		StartLine: def.Line, EndLine: def.EndLine, Depth: nesting,
+	})
 }
 
 // goBuildConstraint returns the expression of a Go file's //go:build line,
@@ -501,7 +546,12 @@ func importName(spec string) string {
 		}
 		return f[0]
 	}
-	p := strings.Trim(f[len(f)-1], "\"`")
+	return pathName(strings.Trim(f[len(f)-1], "\"`"))
+}
+
+// pathName is the name an import path binds by default: its last element,
+// without a /vN major version.
+func pathName(p string) string {
 	parts := strings.Split(p, "/")
 	last := parts[len(parts)-1]
 	if len(parts) > 1 && len(last) >= 2 && last[0] == 'v' && strings.Trim(last[1:], "0123456789") == "" {

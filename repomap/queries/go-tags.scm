@@ -15,6 +15,7 @@
 
 (source_file (const_declaration (const_spec name: (identifier) @name) @definition.constant))
 (source_file (var_declaration (var_spec name: (identifier) @name) @definition.variable))
+(source_file (var_declaration (var_spec_list (var_spec name: (identifier) @name) @definition.variable)))
 
 ; Qualified references: pkg.Name resolves to the package's definitions when
 ; pkg is one of the file's imports (repomap/tags.go), not to any Name.
