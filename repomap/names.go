@@ -127,7 +127,7 @@ func (g *graph) resolveNames(st *symtab, rootName string) {
 	lists := map[int32][]int32{}
 	var quals [][2]int32 // (plain ident, qualified or bare ident resolved to some of its definers)
 	for id := 0; id < n; id++ {
-		base, l, ok := resolveName(g.idents[id], st, n, nm, g.files, rootName)
+		base, l, ok := g.resolveName(g.idents[id], st, nm, rootName)
 		if !ok {
 			continue
 		}
@@ -180,8 +180,9 @@ func (g *graph) nonMemberDefiners() nameDefiners {
 // chosen among the non-member definers (nm) of its plain name base. ok is
 // false when the name keeps the definers of its own name: a plain name,
 // or a qualified name that resolves to no file. A bare name always
-// resolves (to no file when its plain name is not among the first n).
-func resolveName(name string, st *symtab, n int, nm nameDefiners, files []string, rootName string) (base int32, defs []int32, ok bool) {
+// resolves (to no file when its plain name is not among the graph's names).
+func (g *graph) resolveName(name string, st *symtab, nm nameDefiners, rootName string) (base int32, defs []int32, ok bool) {
+	n := len(g.idents)
 	if strings.HasPrefix(name, bareMark) {
 		base, ok := st.ids[name[len(bareMark):]]
 		if !ok || int(base) >= n {
@@ -200,7 +201,7 @@ func resolveName(name string, st *symtab, n int, nm nameDefiners, files []string
 	// pkg.Name is never a method: only the name's non-member definers.
 	qual := name[:dot]
 	for _, fi := range nm.of(base) {
-		if packageDir(files[fi], rootName) == qual {
+		if packageDir(g.files[fi], rootName) == qual {
 			defs = append(defs, fi)
 		}
 	}
