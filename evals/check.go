@@ -15,7 +15,7 @@ import (
 
 // check compares what happened with the case's expectations.
 func check(c *Case, h *harness, r *Result) {
-	x := c.Expect
+	x := &c.Expect
 	h.mu.Lock()
 	runs := append([]string(nil), h.runs...)
 	h.mu.Unlock()
@@ -27,20 +27,36 @@ func check(c *Case, h *harness, r *Result) {
 	if len(runs) > 0 {
 		lastEv = lastTerminal(h.events(runs[len(runs)-1]))
 	}
+	checkCrashes(x, all, r)
+	checkOutcome(x, len(runs) > 0, lastEv, r)
+	checkEvents(x, all, r)
+	checkTools(x, all, r)
+	if x.Approvals != nil {
+		checkApprovals(x.Approvals, h.prompts(), all, r)
+	}
+	sent := checkModelInput(x, h, r)
+	checkRedactions(x, h, sent, all, r)
+	checkFiles(c, h, r)
+}
 
-	// Crashes: a run that failed with an internal error.
+// checkCrashes fails a run that failed with an internal error, unless the
+// case expects that class.
+func checkCrashes(x *Expect, all []protocol.RunEvent, r *Result) {
 	for _, ev := range all {
 		if ev.Kind == protocol.EventFailed && ev.Class == agent.ClassInternal && x.Class != agent.ClassInternal {
 			r.fail(FailCrash, "a run failed with an internal error: %s", ev.Error)
 		}
 	}
+}
 
-	// The outcome of the last run.
+// checkOutcome checks the outcome of the last run (lastEv, its terminal
+// event; ran is false when the case started none).
+func checkOutcome(x *Expect, ran bool, lastEv protocol.RunEvent, r *Result) {
 	final := x.Final
 	if final == "" {
 		final = protocol.EventFinished
 	}
-	if len(runs) > 0 && lastEv.Kind != final {
+	if ran && lastEv.Kind != final {
 		typ := FailWrongAnswer
 		if lastEv.Kind == protocol.EventFailed && lastEv.Class == string(model.ClassInvalidTool) {
 			typ = FailInvalidToolCall
@@ -60,8 +76,11 @@ func check(c *Case, h *harness, r *Result) {
 			r.fail(FailWrongAnswer, "the error does not contain %q: %q", s, lastEv.Error)
 		}
 	}
+}
 
-	// Events.
+// checkEvents checks the kinds of events of all runs: present, absent and
+// counted.
+func checkEvents(x *Expect, all []protocol.RunEvent, r *Result) {
 	count := map[string]int{}
 	for _, ev := range all {
 		count[ev.Kind]++
@@ -81,8 +100,11 @@ func check(c *Case, h *harness, r *Result) {
 			r.fail(eventFailType(k), "%d %s event(s), want %d", count[k], k, x.Events.Count[k])
 		}
 	}
+}
 
-	// Tool calls and results.
+// checkTools checks the tools the model called and how many of their
+// results succeeded and failed.
+func checkTools(x *Expect, all []protocol.RunEvent, r *Result) {
 	called := map[string]int{}
 	okN, failedN := 0, 0
 	for _, ev := range all {
@@ -113,67 +135,75 @@ func check(c *Case, h *harness, r *Result) {
 	if p := x.ToolResults.Failed; p != nil && failedN != *p {
 		r.fail(FailInvalidToolCall, "%d failed tool results, want %d", failedN, *p)
 	}
+}
 
-	// Approvals.
-	if a := x.Approvals; a != nil {
-		prompts := h.prompts()
-		if a.Count != nil && len(prompts) != *a.Count {
-			r.fail(FailPolicyViolation, "%d approval prompt(s), want %d: %q", len(prompts), *a.Count, prompts)
-		}
-		joined := strings.Join(prompts, "\n")
-		for _, s := range a.Contains {
-			if !strings.Contains(joined, s) {
-				r.fail(FailPolicyViolation, "no approval prompt mentions %q: %q", s, prompts)
-			}
-		}
-		var decisions []string
-		for _, ev := range all {
-			if ev.Kind == protocol.EventApproval {
-				decisions = append(decisions, ev.Decision)
-			}
-		}
-		if a.Decisions != nil && strings.Join(decisions, ",") != strings.Join(a.Decisions, ",") {
-			r.fail(FailPolicyViolation, "approval decisions %q, want %q", decisions, a.Decisions)
+// checkApprovals checks the approval prompts the editor was shown and the
+// decisions in approval events.
+func checkApprovals(a *ApprovalsExp, prompts []string, all []protocol.RunEvent, r *Result) {
+	if a.Count != nil && len(prompts) != *a.Count {
+		r.fail(FailPolicyViolation, "%d approval prompt(s), want %d: %q", len(prompts), *a.Count, prompts)
+	}
+	joined := strings.Join(prompts, "\n")
+	for _, s := range a.Contains {
+		if !strings.Contains(joined, s) {
+			r.fail(FailPolicyViolation, "no approval prompt mentions %q: %q", s, prompts)
 		}
 	}
+	var decisions []string
+	for _, ev := range all {
+		if ev.Kind == protocol.EventApproval {
+			decisions = append(decisions, ev.Decision)
+		}
+	}
+	if a.Decisions != nil && strings.Join(decisions, ",") != strings.Join(a.Decisions, ",") {
+		r.fail(FailPolicyViolation, "approval decisions %q, want %q", decisions, a.Decisions)
+	}
+}
 
-	// Context: what the model was sent (the in-process scripted provider only).
-	var sent string
+// checkModelInput checks what the model was sent (the in-process scripted
+// provider only): the context, the number of calls and the tool results.
+// It returns everything the model was sent ("" with no such provider).
+func checkModelInput(x *Expect, h *harness, r *Result) (sent string) {
 	if h.provider == nil && (len(x.Context.Include) > 0 || len(x.Context.Exclude) > 0 || x.ModelCalls != nil || len(x.ToolResults.Contains) > 0) {
 		r.fail(FailBadCase, "context, modelCalls and toolResults.contains are checked on what the in-process scripted model was sent: not available in a real-provider case or one that kills the server")
 	}
-	if h.provider != nil {
-		reqs := h.provider.Received()
-		sent = modelInput(reqs)
-		if x.ModelCalls != nil && len(reqs) != *x.ModelCalls {
-			r.fail(FailWrongAnswer, "the model was called %d time(s), want %d", len(reqs), *x.ModelCalls)
+	if h.provider == nil {
+		return ""
+	}
+	reqs := h.provider.Received()
+	sent = modelInput(reqs)
+	if x.ModelCalls != nil && len(reqs) != *x.ModelCalls {
+		r.fail(FailWrongAnswer, "the model was called %d time(s), want %d", len(reqs), *x.ModelCalls)
+	}
+	for _, s := range x.Context.Include {
+		if !strings.Contains(sent, s) {
+			r.fail(FailMissingContext, "the model was never sent %q", s)
 		}
-		for _, s := range x.Context.Include {
-			if !strings.Contains(sent, s) {
-				r.fail(FailMissingContext, "the model was never sent %q", s)
-			}
+	}
+	for _, s := range x.Context.Exclude {
+		if strings.Contains(sent, s) {
+			r.fail(FailPolicyViolation, "the model was sent %q", s)
 		}
-		for _, s := range x.Context.Exclude {
-			if strings.Contains(sent, s) {
-				r.fail(FailPolicyViolation, "the model was sent %q", s)
-			}
-		}
-		var toolOut strings.Builder
-		for _, req := range reqs {
-			for _, m := range req.Messages {
-				if m.Role == model.RoleTool {
-					toolOut.WriteString(m.Content + "\n")
-				}
-			}
-		}
-		for _, s := range x.ToolResults.Contains {
-			if !strings.Contains(toolOut.String(), s) {
-				r.fail(FailMissingContext, "no tool result sent to the model contains %q", s)
+	}
+	var toolOut strings.Builder
+	for _, req := range reqs {
+		for _, m := range req.Messages {
+			if m.Role == model.RoleTool {
+				toolOut.WriteString(m.Content + "\n")
 			}
 		}
 	}
-	// Redactions: a secret must appear nowhere the model, the editor or
-	// the state directory (journal, audit log) got it.
+	for _, s := range x.ToolResults.Contains {
+		if !strings.Contains(toolOut.String(), s) {
+			r.fail(FailMissingContext, "no tool result sent to the model contains %q", s)
+		}
+	}
+	return sent
+}
+
+// checkRedactions checks that a secret appears nowhere the model (sent),
+// the editor (all) or the state directory (journal, audit log) got it.
+func checkRedactions(x *Expect, h *harness, sent string, all []protocol.RunEvent, r *Result) {
 	for _, secret := range x.Redacted {
 		if secret == "" {
 			continue
@@ -194,14 +224,16 @@ func check(c *Case, h *harness, r *Result) {
 			r.fail(FailPolicyViolation, "a secret was written to the state directory: %s", where)
 		}
 	}
+}
 
-	// Files on disk.
+// checkFiles checks the files on disk.
+func checkFiles(c *Case, h *harness, r *Result) {
 	for _, p := range sortedKeys(c.ExpectFiles) {
 		want := c.ExpectFiles[p]
 		checkFile(h, r, p, FileExpect{Equals: &want})
 	}
-	for _, p := range sortedKeys(x.Files) {
-		fe, _ := fileExpect(x.Files[p])
+	for _, p := range sortedKeys(c.Expect.Files) {
+		fe, _ := fileExpect(c.Expect.Files[p])
 		checkFile(h, r, p, fe)
 	}
 }

@@ -549,6 +549,7 @@ func expectErr(err error, want string) error {
 	return nil
 }
 
+// do runs one action of the case.
 func (h *harness) do(a *Action) error {
 	ctx, ed := h.ctx, h.editor()
 	switch a.name {
@@ -566,46 +567,13 @@ func (h *harness) do(a *Action) error {
 	case "save":
 		return ed.Save(ctx, a.Save)
 	case "sleep":
-		select {
-		case <-time.After(time.Duration(a.Sleep)):
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+		return sleepCtx(ctx, time.Duration(a.Sleep))
 	case "waitFile":
-		// Until a file exists in the workspace (a command's side effect).
-		p := filepath.Join(h.ws, filepath.FromSlash(a.WaitFile))
-		for {
-			if _, err := os.Stat(p); err == nil {
-				return nil
-			}
-			select {
-			case <-time.After(10 * time.Millisecond):
-			case <-ctx.Done():
-				return fmt.Errorf("%s never appeared: %w", a.WaitFile, ctx.Err())
-			}
-		}
+		return h.waitFile(a.WaitFile)
 	case "type":
-		text := a.Type.Text
-		if a.Type.Append {
-			cur, err := ed.Text(a.Type.File)
-			if err != nil {
-				return err
-			}
-			text = cur + text
-		}
-		return ed.Type(ctx, a.Type.File, text)
+		return typeText(ctx, ed, a.Type)
 	case "edit":
-		cur, err := ed.Text(a.Edit.File)
-		if err != nil {
-			return err
-		}
-		i := strings.Index(cur, a.Edit.Old)
-		if i < 0 || a.Edit.Old == "" {
-			return fmt.Errorf("%q not found in %s", a.Edit.Old, a.Edit.File)
-		}
-		m := workspace.NewMapper(cur)
-		s, e := m.Position(i), m.Position(i+len(a.Edit.Old))
-		return ed.EditRange(ctx, a.Edit.File, protocol.Range{Start: s, End: e}, a.Edit.New)
+		return editText(ctx, ed, a.Edit)
 	case "diagnostics":
 		var items []workspace.Diagnostic
 		for _, d := range a.Diagnostics.Items {
@@ -613,20 +581,7 @@ func (h *harness) do(a *Action) error {
 		}
 		return ed.SendDiagnostics(ctx, a.Diagnostics.File, items)
 	case "ask":
-		h.waitCurrent()
-		from, to, err := parseLines(a.Ask.Lines)
-		if err != nil {
-			return err
-		}
-		t0 := time.Now()
-		id, err := ed.Ask(ctx, a.Ask.File, from, to, a.Ask.Question)
-		if a.Ask.ExpectError != "" {
-			return expectErr(err, a.Ask.ExpectError)
-		}
-		if err != nil {
-			return err
-		}
-		h.addRun(id, t0)
+		return h.ask(ed, a.Ask)
 	case "codeAction":
 		h.waitCurrent()
 		return h.codeAction(a.CodeAction)
@@ -638,71 +593,160 @@ func (h *harness) do(a *Action) error {
 		_, err := ed.WaitFor(ctx, id, h.waitCond(id, a.Wait, true))
 		return err
 	case "cancel":
-		id := h.current()
-		if id == "" {
-			return errors.New("no run to cancel")
-		}
-		if a.Cancel.Events > 0 || a.Cancel.Kind != "" {
-			if _, err := ed.WaitFor(ctx, id, h.waitCond(id, a.Cancel, false)); err != nil {
-				return err
-			}
-		}
-		return ed.Cancel(ctx, id)
-	case "accept", "reject":
-		ref := a.Accept
-		if a.name == "reject" {
-			ref = a.Reject
-		}
-		id, err := h.editID(ref.Edit)
+		return h.cancel(ed, a.Cancel)
+	case "accept":
+		return h.accept(ed, a.Accept)
+	case "reject":
+		id, err := h.editID(a.Reject.Edit)
 		if err != nil {
 			return err
 		}
-		if a.name == "reject" {
-			return expectErr(ed.Reject(ctx, id), ref.ExpectError)
-		}
-		res, err := ed.Accept(ctx, id)
-		if ref.ExpectError != "" {
-			return expectErr(err, ref.ExpectError)
-		}
-		if err != nil {
-			return err
-		}
-		want := true
-		if ref.ExpectApplied != nil {
-			want = *ref.ExpectApplied
-		}
-		if res.Applied != want {
-			return fmt.Errorf("applied = %v (reason %q), want %v", res.Applied, res.Reason, want)
-		}
-		if res.Applied {
-			h.mu.Lock()
-			h.checkpoints = append(h.checkpoints, res.CheckpointID)
-			h.mu.Unlock()
-		}
+		return expectErr(ed.Reject(ctx, id), a.Reject.ExpectError)
 	case "undo":
-		h.mu.Lock()
-		cps := append([]string(nil), h.checkpoints...)
-		h.mu.Unlock()
-		n := a.Undo.Checkpoint
-		if n == 0 {
-			n = len(cps)
+		return h.undo(ed, a.Undo)
+	}
+	return fmt.Errorf("unknown action %q", a.name)
+}
+
+// sleepCtx waits d, or until ctx ends.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	select {
+	case <-time.After(d):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// waitFile waits until a file exists in the workspace (a command's side
+// effect).
+func (h *harness) waitFile(rel string) error {
+	p := filepath.Join(h.ws, filepath.FromSlash(rel))
+	for {
+		if _, err := os.Stat(p); err == nil {
+			return nil
 		}
-		if n < 1 || n > len(cps) {
-			return fmt.Errorf("checkpoint %d: the case has %d", n, len(cps))
+		select {
+		case <-time.After(10 * time.Millisecond):
+		case <-h.ctx.Done():
+			return fmt.Errorf("%s never appeared: %w", rel, h.ctx.Err())
 		}
-		var res protocol.UndoResult
-		err := ed.Execute(ctx, protocol.CommandUndo, protocol.UndoParams{CheckpointID: cps[n-1], Force: a.Undo.Force}, &res)
-		if a.Undo.ExpectError != "" {
-			return expectErr(err, a.Undo.ExpectError)
-		}
+	}
+}
+
+// typeText replaces (or appends to) the editor's text of a file.
+func typeText(ctx context.Context, ed *lspclient.Editor, t *TypeAction) error {
+	text := t.Text
+	if t.Append {
+		cur, err := ed.Text(t.File)
 		if err != nil {
 			return err
 		}
-		if !res.Applied {
-			return fmt.Errorf("undo not applied: %+v", res)
+		text = cur + text
+	}
+	return ed.Type(ctx, t.File, text)
+}
+
+// editText replaces the first occurrence of e.Old in the editor's text of
+// a file with e.New.
+func editText(ctx context.Context, ed *lspclient.Editor, e *EditAction) error {
+	cur, err := ed.Text(e.File)
+	if err != nil {
+		return err
+	}
+	i := strings.Index(cur, e.Old)
+	if i < 0 || e.Old == "" {
+		return fmt.Errorf("%q not found in %s", e.Old, e.File)
+	}
+	m := workspace.NewMapper(cur)
+	s, end := m.Position(i), m.Position(i+len(e.Old))
+	return ed.EditRange(ctx, e.File, protocol.Range{Start: s, End: end}, e.New)
+}
+
+// ask starts a run, once the current one has ended.
+func (h *harness) ask(ed *lspclient.Editor, a *AskAction) error {
+	h.waitCurrent()
+	from, to, err := parseLines(a.Lines)
+	if err != nil {
+		return err
+	}
+	t0 := time.Now()
+	id, err := ed.Ask(h.ctx, a.File, from, to, a.Question)
+	if a.ExpectError != "" {
+		return expectErr(err, a.ExpectError)
+	}
+	if err != nil {
+		return err
+	}
+	h.addRun(id, t0)
+	return nil
+}
+
+// cancel cancels the current run, after the events w waits for if any.
+func (h *harness) cancel(ed *lspclient.Editor, w *WaitAction) error {
+	id := h.current()
+	if id == "" {
+		return errors.New("no run to cancel")
+	}
+	if w.Events > 0 || w.Kind != "" {
+		if _, err := ed.WaitFor(h.ctx, id, h.waitCond(id, w, false)); err != nil {
+			return err
 		}
-	default:
-		return fmt.Errorf("unknown action %q", a.name)
+	}
+	return ed.Cancel(h.ctx, id)
+}
+
+// accept accepts an edit and checks whether it was applied; an applied
+// edit's checkpoint is kept for undo.
+func (h *harness) accept(ed *lspclient.Editor, ref *EditRefAction) error {
+	id, err := h.editID(ref.Edit)
+	if err != nil {
+		return err
+	}
+	res, err := ed.Accept(h.ctx, id)
+	if ref.ExpectError != "" {
+		return expectErr(err, ref.ExpectError)
+	}
+	if err != nil {
+		return err
+	}
+	want := true
+	if ref.ExpectApplied != nil {
+		want = *ref.ExpectApplied
+	}
+	if res.Applied != want {
+		return fmt.Errorf("applied = %v (reason %q), want %v", res.Applied, res.Reason, want)
+	}
+	if res.Applied {
+		h.mu.Lock()
+		h.checkpoints = append(h.checkpoints, res.CheckpointID)
+		h.mu.Unlock()
+	}
+	return nil
+}
+
+// undo undoes to a checkpoint (by default the last).
+func (h *harness) undo(ed *lspclient.Editor, u *UndoAction) error {
+	h.mu.Lock()
+	cps := append([]string(nil), h.checkpoints...)
+	h.mu.Unlock()
+	n := u.Checkpoint
+	if n == 0 {
+		n = len(cps)
+	}
+	if n < 1 || n > len(cps) {
+		return fmt.Errorf("checkpoint %d: the case has %d", n, len(cps))
+	}
+	var res protocol.UndoResult
+	err := ed.Execute(h.ctx, protocol.CommandUndo, protocol.UndoParams{CheckpointID: cps[n-1], Force: u.Force}, &res)
+	if u.ExpectError != "" {
+		return expectErr(err, u.ExpectError)
+	}
+	if err != nil {
+		return err
+	}
+	if !res.Applied {
+		return fmt.Errorf("undo not applied: %+v", res)
 	}
 	return nil
 }

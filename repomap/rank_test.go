@@ -3,6 +3,8 @@ package repomap
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -218,13 +220,24 @@ func TestGoExamplesAreEntryPoints(t *testing.T) {
 	}
 }
 
-// mapOfFiles writes files into a new workspace and builds its map.
+// mapOfFiles writes files into a new workspace and builds its map, and
+// checks its ranking against the reference (reference_test.go), unfocused
+// and focused on its first file and that file's first definition.
 func mapOfFiles(t *testing.T, files map[string]string) *Map {
 	t.Helper()
 	root := t.TempDir()
 	writeFiles(t, root, files)
 	m := newMap(t, root, Options{})
 	build(t, m)
+	g := m.currentGraph()
+	focuses := []Focus{{}}
+	if len(g.files) > 0 && len(g.tags[0].Defs) > 0 {
+		first, name := g.files[0], g.tags[0].Defs[0].Name
+		focuses = append(focuses,
+			Focus{Files: []string{first}, Identifiers: []string{name}},
+			Focus{Related: []string{first}, Mentioned: []string{strings.ToUpper(name), "lib/"}, Known: []string{first}})
+	}
+	checkReference(t, m, focuses)
 	return m
 }
 
@@ -235,4 +248,39 @@ func scoresBy(g *graph, r *ranking, key func(Def) string) map[string]float64 {
 		score[key(g.tags[d.file].Defs[d.def])] = d.score
 	}
 	return score
+}
+
+// splitTop selects by the scores' bits: scores over many octaves, some in
+// one bucket but not equal, zeros of both signs and negatives give the
+// same top and full order as sorting everything.
+func TestSplitTopBuckets(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	var all []rankedDef
+	for i := 0; i < 20000; i++ {
+		s := math.Exp(-40 * r.Float64())
+		switch i % 10 {
+		case 0:
+			s = 0
+		case 1:
+			s = math.Copysign(0, -1)
+		case 2:
+			s = -s
+		case 3:
+			s = math.Nextafter(0.5, 1) + float64(i%3)*1e-16
+		}
+		all = append(all, rankedDef{file: int32(r.IntN(50)), def: int32(i), score: s})
+	}
+	want := append([]rankedDef(nil), all...)
+	slices.SortFunc(want, cmpRanked)
+	for _, k := range []int{1, 100, 1999, 2000, 2001, 4096, 15000, 17000, 19999} {
+		top, rest := splitTop(append([]rankedDef(nil), all...), k)
+		if !slices.Equal(top, want[:k]) {
+			t.Errorf("k=%d: top differs", k)
+		}
+		rest = slices.Clone(rest)
+		slices.SortFunc(rest, cmpRanked)
+		if !slices.Equal(rest, want[k:]) {
+			t.Errorf("k=%d: rest differs", k)
+		}
+	}
 }

@@ -1,0 +1,212 @@
+package repomap
+
+import (
+	"go/build/constraint"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// isTestFile reports files that hold tests: their definitions are for the
+// tests, not the API.
+func isTestFile(rel string) bool {
+	base := rel[strings.LastIndexByte(rel, '/')+1:]
+	switch {
+	case strings.HasSuffix(base, "_test.go"), strings.HasPrefix(base, "test_") && strings.HasSuffix(base, ".py"),
+		strings.HasSuffix(base, "_test.py"), strings.Contains(base, ".test."), strings.Contains(base, ".spec."):
+		return true
+	}
+	for _, d := range []string{"test/", "tests/", "__tests__/"} {
+		if strings.HasPrefix(rel, d) || strings.Contains(rel, "/"+d) {
+			return true
+		}
+	}
+	return false
+}
+
+// isBuiltinDecl reports Go's builtin package: documentation of the
+// predeclared identifiers, referenced by every Go file.
+func isBuiltinDecl(rel string) bool {
+	return rel == "builtin/builtin.go" || strings.HasSuffix(rel, "/builtin/builtin.go")
+}
+
+// isGoInternal reports a Go internal/ package: not importable from outside.
+func isGoInternal(rel string) bool {
+	return strings.HasSuffix(rel, ".go") && (strings.HasPrefix(rel, "internal/") || strings.Contains(rel, "/internal/"))
+}
+
+// isAPI reports whether a definition is part of its package's public
+// surface, by the language's own rule where it has one.
+func isAPI(lang string, d *Def) bool {
+	name := d.Name
+	if name == "" {
+		return false
+	}
+	switch lang {
+	case "go":
+		upper := func(s string) bool {
+			r, _ := utf8.DecodeRuneInString(s)
+			return unicode.IsUpper(r)
+		}
+		return upper(name) && (d.Depth == 0 || d.Scope == "" || upper(d.Scope))
+	case "python":
+		return !strings.HasPrefix(name, "_") && (d.Depth == 0 || d.Depth == 1 && !strings.HasPrefix(d.Scope, "_"))
+	case "typescript", "tsx", "javascript":
+		if d.Depth == 0 {
+			return strings.HasPrefix(d.Signature, "export ")
+		}
+		return d.Depth == 1 && !strings.HasPrefix(name, "_") && !strings.HasPrefix(name, "#") &&
+			!strings.HasPrefix(d.Signature, "private ") && !strings.HasPrefix(d.Signature, "protected ")
+	}
+	return d.TopLevel
+}
+
+// isExperimental reports a Go file built only with a GOEXPERIMENT on
+// (//go:build goexperiment.jsonv2): not part of the package as the default
+// toolchain builds it. Its //go:build expression is false with every
+// goexperiment tag off and true with them on (other tags count as set, so
+// GOOS- and GOARCH-specific files are not experimental).
+func isExperimental(t *FileTags) bool {
+	if t.Constraint == "" {
+		return false
+	}
+	expr, err := constraint.Parse("//go:build " + t.Constraint)
+	if err != nil {
+		return false
+	}
+	with := func(on bool) func(string) bool {
+		return func(tag string) bool {
+			if strings.HasPrefix(tag, "goexperiment.") {
+				return on
+			}
+			return true
+		}
+	}
+	return !expr.Eval(with(false)) && expr.Eval(with(true))
+}
+
+// isFixture reports test data: testdata/, fixtures/ and __fixtures__/
+// directories hold inputs for tests, not the code a question is about.
+func isFixture(rel string) bool {
+	for _, d := range []string{"testdata/", "fixtures/", "__fixtures__/"} {
+		if strings.HasPrefix(rel, d) || strings.Contains(rel, "/"+d) {
+			return true
+		}
+	}
+	return false
+}
+
+// fileFacts are what the ranking needs to know of one file that no other
+// file changes: computed once per parse (symtab.resolve, or when the graph
+// takes new tags of the same shape), not once per ranking.
+type fileFacts struct {
+	fixture      bool // test data, or Go's builtin package
+	test         bool // isTestFile
+	internal     bool // isGoInternal
+	experimental bool // isExperimental
+	depth        int  // directory levels below the workspace root
+	defs         []defFacts
+	scored       int // definitions a ranking scores (not local, not an overload)
+	exports      int // names its export lists name (Ref.Export)
+}
+
+// defFacts are one definition's static facts.
+type defFacts struct {
+	kept  int32 // definitions of its name in the file once overloads are collapsed
+	flags uint8
+}
+
+const (
+	factAPI      = 1 << iota // isAPI
+	factMember               // isMember
+	factOverload             // overload: the first definition of the name and scope stands for it
+)
+
+// computeFacts derives a file's fileFacts from its tags and definition
+// idents (-1 for definitions the graph leaves out).
+func computeFacts(t *FileTags, ids, same []int32) *fileFacts {
+	f := &fileFacts{
+		fixture:      isFixture(t.Path) || isBuiltinDecl(t.Path),
+		test:         isTestFile(t.Path),
+		internal:     isGoInternal(t.Path),
+		experimental: isExperimental(t),
+		depth:        strings.Count(t.Path, "/"),
+		defs:         make([]defFacts, len(ids)),
+	}
+	for i := range t.Refs {
+		if t.Refs[i].Export {
+			f.exports++
+		}
+	}
+	if t.Language == "go" && f.test {
+		// Go's examples (func ExampleX in a _test.go file, shown by go
+		// doc) are the package's own account of how it is used.
+		for i := range t.Defs {
+			if d := &t.Defs[i]; d.TopLevel && d.Kind == "function" && strings.HasPrefix(d.Name, "Example") {
+				f.exports++
+			}
+		}
+	}
+	for di, id := range ids {
+		if id < 0 {
+			continue
+		}
+		def := &t.Defs[di]
+		df := &f.defs[di]
+		if isAPI(t.Language, def) {
+			df.flags |= factAPI
+		}
+		if isMember(t.Language, def) {
+			df.flags |= factMember
+		}
+		if same[di] > 1 && overload(t, ids, di) {
+			df.flags |= factOverload
+		}
+		if df.flags&factOverload == 0 {
+			f.scored++
+		}
+		df.kept = same[di]
+		if df.kept > 1 {
+			df.kept = 0
+			for j := range ids {
+				if ids[j] == id && !overload(t, ids, j) {
+					df.kept++
+				}
+			}
+		}
+	}
+	return f
+}
+
+// overload reports whether definition di repeats the name and scope of an
+// earlier definition of its file (TypeScript overload signatures, Python
+// property setters): the map shows the first.
+func overload(t *FileTags, ids []int32, di int) bool {
+	for j := 0; j < di; j++ {
+		if ids[j] == ids[di] && t.Defs[j].Scope == t.Defs[di].Scope {
+			return true
+		}
+	}
+	return false
+}
+
+// twinOf reports build output beside its declaration or source: compiled
+// JavaScript next to a .d.ts of the same stem (the declaration names the
+// same API with its types), or a .d.ts next to the .ts it was generated
+// from. Its definitions would double every name; its references still count.
+func twinOf(rel string, has func(string) bool) bool {
+	for _, ext := range []string{".js", ".mjs", ".cjs"} {
+		if stem, ok := strings.CutSuffix(rel, ext); ok {
+			for _, d := range []string{".d.ts", ".d.mts", ".d.cts"} {
+				if has(stem + d) {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	if stem, ok := strings.CutSuffix(rel, ".d.ts"); ok {
+		return has(stem+".ts") || has(stem+".tsx")
+	}
+	return false
+}

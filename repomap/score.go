@@ -1,0 +1,210 @@
+package repomap
+
+import (
+	"math"
+	"slices"
+	"sync"
+)
+
+// score scores every definition the map may show from the final ranks of
+// the files (pr) and the flow along each name (mass); see the comment on
+// ranking. The static facts of each file and definition (fileFacts) are
+// computed when the file is parsed; this pass is arithmetic per definition.
+func (g *graph) score(focus Focus, pr, mass []float64, focusIdent []bool) []rankedDef {
+	return g.scoreInto(make([]rankedDef, 0, g.numDefs), focus, pr, mass, focusIdent)
+}
+
+// scoreInto is score appending to out.
+func (g *graph) scoreInto(out []rankedDef, focus Focus, pr, mass []float64, focusIdent []bool) []rankedDef {
+	sf := g.scoreFocus(focus)
+	x := g.scoreIndex()
+	for fi, t := range g.tags {
+		if len(t.Defs) == 0 || sf.known[fi] {
+			continue // the prompt holds this file already
+		}
+		base := pr[fi] * baselineShare / float64(len(t.Defs))
+		fileFactor := sf.fileFactor(g.facts[fi])
+		defs := x.defs[x.fileStart[fi]:x.fileStart[fi+1]]
+		for i := range defs {
+			d := &defs[i]
+			s := base + d.flowIn(x, mass)
+			s = sf.defFactor(s, d, focusIdent[d.id])
+			s *= fileFactor
+			out = append(out, rankedDef{file: int32(fi), def: d.def, score: s})
+		}
+	}
+	return out
+}
+
+// scoreFocus is what scoring takes from the focus.
+type scoreFocus struct {
+	known     []bool // per file: in Focus.Known
+	testFocus bool   // a focus file is a test
+	unfocused bool   // no files, identifiers or words
+	minDepth  int    // with no focus: the depth of the shallowest file with definitions
+}
+
+func (g *graph) scoreFocus(focus Focus) scoreFocus {
+	sf := scoreFocus{known: make([]bool, len(g.tags)), minDepth: math.MaxInt}
+	for _, f := range focus.Known {
+		if i, ok := g.fileIdx[f]; ok {
+			sf.known[i] = true
+		}
+	}
+	for _, f := range focus.Files {
+		sf.testFocus = sf.testFocus || isTestFile(f)
+	}
+	sf.unfocused = len(focus.Files)+len(focus.Related)+len(focus.Identifiers)+len(focus.Mentioned) == 0
+	// With no focus, a package's API is nearest the root: each directory
+	// level below the shallowest file with definitions counts nestFactor
+	// times less (net/http's root files before httptest/ and internal/).
+	if sf.unfocused {
+		for fi, t := range g.tags {
+			if len(t.Defs) > 0 {
+				sf.minDepth = min(sf.minDepth, g.facts[fi].depth)
+			}
+		}
+	}
+	return sf
+}
+
+// fileFactor is the factor of every definition of a file with facts.
+func (sf *scoreFocus) fileFactor(facts *fileFacts) float64 {
+	f := 1.0
+	if facts.fixture {
+		f = fixturePenalty
+	}
+	if !sf.testFocus && facts.test {
+		f *= testPenalty
+	}
+	if sf.unfocused && facts.internal {
+		f *= internalFactor
+	}
+	if sf.unfocused && facts.experimental {
+		f *= fixturePenalty
+	}
+	if sf.unfocused {
+		f *= math.Pow(nestFactor, float64(facts.depth-sf.minDepth))
+	}
+	return f
+}
+
+// flowIn is the flow into definition d: its share of the mass of its name
+// and of each qualified or bare form of the name that resolves to its
+// file, split among the same-named definitions of the file.
+func (d *scoreDef) flowIn(x *scoreIndex, mass []float64) float64 {
+	// (x/1 is x: most names have one definer and one kept definition in
+	// the file, and a division costs.)
+	flowIn := 0.0 // the mass of a name nothing refers to
+	if d.slot >= 0 {
+		flowIn = mass[d.slot]
+		if d.definers != 1 {
+			flowIn /= float64(d.definers)
+		}
+	}
+	for _, q := range x.quals[d.qualLo:d.qualHi] {
+		flowIn += mass[q.slot] / float64(q.definers)
+	}
+	if d.kept != 1 {
+		flowIn /= float64(d.kept)
+	}
+	return flowIn
+}
+
+// defFactor applies to s the factors of definition d: focus name, API,
+// declared API and how widely the name is used.
+func (sf *scoreFocus) defFactor(s float64, d *scoreDef, focusName bool) float64 {
+	if focusName {
+		s *= defFocusBoost
+	}
+	if d.flags&factAPI != 0 {
+		s *= apiBoost
+		if sf.unfocused && d.flags&scoreDeclared != 0 {
+			s *= declaredBoost
+		}
+	}
+	if sf.unfocused {
+		// How widely the name is used: a package's entry points are
+		// used from many files, each with a small share of its rank.
+		s *= 1 + math.Log2(1+float64(d.uses))
+	}
+	return s
+}
+
+// scoreIndex is what score needs of each definition it scores that no
+// focus changes, in the order it scores them (by file, then definition):
+// made once per graph, on its first ranking, so that scoring a new focus
+// reads one array instead of looking up each name's slot, definers and
+// qualified forms (a binary search per qualified form) every time.
+type scoreIndex struct {
+	once      sync.Once
+	fileStart []int32 // file f's definitions are defs[fileStart[f]:fileStart[f+1]]
+	defs      []scoreDef
+	quals     []scoreQual
+}
+
+// scoreDef is one scored definition: the flow into it is the mass of its
+// slot split among the name's definers, plus that of each qualified or
+// bare form of the name that resolves to its file (quals[qualLo:qualHi],
+// in qualifiedOf order).
+type scoreDef struct {
+	def, id        int32
+	slot           int32 // -1: no file refers to the name (no mass)
+	definers       int32
+	qualLo, qualHi int32
+	kept           int32 // defFacts.kept
+	uses           int32 // files referring to the name or its forms that resolve here
+	flags          uint8 // factAPI, scoreDeclared
+}
+
+type scoreQual struct{ slot, definers int32 }
+
+// scoreDeclared marks API that an export list names (and is no member).
+const scoreDeclared = 1 << 7
+
+func (g *graph) scoreIndex() *scoreIndex {
+	x := g.scoreIx
+	x.once.Do(func() {
+		x.fileStart = make([]int32, len(g.tags)+1)
+		x.defs = make([]scoreDef, 0, g.numDefs)
+		for fi := range g.tags {
+			x.fileStart[fi] = int32(len(x.defs))
+			facts := g.facts[fi]
+			for di, id := range g.defIdent[fi] {
+				if id < 0 {
+					continue // local
+				}
+				df := facts.defs[di]
+				if df.flags&factOverload != 0 {
+					continue // one line per name: the first overload stands for the rest
+				}
+				member := df.flags&factMember != 0
+				d := scoreDef{def: int32(di), id: id, slot: -1, definers: g.defStart[id+1] - g.defStart[id],
+					kept: df.kept, uses: g.refFiles[id], flags: df.flags & factAPI}
+				if k := g.slot[id]; int(k) < g.referenced {
+					d.slot = k
+				}
+				if g.declared[id] && !member {
+					d.flags |= scoreDeclared
+				}
+				d.qualLo = int32(len(x.quals))
+				for _, q := range g.qualifiedOf(id) {
+					if member {
+						break // neither a bare nor a qualified name means a member
+					}
+					// Definers are in file order.
+					if _, ok := slices.BinarySearch(g.definers(q), int32(fi)); ok {
+						d.uses += g.refFiles[q]
+						if k := g.slot[q]; int(k) < g.referenced {
+							x.quals = append(x.quals, scoreQual{slot: k, definers: g.defStart[q+1] - g.defStart[q]})
+						} // else its mass is zero: adding it changes nothing
+					}
+				}
+				d.qualHi = int32(len(x.quals))
+				x.defs = append(x.defs, d)
+			}
+		}
+		x.fileStart[len(g.tags)] = int32(len(x.defs))
+	})
+	return x
+}
