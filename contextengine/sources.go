@@ -219,9 +219,7 @@ func indexSources(req Request, lines []string, sel *Selection, seen spans, repor
 		queries := searchQueries(req.Question, questionWords, idents)
 		hitSeen := map[string]bool{}
 		for qi, q := range queries {
-			ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
-			res, err := ix.Search(ctx, q, 2*searchHits)
-			cancel()
+			res, err := searchFor(ix, q)
 			if errors.Is(err, codeindex.ErrNoSearch) {
 				report.Notes = append(report.Notes, "no search index in this session: no search hits")
 				break
@@ -282,6 +280,18 @@ func indexSources(req Request, lines []string, sel *Selection, seen spans, repor
 
 // searchHits is how many hits of each search query become candidates.
 const searchHits = 6
+
+// searchFor runs one search query, briefly: the prompt is not held up for
+// a slow index.
+func searchFor(ix codeindex.Index, text string) (*codeindex.SearchResult, error) {
+	q, err := codeindex.ParseQuery(text)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	return ix.Search(ctx, q, 2*searchHits)
+}
 
 // bestPerFileFirst orders hits so that every file's best chunk comes before
 // any file's second one (a question is answered by a file more often than by
