@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
+	"strings"
 	"testing"
 	"time"
 
@@ -22,7 +24,11 @@ func benchCorpus(b *testing.B) string {
 	if d := os.Getenv("CAIRN_BENCH_CORPUS"); d != "" {
 		return d
 	}
-	d := filepath.Join(runtime.GOROOT(), "src")
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		b.Fatalf("go env GOROOT: %v", err)
+	}
+	d := filepath.Join(strings.TrimSpace(string(out)), "src")
 	if _, err := os.Stat(d); err != nil {
 		b.Skip("no corpus: set CAIRN_BENCH_CORPUS")
 	}

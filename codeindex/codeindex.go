@@ -461,10 +461,10 @@ func (ix *Local) apply(ctx context.Context, ch workspace.Change) {
 // The map's tags cache is written when changes pause: cacheSaveQuiet
 // after the last change, and at the latest cacheSaveMaxDelay after the
 // first one not yet written. The cache is only a warm start's shortcut (a
-// stale entry is re-parsed); writing its 20 MB takes a core for a few
-// hundred milliseconds, which, every ten seconds while the user saved file
-// after file, was what delayed a save's visibility in search and map past
-// 50 ms (BenchmarkDidSaveVisible's worst saves).
+// stale entry is re-parsed); writing it takes a core for a while, which,
+// done often while the user saved file after file, was what delayed a
+// save's visibility in search and map (BenchmarkDidSaveVisible's worst
+// saves).
 var (
 	cacheSaveQuiet    = 10 * time.Second
 	cacheSaveMaxDelay = 2 * time.Minute
