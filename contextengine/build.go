@@ -345,28 +345,29 @@ func (b *build) countRedactions(findings []redact.Finding) string {
 }
 
 // allocate spends the budget and returns the tokens used. After the first
-// allocation, dropping what another included item holds and merging what
-// overlaps free room, which fillLeftover gives to what was dropped, which
-// may hold or overlap something in turn: this repeats until nothing is
-// freed. Then the bodies of the functions the selection and its enclosing
-// symbol call take what is left (callees.go), merged with what they
-// overlap, until no merge frees more. Both loops end: every round that
-// frees something takes at least one item out of the prompt for good
-// (a duplicate or merged item is never taken back), and fillLeftover only
-// takes back items dropped for the budget.
+// allocation, each way of freeing room in turn (dropping what another
+// included item holds, then merging what overlaps) frees what it can;
+// fillLeftover gives that room to what was dropped, and what the refill
+// brought in is dropped or merged again where it repeats something, its
+// room left to what comes next. Then the bodies of the functions the
+// selection and its enclosing symbol call take what is left (callees.go),
+// merged with what they overlap, until no merge frees more. The loop ends:
+// every round that frees something takes at least one item out of the
+// prompt for good (a merged item is never taken back).
 func (b *build) allocate() int {
 	items, avail, report := b.items, b.avail, b.report
 	used := Allocate(items, avail, report)
 	used = fillLeftover(items, avail, used, report)
-	for {
-		freed := dropContained(items, report)
-		if freed == 0 {
-			freed = b.mergeOverlaps()
-		}
+	freers := []func() int{func() int { return dropContained(items, report) }, b.mergeOverlaps}
+	for i, free := range freers {
+		freed := free()
 		if freed <= 0 {
-			break
+			continue
 		}
 		used = fillLeftover(items, avail, used-freed, report)
+		for _, again := range freers[:i+1] {
+			used -= again()
+		}
 	}
 	for {
 		used = spendOnCallees(items, avail, used, report)
