@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/cairn-dev/cairn/repomap"
-	"github.com/cairn-dev/cairn/search"
 )
 
 // Index is the code index API: everything tools, the context engine, the
@@ -17,10 +16,10 @@ import (
 // webserver, an OpenSearch cluster; see docs/scale.md) can too, since
 // every answer is plain data.
 type Index interface {
-	// Search runs a code search query (words, identifiers, "phrases",
-	// path:, lang:, sym: filters). It returns ErrNoSearch when this
-	// session has no search index.
-	Search(ctx context.Context, query string, limit int) (*SearchResult, error)
+	// Search runs a parsed code search query (ParseQuery) and returns up
+	// to limit hits (DefaultLimit when limit <= 0). It returns ErrNoSearch
+	// when this session has no search index.
+	Search(ctx context.Context, q Query, limit int) (*SearchResult, error)
 	// RenderMap renders the repository map ranked toward focus and fitted
 	// to tokens.
 	RenderMap(focus Focus, tokens int) (string, RenderStats)
@@ -39,8 +38,8 @@ type Index interface {
 	Ready() <-chan struct{}
 }
 
-// The index's data types. They are the engines' own (aliases), so passing
-// them through the API copies nothing.
+// The repo map's data types are the map engine's own (aliases): a remote
+// backend serves searches only (WithSearch), never the map.
 type (
 	// Focus says what a map is ranked toward.
 	Focus = repomap.Focus
@@ -48,11 +47,51 @@ type (
 	RenderStats = repomap.RenderStats
 	// Symbol is a definition with its file and line range.
 	Symbol = repomap.Symbol
-	// SearchResult is the answer to one search query.
-	SearchResult = search.Result
-	// Hit is one search result: a chunk and its best matching line.
-	Hit = search.Hit
 )
+
+// SearchResult is the answer to one search query. Its JSON is what
+// `cairn search --json` prints.
+type SearchResult struct {
+	Hits     []Hit    `json:"hits"`
+	Total    uint64   `json:"total"`              // matching chunks (or, remote, matches)
+	Partial  bool     `json:"partial,omitempty"`  // the index was still being built
+	Warnings []string `json:"warnings,omitempty"` // e.g. an unbalanced quote read literally
+}
+
+// Hit is one search result: a chunk of a file (its line range) and the
+// line in it that best matches the query. A backend that matches lines,
+// not chunks, gives the line as the range.
+type Hit struct {
+	Path      string  `json:"path"` // workspace-relative, slash-separated
+	Line      int     `json:"line"` // 1-based: the best matching line
+	Text      string  `json:"text"` // that line, trimmed
+	StartLine int     `json:"startLine"`
+	EndLine   int     `json:"endLine"`
+	Symbol    string  `json:"symbol,omitempty"` // the declaration the chunk is, if any
+	Kind      string  `json:"kind,omitempty"`   // its kind (func, method, class...)
+	Score     float64 `json:"score"`            // the backend's own: compares hits of one result only
+}
+
+// String formats a hit as `path:line: text`.
+func (h Hit) String() string { return fmt.Sprintf("%s:%d: %s", h.Path, h.Line, h.Text) }
+
+// BestPerFile keeps the first (best) hit of each file, up to n files: a
+// result grouped by file. The embedded index returns at most 3 hits per
+// file, so a search for 3n hits holds n files when there are.
+func BestPerFile(hits []Hit, n int) []Hit {
+	seen := map[string]bool{}
+	var out []Hit
+	for _, h := range hits {
+		if len(out) == n {
+			break
+		}
+		if !seen[h.Path] {
+			seen[h.Path] = true
+			out = append(out, h)
+		}
+	}
+	return out
+}
 
 // Stats describe an index's content.
 type Stats struct {
@@ -118,7 +157,11 @@ func IsReady(ix Index) bool {
 // SearchText serves the search_code tool: hits as `path:line: text`, with
 // the enclosing symbol, and a note when the index is still being built.
 func SearchText(ctx context.Context, ix Index, query string, limit int) (string, error) {
-	res, err := ix.Search(ctx, query, limit)
+	q, err := ParseQuery(query)
+	if err != nil {
+		return "", err
+	}
+	res, err := ix.Search(ctx, q, limit)
 	if err != nil {
 		return "", err
 	}

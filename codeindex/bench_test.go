@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
+	"strings"
 	"testing"
 	"time"
 
@@ -22,7 +24,11 @@ func benchCorpus(b *testing.B) string {
 	if d := os.Getenv("CAIRN_BENCH_CORPUS"); d != "" {
 		return d
 	}
-	d := filepath.Join(runtime.GOROOT(), "src")
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		b.Fatalf("go env GOROOT: %v", err)
+	}
+	d := filepath.Join(strings.TrimSpace(string(out)), "src")
 	if _, err := os.Stat(d); err != nil {
 		b.Skip("no corpus: set CAIRN_BENCH_CORPUS")
 	}
@@ -132,7 +138,7 @@ func visible(b *testing.B, ix *Local, sym, rel string, since time.Time) time.Dur
 			seenMap = len(ix.Definitions([]string{sym})) > 0
 		}
 		if !seenSearch {
-			res, err := ix.Search(context.Background(), "sym:"+sym, 1)
+			res, err := ix.Search(context.Background(), mustParse(b, "sym:"+sym), 1)
 			seenSearch = err == nil && len(res.Hits) > 0 && res.Hits[0].Path == rel
 		}
 		if !seenMap || !seenSearch {
@@ -194,12 +200,15 @@ func BenchmarkDidSaveVisible(b *testing.B) {
 // BenchmarkQuery measures in-process identifier queries on a warm index.
 func BenchmarkQuery(b *testing.B) {
 	_, ix := benchIndex(b, true)
-	queries := []string{"parseHTTPRequest", "NewReader", "ServeHTTP", "utf8 decode rune", "sym:Marshal"}
+	var parsed []Query
+	for _, q := range []string{"parseHTTPRequest", "NewReader", "ServeHTTP", "utf8 decode rune", "sym:Marshal"} {
+		parsed = append(parsed, mustParse(b, q))
+	}
 	b.ResetTimer()
 	lat := benchlat.Start(b.N)
 	for i := 0; i < b.N; i++ {
 		start := time.Now()
-		if _, err := ix.Search(context.Background(), queries[i%len(queries)], 20); err != nil {
+		if _, err := ix.Search(context.Background(), parsed[i%len(parsed)], 20); err != nil {
 			b.Fatal(err)
 		}
 		lat.Add(time.Since(start))

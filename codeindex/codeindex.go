@@ -347,10 +347,10 @@ func (ix *Local) apply(ctx context.Context, ch workspace.Change) {
 // The map's tags cache is written when changes pause: cacheSaveQuiet
 // after the last change, and at the latest cacheSaveMaxDelay after the
 // first one not yet written. The cache is only a warm start's shortcut (a
-// stale entry is re-parsed); writing its 20 MB takes a core for a few
-// hundred milliseconds, which, every ten seconds while the user saved file
-// after file, was what delayed a save's visibility in search and map past
-// 50 ms (BenchmarkDidSaveVisible's worst saves).
+// stale entry is re-parsed); writing it takes a core for a while, which,
+// done often while the user saved file after file, was what delayed a
+// save's visibility in search and map (BenchmarkDidSaveVisible's worst
+// saves).
 var (
 	cacheSaveQuiet    = 10 * time.Second
 	cacheSaveMaxDelay = 2 * time.Minute
@@ -429,11 +429,32 @@ func (ix *Local) Wait(ctx context.Context) error {
 func (ix *Local) Ready() <-chan struct{} { return ix.ready }
 
 // Search runs a search query; ErrNoSearch when the session has no search index.
-func (ix *Local) Search(ctx context.Context, query string, limit int) (*SearchResult, error) {
+func (ix *Local) Search(ctx context.Context, q Query, limit int) (*SearchResult, error) {
 	if ix.s == nil {
 		return nil, ErrNoSearch
 	}
-	return ix.s.Search(ctx, query, limit)
+	p, err := q.parsed()
+	if err != nil {
+		return nil, err
+	}
+	r, err := ix.s.SearchParsed(ctx, p, limit)
+	if err != nil {
+		return nil, err
+	}
+	return fromEngine(r), nil
+}
+
+// fromEngine is the search engine's answer as the API's.
+func fromEngine(r *search.Result) *SearchResult {
+	res := &SearchResult{Total: r.Total, Partial: r.Partial, Warnings: r.Warnings}
+	if r.Hits != nil {
+		res.Hits = make([]Hit, len(r.Hits))
+	}
+	for i, h := range r.Hits {
+		res.Hits[i] = Hit{Path: h.Path, Line: h.Line, Text: h.Text, StartLine: h.StartLine, EndLine: h.EndLine,
+			Symbol: h.Symbol, Kind: h.Kind, Score: h.Score}
+	}
+	return res
 }
 
 // RenderMap renders the repo map ranked toward focus, fitted to tokens.

@@ -83,7 +83,7 @@ func TestIndexesServeToolsAndFollowSaves(t *testing.T) {
 		t.Fatalf("second open: %v %+v", err, ix2)
 	}
 	defer ix2.Close()
-	if _, err := ix2.Search(ctx, "tax", 5); err != ErrNoSearch {
+	if _, err := ix2.Search(ctx, mustParse(t, "tax"), 5); err != ErrNoSearch {
 		t.Errorf("search in the second server: %v, want ErrNoSearch", err)
 	}
 }

@@ -14,7 +14,7 @@ import (
 // Searcher is the search half of Index: what a remote search backend
 // implements.
 type Searcher interface {
-	Search(ctx context.Context, query string, limit int) (*SearchResult, error)
+	Search(ctx context.Context, q Query, limit int) (*SearchResult, error)
 }
 
 // WithSearch returns an Index whose searches go to s and everything else
@@ -28,8 +28,8 @@ type splitIndex struct {
 	s Searcher
 }
 
-func (x splitIndex) Search(ctx context.Context, query string, limit int) (*SearchResult, error) {
-	return x.s.Search(ctx, query, limit)
+func (x splitIndex) Search(ctx context.Context, q Query, limit int) (*SearchResult, error) {
+	return x.s.Search(ctx, q, limit)
 }
 
 // NotReady, Prioritize and Building are the local index's (Warming).
@@ -63,8 +63,11 @@ func (x splitIndex) Stats() Stats {
 }
 
 // Zoekt searches a Zoekt webserver (zoekt-webserver -rpc) through its JSON
-// API, POST /api/search. Queries are Zoekt's own syntax (regexps, file:,
-// lang:, sym:, repo:); hits carry no enclosing declaration.
+// API, POST /api/search. A query is translated into Zoekt's syntax
+// (zoektQuery): words and phrases become literal substrings (Zoekt's
+// case:auto), path:, lang: and sym: become file:, lang: and sym:. Zoekt
+// matches lines, not chunks: a hit's range is its line, and hits carry no
+// enclosing declaration.
 type Zoekt struct {
 	URL    string       // e.g. http://zoekt.internal:6070
 	Repo   string       // when set, only this repository (repo: filter)
@@ -103,13 +106,16 @@ type zoektReply struct {
 }
 
 // Search runs query on the Zoekt webserver.
-func (z Zoekt) Search(ctx context.Context, query string, limit int) (*SearchResult, error) {
+func (z Zoekt) Search(ctx context.Context, query Query, limit int) (*SearchResult, error) {
 	if limit <= 0 {
 		limit = 20
 	}
-	q := query
+	q, err := zoektQuery(query.Root)
+	if err != nil {
+		return nil, err
+	}
 	if z.Repo != "" {
-		q = fmt.Sprintf("repo:^%s$ (%s)", regexp.QuoteMeta(z.Repo), query)
+		q = fmt.Sprintf("repo:^%s$ (%s)", regexp.QuoteMeta(z.Repo), q)
 	}
 	body, err := json.Marshal(zoektRequest{Q: q, Opts: zoektOptions{MaxDocDisplayCount: limit, MaxMatchDisplayCount: limit,
 		ShardMaxMatchCount: 10 * limit, TotalMaxMatchCount: 100 * limit}})
@@ -137,7 +143,7 @@ func (z Zoekt) Search(ctx context.Context, query string, limit int) (*SearchResu
 	if resp.StatusCode != http.StatusOK || reply.Error != "" {
 		return nil, fmt.Errorf("zoekt search at %s: HTTP %d: %s", z.URL, resp.StatusCode, reply.Error)
 	}
-	res := &SearchResult{Hits: []Hit{}}
+	res := &SearchResult{Hits: []Hit{}, Warnings: query.Warnings}
 	if reply.Result == nil {
 		return res, nil
 	}
@@ -152,4 +158,77 @@ func (z Zoekt) Search(ctx context.Context, query string, limit int) (*SearchResu
 		}
 	}
 	return res, nil
+}
+
+// zoektQuery writes q in Zoekt's query syntax, where every value is a
+// regular expression: literal text is quoted as one.
+func zoektQuery(q Q) (string, error) {
+	switch q := q.(type) {
+	case And:
+		parts := make([]string, 0, len(q.Children))
+		for _, c := range q.Children {
+			s, err := zoektQuery(c)
+			if err != nil {
+				return "", err
+			}
+			parts = append(parts, s)
+		}
+		if len(parts) == 0 {
+			return "", fmt.Errorf("%w: empty query", ErrBadQuery)
+		}
+		return strings.Join(parts, " "), nil
+	case Word:
+		return zoektString(regexp.QuoteMeta(q.Text)), nil
+	case Phrase:
+		return zoektString(regexp.QuoteMeta(q.Text)), nil
+	case File:
+		if !strings.ContainsAny(q.Pattern, "*?") {
+			return "file:" + zoektString(regexp.QuoteMeta(strings.TrimPrefix(q.Pattern, "./"))), nil
+		}
+		// A glob matches the whole path, or a tail of it starting at a
+		// directory boundary, as the embedded index reads it.
+		re := globRegexp(strings.TrimPrefix(q.Pattern, "./"))
+		if strings.HasPrefix(q.Pattern, "*") {
+			return "file:" + zoektString("^"+re+"$"), nil
+		}
+		return "file:" + zoektString("(^|/)"+re+"$"), nil
+	case Lang:
+		return "lang:" + zoektString(q.Name), nil
+	case Sym:
+		return "sym:" + zoektString("(?i)^"+globRegexp(q.Name)+"$"), nil
+	}
+	return "", fmt.Errorf("%w: %s is not supported by the Zoekt backend", ErrBadQuery, q)
+}
+
+// globRegexp is a glob (* any run of characters, ? one) as a regexp.
+func globRegexp(glob string) string {
+	var b strings.Builder
+	for _, r := range glob {
+		switch r {
+		case '*':
+			b.WriteString(".*")
+		case '?':
+			b.WriteString(".")
+		default:
+			b.WriteString(regexp.QuoteMeta(string(r)))
+		}
+	}
+	return b.String()
+}
+
+// zoektString writes s as one Zoekt query value: bare when it is a plain
+// identifier, else in quotes, where Zoekt reads a backslash as escaping the
+// next character.
+func zoektString(s string) string {
+	plain := s != ""
+	for _, r := range s {
+		if !(r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return s
+	}
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
 }

@@ -31,7 +31,7 @@ func TestZoektSearchSpeaksTheJSONAPI(t *testing.T) {
 			"LineMatches":[{"Line":"ZnVuYyByZWFkUmVxdWVzdChiICpidWZpby5SZWFkZXIp","LineNumber":1062},{"Line":"cmVxdWVzdC5nbw==","LineNumber":0,"FileName":true}]}]}}`))
 	}))
 	defer srv.Close()
-	res, err := Zoekt{URL: srv.URL, Repo: "go.dev/x"}.Search(context.Background(), "readRequest", 5)
+	res, err := Zoekt{URL: srv.URL, Repo: "go.dev/x"}.Search(context.Background(), mustParse(t, "readRequest"), 5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func TestZoektSearchSpeaksTheJSONAPI(t *testing.T) {
 		w.Write([]byte(`{"Error":"parse error: unbalanced parenthesis"}`))
 	}))
 	defer bad.Close()
-	if _, err := (Zoekt{URL: bad.URL}).Search(context.Background(), "(", 5); err == nil || !strings.Contains(err.Error(), "unbalanced") {
+	if _, err := (Zoekt{URL: bad.URL}).Search(context.Background(), mustParse(t, "x"), 5); err == nil || !strings.Contains(err.Error(), "unbalanced") {
 		t.Errorf("error reply: %v", err)
 	}
 }
@@ -97,7 +97,7 @@ func TestZoektSearchAgainstARealWebserver(t *testing.T) {
 	z := Zoekt{URL: "http://" + addr, Client: &http.Client{Timeout: 10 * time.Second}}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		res, err := z.Search(ctx, "Gross", 5)
+		res, err := z.Search(ctx, mustParse(t, "Gross"), 5)
 		if err == nil && len(res.Hits) > 0 {
 			if res.Hits[0].Path != "tax.go" || !strings.Contains(res.Hits[0].Text, "Gross") {
 				t.Fatalf("hits: %+v", res.Hits)
@@ -108,5 +108,31 @@ func TestZoektSearchAgainstARealWebserver(t *testing.T) {
 			t.Fatalf("no answer from zoekt-webserver: %v %+v", err, res)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func mustParse(t testing.TB, text string) Query {
+	t.Helper()
+	q, err := ParseQuery(text)
+	if err != nil {
+		t.Fatalf("parsing %q: %v", text, err)
+	}
+	return q
+}
+
+// The query tree becomes Zoekt's syntax, every value a quoted regexp
+// unless it is a plain identifier.
+func TestZoektQuerySyntax(t *testing.T) {
+	for text, want := range map[string]string{
+		`readRequest`:                     `readRequest`,
+		`a.b "x y" path:net/http lang:go`: `"a\\.b" "x y" file:"net/http" lang:go`,
+		`path:*_test.go sym:Serve*`:       `file:"^.*_test\\.go$" sym:"(?i)^Serve.*$"`,
+		`path:net/*.go`:                   `file:"(^|/)net/.*\\.go$"`,
+		`"a\b"`:                           `"a\\\\b"`,
+	} {
+		got, err := zoektQuery(mustParse(t, text).Root)
+		if err != nil || got != want {
+			t.Errorf("%s: got %s (%v), want %s", text, got, err, want)
+		}
 	}
 }

@@ -90,8 +90,37 @@ const (
 	prioOpenDocs
 )
 
-// Build assembles the first user message for a question.
+// Build assembles the first user message for a question, in phases:
+// collect the candidates, redact them, allocate the budget, assemble the
+// message, and redact the report.
 func Build(req Request) (*Built, error) {
+	b, err := newBuild(req)
+	if err != nil {
+		return nil, err
+	}
+	b.collect()
+	b.redactItems()
+	used := b.allocate()
+	b.report.Budget.Used = used + b.sysTokens
+	b.report.Items = append(b.report.Items, b.items...)
+	user := assemble(b.items)
+	b.redactReport()
+	return &Built{System: SystemPrompt, User: user, Report: b.report}, nil
+}
+
+// build is one Build's state, shared by its phases.
+type build struct {
+	req       Request
+	report    *Report
+	sysTokens int
+	avail     int        // tokens for the message after the system prompt
+	lines     []string   // req.FileText's lines
+	sel       *Selection // req.Selection, clamped by fileSources
+	items     []*Item    // the candidates, in the order collected
+	red       *redact.Redactor
+}
+
+func newBuild(req Request) (*build, error) {
 	if strings.TrimSpace(req.Question) == "" {
 		return nil, fmt.Errorf("building context: the question is empty")
 	}
@@ -103,83 +132,119 @@ func Build(req Request) (*Built, error) {
 		req.Selection = &s
 	}
 	req.files = newWSFiles(req.WS)
-	report := &Report{Question: req.Question, NotReady: append([]string(nil), req.NotReady...)}
-	sysTokens := tokencount.Count(SystemPrompt)
-	report.Budget = NewBudget(req.ContextWindow, req.MaxOutput, req.ToolSchemas)
-	avail := report.Budget.Available - sysTokens
-	report.Items = append(report.Items, &Item{Source: SourceInstructions, Location: "system prompt", Text: SystemPrompt,
-		Tokens: sysTokens, Required: true, Included: true, Reason: "always sent"})
+	b := &build{req: req, sel: req.Selection, red: req.Redactor}
+	if b.red == nil {
+		b.red = redact.Default()
+	}
+	b.report = &Report{Question: req.Question, NotReady: append([]string(nil), req.NotReady...)}
+	b.sysTokens = tokencount.Count(SystemPrompt)
+	b.report.Budget = NewBudget(req.ContextWindow, req.MaxOutput, req.ToolSchemas)
+	b.avail = b.report.Budget.Available - b.sysTokens
+	b.report.Items = append(b.report.Items, &Item{Source: SourceInstructions, Location: "system prompt", Text: SystemPrompt,
+		Tokens: b.sysTokens, Required: true, Included: true, Reason: "always sent"})
+	if req.FileText != "" {
+		b.lines = strings.SplitAfter(req.FileText, "\n")
+		if n := len(b.lines); n > 0 && b.lines[n-1] == "" {
+			b.lines = b.lines[:n-1]
+		}
+	}
+	return b, nil
+}
 
-	var items []*Item
-	add := func(it *Item) { items = append(items, it) }
-	add(&Item{Source: SourceQuestion, Location: "user", Text: "## Question\n" + req.Question + "\n", Priority: prioQuestion, Required: true, Score: 1})
+func (b *build) add(it *Item) { b.items = append(b.items, it) }
 
+func (b *build) note(format string, args ...any) {
+	b.report.Notes = append(b.report.Notes, fmt.Sprintf(format, args...))
+}
+
+// collect gathers every candidate. The order matters: it is the order of
+// items of equal priority and score in the allocation, and of the report.
+func (b *build) collect() {
+	req := b.req
+	b.add(&Item{Source: SourceQuestion, Location: "user", Text: "## Question\n" + req.Question + "\n", Priority: prioQuestion, Required: true, Score: 1})
 	if req.File != "" && req.FileText == "" && req.WS != nil {
 		abs := req.WS.Abs(req.File)
 		if _, open := req.WS.Docs.Get(abs); !open {
 			if _, err := os.Stat(abs); err != nil {
-				report.Notes = append(report.Notes, fmt.Sprintf("%s is not open in the editor and not on disk: no selection or file context; answering from the question and the indexes only", req.File))
+				b.note("%s is not open in the editor and not on disk: no selection or file context; answering from the question and the indexes only", req.File)
 			}
 		}
 	}
-	if need := tokencount.Count(req.Question) + 8; avail < need {
-		report.Notes = append(report.Notes, fmt.Sprintf("the budget (%d tokens for messages after the system prompt) is smaller than the question (%d tokens): the question is cut to fit; raise the context window or lower the tokens reserved for the answer", avail, need))
+	if need := tokencount.Count(req.Question) + 8; b.avail < need {
+		b.note("the budget (%d tokens for messages after the system prompt) is smaller than the question (%d tokens): the question is cut to fit; raise the context window or lower the tokens reserved for the answer", b.avail, need)
 	}
+	seen := b.fileSources()
+	b.diagnosticSources()
+	b.recentEditSources()
+	b.projectSources()
+	indexSources(req, b.lines, b.sel, seen, b.report, b.add)
+	historySources(req, b.report, b.add)
+	openDocSources(req, seen, b.add)
+}
 
-	var seen spans
-	var lines []string
-	if req.FileText != "" {
-		lines = strings.SplitAfter(req.FileText, "\n")
-		if n := len(lines); n > 0 && lines[n-1] == "" {
-			lines = lines[:n-1]
-		}
+// fileSources adds the selection and the code around it, or the head of
+// the current file when nothing is selected. It returns the span the
+// selection covers, which other sources need not repeat.
+func (b *build) fileSources() spans {
+	req, lines, sel := b.req, b.lines, b.sel
+	if req.File == "" {
+		return nil
 	}
-	sel := req.Selection
-	if req.File != "" && sel != nil {
-		if sel.StartLine < 1 {
-			sel.StartLine = 1
+	if sel == nil {
+		if len(lines) > 0 {
+			end := min(len(lines), 200)
+			b.add(&Item{Source: SourceWindow, Location: fmt.Sprintf("%s:1-%d", req.File, end),
+				Text:     fmt.Sprintf("## Current file: %s lines 1-%d\n%s", req.File, end, numbered(lines, 1, end)),
+				Priority: prioWindow, Score: 0.7})
 		}
-		if sel.EndLine < sel.StartLine {
-			sel.EndLine = sel.StartLine
-		}
-		if sel.StartLine > len(lines) {
-			report.Notes = append(report.Notes, fmt.Sprintf("the selection starts at line %d, past the end of %s (%d lines); no selection text included", sel.StartLine, req.File, len(lines)))
-		} else {
-			end := min(sel.EndLine, len(lines))
-			add(&Item{Source: SourceSelection, Location: fmt.Sprintf("%s:%d-%d", req.File, sel.StartLine, end),
-				Text:     fmt.Sprintf("## Selection: %s lines %d-%d\n%s", req.File, sel.StartLine, end, numbered(lines, sel.StartLine, end)),
-				Priority: prioSelection, Required: true, Score: 1})
-			// Surrounding window: up to 40 lines either side, trimmed to fit.
-			if sel.StartLine > 1 || end < len(lines) {
-				file, first, last := req.File, sel.StartLine, end
-				it := &Item{Source: SourceWindow, Location: fmt.Sprintf("%s around %d-%d", file, first, last), Priority: prioWindow, Score: 0.8}
-				it.render = func(tokens int) string {
-					for radius := 40; radius >= 5; radius = radius * 2 / 3 {
-						ws, we := max(1, first-radius), min(len(lines), last+radius)
-						text := fmt.Sprintf("## Around the selection: %s lines %d-%d\n%s", file, ws, we, numbered(lines, ws, we))
-						if tokencount.Count(text) <= tokens {
-							it.Location = fmt.Sprintf("%s:%d-%d", file, ws, we)
-							return text
-						}
-					}
-					return ""
-				}
-				add(it)
+		return nil
+	}
+	if sel.StartLine < 1 {
+		sel.StartLine = 1
+	}
+	if sel.EndLine < sel.StartLine {
+		sel.EndLine = sel.StartLine
+	}
+	if sel.StartLine > len(lines) {
+		b.note("the selection starts at line %d, past the end of %s (%d lines); no selection text included", sel.StartLine, req.File, len(lines))
+		return nil
+	}
+	end := min(sel.EndLine, len(lines))
+	b.add(&Item{Source: SourceSelection, Location: fmt.Sprintf("%s:%d-%d", req.File, sel.StartLine, end),
+		Text:     fmt.Sprintf("## Selection: %s lines %d-%d\n%s", req.File, sel.StartLine, end, numbered(lines, sel.StartLine, end)),
+		Priority: prioSelection, Required: true, Score: 1})
+	if sel.StartLine > 1 || end < len(lines) {
+		b.add(windowItem(req.File, lines, sel.StartLine, end))
+	}
+	return spans{{req.File, sel.StartLine, end}}
+}
+
+// windowItem is the code around lines first-last of file: up to 40 lines
+// either side, fewer when the room allocated is smaller.
+func windowItem(file string, lines []string, first, last int) *Item {
+	it := &Item{Source: SourceWindow, Location: fmt.Sprintf("%s around %d-%d", file, first, last), Priority: prioWindow, Score: 0.8}
+	it.render = func(tokens int) string {
+		for radius := 40; radius >= 5; radius = radius * 2 / 3 {
+			ws, we := max(1, first-radius), min(len(lines), last+radius)
+			text := fmt.Sprintf("## Around the selection: %s lines %d-%d\n%s", file, ws, we, numbered(lines, ws, we))
+			if tokencount.Count(text) <= tokens {
+				it.Location = fmt.Sprintf("%s:%d-%d", file, ws, we)
+				return text
 			}
-			seen = append(seen, span{req.File, sel.StartLine, end})
 		}
-	} else if req.File != "" && len(lines) > 0 {
-		end := min(len(lines), 200)
-		add(&Item{Source: SourceWindow, Location: fmt.Sprintf("%s:1-%d", req.File, end),
-			Text:     fmt.Sprintf("## Current file: %s lines 1-%d\n%s", req.File, end, numbered(lines, 1, end)),
-			Priority: prioWindow, Score: 0.7})
+		return ""
 	}
+	return it
+}
 
-	for _, d := range req.Diagnostics {
+// diagnosticSources adds the editor's diagnostics, those in the selection
+// first, then those of its file, then the rest.
+func (b *build) diagnosticSources() {
+	for _, d := range b.req.Diagnostics {
 		prio, score := prioDiagnosticsOther, 0.3
-		if d.Path == req.File {
+		if d.Path == b.req.File {
 			prio, score = prioDiagnosticsFile, 0.6
-			if sel != nil && d.Line() <= sel.EndLine && d.EndLine() >= sel.StartLine {
+			if sel := b.sel; sel != nil && d.Line() <= sel.EndLine && d.EndLine() >= sel.StartLine {
 				prio, score = prioDiagnosticsInRange, 1
 			}
 		}
@@ -187,54 +252,61 @@ func Build(req Request) (*Built, error) {
 		if d.Source != "" {
 			src = " (" + d.Source + ")"
 		}
-		add(&Item{Source: SourceDiagnostics, Location: fmt.Sprintf("%s:%d", d.Path, d.Line()),
+		b.add(&Item{Source: SourceDiagnostics, Location: fmt.Sprintf("%s:%d", d.Path, d.Line()),
 			Text:     fmt.Sprintf("- %s:%d: %s%s: %s\n", d.Path, d.Line(), d.Severity, src, d.Message),
 			Priority: prio, Score: score})
 	}
+}
 
-	for i, e := range req.RecentEdits {
+// recentEditSources adds the user's recent edits as diffs, newest first.
+func (b *build) recentEditSources() {
+	for i, e := range b.req.RecentEdits {
 		rel := e.Path
-		if req.WS != nil {
-			rel = req.WS.Rel(e.Path)
+		if b.req.WS != nil {
+			rel = b.req.WS.Rel(e.Path)
 		}
 		diff := workspace.UnifiedDiff(rel, e.Before, e.After)
 		if diff == "" {
 			continue
 		}
-		add(&Item{Source: SourceRecentEdits, Location: rel, Text: "```diff\n" + diff + "```\n",
+		b.add(&Item{Source: SourceRecentEdits, Location: rel, Text: "```diff\n" + diff + "```\n",
 			Priority: prioRecentEdits, Score: 1 / float64(i+1)})
 	}
+}
 
-	if req.WS != nil {
-		for _, name := range []string{"AGENTS.md", ".cairn/instructions.md"} {
-			b, err := os.ReadFile(filepath.Join(req.WS.Root(), name))
-			if err == nil && len(b) > 0 {
-				add(&Item{Source: SourceProject, Location: name, Text: "## Project instructions (" + name + ")\n" + string(b) + "\n",
-					Priority: prioProject, Score: 1})
-			}
+// projectSources adds the project's standing instructions to the agent.
+func (b *build) projectSources() {
+	if b.req.WS == nil {
+		return
+	}
+	for _, name := range []string{"AGENTS.md", ".cairn/instructions.md"} {
+		data, err := os.ReadFile(filepath.Join(b.req.WS.Root(), name))
+		if err == nil && len(data) > 0 {
+			b.add(&Item{Source: SourceProject, Location: name, Text: "## Project instructions (" + name + ")\n" + string(data) + "\n",
+				Priority: prioProject, Score: 1})
 		}
 	}
+}
 
-	indexSources(req, lines, sel, seen, report, add)
-	historySources(req, report, add)
-	openDocSources(req, seen, add)
-
-	red := req.Redactor
-	if red == nil {
-		red = redact.Default()
-	}
-	// First pass: learn the exact secret values found in context (a value
-	// caught only by its surroundings, `apiKey = "…"`, must be masked
-	// wherever else it appears: in a search query built from the
-	// selection's words, a snippet header, a location).
-	for _, it := range items {
+// redactItems masks secrets in every candidate before it is counted, and
+// wraps rendered items so that what they render is masked too. It reads
+// the items twice, and both passes are needed: the first learns the exact
+// values of the secrets found anywhere (a value caught only by its
+// surroundings, `apiKey = "…"`, may appear bare elsewhere: in a search
+// query built from the selection's words, a snippet header, a location);
+// the second masks, in every item, what the first learned as well as what
+// the rules find, which for an item collected before the one that revealed
+// a value one pass could not do.
+func (b *build) redactItems() {
+	red := b.red
+	for _, it := range b.items {
 		if _, findings := red.Redact(it.Text); len(findings) > 0 {
 			for _, f := range findings {
 				red.AddValues(f.Kind, it.Text[f.Start:f.End])
 			}
 		}
 	}
-	for _, it := range items {
+	for _, it := range b.items {
 		if it.render != nil {
 			inner := it.render
 			it.render = func(tokens int) string {
@@ -245,33 +317,72 @@ func Build(req Request) (*Built, error) {
 		text, findings := red.Redact(it.Text)
 		if len(findings) > 0 {
 			it.Text = text
-			kinds := map[string]int{}
-			for _, f := range findings {
-				kinds[f.Kind]++
-			}
-			var parts []string
-			for k, n := range kinds {
-				parts = append(parts, fmt.Sprintf("%d %s", n, k))
-				if report.Redactions == nil {
-					report.Redactions = map[string]int{}
-				}
-				report.Redactions[k] += n
-			}
-			sort.Strings(parts)
-			it.Reason = "redacted " + strings.Join(parts, ", ") + "; "
+			it.Reason = b.countRedactions(findings)
 		}
 		if it.render == nil {
 			it.Tokens = tokencount.Count(it.Text)
 		}
 	}
+}
+
+// countRedactions adds findings to the report's counts and returns the
+// item's reason that says what was masked.
+func (b *build) countRedactions(findings []redact.Finding) string {
+	kinds := map[string]int{}
+	for _, f := range findings {
+		kinds[f.Kind]++
+	}
+	var parts []string
+	for k, n := range kinds {
+		parts = append(parts, fmt.Sprintf("%d %s", n, k))
+		if b.report.Redactions == nil {
+			b.report.Redactions = map[string]int{}
+		}
+		b.report.Redactions[k] += n
+	}
+	sort.Strings(parts)
+	return "redacted " + strings.Join(parts, ", ") + "; "
+}
+
+// allocate spends the budget and returns the tokens used. After the first
+// allocation, each way of freeing room in turn (dropping what another
+// included item holds, then merging what overlaps) frees what it can;
+// fillLeftover gives that room to what was dropped, and what the refill
+// brought in is dropped or merged again where it repeats something, its
+// room left to what comes next. Then the bodies of the functions the
+// selection and its enclosing symbol call take what is left (callees.go),
+// merged with what they overlap, until no merge frees more. The loop ends:
+// every round that frees something takes at least one item out of the
+// prompt for good (a merged item is never taken back).
+func (b *build) allocate() int {
+	items, avail, report := b.items, b.avail, b.report
 	used := Allocate(items, avail, report)
 	used = fillLeftover(items, avail, used, report)
-	if freed := dropContained(items, report); freed > 0 {
+	freers := []func() int{func() int { return dropContained(items, report) }, b.mergeOverlaps}
+	for i, free := range freers {
+		freed := free()
+		if freed <= 0 {
+			continue
+		}
 		used = fillLeftover(items, avail, used-freed, report)
-		used -= dropContained(items, report)
+		for _, again := range freers[:i+1] {
+			used -= again()
+		}
 	}
-	// Partial overlaps (and the selection inside the surrounding code or
-	// its enclosing symbol) become one range per file region.
+	for {
+		used = spendOnCallees(items, avail, used, report)
+		freed := b.mergeOverlaps()
+		if freed <= 0 {
+			return used
+		}
+		used -= freed
+	}
+}
+
+// mergeOverlaps makes one range per file region of the included items
+// (merge.go), the selection marked, and returns the tokens freed.
+func (b *build) mergeOverlaps() int {
+	req, lines, sel := b.req, b.lines, b.sel
 	linesOf := func(rel string) []string {
 		if rel == req.File && lines != nil {
 			return lines
@@ -285,28 +396,13 @@ func Build(req Request) (*Built, error) {
 	if sel != nil && req.File != "" && sel.StartLine <= len(lines) {
 		selSpan = &span{req.File, sel.StartLine, min(sel.EndLine, len(lines))}
 	}
-	if freed := mergeOverlaps(items, linesOf, selSpan, red.String, report); freed > 0 {
-		used = fillLeftover(items, avail, used-freed, report)
-		used -= dropContained(items, report)
-		used -= mergeOverlaps(items, linesOf, selSpan, red.String, report)
-	}
-	// What is left goes to the bodies of the functions the selection and
-	// its enclosing symbol call (callees.go); merging them with what
-	// overlaps may free room for the next ones.
-	for round := 0; round < 2; round++ {
-		used = spendOnCallees(items, avail, used, report)
-		freed := mergeOverlaps(items, linesOf, selSpan, red.String, report)
-		if freed <= 0 {
-			break
-		}
-		used -= freed
-	}
-	report.Budget.Used = used + sysTokens
-	report.Items = append(report.Items, items...)
+	return mergeOverlaps(b.items, linesOf, selSpan, b.red.String, b.report)
+}
 
-	// Assemble in reading order: project instructions, file context,
-	// diagnostics, recent edits, then the question last (models attend best
-	// to the end).
+// assemble writes the included items in reading order: project
+// instructions, file context, diagnostics, recent edits, then the question
+// last (models attend best to the end).
+func assemble(items []*Item) string {
 	var b strings.Builder
 	section := func(src Source, header string) {
 		first := true
@@ -337,18 +433,22 @@ func Build(req Request) (*Built, error) {
 	section(SourceDiagnostics, "## Diagnostics from the editor\n")
 	section(SourceRecentEdits, "## The user's recent edits (newest first)\n")
 	section(SourceQuestion, "")
-	// The report is stored and shown: it must not carry a secret either (a
-	// secret can reach it through a search query made of the selection's
-	// words, a location, a note, or the question itself).
-	report.Question = red.String(report.Question)
-	for _, it := range report.Items {
+	return b.String()
+}
+
+// redactReport masks secrets in the report, which is stored and shown: a
+// secret can reach it through a search query made of the selection's
+// words, a location, a note, or the question itself.
+func (b *build) redactReport() {
+	r, red := b.report, b.red
+	r.Question = red.String(r.Question)
+	for _, it := range r.Items {
 		it.Location = red.String(it.Location)
 		it.Reason = red.String(it.Reason)
 	}
-	for i, n := range report.Notes {
-		report.Notes[i] = red.String(n)
+	for i, n := range r.Notes {
+		r.Notes[i] = red.String(n)
 	}
-	return &Built{System: SystemPrompt, User: b.String(), Report: report}, nil
 }
 
 func numbered(lines []string, from, to int) string {

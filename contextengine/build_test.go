@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/codeindex"
-	"github.com/cairn-dev/cairn/search"
 	"github.com/cairn-dev/cairn/workspace"
 	"golang.org/x/tools/txtar"
 )
@@ -477,8 +476,8 @@ func TestParseImports(t *testing.T) {
 // Search hits become candidates best chunk per file first, so one file's
 // three chunks do not push every other file out.
 func TestBestPerFileFirst(t *testing.T) {
-	h := func(p string, line int) search.Hit { return search.Hit{Path: p, StartLine: line} }
-	got := bestPerFileFirst([]search.Hit{h("a.go", 1), h("a.go", 9), h("a.go", 20), h("b.go", 3), h("a.go", 30), h("c.go", 4)}, 4)
+	h := func(p string, line int) codeindex.Hit { return codeindex.Hit{Path: p, StartLine: line} }
+	got := bestPerFileFirst([]codeindex.Hit{h("a.go", 1), h("a.go", 9), h("a.go", 20), h("b.go", 3), h("a.go", 30), h("c.go", 4)}, 4)
 	var s []string
 	for _, x := range got {
 		s = append(s, fmt.Sprintf("%s:%d", x.Path, x.StartLine))

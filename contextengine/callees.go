@@ -104,17 +104,16 @@ type typeEnv struct {
 }
 
 var (
-	goRecvRE   = regexp.MustCompile(`^func\s*\(\s*(\w+)\s+\*?(\w+)`)
-	goParamRE  = regexp.MustCompile(`[(,]\s*(\w+)\s+(?:\.\.\.)?\*?((?:\w+\.)?[A-Za-z_]\w*)\s*[,)]`)
-	goVarRE    = regexp.MustCompile(`\bvar\s+(\w+)\s+\*?((?:\w+\.)?[A-Za-z_]\w*)`)
-	goVarLine  = regexp.MustCompile(`^(\w+)\s+(?:\[\])?\*?((?:\w+\.)?[A-Za-z_]\w*)$`) // in a var ( … ) block
-	goLitRE    = regexp.MustCompile(`(\w+)\s*:?=\s*&?((?:\w+\.)?[A-Za-z_]\w*)\s*\{`)
-	goNewRE    = regexp.MustCompile(`(\w+)\s*:?=\s*new\(\s*((?:\w+\.)?\w+)\s*\)`)
-	goCtorRE   = regexp.MustCompile(`(\w+)(?:\s*,\s*\w+)*\s*:?=\s*((?:\w+\.)?[A-Za-z_]\w*)\(`)
-	annotRE    = regexp.MustCompile(`([A-Za-z_$][\w$]*)\s*\??\s*:\s*((?:[A-Za-z_$][\w$]*\.)?[A-Z][\w$]*)`)
-	tsNewRE    = regexp.MustCompile(`(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*=\s*new\s+((?:[\w$]+\.)?[\w$]+)`)
-	pyInstRE   = regexp.MustCompile(`(?m)^\s*([A-Za-z_]\w*)\s*=\s*((?:\w+\.)?[A-Z]\w*)\(`)
-	pySelfInst = regexp.MustCompile(`self\.(\w+)\s*(?::\s*((?:\w+\.)?[A-Z]\w*)\s*)?=\s*((?:\w+\.)?[A-Z]\w*)\(`)
+	goRecvRE  = regexp.MustCompile(`^func\s*\(\s*(\w+)\s+\*?(\w+)`)
+	goParamRE = regexp.MustCompile(`[(,]\s*(\w+)\s+(?:\.\.\.)?\*?((?:\w+\.)?[A-Za-z_]\w*)\s*[,)]`)
+	goVarRE   = regexp.MustCompile(`\bvar\s+(\w+)\s+\*?((?:\w+\.)?[A-Za-z_]\w*)`)
+	goVarLine = regexp.MustCompile(`^(\w+)\s+(?:\[\])?\*?((?:\w+\.)?[A-Za-z_]\w*)$`) // in a var ( … ) block
+	goLitRE   = regexp.MustCompile(`(\w+)\s*:?=\s*&?((?:\w+\.)?[A-Za-z_]\w*)\s*\{`)
+	goNewRE   = regexp.MustCompile(`(\w+)\s*:?=\s*new\(\s*((?:\w+\.)?\w+)\s*\)`)
+	goCtorRE  = regexp.MustCompile(`(\w+)(?:\s*,\s*\w+)*\s*:?=\s*((?:\w+\.)?[A-Za-z_]\w*)\(`)
+	annotRE   = regexp.MustCompile(`([A-Za-z_$][\w$]*)\s*\??\s*:\s*((?:[A-Za-z_$][\w$]*\.)?[A-Z][\w$]*)`)
+	tsNewRE   = regexp.MustCompile(`(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*=\s*new\s+((?:[\w$]+\.)?[\w$]+)`)
+	pyInstRE  = regexp.MustCompile(`(?m)^\s*([A-Za-z_]\w*)\s*=\s*((?:\w+\.)?[A-Z]\w*)\(`)
 )
 
 // buildEnv reads variable types from text (the enclosing definition and the

@@ -388,7 +388,11 @@ func baseline(t testing.TB, c *qualityCorpus, q qualityQuestion, lines []string,
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	// The question's words as plain text (a "word:" would read as a filter).
-	res, err := c.ix.Search(ctx, strings.NewReplacer(":", " ", `"`, " ").Replace(q.Question), 10)
+	bq, err := codeindex.ParseQuery(strings.NewReplacer(":", " ", `"`, " ").Replace(q.Question))
+	var res *codeindex.SearchResult
+	if err == nil {
+		res, err = c.ix.Search(ctx, bq, 10)
+	}
 	if err != nil {
 		t.Logf("%s: baseline search: %v", q.ID, err)
 		return items

@@ -150,42 +150,16 @@ func indexSources(req Request, lines []string, sel *Selection, seen spans, repor
 	// The repo map's ranking (a personalized PageRank, the costliest step)
 	// runs while the definitions and the search hits are gathered; the
 	// map item renders from the cached ranking at allocation time.
-	var focus codeindex.Focus
+	focus := mapFocus(req, idents, questionWords)
 	ranked := make(chan struct{})
-	{
-		focus = codeindex.Focus{Identifiers: idents, Mentioned: questionWords}
-		if req.File != "" {
-			focus.Files = []string{req.File}
-			focus.Known = []string{req.File} // in the prompt already: not in the map
-		}
-		related := map[string]bool{}
-		for _, d := range req.Diagnostics {
-			related[d.Path] = true
-		}
-		for _, e := range req.RecentEdits {
-			if req.WS != nil {
-				related[req.WS.Rel(e.Path)] = true
-			}
-		}
-		for r := range related {
-			focus.Related = append(focus.Related, r)
-		}
-		sort.Strings(focus.Related)
-		go func() {
-			defer close(ranked)
-			ix.RenderMap(focus, 1024)
-		}()
-	}
+	go func() {
+		defer close(ranked)
+		ix.RenderMap(focus, 1024)
+	}()
 
 	var encl *codeindex.Symbol
 	if req.File != "" && sel != nil {
-		if sym, ok := ix.EnclosingSymbol(req.File, sel.StartLine); ok && sym.EndLine-sym.Line < 400 &&
-			!(sym.Line >= sel.StartLine && sym.EndLine <= sel.EndLine) {
-			encl = &sym
-			add(&Item{Source: SourceEnclosing, Location: fmt.Sprintf("%s:%d-%d %s", req.File, sym.Line, sym.EndLine, sym.Name),
-				Text:     fmt.Sprintf("## Enclosing %s %s: %s lines %d-%d\n%s", sym.Kind, sym.Name, req.File, sym.Line, sym.EndLine, numbered(lines, sym.Line, sym.EndLine)),
-				Priority: prioEnclosing, Score: 1})
-		}
+		encl = enclosingSource(req, ix, lines, sel, add)
 	}
 	var res *resolver
 	if req.File != "" && sel != nil {
@@ -194,94 +168,156 @@ func indexSources(req Request, lines []string, sel *Selection, seen spans, repor
 			calleeSources(req, res, lines, sel, encl, add)
 		}
 	}
-
-	{
-		defined, inSel := map[string]bool{}, map[string]bool{}
-		if defs, ok := ix.FileSymbols(req.File); ok && sel != nil {
-			for _, d := range defs {
-				if d.NameLine >= sel.StartLine && d.NameLine <= sel.EndLine {
-					defined[d.Name] = true
-				}
+	sidents, inSel := definitionIdents(req, ix, sel, selText)
+	definitionSources(req, ix, res, sidents, inSel, sel, seen, report, add)
+	searchSources(req, ix, searchQueries(req.Question, questionWords, idents), seen, report, add)
+	add(&Item{Source: SourceRepoMap, Location: "repo map", Priority: prioRepoMap, Score: 1,
+		render: func(tokens int) string {
+			<-ranked
+			tokens = min(tokens, maxRepoMapTokens)
+			if tokens < 64 {
+				return ""
 			}
-		}
-		sidents := selectionIdents(selText, maxSelIdents, defined)
-		for _, si := range sidents {
-			inSel[si.name] = true
-		}
-		sidents = append(sidents, questionIdents(req.Question, sidents, defined)...)
-		for n := range defined {
-			inSel[n] = true
-		}
-		seen = definitionSources(req, ix, res, sidents, inSel, sel, seen, report, add)
+			out, _ := ix.RenderMap(focus, tokens-16)
+			if strings.TrimSpace(out) == "" {
+				return ""
+			}
+			return "## Repository map (ranked for this question)\n" + out
+		}})
+}
+
+// mapFocus is what the repo map is ranked toward: the selection's
+// identifiers, the question's words, the current file and the files of the
+// diagnostics and recent edits.
+func mapFocus(req Request, idents, questionWords []string) codeindex.Focus {
+	focus := codeindex.Focus{Identifiers: idents, Mentioned: questionWords}
+	if req.File != "" {
+		focus.Files = []string{req.File}
+		focus.Known = []string{req.File} // in the prompt already: not in the map
 	}
+	related := map[string]bool{}
+	for _, d := range req.Diagnostics {
+		related[d.Path] = true
+	}
+	for _, e := range req.RecentEdits {
+		if req.WS != nil {
+			related[req.WS.Rel(e.Path)] = true
+		}
+	}
+	for r := range related {
+		focus.Related = append(focus.Related, r)
+	}
+	sort.Strings(focus.Related)
+	return focus
+}
 
-	{
-		queries := searchQueries(req.Question, questionWords, idents)
-		hitSeen := map[string]bool{}
-		for qi, q := range queries {
-			ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
-			res, err := ix.Search(ctx, q, 2*searchHits)
-			cancel()
-			if errors.Is(err, codeindex.ErrNoSearch) {
-				report.Notes = append(report.Notes, "no search index in this session: no search hits")
-				break
+// enclosingSource adds the symbol that encloses the selection, unless it
+// is too long or the selection holds it; it returns that symbol (nil for
+// none).
+func enclosingSource(req Request, ix codeindex.Index, lines []string, sel *Selection, add func(*Item)) *codeindex.Symbol {
+	sym, ok := ix.EnclosingSymbol(req.File, sel.StartLine)
+	if !ok || sym.EndLine-sym.Line >= 400 || sym.Line >= sel.StartLine && sym.EndLine <= sel.EndLine {
+		return nil
+	}
+	add(&Item{Source: SourceEnclosing, Location: fmt.Sprintf("%s:%d-%d %s", req.File, sym.Line, sym.EndLine, sym.Name),
+		Text:     fmt.Sprintf("## Enclosing %s %s: %s lines %d-%d\n%s", sym.Kind, sym.Name, req.File, sym.Line, sym.EndLine, numbered(lines, sym.Line, sym.EndLine)),
+		Priority: prioEnclosing, Score: 1})
+	return &sym
+}
+
+// definitionIdents returns the names whose definitions are looked up (the
+// selection's identifiers, then the question's code-like words) and the
+// names the selection uses or defines.
+func definitionIdents(req Request, ix codeindex.Index, sel *Selection, selText string) ([]*selIdent, map[string]bool) {
+	defined, inSel := map[string]bool{}, map[string]bool{}
+	if defs, ok := ix.FileSymbols(req.File); ok && sel != nil {
+		for _, d := range defs {
+			if d.NameLine >= sel.StartLine && d.NameLine <= sel.EndLine {
+				defined[d.Name] = true
 			}
-			if err != nil {
-				report.Notes = append(report.Notes, fmt.Sprintf("search %q failed: %v", q, err))
+		}
+	}
+	sidents := selectionIdents(selText, maxSelIdents, defined)
+	for _, si := range sidents {
+		inSel[si.name] = true
+	}
+	sidents = append(sidents, questionIdents(req.Question, sidents, defined)...)
+	for n := range defined {
+		inSel[n] = true
+	}
+	return sidents, inSel
+}
+
+// searchSources adds the hits of each search query, every file's best
+// chunk first, as snippets around the best matching line.
+func searchSources(req Request, ix codeindex.Index, queries []string, seen spans, report *Report, add func(*Item)) {
+	hitSeen := map[string]bool{}
+	for qi, q := range queries {
+		res, err := searchFor(ix, q)
+		if errors.Is(err, codeindex.ErrNoSearch) {
+			report.Notes = append(report.Notes, "no search index in this session: no search hits")
+			return
+		}
+		if err != nil {
+			report.Notes = append(report.Notes, fmt.Sprintf("search %q failed: %v", q, err))
+			continue
+		}
+		if res.Partial && qi == 0 {
+			report.Notes = append(report.Notes, "the search index is still being built: hits may be missing")
+		}
+		for rank, h := range bestPerFileFirst(res.Hits, searchHits) {
+			key := fmt.Sprintf("%s:%d", h.Path, h.StartLine)
+			if hitSeen[key] {
 				continue
 			}
-			if res.Partial && qi == 0 {
-				report.Notes = append(report.Notes, "the search index is still being built: hits may be missing")
-			}
-			for rank, h := range bestPerFileFirst(res.Hits, searchHits) {
-				key := fmt.Sprintf("%s:%d", h.Path, h.StartLine)
-				if hitSeen[key] {
-					continue
-				}
-				hitSeen[key] = true
-				start, end := max(h.StartLine, h.Line-10), min(h.EndLine, h.Line+20)
-				if h.EndLine == 0 {
-					start, end = max(1, h.Line-5), h.Line+10
-				}
-				loc := fmt.Sprintf("%s:%d-%d", h.Path, start, end)
-				if seen.covers(h.Path, start, end) {
-					add(&Item{Source: SourceSearch, Location: loc, Priority: prioSearch, Reason: "duplicate: already in the prompt; "})
-					continue
-				}
-				text, ok := snippet(req.files, h.Path, start, end)
-				if !ok {
-					continue
-				}
-				sym := ""
-				if h.Symbol != "" {
-					sym = " in " + h.Symbol
-				}
-				add(&Item{Source: SourceSearch, Location: loc + " (" + q + ")",
-					Text:     fmt.Sprintf("## Search hit for %q%s: %s lines %d-%d\n%s", q, sym, h.Path, start, end, text),
-					Priority: prioSearch, Score: 1 / float64(1+rank+qi)})
+			hitSeen[key] = true
+			if it := searchHitItem(req, q, h, seen, 1/float64(1+rank+qi)); it != nil {
+				add(it)
 			}
 		}
 	}
+}
 
-	{
-		add(&Item{Source: SourceRepoMap, Location: "repo map", Priority: prioRepoMap, Score: 1,
-			render: func(tokens int) string {
-				<-ranked
-				tokens = min(tokens, maxRepoMapTokens)
-				if tokens < 64 {
-					return ""
-				}
-				out, _ := ix.RenderMap(focus, tokens-16)
-				if strings.TrimSpace(out) == "" {
-					return ""
-				}
-				return "## Repository map (ranked for this question)\n" + out
-			}})
+// searchHitItem is the candidate of one search hit for query q: a snippet
+// of at most 10 lines before and 20 after its best line, within its chunk,
+// with the given score; a duplicate when seen holds it, nil when the file
+// cannot be read.
+func searchHitItem(req Request, q string, h codeindex.Hit, seen spans, score float64) *Item {
+	start, end := max(h.StartLine, h.Line-10), min(h.EndLine, h.Line+20)
+	if h.EndLine == 0 {
+		start, end = max(1, h.Line-5), h.Line+10
 	}
+	loc := fmt.Sprintf("%s:%d-%d", h.Path, start, end)
+	if seen.covers(h.Path, start, end) {
+		return &Item{Source: SourceSearch, Location: loc, Priority: prioSearch, Reason: "duplicate: already in the prompt; "}
+	}
+	text, ok := snippet(req.files, h.Path, start, end)
+	if !ok {
+		return nil
+	}
+	sym := ""
+	if h.Symbol != "" {
+		sym = " in " + h.Symbol
+	}
+	return &Item{Source: SourceSearch, Location: loc + " (" + q + ")",
+		Text:     fmt.Sprintf("## Search hit for %q%s: %s lines %d-%d\n%s", q, sym, h.Path, start, end, text),
+		Priority: prioSearch, Score: score}
 }
 
 // searchHits is how many hits of each search query become candidates.
 const searchHits = 6
+
+// searchFor runs one search query, briefly: the prompt is not held up for
+// a slow index.
+func searchFor(ix codeindex.Index, text string) (*codeindex.SearchResult, error) {
+	q, err := codeindex.ParseQuery(text)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	return ix.Search(ctx, q, 2*searchHits)
+}
 
 // bestPerFileFirst orders hits so that every file's best chunk comes before
 // any file's second one (a question is answered by a file more often than by
@@ -734,126 +770,172 @@ const (
 
 // definitionSources adds the definitions of the names the selection (and
 // the question) use, ranked by how the name is used and how near its
-// definition is (see locality). It returns seen with the added spans.
-func definitionSources(req Request, ix codeindex.Index, res *resolver, idents []*selIdent, inSel map[string]bool, sel *Selection, seen spans, report *Report, add func(*Item)) spans {
+// definition is (see locality).
+func definitionSources(req Request, ix codeindex.Index, res *resolver, idents []*selIdent, inSel map[string]bool, sel *Selection, seen spans, report *Report, add func(*Item)) {
 	if len(idents) == 0 {
-		return seen
+		return
 	}
-	imps := parseImports(req.File, req.FileText)
-	// x.Name where x's type can be read (a receiver, a parameter, self):
-	// the definitions are that type's (or its bases') Name, not every
-	// type's. A name whose every qualifier resolved keeps only those.
-	typed, allTyped := map[string]map[string]bool{}, map[string]bool{}
-	if res != nil {
-		for _, si := range idents {
-			if len(si.chains) == 0 {
-				continue
-			}
-			all := true
-			for q := range si.chains {
-				t := ""
-				if _, pkg := imps.byAlias[q]; !pkg || res.env.vars[q] != "" {
-					t = res.typeOf(q)
-				}
-				ms := []codeindex.Symbol(nil)
-				if t != "" {
-					ms = res.method(t, si.name)
-				}
-				if len(ms) == 0 {
-					all = false
-					continue
-				}
-				if typed[si.name] == nil {
-					typed[si.name] = map[string]bool{}
-				}
-				for _, m := range ms {
-					typed[si.name][m.Path+"\x00"+m.Scope] = true
-				}
-			}
-			allTyped[si.name] = all
-		}
+	l := &defLookup{req: req, sel: sel, inSel: inSel, imps: parseImports(req.File, req.FileText), lang: codeindex.LanguageOf(req.File),
+		per: map[string][]defCand{}, unresolved: map[string]int{}, resolvedAway: map[string]int{}}
+	l.typeQualifiers(res, idents)
+	l.lookupNames(idents)
+	for _, d := range ix.Definitions(l.names) {
+		l.consider(d)
 	}
-	resolvedAway := map[string]int{}
-	byName := map[string]*selIdent{}
-	var names []string
+	skipped := l.addDefinitions(seen, add)
+	l.notes(skipped, report)
+}
+
+// defLookup is one definitionSources' state: the names looked up, what is
+// known of their qualifiers, and the candidates kept.
+type defLookup struct {
+	req   Request
+	sel   *Selection
+	inSel map[string]bool // names the selection uses or defines
+	imps  fileImports
+	lang  string // the file's language: definitions of others (but its family) are left out
+	// typed holds, for a name used as x.Name where x's type could be read,
+	// the definitions (path NUL scope) of that type's Name; allTyped says
+	// whether every qualifier of the name resolved.
+	typed    map[string]map[string]bool
+	allTyped map[string]bool
+	byName   map[string]*selIdent
+	names    []string // looked up, in the order of the idents
+	words    map[string]bool
+	// per holds the candidates kept for each name; unresolved and
+	// resolvedAway count those left out, for the report.
+	per                      map[string][]defCand
+	unresolved, resolvedAway map[string]int
+}
+
+type defCand struct {
+	d   codeindex.Symbol
+	loc float64
+}
+
+// typeQualifiers reads x.Name where x's type can be read (a receiver, a
+// parameter, self): the definitions are that type's (or its bases') Name,
+// not every type's. A name whose every qualifier resolved keeps only those.
+func (l *defLookup) typeQualifiers(res *resolver, idents []*selIdent) {
+	l.typed, l.allTyped = map[string]map[string]bool{}, map[string]bool{}
+	if res == nil {
+		return
+	}
 	for _, si := range idents {
-		if byName[si.name] == nil {
-			byName[si.name] = si
-			names = append(names, si.name)
+		if len(si.chains) == 0 {
+			continue
 		}
-		if orig, ok := imps.renamed[si.name]; ok && byName[orig] == nil {
-			byName[orig] = &selIdent{name: orig, weight: si.weight, quals: si.quals, first: si.first}
-			names = append(names, orig)
-		}
-	}
-	lang := codeindex.LanguageOf(req.File)
-	type cand struct {
-		d   codeindex.Symbol
-		loc float64
-	}
-	per := map[string][]cand{}
-	unresolved := map[string]int{}
-	// Whether the file's text names a scope as a whole word (containsWord):
-	// for a scope that is one identifier, whether it is one of the text's
-	// identifiers (the maximal runs of identifier bytes), read once.
-	var words map[string]bool
-	fileNames := func(scope string) bool {
-		for i := 0; i < len(scope); i++ {
-			if !isIdentByte(scope[i]) {
-				return containsWord(req.FileText, scope)
+		all := true
+		for q := range si.chains {
+			t := ""
+			if _, pkg := l.imps.byAlias[q]; !pkg || res.env.vars[q] != "" {
+				t = res.typeOf(q)
 			}
-		}
-		if words == nil {
-			words = identRuns(req.FileText)
-		}
-		return words[scope]
-	}
-	for _, d := range ix.Definitions(names) {
-		if d.Local || (d.Name == "init" && d.Scope == "" && d.Language == "go") {
-			continue
-		}
-		if d.Path == req.File && sel != nil && d.Line <= sel.EndLine && d.EndLine >= sel.StartLine {
-			continue // the selection itself
-		}
-		if lang != "" && d.Language != lang && !(sameFamily(lang, d.Language)) {
-			continue
-		}
-		si := byName[d.Name]
-		if si == nil {
-			continue
-		}
-		loc := locality(d, req.File, si, imps)
-		if d.Scope != "" && inSel[d.Scope] {
-			loc++ // a method of a type the selection names
-		}
-		if ts := typed[d.Name]; ts != nil {
-			switch {
-			case ts[d.Path+"\x00"+d.Scope]:
-				loc = max(loc, 2) + 1.5 // the receiver's type's own method
-			case allTyped[d.Name]:
-				resolvedAway[d.Name]++ // another type's (or a function's) namesake
+			ms := []codeindex.Symbol(nil)
+			if t != "" {
+				ms = res.method(t, si.name)
+			}
+			if len(ms) == 0 {
+				all = false
 				continue
 			}
+			if l.typed[si.name] == nil {
+				l.typed[si.name] = map[string]bool{}
+			}
+			for _, m := range ms {
+				l.typed[si.name][m.Path+"\x00"+m.Scope] = true
+			}
 		}
-		if si.defined && loc < 1.5 {
-			continue // a name the selection defines: only its namesakes nearby
-		}
-		if d.Scope != "" && loc <= 0 && !inSel[d.Scope] && !fileNames(d.Scope) {
-			// A member far away whose type this file never names: the
-			// selection's x.Name is some other type's Name (a question on
-			// a cookie's Name and Value is not about Setting.Value).
-			unresolved[d.Name]++
-			continue
-		}
-		per[d.Name] = append(per[d.Name], cand{d, loc})
+		l.allTyped[si.name] = all
 	}
-	var skipped []string
-	for _, name := range names {
-		cs := per[name]
+}
+
+// lookupNames lists the names to look up: each identifier once, and the
+// original name of one the file imports renamed.
+func (l *defLookup) lookupNames(idents []*selIdent) {
+	l.byName = map[string]*selIdent{}
+	for _, si := range idents {
+		if l.byName[si.name] == nil {
+			l.byName[si.name] = si
+			l.names = append(l.names, si.name)
+		}
+		if orig, ok := l.imps.renamed[si.name]; ok && l.byName[orig] == nil {
+			l.byName[orig] = &selIdent{name: orig, weight: si.weight, quals: si.quals, first: si.first}
+			l.names = append(l.names, orig)
+		}
+	}
+}
+
+// fileNames reports whether the file's text names a scope as a whole word
+// (containsWord): for a scope that is one identifier, whether it is one of
+// the text's identifiers (the maximal runs of identifier bytes), read once.
+func (l *defLookup) fileNames(scope string) bool {
+	for i := 0; i < len(scope); i++ {
+		if !isIdentByte(scope[i]) {
+			return containsWord(l.req.FileText, scope)
+		}
+	}
+	if l.words == nil {
+		l.words = identRuns(l.req.FileText)
+	}
+	return l.words[scope]
+}
+
+// consider keeps definition d as a candidate for its name, with its
+// locality, unless it is the selection itself, of another language, or
+// a namesake the qualifiers rule out.
+func (l *defLookup) consider(d codeindex.Symbol) {
+	req, sel := l.req, l.sel
+	if d.Local || (d.Name == "init" && d.Scope == "" && d.Language == "go") {
+		return
+	}
+	if d.Path == req.File && sel != nil && d.Line <= sel.EndLine && d.EndLine >= sel.StartLine {
+		return // the selection itself
+	}
+	if lang := l.lang; lang != "" && d.Language != lang && !(sameFamily(lang, d.Language)) {
+		return
+	}
+	si := l.byName[d.Name]
+	if si == nil {
+		return
+	}
+	loc := locality(d, req.File, si, l.imps)
+	if d.Scope != "" && l.inSel[d.Scope] {
+		loc++ // a method of a type the selection names
+	}
+	if ts := l.typed[d.Name]; ts != nil {
+		switch {
+		case ts[d.Path+"\x00"+d.Scope]:
+			loc = max(loc, 2) + 1.5 // the receiver's type's own method
+		case l.allTyped[d.Name]:
+			l.resolvedAway[d.Name]++ // another type's (or a function's) namesake
+			return
+		}
+	}
+	if si.defined && loc < 1.5 {
+		return // a name the selection defines: only its namesakes nearby
+	}
+	if d.Scope != "" && loc <= 0 && !l.inSel[d.Scope] && !l.fileNames(d.Scope) {
+		// A member far away whose type this file never names: the
+		// selection's x.Name is some other type's Name (a question on
+		// a cookie's Name and Value is not about Setting.Value).
+		l.unresolved[d.Name]++
+		return
+	}
+	l.per[d.Name] = append(l.per[d.Name], defCand{d, loc})
+}
+
+// addDefinitions adds, for each name, its best candidates (at most
+// defsPerName, those about as near as the nearest). A name whose nearest
+// definition is far is skipped when it is ambiguous or little used; the
+// skipped names are returned.
+func (l *defLookup) addDefinitions(seen spans, add func(*Item)) (skipped []string) {
+	for _, name := range l.names {
+		cs := l.per[name]
 		if len(cs) == 0 {
 			continue
 		}
-		si := byName[name]
+		si := l.byName[name]
 		sort.SliceStable(cs, func(i, j int) bool { return cs[i].loc > cs[j].loc })
 		best := cs[0].loc
 		if best <= 0 && (len(cs) > ambiguousDefs || si.weight < 2) {
@@ -870,51 +952,62 @@ func definitionSources(req Request, ix codeindex.Index, res *resolver, idents []
 			if k >= defsPerName || (c.loc < best-0.25 && !oneLine) {
 				break
 			}
-			d := c.d
 			score := si.weight * (1 + max(0, c.loc)) / (1 + 0.02*float64(si.first))
-			end := min(d.EndLine, d.Line+maxDefLines-1)
-			if seen.covers(d.Path, d.Line, end) { // inside the selection
-				add(&Item{Source: SourceDefinitions, Location: fmt.Sprintf("%s:%d %s", d.Path, d.Line, d.Name), Text: "",
-					Priority: prioDefinitions, Score: score, Reason: "duplicate: already in the prompt; "})
-				continue
+			if it := definitionItem(l.req.files, c.d, score, seen); it != nil {
+				add(it)
 			}
-			text, ok := snippet(req.files, d.Path, d.Line, end)
-			if !ok {
-				continue
-			}
-			cut := ""
-			if end < d.EndLine {
-				cut = fmt.Sprintf("[... %d more lines ...]\n", d.EndLine-end)
-			}
-			full := fmt.Sprintf("## Definition of %s (%s): %s lines %d-%d\n%s%s", qualified(d), d.Kind, d.Path, d.Line, end, text, cut)
-			add(&Item{Source: SourceDefinitions, Location: fmt.Sprintf("%s:%d-%d %s", d.Path, d.Line, end, qualified(d)),
-				Text: full, Priority: prioDefinitions, Score: score})
 		}
 	}
+	return skipped
+}
+
+// definitionItem is the candidate of definition d: its first maxDefLines
+// lines; a duplicate when seen holds them, nil when the file cannot be read.
+func definitionItem(files *wsFiles, d codeindex.Symbol, score float64, seen spans) *Item {
+	end := min(d.EndLine, d.Line+maxDefLines-1)
+	if seen.covers(d.Path, d.Line, end) { // inside the selection
+		return &Item{Source: SourceDefinitions, Location: fmt.Sprintf("%s:%d %s", d.Path, d.Line, d.Name), Text: "",
+			Priority: prioDefinitions, Score: score, Reason: "duplicate: already in the prompt; "}
+	}
+	text, ok := snippet(files, d.Path, d.Line, end)
+	if !ok {
+		return nil
+	}
+	cut := ""
+	if end < d.EndLine {
+		cut = fmt.Sprintf("[... %d more lines ...]\n", d.EndLine-end)
+	}
+	full := fmt.Sprintf("## Definition of %s (%s): %s lines %d-%d\n%s%s", qualified(d), d.Kind, d.Path, d.Line, end, text, cut)
+	return &Item{Source: SourceDefinitions, Location: fmt.Sprintf("%s:%d-%d %s", d.Path, d.Line, end, qualified(d)),
+		Text: full, Priority: prioDefinitions, Score: score}
+}
+
+// notes says in the report which names were not looked up and which
+// definitions were left out.
+func (l *defLookup) notes(skipped []string, report *Report) {
 	if len(skipped) > 0 {
 		report.Notes = append(report.Notes, "definitions not looked up, too many candidates and none near the selection: "+strings.Join(skipped, ", "))
 	}
-	if len(resolvedAway) > 0 {
-		var l []string
-		for n, c := range resolvedAway {
-			l = append(l, fmt.Sprintf("%s (%d)", n, c))
+	if len(l.resolvedAway) > 0 {
+		var out []string
+		for n, c := range l.resolvedAway {
+			out = append(out, fmt.Sprintf("%s (%d)", n, c))
 		}
-		sort.Strings(l)
-		report.Notes = append(report.Notes, "namesakes left out, the receiver's type was resolved: "+strings.Join(l, ", "))
+		sort.Strings(out)
+		report.Notes = append(report.Notes, "namesakes left out, the receiver's type was resolved: "+strings.Join(out, ", "))
 	}
-	if len(unresolved) > 0 {
-		var l []string
-		for n, c := range unresolved {
-			if len(per[n]) == 0 {
-				l = append(l, fmt.Sprintf("%s (%d)", n, c))
+	if len(l.unresolved) > 0 {
+		var out []string
+		for n, c := range l.unresolved {
+			if len(l.per[n]) == 0 {
+				out = append(out, fmt.Sprintf("%s (%d)", n, c))
 			}
 		}
-		sort.Strings(l)
-		if len(l) > 0 {
-			report.Notes = append(report.Notes, "members left out, their types are not named in this file: "+strings.Join(l, ", "))
+		sort.Strings(out)
+		if len(out) > 0 {
+			report.Notes = append(report.Notes, "members left out, their types are not named in this file: "+strings.Join(out, ", "))
 		}
 	}
-	return seen
 }
 
 // containsWord reports whether w occurs in s as a whole identifier.

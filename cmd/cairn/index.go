@@ -10,7 +10,6 @@ import (
 
 	"github.com/cairn-dev/cairn/codeindex"
 	"github.com/cairn-dev/cairn/repomap"
-	"github.com/cairn-dev/cairn/search"
 	"github.com/cairn-dev/cairn/server"
 	"github.com/cairn-dev/cairn/workspace"
 )
@@ -144,14 +143,18 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *byFile {
 		// At most 3 hits come from one file, so 3×limit hits hold limit
 		// files when there are that many.
-		n = min(3**limit, search.MaxLimit)
+		n = min(3**limit, codeindex.MaxLimit)
 	}
-	res, err := ix.Search(ctx, query, n)
+	q, err := codeindex.ParseQuery(query)
+	if err != nil {
+		return err
+	}
+	res, err := ix.Search(ctx, q, n)
 	if err != nil {
 		return err
 	}
 	if *byFile {
-		res.Hits = search.BestPerFile(res.Hits, *limit)
+		res.Hits = codeindex.BestPerFile(res.Hits, *limit)
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
