@@ -37,6 +37,8 @@ var allowed = map[string][]string{
 	"internal/corpora": {},
 	// Test support: how latency benchmarks report percentiles and CPU time.
 	"internal/benchlat": {},
+	// Test support: what a test needs from the machine (skip, or fail under CI).
+	"internal/testenv": {},
 }
 
 const module = "github.com/cairn-dev/cairn/"

@@ -187,7 +187,7 @@ func (r *Run) priorityFiles() []string {
 
 // namedPath matches what looks like a file path in a question: a name with
 // an extension, possibly with directories.
-var namedPath = regexp.MustCompile("[A-Za-z0-9_./\\-]+\\.[A-Za-z0-9]{1,5}")
+var namedPath = regexp.MustCompile(`[A-Za-z0-9_./\-]+\.[A-Za-z0-9]{1,5}`)
 
 // jsImport and pyImport find relative imports.
 var (

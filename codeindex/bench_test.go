@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/benchlat"
+	"github.com/cairn-dev/cairn/internal/testenv"
 	"github.com/cairn-dev/cairn/workspace"
 )
 
@@ -22,11 +23,7 @@ func benchCorpus(b *testing.B) string {
 	if d := os.Getenv("CAIRN_BENCH_CORPUS"); d != "" {
 		return d
 	}
-	d := filepath.Join(runtime.GOROOT(), "src")
-	if _, err := os.Stat(d); err != nil {
-		b.Skip("no corpus: set CAIRN_BENCH_CORPUS")
-	}
-	return d
+	return filepath.Join(testenv.GOROOT(b), "src")
 }
 
 // BenchmarkColdBuild builds the map and the search index of the corpus

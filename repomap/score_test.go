@@ -3,13 +3,13 @@ package repomap
 import (
 	"context"
 	"math"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/corpora"
+	"github.com/cairn-dev/cairn/internal/testenv"
 	"github.com/cairn-dev/cairn/workspace"
 )
 
@@ -154,14 +154,10 @@ func TestScoreMatchesNaiveOnRealCode(t *testing.T) {
 	if testing.Short() {
 		t.Skip("parses net/http")
 	}
-	out, err := exec.Command("go", "env", "GOROOT").Output()
-	if err != nil {
-		t.Skip("no go command:", err)
-	}
-	root := filepath.Join(strings.TrimSpace(string(out)), "src", "net", "http")
+	root := filepath.Join(testenv.GOROOT(t), "src", "net", "http")
 	ws, err := workspace.Open(root)
 	if err != nil {
-		t.Skip("no Go tree:", err)
+		t.Fatal(err)
 	}
 	m := New(ws, Options{})
 	if _, err := m.Build(context.Background()); err != nil {

@@ -105,11 +105,10 @@ func rankOf(files, accepted []string) int {
 }
 
 type score struct {
-	n          int
-	at5, rr    float64
-	misses     []string
-	hitsAt5    float64 // `--limit 5`: the distinct files of the first 5 hits
-	hitsMisses []string
+	n       int
+	at5, rr float64
+	misses  []string
+	hitsAt5 float64 // `--limit 5`: the distinct files of the first 5 hits
 }
 
 func (s *score) add(c freshCase, files, hitFiles []string) {

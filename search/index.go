@@ -36,7 +36,7 @@ import (
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/registry"
 	index "github.com/blevesearch/bleve_index_api"
-	bbolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 
 	"github.com/cairn-dev/cairn/workspace"
 )
@@ -370,7 +370,7 @@ func (ix *Index) tryOpen(dir string) (idx bleve.Index, why string, busy bool) {
 	}()
 	idx, err := bleve.OpenUsing(dir, scorchConfig())
 	if err != nil {
-		if errors.Is(err, bbolt.ErrTimeout) || strings.Contains(err.Error(), "timeout") {
+		if errors.Is(err, bolterrors.ErrTimeout) || strings.Contains(err.Error(), "timeout") {
 			return nil, err.Error(), true // another process has it open: not corrupt
 		}
 		return nil, "open failed: " + err.Error(), false

@@ -67,7 +67,6 @@ func runNS(t *testing.T, p Policy, script string, namespaces bool) (string, int)
 
 type fixture struct {
 	ws, outside, home, tmp string
-	port                   string
 }
 
 func newFixture(t *testing.T) fixture {
