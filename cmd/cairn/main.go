@@ -193,9 +193,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 // serveTerminalHint is what cairn serve prints when its stdin is a terminal.
 const serveTerminalHint = "cairn serve speaks LSP on stdin/stdout and is meant to be launched by an editor; to try Cairn from a terminal, run `cairn demo` or `cairn ask --file PATH QUESTION`."
 
-// stdinIsTerminal reports whether stdin is a terminal (a variable so tests
-// can stand in for one).
-var stdinIsTerminal = func() bool { return isTerminal(os.Stdin) }
+// stdinIsTerminal reports whether stdin is a terminal: a person started
+// the command, not an editor (tests give it a pseudo-terminal).
+func stdinIsTerminal() bool { return isTerminal(os.Stdin) }
 
 // newFlagSet returns the flag set of the subcommand name ("trace show"),
 // with synopsis as its usage line. The flag package prints nothing itself:
