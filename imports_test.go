@@ -13,7 +13,7 @@ import (
 // rather than one strict row order (tools, listed below codeindex, imports
 // it), so the layers are what those lists imply.
 var layers = [][]string{
-	{"workspace", "redact", "tokencount", "tools/shell/sandbox", "internal/corpora", "internal/benchlat"},
+	{"workspace", "redact", "tokencount", "tools/shell/sandbox", "internal/corpora", "internal/benchlat", "internal/testenv"},
 	{"model", "protocol", "checkpoint", "trace", "repomap", "search", "tools/shell"},
 	{"codeindex", "lspclient"},
 	{"contextengine", "tools"},
@@ -39,6 +39,7 @@ var allowed = map[string][]string{
 	"tools/shell/sandbox": {}, // linked into every binary as the OS sandbox launcher
 	"internal/corpora":    {}, // test support: finds the real corpora of the quality sets
 	"internal/benchlat":   {}, // test support: how latency benchmarks report percentiles and CPU time
+	"internal/testenv":    {}, // test support: what a test needs from the machine (skip, or fail under CI)
 
 	"model":       {"tokencount"},
 	"protocol":    {"workspace", "tokencount"},

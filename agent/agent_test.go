@@ -135,10 +135,15 @@ func BenchmarkResume50Steps(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	// Once the stalled 51st model call has begun, the journal is a crash
+	// image: the loop journals each step (synchronously) before the next call.
+	deadline := time.Now().Add(time.Minute)
 	for p.Remaining() > 0 {
+		if time.Now().After(deadline) {
+			b.Fatal("the run did not reach its 51st model call")
+		}
 		time.Sleep(time.Millisecond)
 	}
-	time.Sleep(20 * time.Millisecond) // the stalled 51st call is in flight: the journal is a crash image
 	journal, _ := os.ReadFile(journalPath(state, run.ID))
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

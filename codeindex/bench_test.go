@@ -4,16 +4,15 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/benchlat"
+	"github.com/cairn-dev/cairn/internal/testenv"
 	"github.com/cairn-dev/cairn/workspace"
 )
 
@@ -24,15 +23,7 @@ func benchCorpus(b *testing.B) string {
 	if d := os.Getenv("CAIRN_BENCH_CORPUS"); d != "" {
 		return d
 	}
-	out, err := exec.Command("go", "env", "GOROOT").Output()
-	if err != nil {
-		b.Fatalf("go env GOROOT: %v", err)
-	}
-	d := filepath.Join(strings.TrimSpace(string(out)), "src")
-	if _, err := os.Stat(d); err != nil {
-		b.Skip("no corpus: set CAIRN_BENCH_CORPUS")
-	}
-	return d
+	return filepath.Join(testenv.GOROOT(b), "src")
 }
 
 // BenchmarkColdBuild builds the map and the search index of the corpus
@@ -138,7 +129,7 @@ func visible(b *testing.B, ix *Local, sym, rel string, since time.Time) time.Dur
 			seenMap = len(ix.Definitions([]string{sym})) > 0
 		}
 		if !seenSearch {
-			res, err := ix.Search(context.Background(), mustParse(b, "sym:"+sym), 1)
+			res, err := ix.Search(context.Background(), "sym:"+sym, 1)
 			seenSearch = err == nil && len(res.Hits) > 0 && res.Hits[0].Path == rel
 		}
 		if !seenMap || !seenSearch {
@@ -200,15 +191,12 @@ func BenchmarkDidSaveVisible(b *testing.B) {
 // BenchmarkQuery measures in-process identifier queries on a warm index.
 func BenchmarkQuery(b *testing.B) {
 	_, ix := benchIndex(b, true)
-	var parsed []Query
-	for _, q := range []string{"parseHTTPRequest", "NewReader", "ServeHTTP", "utf8 decode rune", "sym:Marshal"} {
-		parsed = append(parsed, mustParse(b, q))
-	}
+	queries := []string{"parseHTTPRequest", "NewReader", "ServeHTTP", "utf8 decode rune", "sym:Marshal"}
 	b.ResetTimer()
 	lat := benchlat.Start(b.N)
 	for i := 0; i < b.N; i++ {
 		start := time.Now()
-		if _, err := ix.Search(context.Background(), parsed[i%len(parsed)], 20); err != nil {
+		if _, err := ix.Search(context.Background(), queries[i%len(queries)], 20); err != nil {
 			b.Fatal(err)
 		}
 		lat.Add(time.Since(start))

@@ -285,6 +285,9 @@ func (p *Anthropic) Stream(ctx context.Context, req Request, onText func(delta s
 	for k, v := range p.cfg.Header {
 		header[k] = v
 	}
+	if err := missingKey(p.wire, p.cfg.APIKey, p.endpoint, DefaultAnthropicBaseURL, header, "X-Api-Key"); err != nil {
+		return nil, err
+	}
 	if p.cfg.APIKey != "" {
 		header.Set("X-Api-Key", p.cfg.APIKey)
 	}

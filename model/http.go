@@ -377,6 +377,23 @@ func baseURL(provider, raw, def string) (string, error) {
 	return strings.TrimRight(base, "/"), nil
 }
 
+// missingKey is the error of a request that would go without a key to the
+// vendor's own endpoint (defaultBase), which always refuses one: said by
+// name before any request, so no retry hides it. An empty key elsewhere is
+// allowed (a local gateway, a proxy that adds the key), as is a key sent in
+// a configured header.
+func missingKey(w wireInfo, key, endpoint, defaultBase string, header http.Header, keyHeader string) error {
+	if key != "" || header.Get(keyHeader) != "" {
+		return nil
+	}
+	u, err1 := url.Parse(endpoint)
+	d, err2 := url.Parse(defaultBase)
+	if err1 != nil || err2 != nil || u.Host != d.Host {
+		return nil
+	}
+	return &Error{Class: ClassConfig, Message: fmt.Sprintf("%s: %s is not set: %s needs an API key (set model.baseURL for a gateway that needs none)", w.name, w.keyEnv, d.Host)}
+}
+
 // httpClient is the configured client, or a fresh one with its own
 // transport (so one provider's connections never affect another's).
 func httpClient(c *http.Client) *http.Client {

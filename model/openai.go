@@ -378,6 +378,9 @@ func (p *OpenAI) Stream(ctx context.Context, req Request, onText func(delta stri
 	for k, v := range p.cfg.Header {
 		header[k] = v
 	}
+	if err := missingKey(p.wire, p.cfg.APIKey, p.endpoint, DefaultOpenAIBaseURL, header, "Authorization"); err != nil {
+		return nil, err
+	}
 	if p.cfg.APIKey != "" {
 		header.Set("Authorization", "Bearer "+p.cfg.APIKey)
 	}

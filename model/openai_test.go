@@ -7,7 +7,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -553,5 +555,64 @@ func TestOpenAIToolDeltasWithoutIndexOrID(t *testing.T) {
 	checkCalls(t, resp.ToolCalls, []wantCall{{"", "read_file", `{"path":"a.go"}`}, {"", "read_file", `{"path":"b.go"}`}, {"", "list_files", `{}`}})
 	if resp.FinishReason != "tool_calls" {
 		t.Errorf("finish = %q", resp.FinishReason)
+	}
+}
+
+// TestMissingKeyNamedBeforeAnyRequest: with no key, a request bound for
+// the vendor's own endpoint fails at once as a configuration error that
+// names the environment variable (not retryable: no request is sent, so no
+// network error is retried in its place); a gateway of one's own may need
+// none, and a key in a configured header counts.
+func TestMissingKeyNamedBeforeAnyRequest(t *testing.T) {
+	var calls atomic.Int32
+	gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
+	}))
+	defer gw.Close()
+	// Every request goes to the gateway, whatever its URL says: a request to
+	// the vendor's endpoint would be counted, not sent out.
+	toGW := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "tcp", gw.Listener.Addr().String())
+	}}}
+	req := Request{Messages: []Message{{Role: RoleUser, Content: "hi"}}}
+	for _, tc := range []struct {
+		name    string
+		p       func() (Provider, error)
+		wantEnv string // "" when the request must go out
+	}{
+		{"openai default endpoint", func() (Provider, error) {
+			return NewOpenAI(OpenAIConfig{Model: "m", BaseURL: "http://api.openai.com/v1", HTTPClient: toGW})
+		}, "OPENAI_API_KEY"},
+		{"anthropic default endpoint", func() (Provider, error) {
+			return NewAnthropic(AnthropicConfig{Model: "m", BaseURL: "http://api.anthropic.com", HTTPClient: toGW})
+		}, "ANTHROPIC_API_KEY"},
+		{"openai gateway without a key", func() (Provider, error) {
+			return NewOpenAI(OpenAIConfig{Model: "m", BaseURL: gw.URL + "/v1"})
+		}, ""},
+		{"openai key in a header", func() (Provider, error) {
+			return NewOpenAI(OpenAIConfig{Model: "m", BaseURL: "http://api.openai.com/v1", HTTPClient: toGW,
+				Header: http.Header{"Authorization": {"Bearer k"}}})
+		}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := tc.p()
+			if err != nil {
+				t.Fatal(err)
+			}
+			before := calls.Load()
+			_, err = p.Stream(context.Background(), req, nil)
+			sent := calls.Load() - before
+			if tc.wantEnv == "" {
+				if sent != 1 || (err != nil && ClassOf(err) == ClassConfig) {
+					t.Fatalf("requests sent %d, err %v; want the request to go out", sent, err)
+				}
+				return
+			}
+			if sent != 0 || ClassOf(err) != ClassConfig || ClassOf(err).Retryable() || !strings.Contains(err.Error(), tc.wantEnv+" is not set") {
+				t.Fatalf("requests sent %d, err %v (%s); want no request and a config error naming %s", sent, err, ClassOf(err), tc.wantEnv)
+			}
+		})
 	}
 }

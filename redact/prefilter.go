@@ -188,7 +188,7 @@ func (m *matcher) matchLine(l *textLine) bool {
 		l.hits[m] = h
 	}
 	var gotArr [256]int
-	got := gotArr[:0]
+	var got []int
 	if len(m.branches) <= len(gotArr) {
 		got = gotArr[:len(m.branches)]
 	} else {

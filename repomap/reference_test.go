@@ -3,7 +3,6 @@ package repomap
 import (
 	"context"
 	"math"
-	"os/exec"
 	"path"
 	"path/filepath"
 	"slices"
@@ -13,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn/internal/corpora"
+	"github.com/cairn-dev/cairn/internal/testenv"
 	"github.com/cairn-dev/cairn/workspace"
 )
 
@@ -546,14 +546,10 @@ func TestRankMatchesReferenceOnRealCode(t *testing.T) {
 	if testing.Short() {
 		t.Skip("parses net/http")
 	}
-	out, err := exec.Command("go", "env", "GOROOT").Output()
-	if err != nil {
-		t.Skip("no go command:", err)
-	}
-	root := filepath.Join(strings.TrimSpace(string(out)), "src", "net", "http")
+	root := filepath.Join(testenv.GOROOT(t), "src", "net", "http")
 	ws, err := workspace.Open(root)
 	if err != nil {
-		t.Skip("no Go tree:", err)
+		testenv.Need(t, "the Go tree's net/http: %v", err)
 	}
 	m := New(ws, Options{})
 	if _, err := m.Build(context.Background()); err != nil {

@@ -40,6 +40,20 @@ gofmt_check() {
   fi
 }
 
+# The tools the Go tests run (under CI=true a test whose tool is missing
+# fails instead of skipping): git, perl, node and npm.
+test_tools() {
+  local need=()
+  command -v git >/dev/null 2>&1 || need+=(git)
+  command -v perl >/dev/null 2>&1 || need+=(perl)
+  command -v node >/dev/null 2>&1 || need+=(nodejs)
+  command -v npm >/dev/null 2>&1 || need+=(npm)
+  if [ ${#need[@]} -gt 0 ]; then
+    apt-get install -y --no-install-recommends "${need[@]}" ||
+      { apt-get update && apt-get install -y --no-install-recommends "${need[@]}"; }
+  fi
+}
+
 npm_deps() {
   (cd test/mcp && npm ci --no-audit --no-fund --loglevel=error)
   (cd test/blackbox && npm ci --no-audit --no-fund --loglevel=error)
@@ -58,8 +72,22 @@ quality_corpora() {
   fi
 }
 
+# Every test that CAIRN_QUALITY=1 turns on: the three sets (fresh search
+# questions, core-API names in the map, context definition recall) and the
+# map's ranking against an independent reference on the corpora.
+quality_tests='^(TestFresh.*|TestCoreAPI.*|TestQuality|TestQualitySetWellFormed|TestRankMatchesReferenceOnCorpora)$'
+
 quality_sets() {
-  CAIRN_QUALITY=1 go test -count=1 -timeout 40m -run 'TestFresh|TestCoreAPI|^TestQuality$' ./search ./repomap ./contextengine
+  CAIRN_QUALITY=1 go test -count=1 -timeout 40m -run "$quality_tests" ./search ./repomap ./contextengine
+}
+
+# staticcheck at a pinned version, installed into ./bin on a fresh machine.
+staticcheck_version=v0.8.2
+run_staticcheck() {
+  if [ ! -x bin/staticcheck ] || ! bin/staticcheck -version | grep -q "${staticcheck_version#v}"; then
+    GOBIN="$PWD/bin" go install "honnef.co/go/tools/cmd/staticcheck@$staticcheck_version"
+  fi
+  bin/staticcheck ./...
 }
 
 build() {
@@ -76,10 +104,16 @@ need_binary() {
 
 demo() {
   need_binary
-  if ! bin/cairn demo > /tmp/cairn-demo.out; then
-    cat /tmp/cairn-demo.out; return 1
+  local out rc=0
+  out=$(mktemp)
+  bin/cairn demo > "$out" || rc=$?
+  if [ "$rc" -ne 0 ]; then
+    cat "$out"
+  elif ! grep -q "identical to the original: true" "$out"; then
+    rc=1
   fi
-  grep -q "identical to the original: true" /tmp/cairn-demo.out
+  rm -f "$out"
+  return "$rc"
 }
 
 evals() {
@@ -105,9 +139,11 @@ suite() {
 step "go mod download" go mod download
 step "gofmt" gofmt_check
 step "go vet" go vet ./...
+step "staticcheck $staticcheck_version" run_staticcheck
+step "tools the tests run (git, perl, node, npm)" test_tools
 step "npm ci: pinned MCP servers (test/mcp), the black-box clients (test/blackbox, test/acp)" npm_deps
-step "go test -race ./..." go test -race -count=1 -timeout 20m ./...
 step "quality corpora: rxjs and zod from npm, CPython 3.11's standard library" quality_corpora
+step "go test -race ./..." go test -race -count=1 -timeout 20m ./...
 step "quality sets on real code (floors on retrieval, map and context figures)" quality_sets
 step "build" build
 export CAIRN_BIN="$PWD/bin/cairn"

@@ -6,13 +6,13 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/cairn-dev/cairn/internal/testenv"
 	"github.com/cairn-dev/cairn/repomap"
 	"github.com/cairn-dev/cairn/workspace"
 )
@@ -58,11 +58,7 @@ func goTreeCopy(t testing.TB) string {
 
 func copyGoPackages(t testing.TB, dst string) {
 	t.Helper()
-	out, err := exec.Command("go", "env", "GOROOT").Output()
-	if err != nil {
-		t.Skipf("go env GOROOT: %v", err)
-	}
-	src := filepath.Join(strings.TrimSpace(string(out)), "src")
+	src := filepath.Join(testenv.GOROOT(t), "src")
 	for _, pkg := range rankingPackages {
 		from := filepath.Join(src, filepath.FromSlash(pkg))
 		err := filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
@@ -83,7 +79,7 @@ func copyGoPackages(t testing.TB, dst string) {
 			return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
 		})
 		if err != nil {
-			t.Skipf("copying %s from the Go tree: %v", pkg, err)
+			t.Fatalf("copying %s from the Go tree: %v", pkg, err)
 		}
 	}
 }

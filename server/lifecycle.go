@@ -22,6 +22,26 @@ import (
 	"github.com/cairn-dev/cairn/workspace"
 )
 
+// initializeRoot is the workspace root an initialize request names: the
+// first of its workspaceFolders (one root per server for now), else the
+// rootUri, else the rootPath that LSP 3.0 clients still send. The older
+// fields are deprecated in the protocol, not in the clients that send them
+// (Emacs' eglot and Neovim's older LSP client send rootUri alone).
+func initializeRoot(params *lsp.InitializeParams) string {
+	if folders, ok := params.WorkspaceFolders.Get(); ok && len(folders) > 0 {
+		return uriToPath(string(folders[0].URI))
+	}
+	//lint:ignore SA1019 the fallback for clients that send no workspaceFolders
+	if u := params.RootURI; u != nil && *u != "" {
+		return uriToPath(string(*u))
+	}
+	//lint:ignore SA1019 the fallback for clients older than rootUri
+	if p, ok := params.RootPath.Get(); ok && p != "" {
+		return p
+	}
+	return ""
+}
+
 func (s *Server) Initialize(ctx context.Context, params *lsp.InitializeParams) (*lsp.InitializeResult, error) {
 	s.mu.Lock()
 	if s.initialized {
@@ -30,14 +50,7 @@ func (s *Server) Initialize(ctx context.Context, params *lsp.InitializeParams) (
 	}
 	s.mu.Unlock()
 
-	root := ""
-	if folders, ok := params.WorkspaceFolders.Get(); ok && len(folders) > 0 {
-		root = uriToPath(string(folders[0].URI))
-	} else if params.RootURI != nil && *params.RootURI != "" {
-		root = uriToPath(string(*params.RootURI))
-	} else if p, ok := params.RootPath.Get(); ok && p != "" {
-		root = p
-	}
+	root := initializeRoot(params)
 	if root == "" {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "initialize: no workspaceFolders or rootUri: Cairn needs a workspace folder")
 	}

@@ -10,13 +10,13 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/testenv"
 	"github.com/cairn-dev/cairn/lspclient"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/protocol"
@@ -28,7 +28,7 @@ import (
 // of it is indexed when the editor connects.
 func coldCorpus(t *testing.T) string {
 	t.Helper()
-	src := filepath.Join(runtime.GOROOT(), "src", "encoding")
+	src := filepath.Join(testenv.GOROOT(t), "src", "encoding")
 	dst := t.TempDir()
 	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {

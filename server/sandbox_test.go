@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/testenv"
 	"github.com/cairn-dev/cairn/tools/shell/sandbox"
 )
 
@@ -21,10 +22,7 @@ import (
 // system lacks, except under CI=true, where that fails it.
 func needSandbox(t *testing.T, format string, args ...any) {
 	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("CI=true and "+format, args...)
-	}
-	t.Skipf("SKIP: "+format, args...)
+	testenv.Need(t, format, args...)
 }
 
 // TestCommandsRunSandboxed: through the real server, a read command that

@@ -3,12 +3,14 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/testenv"
 	"github.com/cairn-dev/cairn/tools/shell/sandbox"
 	"github.com/cairn-dev/cairn/workspace"
 )
@@ -19,10 +21,7 @@ func needSandbox(t *testing.T) sandbox.Status {
 	t.Helper()
 	st := sandbox.Probe()
 	if !st.Available() {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI=true and the sandbox is not available: %v", st.Err)
-		}
-		t.Skipf("SKIP: the sandbox is not available here: %v", st.Err)
+		testenv.Need(t, "the sandbox is not available here: %v", st.Err)
 	}
 	return st
 }
@@ -131,8 +130,9 @@ func TestProtectedPathsACommandCreatesAreRemoved(t *testing.T) {
 	env := testEnv(t, files)
 	root := env.WS.Root()
 	// File times come from the kernel's coarse clock: what the fixture
-	// made must be older than the command by more than its tick.
-	time.Sleep(100 * time.Millisecond)
+	// made must be older than what the command makes, so wait until a file
+	// made now is stamped later than every file of the fixture.
+	waitClockPast(t, root)
 	tool := RunCommandWith(root, NewCommandSandbox(root))
 	run := func(cmd string) Result {
 		t.Helper()
@@ -183,6 +183,40 @@ func TestProtectedPathsACommandCreatesAreRemoved(t *testing.T) {
 		if b, err := os.ReadFile(filepath.Join(root, "bin/out")); err != nil || string(b) != "y\n" {
 			t.Errorf("bin/out = %q %v", b, err)
 		}
+	}
+}
+
+// waitClockPast waits until a new file's modification time (the kernel's
+// coarse clock) is later than that of everything under root.
+func waitClockPast(t *testing.T, root string) {
+	t.Helper()
+	var latest time.Time
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err == nil && fi.ModTime().After(latest) {
+			latest = fi.ModTime()
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe := filepath.Join(t.TempDir(), "probe")
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if err := os.WriteFile(probe, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if fi, err := os.Stat(probe); err == nil && fi.ModTime().After(latest) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the file clock did not pass %s", latest)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
 

@@ -157,7 +157,7 @@ func valueOf(v attribute.Value) any {
 	case attribute.STRINGSLICE:
 		return v.AsStringSlice()
 	}
-	return v.Emit()
+	return v.String()
 }
 
 // keyValue converts a normalized attribute value (see normValue).

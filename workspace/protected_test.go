@@ -5,22 +5,18 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/cairn-dev/cairn/internal/testenv"
 )
 
 // needGit fails (under CI=true) or skips when git is missing, like gopls'
 // testenv.NeedsTool.
 func needGit(t testing.TB) {
 	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("git is required under CI: %v", err)
-		}
-		t.Skipf("git not found: %v", err)
-	}
+	testenv.NeedTool(t, "git")
 }
 
 func gitCmd(t testing.TB, dir string, args ...string) {
@@ -249,10 +245,7 @@ func TestProtectedRootNamesAreProtected(t *testing.T) {
 // BenchmarkFindProtected walks the Go source tree, the corpus the project
 // measures its walks on.
 func BenchmarkFindProtected(b *testing.B) {
-	src := filepath.Join(runtime.GOROOT(), "src")
-	if _, err := os.Stat(src); err != nil {
-		b.Skipf("no Go source tree: %v", err)
-	}
+	src := filepath.Join(testenv.GOROOT(b), "src")
 	var n int
 	for b.Loop() {
 		got, err := FindProtected(src)

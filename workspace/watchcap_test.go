@@ -26,18 +26,6 @@ func inotifyFDs(t *testing.T) int {
 	return n
 }
 
-// waitFor polls cond until it holds, failing after a generous deadline.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // TestWatcherCapsWatches: a watcher watches at most MaxWatches directories
 // and follows the rest of the tree by reconciling.
 func TestWatcherCapsWatches(t *testing.T) {

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -23,17 +21,13 @@ func init() {
 // settings come from the environment, as for `cairn serve`, and from an
 // optional JSON file holding the same `cairn` section.
 func runACP(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("acp", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("acp", "cairn acp [--settings FILE]")
 	settingsFile := fs.String("settings", os.Getenv("CAIRN_SETTINGS"), "a JSON `FILE` with Cairn's settings: the cairn section that cairn serve takes as initializationOptions (default $CAIRN_SETTINGS)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return fmt.Errorf("%w: %v", errUsage, err)
+	if err := parseFlags(fs, args, stdout); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: cairn acp takes no arguments (got %q)", errUsage, fs.Args())
+		return usagef("takes no arguments (got %q)", fs.Args())
 	}
 	var raw []byte
 	if *settingsFile != "" {

@@ -23,6 +23,11 @@ import (
 	"github.com/cairn-dev/cairn/workspace"
 )
 
+const (
+	askSynopsis     = "cairn ask [--root DIR] --file PATH [--range L1-L2] [--apply] [--apply-protected PATH,...] QUESTION"
+	contextSynopsis = "cairn context [--root DIR] --file PATH [--range L1-L2] [--tokens N] [--max-output N] QUESTION"
+)
+
 // runAsk runs one question non-interactively: the real server in process,
 // approval mode policy (nothing is asked; risky calls are decided by policy),
 // the model from the environment. It prints the answer and the proposed
@@ -34,17 +39,17 @@ import (
 // --apply-protected names its path (and then applied with --apply);
 // otherwise it is skipped, and the path and why it matters are printed.
 func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs, root := newFlags("ask", stderr)
+	fs, root := newFlags("ask", askSynopsis)
 	file := fs.String("file", "", "workspace-relative file the question is about (required)")
 	rng := fs.String("range", "", "selected lines, 1-based inclusive: L1-L2")
 	apply := fs.Bool("apply", false, "write the proposed edits (each with a checkpoint for undo)")
 	applyProtected := fs.String("apply-protected", "", "comma-separated workspace-relative protected paths (.vscode/settings.json, .github/workflows/ci.yml, ...) whose edits may be proposed; only these")
-	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+	if err := parseFlags(fs, args, stdout); err != nil {
+		return err
 	}
 	question := strings.Join(fs.Args(), " ")
 	if *file == "" || strings.TrimSpace(question) == "" {
-		return fmt.Errorf("%w: cairn ask [--root DIR] --file PATH [--range L1-L2] [--apply] [--apply-protected PATH,...] QUESTION", errUsage)
+		return usageLine(askSynopsis)
 	}
 	from, to, err := parseRange(*rng)
 	if err != nil {
@@ -233,17 +238,17 @@ func reportSkippedProtected(w io.Writer, root string, evs []protocol.RunEvent) {
 // runContext prints the context report for a question without calling a
 // model, with the real indexes (warm from the state directory's caches).
 func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs, root := newFlags("context", stderr)
+	fs, root := newFlags("context", contextSynopsis)
 	file := fs.String("file", "", "workspace-relative file the question is about (required)")
 	rng := fs.String("range", "", "selected lines, 1-based inclusive: L1-L2")
 	tokens := fs.Int("tokens", 32000, "context window to budget against")
 	maxOut := fs.Int("max-output", 4096, "tokens reserved for the answer")
-	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+	if err := parseFlags(fs, args, stdout); err != nil {
+		return err
 	}
 	question := strings.Join(fs.Args(), " ")
 	if *file == "" {
-		return fmt.Errorf("%w: cairn context [--root DIR] --file PATH [--range L1-L2] [--tokens N] QUESTION", errUsage)
+		return usageLine(contextSynopsis)
 	}
 	from, to, err := parseRange(*rng)
 	if err != nil {

@@ -9,10 +9,11 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/cairn-dev/cairn/internal/testenv"
 )
 
 // copyTree copies the regular files under src into dst.
@@ -85,7 +86,7 @@ func (o *openAIRecorder) first(t *testing.T) string {
 // that the workspace was being indexed.
 func TestAskColdWorkspaceFirstRequestHasMapAndSearch(t *testing.T) {
 	root := t.TempDir()
-	copyTree(t, filepath.Join(runtime.GOROOT(), "src", "encoding"), root)
+	copyTree(t, filepath.Join(testenv.GOROOT(t), "src", "encoding"), root)
 	rec := &openAIRecorder{}
 	srv := httptest.NewServer(rec)
 	defer srv.Close()

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -16,13 +17,24 @@ func init() {
 }
 
 func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs, root := newFlags("audit", stderr)
-	if len(args) == 0 || (args[0] != "list" && args[0] != "verify") {
-		return fmt.Errorf("%w: cairn audit list|verify [--root DIR]", errUsage)
+	const synopsis = "cairn audit list|verify [--root DIR]"
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+		fmt.Fprintln(stdout, "usage: "+synopsis)
+		return flag.ErrHelp
+	}
+	if len(args) == 0 {
+		return usageLine(synopsis)
+	}
+	if args[0] != "list" && args[0] != "verify" {
+		return usagef("unknown audit command %q (cairn audit -h lists them)", args[0])
 	}
 	sub := args[0]
-	if err := fs.Parse(args[1:]); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+	fs, root := newFlags("audit "+sub, "cairn audit "+sub+" [--root DIR]")
+	if err := parseFlags(fs, args[1:], stdout); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageLine(synopsis)
 	}
 	state, err := stateDirFor(*root)
 	if err != nil {

@@ -24,10 +24,13 @@ var sampleFS embed.FS
 // an editor: open a file, ask on a selection, watch the tool calls, review
 // the proposed edit as a diff, accept it, undo it.
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs_, _ := newFlags("demo", stderr)
+	fs_ := newFlagSet("demo", "cairn demo [--keep]")
 	keep := fs_.Bool("keep", false, "keep the temporary workspace and print its path")
-	if err := fs_.Parse(args); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+	if err := parseFlags(fs_, args, stdout); err != nil {
+		return err
+	}
+	if fs_.NArg() > 0 {
+		return usagef("takes no arguments (got %q)", fs_.Args())
 	}
 	tmp, err := os.MkdirTemp("", "cairn-demo-")
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -37,12 +36,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		// The small MCP server eval cases can configure (evalServer: echo).
 		return evals.ServeEchoMCP(ctx)
 	}
-	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: cairn eval [flags] [DIR | CASE.txtar]...\n       cairn eval record [--root DIR] [--state DIR] [-o FILE] RUN\n\nFlags:\n")
-		fs.PrintDefaults()
-	}
+	fs := newFlagSet("eval", "cairn eval [flags] [DIR | CASE.txtar]...\n       "+evalRecordSynopsis)
 	jsonOut := fs.Bool("json", false, "print the report as one JSON document")
 	parallel := fs.Int("parallel", runtime.GOMAXPROCS(0), "cases run at once")
 	timeout := fs.Duration("timeout", 60*time.Second, "time limit of one case (a case's own timeout wins)")
@@ -53,7 +47,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	update := fs.Bool("update-baseline", false, "write the baseline (--baseline, default evals/baseline.json) from this run")
 	run := fs.String("run", "", "only cases whose name matches this regular expression")
 	verbose := fs.Bool("v", false, "list every case")
-	paths, err := parseInterleaved(fs, args)
+	paths, err := parseInterleaved(fs, args, stdout)
 	if err != nil {
 		return err
 	}
@@ -84,7 +78,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *run != "" {
 		re, err := regexp.Compile(*run)
 		if err != nil {
-			return fmt.Errorf("%w: --run: %v", errUsage, err)
+			return usagef("--run: %v", err)
 		}
 		var keep []*evals.Case
 		for _, c := range cases {
@@ -157,7 +151,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 // takes them).
 func resolveRun(runsDir, id string) (string, error) {
 	if id == "" {
-		return "", fmt.Errorf("%w: no run id given", errUsage)
+		return "", usagef("no run id given")
 	}
 	ents, err := os.ReadDir(runsDir)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -188,16 +182,18 @@ func resolveRun(runsDir, id string) (string, error) {
 	return "", fmt.Errorf("run %q is ambiguous: %s", id, strings.Join(match, ", "))
 }
 
+const evalRecordSynopsis = "cairn eval record [--root DIR] [--state DIR] [-o FILE] RUN"
+
 func runEvalRecord(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs, root := newFlags("eval record", stderr)
+	fs, root := newFlags("eval record", evalRecordSynopsis)
 	state := fs.String("state", "", "the server's state directory (default: $CAIRN_STATE_DIR, else the cache directory of --root)")
 	out := fs.String("o", "", "write the case to this file instead of stdout")
-	pos, err := parseInterleaved(fs, args)
+	pos, err := parseInterleaved(fs, args, stdout)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
-		return fmt.Errorf("%w: cairn eval record [--root DIR] [--state DIR] [-o FILE] RUN (a run id or an unambiguous prefix of one)", errUsage)
+		return usageLine(evalRecordSynopsis + " (RUN: a run id or an unambiguous prefix of one)")
 	}
 	runID := strings.TrimSpace(pos[0])
 	dir := *state

@@ -48,15 +48,15 @@ func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
 func runMap(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs, root := newFlags("map", stderr)
+	fs, root := newFlags("map", "cairn map [--root DIR] [--tokens N] [--focus FILE]...")
 	tokens := fs.Int("tokens", 1024, "token budget of the map")
 	var focus multiFlag
 	fs.Var(&focus, "focus", "a file to rank the map toward (repeatable)")
-	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+	if err := parseFlags(fs, args, stdout); err != nil {
+		return err
 	}
 	if *tokens <= 0 {
-		return fmt.Errorf("%w: --tokens must be positive", errUsage)
+		return usagef("--tokens must be positive")
 	}
 	ws, ix, err := openIndex(*root, codeindex.Options{NoSearch: true})
 	if err != nil {
@@ -114,20 +114,22 @@ func byteSize(n int64) string {
 	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 }
 
+const searchSynopsis = "cairn search [--root DIR] [--limit N] [--files] [--json] QUERY"
+
 func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs, root := newFlags("search", stderr)
+	fs, root := newFlags("search", searchSynopsis)
 	limit := fs.Int("limit", 20, "maximum hits (at least 1)")
 	asJSON := fs.Bool("json", false, "print one JSON document")
 	byFile := fs.Bool("files", false, "one hit per file (its best chunk); --limit counts files")
-	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+	if err := parseFlags(fs, args, stdout); err != nil {
+		return err
 	}
 	query := strings.Join(fs.Args(), " ")
 	if strings.TrimSpace(query) == "" {
-		return fmt.Errorf("%w: cairn search [--root DIR] [--limit N] [--files] [--json] QUERY", errUsage)
+		return usageLine(searchSynopsis)
 	}
 	if *limit < 1 {
-		return fmt.Errorf("%w: --limit %d: give at least 1 (the default is 20)", errUsage, *limit)
+		return usagef("--limit %d: give at least 1 (the default is 20)", *limit)
 	}
 	// The search index alone: the repo map is neither read nor built.
 	_, ix, err := openIndex(*root, codeindex.Options{NoMap: true})

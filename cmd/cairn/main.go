@@ -61,6 +61,20 @@ func startCPUProfile(path string) (func(), error) {
 // errUsage marks an error whose message is a usage problem (exit code 2).
 var errUsage = errors.New("usage")
 
+// usageError is a usage problem: a bad flag, a missing argument. It is
+// reported in one line (the synopsis, for a missing argument) and exits 2.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string        { return e.msg }
+func (e usageError) Is(target error) bool { return target == errUsage }
+
+func usagef(format string, args ...any) error {
+	return usageError{fmt.Sprintf(format, args...)}
+}
+
+// usageLine is the usage error that shows a command's synopsis.
+func usageLine(synopsis string) error { return usageError{"usage: " + synopsis} }
+
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
@@ -80,6 +94,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "cairn %s\n", version)
 		return 0
 	case "help", "--help", "-h":
+		if len(args) > 1 && args[0] == "help" && commands[args[1]].run != nil {
+			return run([]string{args[1], "-h"}, stdout, stderr) // cairn help ask
+		}
 		usage(stdout)
 		return 0
 	}
@@ -102,7 +119,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if err := c.run(ctx, args[1:], stdout, stderr); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return 0
+			return 0 // the command printed its usage on stdout
+		}
+		var ue usageError
+		if errors.As(err, &ue) && strings.HasPrefix(ue.msg, "usage: ") {
+			fmt.Fprintln(stderr, ue.msg)
+			return 2
 		}
 		fmt.Fprintf(stderr, "cairn %s: %v\n", args[0], err)
 		var ee exitError
@@ -152,21 +174,71 @@ func usage(w io.Writer) {
 }
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("serve", "cairn serve [--stdio]")
 	fs.Bool("stdio", true, "speak LSP on stdin/stdout (the default; accepted for clients that pass it)")
-	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+	if err := parseFlags(fs, args, stdout); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("takes no arguments (got %q)", fs.Args())
+	}
+	if stdinIsTerminal() {
+		// Someone ran it by hand: the server still serves (as gopls does),
+		// but says once what it is for and what to run instead.
+		fmt.Fprintln(stderr, serveTerminalHint)
 	}
 	return server.Serve(ctx, os.Stdin, stdout, server.Options{ForwardLogs: true})
 }
 
-// newFlags returns a flag set with the common --root flag.
-func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *string) {
+// serveTerminalHint is what cairn serve prints when its stdin is a terminal.
+const serveTerminalHint = "cairn serve speaks LSP on stdin/stdout and is meant to be launched by an editor; to try Cairn from a terminal, run `cairn demo` or `cairn ask --file PATH QUESTION`."
+
+// stdinIsTerminal reports whether stdin is a terminal: a person started
+// the command, not an editor (tests give it a pseudo-terminal).
+func stdinIsTerminal() bool { return isTerminal(os.Stdin) }
+
+// newFlagSet returns the flag set of the subcommand name ("trace show"),
+// with synopsis as its usage line. The flag package prints nothing itself:
+// parseFlags prints the usage on stdout for -h, and run reports a bad flag
+// in one line.
+func newFlagSet(name, synopsis string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: %s\n", synopsis)
+		n := 0
+		fs.VisitAll(func(*flag.Flag) { n++ })
+		if n > 0 {
+			fmt.Fprintf(fs.Output(), "\nflags:\n")
+			fs.PrintDefaults()
+		}
+	}
+	return fs
+}
+
+// newFlags returns a flag set with the common --root flag.
+func newFlags(name, synopsis string) (*flag.FlagSet, *string) {
+	fs := newFlagSet(name, synopsis)
 	root := fs.String("root", ".", "workspace root")
 	return fs, root
+}
+
+// parseFlags parses args with fs. For -h or --help it prints the usage on
+// stdout and returns flag.ErrHelp (exit 0); a bad flag is a usage error
+// that names the flag and where the flags are listed.
+func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) error {
+	err := fs.Parse(args)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, flag.ErrHelp):
+		fs.SetOutput(stdout)
+		fs.Usage()
+		fs.SetOutput(io.Discard)
+		return flag.ErrHelp
+	default:
+		return usagef("%v (cairn %s -h lists the flags)", err, fs.Name())
+	}
 }
 
 // parseRange parses "L1-L2" or "L" (1-based, inclusive).
@@ -177,12 +249,12 @@ func parseRange(s string) (int, int, error) {
 	a, b, found := strings.Cut(s, "-")
 	var from, to int
 	if _, err := fmt.Sscanf(a, "%d", &from); err != nil || from < 1 {
-		return 0, 0, fmt.Errorf("%w: --range %q: expected L1-L2 with 1-based lines", errUsage, s)
+		return 0, 0, usagef("--range %q: expected L1-L2 with 1-based lines", s)
 	}
 	to = from
 	if found {
 		if _, err := fmt.Sscanf(b, "%d", &to); err != nil || to < from {
-			return 0, 0, fmt.Errorf("%w: --range %q: expected L1-L2 with L2 >= L1", errUsage, s)
+			return 0, 0, usagef("--range %q: expected L1-L2 with L2 >= L1", s)
 		}
 	}
 	return from, to, nil
@@ -197,21 +269,18 @@ func checkRange(file, text string, from, to int) error {
 		lines++
 	}
 	if from > lines {
-		return fmt.Errorf("%w: --range %d-%d: %s has %d lines", errUsage, from, to, file, lines)
+		return usagef("--range %d-%d: %s has %d lines", from, to, file, lines)
 	}
 	return nil
 }
 
 // parseInterleaved parses flags that may come before or after the
 // positional arguments, and returns the positional ones.
-func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+func parseInterleaved(fs *flag.FlagSet, args []string, stdout io.Writer) ([]string, error) {
 	var pos []string
 	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, err
-			}
-			return nil, fmt.Errorf("%w: %v", errUsage, err)
+		if err := parseFlags(fs, args, stdout); err != nil {
+			return nil, err
 		}
 		if fs.NArg() == 0 {
 			return pos, nil

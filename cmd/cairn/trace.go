@@ -14,6 +14,12 @@ func init() {
 	register(command{"trace", "the local traces of runs: list | show RUN [--json] | delete RUN...", runTrace})
 }
 
+var traceSynopsis = map[string]string{
+	"list":   "cairn trace list [--root DIR] [--json]",
+	"show":   "cairn trace show [--root DIR] [--json] RUN",
+	"delete": "cairn trace delete [--root DIR] RUN...",
+}
+
 const traceUsage = `usage: cairn trace list [--root DIR] [--json]
        cairn trace show [--root DIR] [--json] RUN
        cairn trace delete [--root DIR] RUN...
@@ -23,7 +29,7 @@ RUN is a run id or an unambiguous prefix of one.`
 // directory (found as the server finds it).
 func runTrace(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return fmt.Errorf("%w: %s", errUsage, traceUsage)
+		return usageError{traceUsage}
 	}
 	sub := args[0]
 	switch sub {
@@ -32,14 +38,14 @@ func runTrace(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return flag.ErrHelp
 	case "list", "show", "delete":
 	default:
-		return fmt.Errorf("%w: unknown trace command %q\n%s", errUsage, sub, traceUsage)
+		return usagef("unknown trace command %q (cairn trace -h lists them)", sub)
 	}
-	fs, root := newFlags("trace "+sub, stderr)
+	fs, root := newFlags("trace "+sub, traceSynopsis[sub])
 	asJSON := new(bool)
 	if sub != "delete" {
 		asJSON = fs.Bool("json", false, "print one JSON document")
 	}
-	pos, err := parseInterleaved(fs, args[1:])
+	pos, err := parseInterleaved(fs, args[1:], stdout)
 	if err != nil {
 		return err
 	}
@@ -54,17 +60,17 @@ func runTrace(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	switch sub {
 	case "list":
 		if len(pos) != 0 {
-			return fmt.Errorf("%w: %s", errUsage, traceUsage)
+			return usageLine(traceSynopsis[sub])
 		}
 		return traceList(store, *asJSON, stdout)
 	case "show":
 		if len(pos) != 1 {
-			return fmt.Errorf("%w: %s", errUsage, traceUsage)
+			return usageLine(traceSynopsis[sub])
 		}
 		return traceShow(store, pos[0], *asJSON, stdout)
 	default:
 		if len(pos) == 0 {
-			return fmt.Errorf("%w: %s", errUsage, traceUsage)
+			return usageLine(traceSynopsis[sub])
 		}
 		for _, id := range pos {
 			full, err := store.Resolve(id)

@@ -3,8 +3,8 @@
 //
 //   - "go": the Go tree, $(go env GOROOT)/src, used in place;
 //   - "python": CPython 3.11's email and asyncio packages (Debian's python3.11
-//     at /usr/lib/python3.11, or pyenv's), copied to a cache directory so the
-//     workspace holds only them;
+//     at /usr/lib/python3.11, or pyenv's), copied to the user's cache
+//     directory so the workspace holds only them;
 //   - "rxjs", "zod": the npm packages pinned in test/corpora/package.json
 //     (rxjs 7.8.1: TypeScript src/ beside its build output dist/; zod
 //     3.23.8: compiled lib/), installed by `npm ci` there (scripts/test.sh);
@@ -108,20 +108,41 @@ func python() (string, error) {
 	if lib == "" {
 		return "", fmt.Errorf("no CPython 3.11 standard library in %s (apt-get install libpython3.11-stdlib)", strings.Join(pythonLibs, ", "))
 	}
-	dst := filepath.Join(os.TempDir(), "cairn-corpora", "python-"+strings.ReplaceAll(strings.Trim(lib, "/"), "/", "_"))
+	// The copy is kept in the user's cache directory, not at a fixed path
+	// under /tmp that another user or run could own.
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("finding the cache directory for the python corpus: %w", err)
+	}
+	parent := filepath.Join(cache, "cairn-corpora")
+	dst := filepath.Join(parent, "python-"+strings.ReplaceAll(strings.Trim(lib, "/"), "/", "_"))
 	if _, err := os.Stat(filepath.Join(dst, ".complete")); err == nil {
 		return dst, nil
 	}
-	if err := os.RemoveAll(dst); err != nil {
-		return "", err
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return "", fmt.Errorf("creating %s: %w", parent, err)
 	}
+	// Test binaries of several packages run at once: each copies into a
+	// directory of its own and renames it into place, so dst is only ever
+	// seen complete.
+	tmp, err := os.MkdirTemp(parent, ".python-*")
+	if err != nil {
+		return "", fmt.Errorf("copying the python corpus: %w", err)
+	}
+	defer os.RemoveAll(tmp)
 	for _, pkg := range []string{"email", "asyncio"} {
-		if err := copyPy(filepath.Join(lib, pkg), filepath.Join(dst, pkg)); err != nil {
+		if err := copyPy(filepath.Join(lib, pkg), filepath.Join(tmp, pkg)); err != nil {
 			return "", fmt.Errorf("copying %s: %w", pkg, err)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(dst, ".complete"), nil, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(tmp, ".complete"), nil, 0o644); err != nil {
 		return "", err
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		if _, statErr := os.Stat(filepath.Join(dst, ".complete")); statErr == nil {
+			return dst, nil // another test binary put its copy in place first
+		}
+		return "", fmt.Errorf("putting the python corpus in place: %w", err)
 	}
 	return dst, nil
 }

@@ -45,6 +45,7 @@ func runFake(mode string) {
 		// A well-behaved handshake, then noise on stdout.
 		s := dynamicServer()
 		go func() {
+			// A deliberate pause (a peer that misbehaves later), not a wait for an event.
 			time.Sleep(envDuration("CAIRN_MCP_FAKE_DELAY", time.Second))
 			fmt.Println("oops {not json")
 		}()
@@ -57,11 +58,12 @@ func runFake(mode string) {
 		// Reads everything, answers nothing, ignores SIGTERM.
 		signal.Ignore(syscall.SIGTERM)
 		go func() { _, _ = io.Copy(io.Discard, bufio.NewReader(os.Stdin)) }()
-		time.Sleep(time.Hour)
+		time.Sleep(time.Hour) // a peer that never answers, by design
 	case "exit":
 		// Serves, then exits with status 3 after a delay.
 		s := dynamicServer()
 		go func() {
+			// A deliberate pause (a server that dies while in use), not a wait for an event.
 			time.Sleep(envDuration("CAIRN_MCP_FAKE_DELAY", time.Second))
 			fmt.Fprintln(os.Stderr, "fake: giving up")
 			os.Exit(3)
@@ -73,7 +75,7 @@ func runFake(mode string) {
 		s.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
 			return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 				if method == "tools/list" {
-					time.Sleep(time.Hour)
+					time.Sleep(time.Hour) // a peer that never answers, by design
 				}
 				return next(ctx, method, req)
 			}

@@ -470,7 +470,10 @@ func TestCloseAbortsHandshake(t *testing.T) {
 		m.Update(context.Background(), []ServerConfig{fakeServer("hang", "hang")})
 		close(done)
 	}()
-	time.Sleep(500 * time.Millisecond)
+	waitUntil(t, time.Minute, "the hanging server to start", func() bool {
+		_, ok := rec.find(&rec.logs, "mcp hang", "started")
+		return ok
+	})
 	within(t, "Close during a handshake", func() { _ = m.Close() })
 	select {
 	case <-done:

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Cairn through a plain LSP client: Emacs 28 + eglot, headless.
-# env: CAIRN_BIN (default: build ./cmd/cairn to /tmp/cairn-bin/cairn)
+# env: CAIRN_BIN (default: build ./cmd/cairn into a new temporary directory)
 # Exits non-zero on failure.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)

@@ -2,7 +2,7 @@
 # Tests of the Neovim plugin in headless Neovim: unit tests of the pure helpers,
 # an end-to-end run against the real cairn binary on the scripted model, then
 # threads/hunks/code actions against an OpenAI-compatible test endpoint.
-# env: CAIRN_BIN (default: build ./cmd/cairn to /tmp/cairn-bin/cairn), NVIM (default: nvim)
+# env: CAIRN_BIN (default: build ./cmd/cairn into a new temporary directory), NVIM (default: nvim)
 # Exits non-zero on failure.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)   # editors/nvim

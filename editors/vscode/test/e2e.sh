@@ -9,7 +9,7 @@
 # ripgrep and libkrb5-dev; the extension's npm packages; code-server and
 # playwright-core (pinned in test/e2e/package-lock.json).
 #
-# env: CAIRN_BIN   server binary (default: build ./cmd/cairn to /tmp/cairn-bin/cairn)
+# env: CAIRN_BIN   server binary (default: build ./cmd/cairn into a new temporary directory)
 #      SHOTS       where screenshots go (default: the work dir; SHOTS=<repo>/docs refreshes the README's)
 #      KEEP_WORK=1 keep the scratch directory after a pass
 # Exits non-zero on failure.
@@ -72,15 +72,15 @@ code_server="$here/test/e2e/node_modules/.bin/code-server"
 # --- the server ----------------------------------------------------------------
 if [ -z "${CAIRN_BIN:-}" ]; then
   t=$(date +%s)
-  mkdir -p /tmp/cairn-bin
-  (cd "$repo" && go build -o /tmp/cairn-bin/cairn ./cmd/cairn)
-  CAIRN_BIN=/tmp/cairn-bin/cairn
+  bindir=$(mktemp -d -t cairn-bin.XXXXXX)
+  (cd "$repo" && go build -o "$bindir/cairn" ./cmd/cairn)
+  CAIRN_BIN=$bindir/cairn
   log "go build took $(since "$t")"
 fi
 [ -x "$CAIRN_BIN" ] || { echo "CAIRN_BIN=$CAIRN_BIN is not an executable" >&2; exit 1; }
 
 # --- run -----------------------------------------------------------------------
-work=$(mktemp -d /tmp/cairn-vscode-e2e.XXXXXX)
+work=$(mktemp -d -t cairn-vscode-e2e.XXXXXX)
 status=0
 CAIRN_BIN="$CAIRN_BIN" VSIX="$vsix" WORK="$work" SHOTS="${SHOTS-$work}" \
   CODE_SERVER="$code_server" CHROMIUM="${CHROMIUM:-$(command -v chromium)}" TEST_MODEL="$repo/editors/test-model.mjs" \
