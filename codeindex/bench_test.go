@@ -129,7 +129,7 @@ func visible(b *testing.B, ix *Local, sym, rel string, since time.Time) time.Dur
 			seenMap = len(ix.Definitions([]string{sym})) > 0
 		}
 		if !seenSearch {
-			res, err := ix.Search(context.Background(), "sym:"+sym, 1)
+			res, err := ix.Search(context.Background(), mustParse(b, "sym:"+sym), 1)
 			seenSearch = err == nil && len(res.Hits) > 0 && res.Hits[0].Path == rel
 		}
 		if !seenMap || !seenSearch {
@@ -191,12 +191,15 @@ func BenchmarkDidSaveVisible(b *testing.B) {
 // BenchmarkQuery measures in-process identifier queries on a warm index.
 func BenchmarkQuery(b *testing.B) {
 	_, ix := benchIndex(b, true)
-	queries := []string{"parseHTTPRequest", "NewReader", "ServeHTTP", "utf8 decode rune", "sym:Marshal"}
+	var parsed []Query
+	for _, q := range []string{"parseHTTPRequest", "NewReader", "ServeHTTP", "utf8 decode rune", "sym:Marshal"} {
+		parsed = append(parsed, mustParse(b, q))
+	}
 	b.ResetTimer()
 	lat := benchlat.Start(b.N)
 	for i := 0; i < b.N; i++ {
 		start := time.Now()
-		if _, err := ix.Search(context.Background(), queries[i%len(queries)], 20); err != nil {
+		if _, err := ix.Search(context.Background(), parsed[i%len(parsed)], 20); err != nil {
 			b.Fatal(err)
 		}
 		lat.Add(time.Since(start))
