@@ -209,7 +209,7 @@ var calleeKinds = map[string]bool{"function": true, "method": true, "constructor
 // one hop whose own callees the next hop adds.
 const (
 	maxHops       = 3
-	maxHopParents = 8
+	maxHopParents = 12
 )
 
 // maxCalleeLines bounds one callee body: a longer function is left to the
@@ -838,6 +838,9 @@ func calleeSources(req Request, r *resolver, lines []string, sel *Selection, enc
 			psel := &Selection{StartLine: p.Line, EndLine: min(p.EndLine, len(fl))}
 			pr := newResolver(preq, r.ix, fl, psel)
 			pr.files = r.files
+			if pr.lang == r.lang && isTestPath(p.Path) == isTestPath(req.File) {
+				pr.cache = r.cache // the same definitions pass its filter
+			}
 			for _, c := range findCalls(fl, psel.StartLine, psel.EndLine, psel.StartLine, psel.EndLine) {
 				res := pr.resolve(c)
 				if !res.exact {
