@@ -705,7 +705,12 @@ func (r *resolver) ctorOf(ds []codeindex.Symbol) []codeindex.Symbol {
 // function around it (its parameters, receiver and locals) and the class
 // or receiver type that self/this name.
 func newResolver(req Request, ix codeindex.Index, lines []string, sel *Selection) *resolver {
-	r := &resolver{req: req, ix: ix, lang: codeindex.LanguageOf(req.File), imps: parseImports(req.File, req.FileText),
+	return newResolverImports(req, ix, lines, sel, parseImports(req.File, req.FileText))
+}
+
+// newResolverImports is newResolver with the file's imports already read.
+func newResolverImports(req Request, ix codeindex.Index, lines []string, sel *Selection, imps fileImports) *resolver {
+	r := &resolver{req: req, ix: ix, lang: codeindex.LanguageOf(req.File), imps: imps,
 		cache: map[string][]codeindex.Symbol{}, files: map[string][]string{}}
 	text := ""
 	self := ""
@@ -826,6 +831,7 @@ func calleeSources(req Request, r *resolver, lines []string, sel *Selection, enc
 			parents = append(parents, c.d)
 		}
 	}
+	imports := map[string]fileImports{} // by file, read once for all its callees
 	for hop := 2; hop <= maxHops && len(parents) > 0; hop++ {
 		var next []codeindex.Symbol
 		for _, p := range parents {
@@ -834,9 +840,14 @@ func calleeSources(req Request, r *resolver, lines []string, sel *Selection, enc
 				continue
 			}
 			preq := req
-			preq.File, preq.FileText = p.Path, strings.Join(fl, "")
+			preq.File, preq.FileText = p.Path, ""
+			imps, ok := imports[p.Path]
+			if !ok {
+				imps = parseImports(p.Path, strings.Join(fl, ""))
+				imports[p.Path] = imps
+			}
 			psel := &Selection{StartLine: p.Line, EndLine: min(p.EndLine, len(fl))}
-			pr := newResolver(preq, r.ix, fl, psel)
+			pr := newResolverImports(preq, r.ix, fl, psel, imps)
 			pr.files = r.files
 			if pr.lang == r.lang && isTestPath(p.Path) == isTestPath(req.File) {
 				pr.cache = r.cache // the same definitions pass its filter
