@@ -36,10 +36,12 @@ type callSite struct {
 }
 
 var (
-	callRE     = regexp.MustCompile(`([A-Za-z_$][\w$]*(?:\s*\??\.\s*[A-Za-z_$][\w$]*)*)\s*\(`)
-	callNoise  = map[string]bool{}
-	defPrefix  = regexp.MustCompile(`(?:^|[^\w$])(?:func|def|function|fn|class)\s*\*?$`)
-	methodLine = regexp.MustCompile(`^\s*(?:(?:public|private|protected|static|async|override|readonly|get|set)\s+)*([A-Za-z_$][\w$]*)\s*(?:<[^>]*>)?\s*\(.*\)\s*(?::\s*[^{]+)?\{\s*$`)
+	callRE    = regexp.MustCompile(`([A-Za-z_$][\w$]*(?:\s*\??\.\s*[A-Za-z_$][\w$]*)*)\s*\(`)
+	callNoise = map[string]bool{}
+	// indirectCallRE is a call through the comma operator: (0, a.f)(.
+	indirectCallRE = regexp.MustCompile(`\(\s*0\s*,\s*([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+)\s*\)\s*\(`)
+	defPrefix      = regexp.MustCompile(`(?:^|[^\w$])(?:func|def|function|fn|class)\s*\*?$`)
+	methodLine     = regexp.MustCompile(`^\s*(?:(?:public|private|protected|static|async|override|readonly|get|set)\s+)*([A-Za-z_$][\w$]*)\s*(?:<[^>]*>)?\s*\(.*\)\s*(?::\s*[^{]+)?\{\s*$`)
 )
 
 func init() {
@@ -80,6 +82,16 @@ func findCalls(lines []string, from, to int, selFrom, selTo int) []callSite {
 				continue
 			}
 			out = append(out, callSite{name: name, recv: recv, line: n, inSel: n >= selFrom && n <= selTo})
+		}
+		// TypeScript's CommonJS output calls an imported function as
+		// (0, mod_1.f)(…), and one of its own module's as (0, exports.f)(…).
+		for _, m := range indirectCallRE.FindAllStringSubmatch(code, -1) {
+			parts := strings.Split(m[1], ".")
+			recv := strings.Join(parts[:len(parts)-1], ".")
+			if recv == "exports" {
+				recv = ""
+			}
+			out = append(out, callSite{name: parts[len(parts)-1], recv: recv, line: n, inSel: n >= selFrom && n <= selTo})
 		}
 	}
 	return out
@@ -190,6 +202,14 @@ var calleePass = true
 
 // calleeKinds are the definitions that have a body worth sending.
 var calleeKinds = map[string]bool{"function": true, "method": true, "constructor": true}
+
+// maxHops is the farthest hop from the selection whose callees come in
+// (1: what the selection calls), and maxHopParents bounds the callees of
+// one hop whose own callees the next hop adds.
+const (
+	maxHops       = 3
+	maxHopParents = 12
+)
 
 // maxCalleeLines bounds one callee body: a longer function is left to the
 // definitions source (its head) and the model's read_file.
@@ -364,7 +384,8 @@ func (r *resolver) typeOf(recv string) string {
 	return t
 }
 
-var goResultRE = regexp.MustCompile(`\)\s*\(?\s*\*?((?:\w+\.)?[A-Za-z_]\w*)`)
+// goResultRE reads a Go function's first result type, named or not.
+var goResultRE = regexp.MustCompile(`\)\s*\(?\s*(?:\w+\s+)?\*?((?:\w+\.)?[A-Za-z_]\w*)`)
 
 // resultType reads the type a constructor-like function returns from its
 // signature (Go: func NewT(...) (*T, error); a Python or TypeScript class
@@ -501,6 +522,32 @@ func (r *resolver) bases(t string) []string {
 	return out
 }
 
+// maxOverrides bounds the overrides a call through a base class reaches.
+const maxOverrides = 4
+
+// overrides lists the methods name of the classes that inherit from t (up
+// to three levels down).
+func (r *resolver) overrides(t, name string) []codeindex.Symbol {
+	var out []codeindex.Symbol
+	for _, d := range r.defs(name) {
+		if d.Scope != "" && d.Scope != t && r.inherits(d.Scope, t, 3) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// inherits says whether type s has t among its bases, depth levels up.
+func (r *resolver) inherits(s, t string, depth int) bool {
+	for _, b := range r.bases(s) {
+		_, bn := splitQual(b)
+		if bn == t || depth > 1 && bn != s && r.inherits(bn, t, depth-1) {
+			return true
+		}
+	}
+	return false
+}
+
 // isInterface says whether t names an interface: its methods have no body,
 // and the value's dynamic type decides which method runs.
 func (r *resolver) isInterface(t string) bool {
@@ -595,6 +642,31 @@ func (r *resolver) resolve(c callSite) resolution {
 		}
 		return resolution{}
 	}
+	// Go: x.T.m() where x's type is unknown is, by convention, the method
+	// m of an embedded T of this package (a field named after its type).
+	if parts := strings.Split(c.recv, "."); r.lang == "go" && len(parts) > 1 {
+		last := parts[len(parts)-1]
+		if td, ok := r.typeDef(last); ok && path.Dir(td.Path) == path.Dir(r.req.File) && td.Name == last {
+			if ds := r.method(last, c.name); len(ds) > 0 && path.Dir(ds[0].Path) == path.Dir(r.req.File) {
+				return resolution{defs: ds, how: c.recv + " is an embedded " + last, exact: true}
+			}
+		}
+	}
+	// Python, TypeScript: x.policy.m() where the attribute's type cannot be
+	// read, and a class of this package is named after it (policy →
+	// Policy), is taken to be that class's m or an override of it in a
+	// subclass: the object's class decides which runs, so both are a guess.
+	if parts := strings.Split(c.recv, "."); r.lang != "go" && parts[len(parts)-1] != "?" && parts[len(parts)-1] != "" {
+		last := parts[len(parts)-1]
+		if tn := strings.ToUpper(last[:1]) + last[1:]; tn != last {
+			if td, ok := r.typeDef(tn); ok && td.Name == tn && path.Dir(td.Path) == path.Dir(r.req.File) {
+				ds := append(r.method(tn, c.name), r.overrides(tn, c.name)...)
+				if len(ds) > 0 && len(ds) <= maxOverrides+1 {
+					return resolution{defs: ds, how: c.recv + " named after " + tn}
+				}
+			}
+		}
+	}
 	// Unknown receiver: a method of that name in this package.
 	var ds []codeindex.Symbol
 	for _, d := range r.defs(c.name) {
@@ -632,7 +704,12 @@ func (r *resolver) ctorOf(ds []codeindex.Symbol) []codeindex.Symbol {
 // function around it (its parameters, receiver and locals) and the class
 // or receiver type that self/this name.
 func newResolver(req Request, ix codeindex.Index, lines []string, sel *Selection) *resolver {
-	r := &resolver{req: req, ix: ix, lang: codeindex.LanguageOf(req.File), imps: parseImports(req.File, req.FileText),
+	return newResolverImports(req, ix, lines, sel, parseImports(req.File, req.FileText))
+}
+
+// newResolverImports is newResolver with the file's imports already read.
+func newResolverImports(req Request, ix codeindex.Index, lines []string, sel *Selection, imps fileImports) *resolver {
+	r := &resolver{req: req, ix: ix, lang: codeindex.LanguageOf(req.File), imps: imps,
 		cache: map[string][]codeindex.Symbol{}, files: map[string][]string{}}
 	text := ""
 	self := ""
@@ -742,6 +819,63 @@ func calleeSources(req Request, r *resolver, lines []string, sel *Selection, enc
 		}
 		return cands[i].dist < cands[j].dist
 	})
+	// The next hops, each after every callee of the one before: what the
+	// nearest callees resolved exactly call in turn (readRequest's
+	// parseRequestLine when the selection calls readRequest), up to maxHops
+	// from the selection. They only take what the budget has left, never a
+	// search hit's room (not exact), and a nearer hop's bodies come first.
+	var parents []codeindex.Symbol
+	for _, c := range cands {
+		if c.exact && c.d.EndLine-c.d.Line+1 <= maxCalleeLines && len(parents) < maxHopParents {
+			parents = append(parents, c.d)
+		}
+	}
+	imports := map[string]fileImports{} // by file, read once for all its callees
+	for hop := 2; hop <= maxHops && len(parents) > 0; hop++ {
+		var next []codeindex.Symbol
+		for _, p := range parents {
+			fl, ok := r.fileLines(p.Path)
+			if !ok || p.Line > len(fl) {
+				continue
+			}
+			preq := req
+			preq.File, preq.FileText = p.Path, ""
+			imps, ok := imports[p.Path]
+			if !ok {
+				imps = parseImports(p.Path, strings.Join(fl, ""))
+				imports[p.Path] = imps
+			}
+			psel := &Selection{StartLine: p.Line, EndLine: min(p.EndLine, len(fl))}
+			pr := newResolverImports(preq, r.ix, fl, psel, imps)
+			pr.files = r.files
+			if pr.lang == r.lang && isTestPath(p.Path) == isTestPath(req.File) {
+				pr.cache = r.cache // the same definitions pass its filter
+			}
+			for _, c := range findCalls(fl, psel.StartLine, psel.EndLine, psel.StartLine, psel.EndLine) {
+				res := pr.resolve(c)
+				if !res.exact {
+					continue
+				}
+				for _, d := range res.defs {
+					if !calleeKinds[d.Kind] || d.Local || d.Path == p.Path && d.Line == p.Line ||
+						d.Path == req.File && d.Line <= to && d.EndLine >= from {
+						continue
+					}
+					key := d.Path + ":" + strconv.Itoa(d.Line)
+					if seen[key] {
+						continue
+					}
+					seen[key] = true
+					c.inSel = false
+					cands = append(cands, cand{d: d, c: c, how: res.how + "; called by " + qualified(p) + " (" + p.Path + ")", tier: 2 + hop, order: len(cands)})
+					if d.EndLine-d.Line+1 <= maxCalleeLines && len(next) < maxHopParents {
+						next = append(next, d)
+					}
+				}
+			}
+		}
+		parents = next
+	}
 	for rank, c := range cands {
 		d := c.d
 		loc := fmt.Sprintf("%s:%d-%d %s", d.Path, d.Line, d.EndLine, qualified(d))
@@ -757,7 +891,10 @@ func calleeSources(req Request, r *resolver, lines []string, sel *Selection, enc
 		}
 		text := numbered(fl, d.Line, min(d.EndLine, len(fl)))
 		where := "the selection"
-		if !c.c.inSel {
+		switch {
+		case c.tier >= 4:
+			where = "a callee"
+		case !c.c.inSel:
 			where = "the enclosing " + enclName
 		}
 		how := ""

@@ -340,6 +340,8 @@ func TestFindCalls(t *testing.T) {
 		{"def acquire(self):\n    fut = self._get_loop().create_future()\n    return utils.collapse(x)\n", "_get_loop@self create_future@? collapse@utils"},
 		{"  code(cxt: KeywordCxt) {\n    if (cxt.ok(x)) {\n      gen.if(checkMissingProp(cxt), () => cxt.error())\n    }\n  }\n", "ok@cxt if@gen checkMissingProp@ error@cxt"},
 		{"  error(append?: boolean): void {\n    this.report?.flush()\n  }\n", "flush@this.report"},
+		// TypeScript's CommonJS output: (0, mod_1.f)(…) and (0, exports.f)(…).
+		{"function add(ctx, data) {\n    const m = (0, errors_1.getErrorMap)();\n    const issue = (0, exports.makeIssue)({ data });\n}\n", "getErrorMap@errors_1 makeIssue@"},
 	} {
 		lines := strings.SplitAfter(tc.src, "\n")
 		var got []string
@@ -427,5 +429,223 @@ func TestBuildEnvGo(t *testing.T) {
 	}
 	if env.vars["deadline"] != "" || env.ctor["tr"] != "NewTransport" || env.self != "Client" {
 		t.Errorf("deadline %q (want none), tr's constructor %q, self %q", env.vars["deadline"], env.ctor["tr"], env.self)
+	}
+}
+
+// The second hop: what a callee resolved exactly calls in turn comes in
+// after the first hop's bodies, marked as called from a callee, when the
+// budget has room left; what the selection calls directly comes first.
+func TestCalleeSecondHop(t *testing.T) {
+	f := newFixture(t, `
+-- go.mod --
+module example.com/shop
+
+go 1.22
+-- cart/cart.go --
+package cart
+
+import "example.com/shop/pricing"
+
+// Total sums the cart.
+func Total(items []int) int {
+	sum := 0
+	for _, it := range items {
+		sum += it
+	}
+	return pricing.Apply(sum)
+}
+-- pricing/apply.go --
+package pricing
+
+// Apply applies the discounts.
+func Apply(sum int) int {
+	return discount(sum) // END OF APPLY
+}
+-- pricing/discount.go --
+package pricing
+
+func discount(sum int) int {
+	if sum > 100 {
+		return round(sum - 10) // END OF DISCOUNT
+	}
+	return sum
+}
+-- pricing/round.go --
+package pricing
+
+func round(n int) int {
+	return n / 5 * 5 // END OF ROUND
+}
+`, nil)
+	b, err := Build(f.request(t, "cart/cart.go", 11, 11, "What does the total come to?", 16384))
+	if err != nil {
+		t.Fatal(err)
+	}
+	requiredIncluded(t, b)
+	if !strings.Contains(b.User, "END OF APPLY") {
+		t.Fatalf("the first hop, pricing.Apply, is missing:\n%s", b.Report.Markdown())
+	}
+	if !strings.Contains(b.User, "END OF DISCOUNT") || !strings.Contains(b.User, "## Callee body: discount (function), called from a callee") {
+		t.Errorf("the second hop, discount (called by Apply), is missing or not marked:\n%s\n%s", b.User, b.Report.Markdown())
+	}
+	if !strings.Contains(b.User, "END OF ROUND") {
+		t.Errorf("the third hop, round (called by discount), is missing:\n%s", b.Report.Markdown())
+	}
+	i, j, k := strings.Index(b.User, "END OF APPLY"), strings.Index(b.User, "END OF DISCOUNT"), strings.Index(b.User, "END OF ROUND")
+	if !(i < j && j < k) {
+		t.Errorf("the hops are not in order (first %d, second %d, third %d)", i, j, k)
+	}
+}
+
+// Go: x.T.m() where x's type cannot be read is the method m of the
+// package's type T (an embedded field named after its type), not another
+// type's method of that name.
+func TestCalleeEmbeddedFieldName(t *testing.T) {
+	f := newFixture(t, `
+-- go.mod --
+module example.com/net
+
+go 1.22
+-- conn.go --
+package net
+
+func loop(ch chan wrapped) {
+	for w := range ch {
+		w.req.Request.write(1)
+	}
+}
+-- request.go --
+package net
+
+type Request struct{ n int }
+
+func (r *Request) write(n int) { r.n += n // THE REQUEST WRITE
+}
+-- header.go --
+package net
+
+type Header struct{ n int }
+
+func (h *Header) write(n int) { h.n -= n // WRONG WRITE
+}
+
+type Other struct{ n int }
+
+func (o *Other) write(n int) { o.n *= n // WRONG TOO
+}
+`, nil)
+	b, err := Build(f.request(t, "conn.go", 5, 5, "What is written?", 8192))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hasCallee(b.Report, "request.go:5-6 Request.write") {
+		t.Errorf("Request.write is not the callee of w.req.Request.write():\n%s", b.Report.Markdown())
+	}
+	for _, it := range b.Report.Items {
+		if it.Source == SourceCallees && strings.HasPrefix(it.Location, "header.go") {
+			t.Errorf("another type's write is a callee: %s", it.Location)
+		}
+	}
+}
+
+// Python: self.policy.fold() where the attribute's type cannot be read is
+// the fold of the package's class Policy and its subclasses' overrides,
+// not a same-named method of an unrelated class.
+func TestCalleeAttributeNamedAfterClass(t *testing.T) {
+	f := newFixture(t, `
+-- mail/_base.py --
+class Policy:
+    def fold(self, name, value):
+        raise NotImplementedError  # ABSTRACT FOLD
+
+
+class Compat32(Policy):
+    def fold(self, name, value):
+        return name + value  # COMPAT FOLD
+-- mail/policy.py --
+from mail._base import Policy
+
+
+class EmailPolicy(Policy):
+    def fold(self, name, value):
+        return name.upper() + value  # EMAIL FOLD
+-- mail/tokens.py --
+class Token:
+    def fold(self, policy):
+        return "WRONG FOLD"
+-- mail/generator.py --
+class Generator:
+    def __init__(self, policy):
+        self.policy = policy
+
+    def write_headers(self, msg):
+        for h, v in msg.items():
+            self.write(self.policy.fold(h, v))
+`, nil)
+	b, err := Build(f.request(t, "mail/generator.py", 7, 7, "How is each header folded?", 8192))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, loc := range []string{"mail/_base.py:2-3 Policy.fold", "mail/_base.py:7-8 Compat32.fold", "mail/policy.py:5-6 EmailPolicy.fold"} {
+		if !hasCallee(b.Report, loc) {
+			t.Errorf("%s is not a callee of self.policy.fold():\n%s", loc, b.Report.Markdown())
+		}
+	}
+	for _, it := range b.Report.Items {
+		if it.Source == SourceCallees && strings.HasPrefix(it.Location, "mail/tokens.py") {
+			t.Errorf("an unrelated class's fold is a callee: %s", it.Location)
+		}
+	}
+}
+
+// Go: a variable holding a constructor's result has the result's type,
+// named results too: w.flush() after w, err := newWriter() is writer.flush.
+func TestCalleeNamedResultType(t *testing.T) {
+	f := newFixture(t, `
+-- go.mod --
+module example.com/w
+
+go 1.22
+-- use.go --
+package w
+
+func use() error {
+	w, err := newWriter(2)
+	if err != nil {
+		return err
+	}
+	w.flush()
+	return nil
+}
+-- writer.go --
+package w
+
+type writer struct{ n int }
+
+func newWriter(n int) (w *writer, err error) {
+	return &writer{n: n}, nil
+}
+
+func (w *writer) flush() { w.n = 0 // THE WRITER FLUSH
+}
+-- other.go --
+package w
+
+type other struct{ n int }
+
+func (o *other) flush() { o.n = 1 // WRONG FLUSH
+}
+
+type third struct{ n int }
+
+func (o *third) flush() { o.n = 2 // WRONG TOO
+}
+`, nil)
+	b, err := Build(f.request(t, "use.go", 8, 8, "What does flush do?", 8192))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hasCallee(b.Report, "writer.go:9-10 writer.flush") {
+		t.Errorf("writer.flush is not the callee of w.flush():\n%s", b.Report.Markdown())
 	}
 }

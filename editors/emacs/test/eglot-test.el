@@ -163,5 +163,35 @@
     (when (cl-some (lambda (s) (string-match-p "Cairn's edit" (or s ""))) titles)
       (error "Still offered after the accept: %S" titles))))
 
+(defconst cairn-test-note "// a note the user has not saved\n")
+
+(cairn-test "accept leaves unrelated unsaved text unsaved"
+  ;; The user types elsewhere in the file and does not save, then asks
+  ;; again and accepts the new edit: the buffer gets the edit and keeps the
+  ;; note, stays modified, and the file on disk holds neither the note nor
+  ;; the edit (eglot saves nothing; the user saves as usual).
+  (let ((disk-before (with-temp-buffer (insert-file-contents cairn-test-file) (buffer-string))))
+    (goto-char (point-max))
+    (insert cairn-test-note)
+    (unless (buffer-modified-p) (error "The buffer is not modified after typing"))
+    (let ((r (cairn-test-line-region 5 7)))
+      (cairn-test-pick-action (car r) (cdr r) "Explain this code"))
+    (cairn-test-wait "the second answer"
+                     (lambda () (cl-find-if (lambda (m) (string-match-p "changed the greeting again" m))
+                                            cairn-test-messages))
+                     60)
+    (let ((r (cairn-test-line-region 6 6)))
+      (cairn-test-pick-action (car r) (cdr r) "Accept Cairn's edit"))
+    (cairn-test-wait "the second edit in the buffer"
+                     (lambda () (string-match-p "fmt.Println(\"Hello, Cairn\")" (buffer-string)))
+                     30)
+    (unless (string-suffix-p cairn-test-note (buffer-string))
+      (error "The unsaved note is gone from the buffer: %S" (buffer-string)))
+    (unless (buffer-modified-p)
+      (error "The buffer was saved by the accept"))
+    (let ((disk (with-temp-buffer (insert-file-contents cairn-test-file) (buffer-string))))
+      (unless (equal disk disk-before)
+        (error "The accept wrote the file on disk: %S" disk)))))
+
 (cairn-test-finish)
 ;;; eglot-test.el ends here

@@ -27,6 +27,10 @@ turns:
       - name: edit_file
         arguments: {path: "hello.go", oldText: "Hello", newText: "Hello, world"}
   - text: "This prints a greeting; I made it friendlier."
+  - toolCalls:
+      - name: edit_file
+        arguments: {path: "hello.go", oldText: "Hello, world", newText: "Hello, Cairn"}
+  - text: "I changed the greeting again."
 YAML
 
 status=0
