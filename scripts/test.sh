@@ -79,6 +79,8 @@ quality_tests='^(TestFresh.*|TestCoreAPI.*|TestQuality|TestQualitySetWellFormed|
 
 quality_sets() {
   CAIRN_QUALITY=1 go test -count=1 -timeout 40m -run "$quality_tests" ./search ./repomap ./contextengine
+  # First-prompt definition recall of `cairn ask`, cold and warm (issue 25).
+  CAIRN_QUALITY=1 go test -count=1 -timeout 40m -run '^TestFirstPrompt' ./cmd/cairn
 }
 
 # staticcheck at a pinned version, installed into ./bin on a fresh machine.

@@ -19,7 +19,11 @@ func TestMain(m *testing.M) {
 		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 	}
 	os.Setenv("CAIRN_TEST_AS_MAIN", "1")
-	os.Exit(m.Run())
+	code := m.Run()
+	if cairnBin != "" { // built by buildCairn for the quality tests
+		os.RemoveAll(filepath.Dir(cairnBin))
+	}
+	os.Exit(code)
 }
 
 // syncBuffer is a bytes.Buffer safe for the logger's goroutines and the
