@@ -95,47 +95,9 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	p("← runId %s\n\n", runID)
 
-	var editID string
-	shown := 0
-	textOpen := false
-	for {
-		evs, err := ed.WaitFor(ctx, runID, func(evs []protocol.RunEvent) bool { return len(evs) > shown })
-		if err != nil {
-			return err
-		}
-		for _, ev := range evs[shown:] {
-			if ev.Kind != protocol.EventText && textOpen {
-				p("\n")
-				textOpen = false
-			}
-			switch ev.Kind {
-			case protocol.EventStarted:
-				p("  [%d] started\n", ev.Seq)
-			case protocol.EventText:
-				if !textOpen {
-					p("  [%d] model: ", ev.Seq)
-					textOpen = true
-				}
-				p("%s", ev.Delta)
-			case protocol.EventToolCall:
-				p("  [%d] tool call %s %s\n", ev.Seq, ev.Tool, compact(string(ev.Input), 100))
-			case protocol.EventToolResult:
-				p("  [%d] tool result: %s\n", ev.Seq, ev.Summary)
-			case protocol.EventEditProposed:
-				editID = ev.EditID
-				p("  [%d] edit proposed: %s\n", ev.Seq, ev.EditID)
-			case protocol.EventApproval:
-				p("  [%d] approval of %s: %s\n", ev.Seq, ev.CallID, ev.Decision)
-			case protocol.EventFinished:
-				p("  [%d] finished (tokens: %d in, %d out)\n", ev.Seq, ev.Usage.InputTokens, ev.Usage.OutputTokens)
-			default:
-				p("  [%d] %s %s\n", ev.Seq, ev.Kind, ev.Error)
-			}
-		}
-		shown = len(evs)
-		if lspclient.IsTerminal(evs[len(evs)-1].Kind) {
-			break
-		}
+	editID, err := followRun(ctx, ed, runID, p)
+	if err != nil {
+		return err
 	}
 	if editID == "" {
 		return fmt.Errorf("the run proposed no edit")
@@ -173,6 +135,53 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return fmt.Errorf("undo did not restore the file byte for byte")
 	}
 	return nil
+}
+
+// followRun prints the run's events as they arrive, as an editor's chat
+// would show them, until the run ends; it returns the edit the run proposed.
+func followRun(ctx context.Context, ed *lspclient.Editor, runID string, p func(string, ...any)) (string, error) {
+	var editID string
+	shown := 0
+	textOpen := false
+	for {
+		evs, err := ed.WaitFor(ctx, runID, func(evs []protocol.RunEvent) bool { return len(evs) > shown })
+		if err != nil {
+			return "", err
+		}
+		for _, ev := range evs[shown:] {
+			if ev.Kind != protocol.EventText && textOpen {
+				p("\n")
+				textOpen = false
+			}
+			switch ev.Kind {
+			case protocol.EventStarted:
+				p("  [%d] started\n", ev.Seq)
+			case protocol.EventText:
+				if !textOpen {
+					p("  [%d] model: ", ev.Seq)
+					textOpen = true
+				}
+				p("%s", ev.Delta)
+			case protocol.EventToolCall:
+				p("  [%d] tool call %s %s\n", ev.Seq, ev.Tool, compact(string(ev.Input), 100))
+			case protocol.EventToolResult:
+				p("  [%d] tool result: %s\n", ev.Seq, ev.Summary)
+			case protocol.EventEditProposed:
+				editID = ev.EditID
+				p("  [%d] edit proposed: %s\n", ev.Seq, ev.EditID)
+			case protocol.EventApproval:
+				p("  [%d] approval of %s: %s\n", ev.Seq, ev.CallID, ev.Decision)
+			case protocol.EventFinished:
+				p("  [%d] finished (tokens: %d in, %d out)\n", ev.Seq, ev.Usage.InputTokens, ev.Usage.OutputTokens)
+			default:
+				p("  [%d] %s %s\n", ev.Seq, ev.Kind, ev.Error)
+			}
+		}
+		shown = len(evs)
+		if lspclient.IsTerminal(evs[len(evs)-1].Kind) {
+			return editID, nil
+		}
+	}
 }
 
 func copyEmbedded(src embed.FS, dir, dst string) error {
