@@ -166,6 +166,17 @@ step('gH on hunk 2 rejects it (it leaves the diff), gh on hunk 1 accepts it: dis
     end)
   end
   T.truthy(hl(8) ~= 0, 'hunk 2 (line 8) is highlighted as a change before the reject')
+  local ns = vim.api.nvim_get_namespaces()['cairn_hunk_actions']
+  local function action_rows()
+    local rows = {}
+    for _, m in ipairs(vim.api.nvim_buf_get_extmarks(vim.api.nvim_win_get_buf(proposed_win()), ns, 0, -1, { details = true })) do
+      local text = m[4].virt_text[1][1]
+      T.truthy(text:find('gh accept', 1, true) and text:find('gH reject', 1, true), 'the hunk actions: ' .. text)
+      table.insert(rows, m[2] + 1)
+    end
+    return rows
+  end
+  T.eq(action_rows(), { 4, 8 }, 'the actions shown on both hunks (lines 4 and 8)')
   vim.api.nvim_win_set_cursor(pw, { 8, 0 })
   vim.api.nvim_feedkeys('gH', 'mx', false)
   T.wait('hunk 2 rejected in the answers', function()
@@ -176,6 +187,7 @@ step('gH on hunk 2 rejects it (it leaves the diff), gh on hunk 1 accepts it: dis
     return hl(8) == 0
   end)
   T.truthy(hl(4) ~= 0, 'hunk 1 (line 4) still shows as a change')
+  T.eq(action_rows(), { 4 }, 'the actions shown on the pending hunk only')
   T.eq(read(two), TWO, 'disk untouched by the reject')
   vim.api.nvim_set_current_win(proposed_win())
   vim.api.nvim_win_set_cursor(0, { 4, 0 })

@@ -20,6 +20,32 @@ function M.pending(s)
   return out
 end
 
+local hunk_ns = vim.api.nvim_create_namespace('cairn_hunk_actions')
+
+-- The hunk actions as virtual text on the first line of each pending hunk of
+-- the proposed buffer b (file path): inline text on Neovim 0.10+, at the end
+-- of the line before (0.7 has no inline virtual text).
+local function mark_hunks(b, path, hunks)
+  vim.api.nvim_buf_clear_namespace(b, hunk_ns, 0, -1)
+  local km = config.options.keymaps
+  local n = vim.api.nvim_buf_line_count(b)
+  local inline = config.has('nvim-0.10')
+  for _, h in ipairs(hunks or {}) do
+    if h.path == path and (h.state == 'pending' or h.state == 'conflict') and type(h.proposedStartLine) == 'number' then
+      local row = math.min(h.proposedStartLine, n - 1)
+      local label = ('  %s accept · %s reject hunk %d'):format(km.accept_hunk, km.reject_hunk, h.index + 1)
+      local opts = { virt_text = { { label, 'Comment' } }, virt_text_pos = 'eol', hl_mode = 'combine' }
+      local col = 0
+      if inline then
+        opts.virt_text_pos = 'inline'
+        col = #(vim.api.nvim_buf_get_lines(b, row, row + 1, false)[1] or '')
+      end
+      vim.api.nvim_buf_set_extmark(b, hunk_ns, row, col, opts)
+    end
+  end
+end
+M.hunk_ns = hunk_ns
+
 local function buf_keymap(b, lhs, rhs, desc)
   if lhs and lhs ~= '' then
     vim.api.nvim_buf_set_keymap(b, 'n', lhs, rhs, { noremap = true, silent = true, desc = desc })
@@ -60,6 +86,7 @@ local function open_file_diff(edit_id, f, idx, hunks)
   vim.api.nvim_win_set_var(0, 'cairn_path', f.path)
   vim.api.nvim_tabpage_set_var(tab, 'cairn_title', 'Cairn: ' .. f.path)
   vim.api.nvim_buf_set_lines(pb, 0, -1, false, util.shown_proposed(f, hunks))
+  mark_hunks(pb, f.path, hunks)
   vim.bo[pb].modifiable = false
   if ft and ft ~= '' then
     vim.bo[pb].filetype = ft
@@ -257,6 +284,7 @@ local function render_tabs(e, res)
           vim.bo[b].modifiable = true
           vim.api.nvim_buf_set_lines(b, 0, -1, false, util.shown_proposed(f, res.hunks))
           vim.bo[b].modifiable = false
+          mark_hunks(b, f.path, res.hunks)
           pcall(vim.api.nvim_win_call, w, function()
             vim.cmd('diffupdate')
           end)
