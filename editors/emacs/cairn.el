@@ -17,6 +17,7 @@
 ;;   n / p move between hunks, u undoes the last accept.  A decided hunk
 ;;   leaves the diff; the *cairn* buffer says what was accepted, rejected
 ;;   or undone, naming the hunk and the file.
+;; - `cairn-review': open an edit's diff buffer again.
 ;; - `cairn-undo': undo the last edit accepted through this package.
 ;;
 ;; Loading it makes eglot declare itself a Cairn client to servers whose
@@ -73,13 +74,15 @@ reviews edits in `cairn-diff-mode' instead of code actions."
 ;;;; State
 
 (cl-defstruct (cairn--run (:constructor cairn--run-create))
-  id question where marker (at-line-start t) edits (tools nil))
+  id question where marker (at-line-start t) edits (tools nil) (seq 0))
 
 (defvar cairn--runs (make-hash-table :test #'equal)
   "Run id -> `cairn--run'.")
 
 (defvar cairn--early (make-hash-table :test #'equal)
   "Run id -> events (newest first) that came before the run was known.")
+
+(defvar cairn--seq 0 "How many runs were shown: orders them, newest last.")
 
 (defvar cairn--checkpoints nil
   "Accepted changes, newest first: plists (:server :checkpointId :what :uris).")
@@ -117,7 +120,8 @@ reviews edits in `cairn-diff-mode' instead of code actions."
 (defun cairn--begin (run-id question where)
   "Start RUN-ID's section with QUESTION and WHERE; replay its early events."
   (or (gethash run-id cairn--runs)
-      (let ((run (cairn--run-create :id run-id :question question :where where)))
+      (let ((run (cairn--run-create :id run-id :question question :where where
+                                    :seq (setq cairn--seq (1+ cairn--seq)))))
         (with-current-buffer (cairn-answer-buffer)
           (let ((inhibit-read-only t))
             (save-excursion
@@ -418,6 +422,22 @@ diff buffers for review."
   "Reject every pending hunk of this diff buffer's edit."
   (interactive)
   (cairn--decide 'reject nil (cairn--pending-names)))
+
+;;;###autoload
+(defun cairn-review ()
+  "Open the diff buffer of a proposed edit again (the newest by default)."
+  (interactive)
+  (let* ((server (cairn--server))
+         (runs (sort (cl-remove-if-not #'cairn--run-edits (hash-table-values cairn--runs))
+                     (lambda (a b) (> (cairn--run-seq a) (cairn--run-seq b)))))
+         (choices (cl-loop for r in runs
+                           append (cl-loop for id in (cairn--run-edits r)
+                                           collect (cons (format "%s (%s)" (cairn--run-question r) id) id)))))
+    (unless choices (user-error "Cairn has proposed no edit yet"))
+    (let ((pick (if (cdr choices)
+                    (completing-read "Review Cairn's edit: " choices nil t nil nil (caar choices))
+                  (caar choices))))
+      (pop-to-buffer (cairn--open-edit server (cdr (assoc pick choices)))))))
 
 ;;;###autoload
 (defun cairn-undo ()

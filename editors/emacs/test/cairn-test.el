@@ -146,6 +146,11 @@
       (while (string-match "^@@ " s i) (setq n (1+ n) i (match-end 0)))
       n)))
 
+(cairn-test "closed, the diff buffer comes back with cairn-review"
+  (kill-buffer cairn-test-diff)
+  (with-current-buffer cairn-test-src (call-interactively #'cairn-review))
+  (setq cairn-test-diff (or (get-buffer "*cairn edit: calc.go*") (error "cairn-review opened no diff buffer"))))
+
 (cairn-test "the diff buffer shows both hunks; r on hunk 2 rejects it and it leaves the diff"
   (unless (= (cairn-test-hunks) 2)
     (error "Hunks in the diff buffer: %d\n%s" (cairn-test-hunks) (with-current-buffer cairn-test-diff (buffer-string))))
