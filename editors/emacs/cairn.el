@@ -366,11 +366,18 @@ diff buffers for review."
   "The file URIs of this diff buffer's edit."
   (mapcar (lambda (f) (plist-get f :uri)) (plist-get cairn--edit :files)))
 
-(defun cairn--save (uris)
-  "Save the modified buffers visiting URIS (an accept or undo changed them)."
+(defun cairn--dirty (uris)
+  "The buffers visiting URIS that hold unsaved text of the user's."
+  (cl-loop for u in uris
+           for b = (find-buffer-visiting (eglot--uri-to-path u))
+           when (and b (buffer-modified-p b)) collect b))
+
+(defun cairn--save (uris &optional keep)
+  "Save the buffers visiting URIS that an accept or undo changed.
+Buffers in KEEP held unsaved text of the user's before: they stay unsaved."
   (dolist (u uris)
     (let ((b (find-buffer-visiting (eglot--uri-to-path u))))
-      (when (and b (buffer-modified-p b))
+      (when (and b (buffer-modified-p b) (not (memq b keep)))
         (with-current-buffer b (save-buffer))))))
 
 (defun cairn--decide (how hunks what)
@@ -381,11 +388,12 @@ diff buffers for review."
          (run (cl-find-if (lambda (r) (member cairn--edit-id (cairn--run-edits r)))
                           (hash-table-values cairn--runs))))
     (if (eq how 'accept)
-        (let ((res (cairn--exec server "cairn.acceptEdit" arg)))
+        (let* ((keep (cairn--dirty uris))
+               (res (cairn--exec server "cairn.acceptEdit" arg)))
           (unless (eq (plist-get res :applied) t)
             (user-error "Cairn did not apply %s%s" what
                         (if (plist-get res :reason) (concat ": " (plist-get res :reason)) "")))
-          (cairn--save uris)
+          (cairn--save uris keep)
           (when (plist-get res :checkpointId)
             (push (list :server server :checkpointId (plist-get res :checkpointId) :what what :uris uris)
                   cairn--checkpoints)))
@@ -444,12 +452,13 @@ diff buffers for review."
   "Undo the last change accepted through this package."
   (interactive)
   (let ((last (or (car cairn--checkpoints) (user-error "No accepted Cairn change to undo"))))
-    (let ((res (cairn--exec (plist-get last :server) "cairn.undo"
+    (let* ((keep (cairn--dirty (plist-get last :uris)))
+           (res (cairn--exec (plist-get last :server) "cairn.undo"
                             (list :checkpointId (plist-get last :checkpointId))))
           (what (plist-get last :what)))
       (pop cairn--checkpoints)
       (if (eq (plist-get res :applied) t)
-          (progn (cairn--save (plist-get last :uris))
+          (progn (cairn--save (plist-get last :uris) keep)
                  (cairn--insert nil (format "\nUndid %s\n" what))
                  (message "Cairn: undid %s" what))
         (message "Cairn: %s was already undone" what))
