@@ -18,6 +18,8 @@
 ;;   leaves the diff; the *cairn* buffer says what was accepted, rejected
 ;;   or undone, naming the hunk and the file.
 ;; - `cairn-review': open an edit's diff buffer again.
+;; - Approvals keep eglot's prompt; the server lists Deny first, which
+;;   eglot 1.9 pre-fills, so a bare RET denies.
 ;; - `cairn-undo': undo the last edit accepted through this package.
 ;;
 ;; Loading it makes eglot declare itself a Cairn client to servers whose
