@@ -21,7 +21,7 @@ const (
 	QuestionFix     = "Fix these diagnostics in the selected code with minimal edits:\n%s"
 )
 
-// CodeAction offers "Explain this code" on any range and "Fix these
+// CodeAction offers "Explain this code" on a non-empty range and "Fix these
 // diagnostics" where diagnostics (forwarded or sent in the request's
 // context) touch the range. Each carries a cairn.ask command, so a plain LSP
 // client can use Cairn.
@@ -53,7 +53,13 @@ func (s *Server) CodeAction(ctx context.Context, params *lsp.CodeActionParams) (
 			},
 		}
 	}
-	actions := []lsp.CommandOrCodeAction{ask(TitleExplain, QuestionExplain, lsp.CodeActionKindEmpty)}
+	var actions []lsp.CommandOrCodeAction
+	// A bare cursor (an empty range) is what editors send on every cursor
+	// move for their lightbulb (VS Code) or on a code-action key without a
+	// region (eglot): "Explain" needs code the user picked.
+	if r.Start != r.End {
+		actions = append(actions, ask(TitleExplain, QuestionExplain, lsp.CodeActionKindEmpty))
+	}
 	s.mu.Lock()
 	plain := !s.caps.cairnClient
 	s.mu.Unlock()

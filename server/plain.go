@@ -176,19 +176,20 @@ func answerMarkdown(question, answer string, edits []*protocol.GetEditResult) st
 	return b.String()
 }
 
-// Titles of the per-hunk actions offered besides the whole-edit ones when an
-// edit has more than one hunk.
+// Titles of the per-hunk actions, offered before the whole-edit ones.
 const (
 	titleAcceptHunk = "Accept this hunk of Cairn's edit…"
 	titleRejectHunk = "Reject this hunk of Cairn's edit…"
 )
 
 // editActions offers the pending edits whose hunks touch lines from..to
-// (0-based, inclusive) of abs as Accept/Reject code actions: the whole edit
-// (titles fixed by the contract), and, for an edit of several hunks, each
-// pending hunk that the range touches.
+// (0-based, inclusive) of abs as Accept/Reject code actions: first each
+// pending hunk that the range touches, then the whole edit (titles fixed by
+// the contract). The order matters: eglot and other clients make the first
+// action (none is marked preferred) the default a bare RET picks, and that
+// must never be the one that accepts every hunk of the edit.
 func (s *Server) editActions(mgr *agent.Manager, abs string, from, to int) []lsp.CommandOrCodeAction {
-	var out []lsp.CommandOrCodeAction
+	var hunks, whole []lsp.CommandOrCodeAction
 	action := func(title, cmd string, ref protocol.EditRef) lsp.CommandOrCodeAction {
 		arg, _ := json.Marshal(ref)
 		return &lsp.CodeAction{
@@ -210,17 +211,14 @@ func (s *Server) editActions(mgr *agent.Manager, abs string, from, to int) []lsp
 		if len(touched) == 0 {
 			continue
 		}
-		out = append(out,
-			action(protocol.TitleAcceptEdit, protocol.CommandAcceptEdit, protocol.EditRef{EditID: e.ID}),
-			action(protocol.TitleRejectEdit, protocol.CommandRejectEdit, protocol.EditRef{EditID: e.ID}))
-		if len(e.Hunks) < 2 {
-			continue
-		}
 		for _, i := range touched {
-			out = append(out,
+			hunks = append(hunks,
 				action(titleAcceptHunk, protocol.CommandAcceptEdit, protocol.EditRef{EditID: e.ID, Hunks: []int{i}}),
 				action(titleRejectHunk, protocol.CommandRejectEdit, protocol.EditRef{EditID: e.ID, Hunks: []int{i}}))
 		}
+		whole = append(whole,
+			action(protocol.TitleAcceptEdit, protocol.CommandAcceptEdit, protocol.EditRef{EditID: e.ID}),
+			action(protocol.TitleRejectEdit, protocol.CommandRejectEdit, protocol.EditRef{EditID: e.ID}))
 	}
-	return out
+	return append(hunks, whole...)
 }

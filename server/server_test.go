@@ -318,6 +318,7 @@ func TestCodeActions(t *testing.T) {
 	type action struct {
 		title, question string
 	}
+	rng := map[string]any{"start": map[string]any{"line": 3, "character": 0}, "end": map[string]any{"line": 5, "character": 0}}
 	actions := func(contextDiags ...any) []action {
 		var raw []struct {
 			Title   string `json:"title"`
@@ -328,7 +329,7 @@ func TestCodeActions(t *testing.T) {
 		}
 		params := map[string]any{
 			"textDocument": map[string]any{"uri": e.ed.URI("greet/greet.go")},
-			"range":        map[string]any{"start": map[string]any{"line": 3, "character": 0}, "end": map[string]any{"line": 5, "character": 0}},
+			"range":        rng,
 			"context":      map[string]any{"diagnostics": append([]any{}, contextDiags...)},
 		}
 		if _, err := e.ed.Conn().Call(e.ctx, "textDocument/codeAction", params, &raw); err != nil {
@@ -347,7 +348,19 @@ func TestCodeActions(t *testing.T) {
 	if got := actions(); len(got) != 1 || !strings.Contains(got[0].title, "Explain") {
 		t.Fatalf("without diagnostics: %v", got)
 	}
+	// A bare cursor (what VS Code's lightbulb and eglot without a region
+	// send on every line) is not offered "Explain": it needs picked code.
+	cursor := map[string]any{"line": 4, "character": 2}
+	rng = map[string]any{"start": cursor, "end": cursor}
+	if got := actions(); len(got) != 0 {
+		t.Fatalf("on a bare cursor without diagnostics: %v", got)
+	}
 	wantFix := fmt.Sprintf(server.QuestionFix, "- line 5: error: undefined: nme")
+	// A diagnostic under the cursor still gets its quick fix.
+	if got := actions(inContext); len(got) != 1 || got[0].title != server.TitleFix || got[0].question != wantFix {
+		t.Fatalf("on a bare cursor with a diagnostic: %q", got)
+	}
+	rng = map[string]any{"start": map[string]any{"line": 3, "character": 0}, "end": map[string]any{"line": 5, "character": 0}}
 	if got := actions(inContext); len(got) != 2 || got[1].title != server.TitleFix || got[1].question != wantFix {
 		t.Fatalf("with a diagnostic in the context: %q", got)
 	}

@@ -381,6 +381,12 @@ func TestPlainClientSeesAnswerAndAcceptsThroughCodeAction(t *testing.T) {
 	if accept == nil || !strings.Contains(strings.Join(titles, "|"), protocol.TitleRejectEdit) {
 		t.Fatalf("code actions on the edited line: %q", titles)
 	}
+	// The first action is what a bare RET picks in eglot (none is
+	// preferred): it must act on the hunk under the cursor, never on
+	// every hunk of the edit.
+	if titles[0] != "Accept this hunk of Cairn's edit…" || !strings.Contains(string(actions[0].Command.Arguments[0]), `"hunks":[1]`) {
+		t.Fatalf("the first (default) action on the edited line: %q %s", titles, actions[0].Command.Arguments[0])
+	}
 	// Per hunk: reject the hunk under the cursor (line 9: Mul's).
 	var rejectHunk *lspclient.CodeAction
 	for i := range actions {

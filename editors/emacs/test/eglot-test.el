@@ -142,6 +142,28 @@
       (error "The answer does not say how to accept the edit: %s" shown))
     (cairn-test-out "  shown: %s" (car (split-string shown "\n")))))
 
+(cairn-test "a bare cursor is not offered \"Explain this code\"; RET's default never accepts every hunk"
+  (let* ((r (cairn-test-line-region 6 6))
+         (titles (mapcar (lambda (a) (plist-get a :title)) (eglot-code-actions (car r) (car r)))))
+    (when (member "Explain this code" titles)
+      (error "Explain offered on a bare cursor: %S" titles))
+    (cairn-test-out "  on the cursor: %S" titles)
+    (unless (equal (car titles) "Accept this hunk of Cairn's edit…")
+      (error "The first (default) action on a changed line: %S" titles)))
+  ;; As a user pressing RET at eglot's prompt: the default is taken.
+  (let ((picked nil)
+        (last-nonmenu-event ?\r))
+    (cl-letf (((symbol-function 'completing-read)
+               (lambda (_prompt _items _pred _req _init _hist def &rest _)
+                 (setq picked def)
+                 (throw 'cairn-test-picked nil))))
+      (catch 'cairn-test-picked
+        (let ((r (cairn-test-line-region 6 6)))
+          (eglot-code-actions (car r) (car r) nil t))))
+    (when (equal picked "Accept Cairn's edit…")
+      (error "RET would accept every hunk"))
+    (unless picked (error "eglot offered no default"))))
+
 (cairn-test "code action \"Accept Cairn's edit…\" on the changed line applies the edit"
   (unless (equal (buffer-string) cairn-test-original)
     (error "The buffer changed before accepting"))

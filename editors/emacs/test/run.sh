@@ -33,10 +33,35 @@ turns:
   - text: "I changed the greeting again."
 YAML
 
+# cairn.el: byte-compiled, warnings are errors.
+elpa=$(ls -d /usr/share/emacs/site-lisp/elpa/*/ | sed 's/^/-L /' | tr '\n' ' ')
+mkdir -p "$work/elc" && cp "$here/../cairn.el" "$work/elc/"
+# shellcheck disable=SC2086
+emacs -Q --batch $elpa --eval '(setq byte-compile-error-on-warn t)' -f batch-byte-compile "$work/elc/cairn.el"
+printf 'package main\n\n// Add adds.\nfunc Add(a, b int) int {\n\treturn a - b\n}\n\n// Mul multiplies.\nfunc Mul(a, b int) int {\n\treturn a + b\n}\n' > "$work/ws/calc.go"
+cat > "$work/script-cairn-el.yaml" <<'YAML'
+turns:
+  - text: "Let me look."
+    toolCalls:
+      - name: read_file
+        arguments: {path: "calc.go"}
+  - toolCalls:
+      - name: edit_file
+        arguments:
+          path: calc.go
+          oldText: "return a - b\n}\n\n// Mul multiplies.\nfunc Mul(a, b int) int {\n\treturn a + b"
+          newText: "return a + b\n}\n\n// Mul multiplies.\nfunc Mul(a, b int) int {\n\treturn a * b"
+  - text: "Fixed Add and Mul."
+YAML
+
 status=0
 (cd "$work/ws" && HOME="$work/home" XDG_CACHE_HOME="$work/cache" TMPDIR="$work/tmp" \
   CAIRN_STATE_DIR="$work/state" CAIRN_BIN="$CAIRN_BIN" WS="$work/ws" SCRIPT="$work/script.yaml" \
   timeout 300 emacs -Q --batch -l "$here/eglot-test.el") || status=$?
+mkdir -p "$work/state2"
+(cd "$work/ws" && HOME="$work/home" XDG_CACHE_HOME="$work/cache" TMPDIR="$work/tmp" \
+  CAIRN_STATE_DIR="$work/state2" CAIRN_BIN="$CAIRN_BIN" WS="$work/ws" SCRIPT="$work/script-cairn-el.yaml" \
+  CAIRN_EL="$work/elc/cairn.elc" timeout 300 emacs -Q --batch -l "$here/cairn-test.el") || status=$?
 if [ "$status" -ne 0 ]; then
   echo "[emacs-test] FAILED (exit $status); scratch files kept in $work"
   exit 1

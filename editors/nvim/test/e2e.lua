@@ -114,7 +114,11 @@ step('the answer streams into the cairn://answers buffer', function()
   T.truthy(text:find('Make the greeting friendlier.', 1, true), text)
   T.truthy(text:find('hello.go:5-7', 1, true), text)
   T.truthy(text:find('read_file', 1, true), text)
-  T.truthy(text:find('edit proposed', 1, true), text)
+  T.truthy(text:find('edit proposed to hello.go', 1, true), text)
+  -- Markdown for people: no run, edit or checkpoint ids, no raw JSON.
+  for _, bad in ipairs({ 'run-', 'edit-', 'cp-', '{"', '[' }) do
+    T.truthy(not text:find(bad, 1, true), ('%q in the answer buffer:\n%s'):format(bad, text))
+  end
 end)
 
 step('ga in the proposed buffer accepts: hello.go changes', function()
@@ -162,8 +166,8 @@ step('gx in the proposed buffer rejects: hello.go unchanged', function()
   T.wait('the diff tab to close', function()
     return proposed_win() == nil
   end, 10000)
-  T.wait('"rejected edit" in the answers', function()
-    return lines(cairn.answer_buf()):find('rejected edit', 1, true) ~= nil
+  T.wait('"Rejected Cairn\'s edit of hello.go" in the answers', function()
+    return lines(cairn.answer_buf()):find("Rejected Cairn's edit of hello.go", 1, true) ~= nil
   end, 5000)
   T.eq(lines(src_buf) .. '\n', ORIGINAL, 'buffer')
   T.eq(read(file), ORIGINAL, 'file on disk')
@@ -225,7 +229,7 @@ step(':CairnUndo refuses, naming the file, after the user changed it', function(
     return lines(src_buf):find('"Hey"', 1, true) ~= nil
   end)
   T.wait('the accept to be answered', function()
-    return lines(cairn.answer_buf()):sub(before + 1):find('accepted edit', 1, true) ~= nil
+    return lines(cairn.answer_buf()):sub(before + 1):find("Accepted Cairn's edit of hello.go", 1, true) ~= nil
   end, 5000)
   local n = vim.api.nvim_buf_line_count(src_buf)
   vim.api.nvim_buf_set_lines(src_buf, n, n, false, { '// a change of mine' })

@@ -157,30 +157,59 @@ step('a two-hunk edit opens a diff tab with a readable name', function()
   end)
 end)
 
-step('gh on hunk 1 accepts it, gH on hunk 2 rejects it: disk byte-exact and saved', function()
+step('gH on hunk 2 rejects it (it leaves the diff), gh on hunk 1 accepts it: disk byte-exact and saved', function()
   local pw = proposed_win()
   vim.api.nvim_set_current_win(pw)
-  vim.api.nvim_win_set_cursor(pw, { 4, 0 })
+  local function hl(line)
+    return vim.api.nvim_win_call(proposed_win(), function()
+      return vim.fn.diff_hlID(line, 1)
+    end)
+  end
+  T.truthy(hl(8) ~= 0, 'hunk 2 (line 8) is highlighted as a change before the reject')
+  local ns = vim.api.nvim_get_namespaces()['cairn_hunk_actions']
+  local function action_rows()
+    local rows = {}
+    for _, m in ipairs(vim.api.nvim_buf_get_extmarks(vim.api.nvim_win_get_buf(proposed_win()), ns, 0, -1, { details = true })) do
+      local text = m[4].virt_text[1][1]
+      T.truthy(text:find('gh accept', 1, true) and text:find('gH reject', 1, true), 'the hunk actions: ' .. text)
+      table.insert(rows, m[2] + 1)
+    end
+    return rows
+  end
+  T.eq(action_rows(), { 4, 8 }, 'the actions shown on both hunks (lines 4 and 8)')
+  vim.api.nvim_win_set_cursor(pw, { 8, 0 })
+  vim.api.nvim_feedkeys('gH', 'mx', false)
+  T.wait('hunk 2 rejected in the answers', function()
+    return lines(cairn.answer_buf()):find('Rejected hunk 2 of two.go', 1, true) ~= nil
+  end)
+  T.truthy(proposed_win(), 'the diff tab stays while hunk 1 is pending')
+  T.wait('the rejected hunk to leave the diff', function()
+    return hl(8) == 0
+  end)
+  T.truthy(hl(4) ~= 0, 'hunk 1 (line 4) still shows as a change')
+  T.eq(action_rows(), { 4 }, 'the actions shown on the pending hunk only')
+  T.eq(read(two), TWO, 'disk untouched by the reject')
+  vim.api.nvim_set_current_win(proposed_win())
+  vim.api.nvim_win_set_cursor(0, { 4, 0 })
   vim.api.nvim_feedkeys('gh', 'mx', false)
   T.wait('hunk 1 on disk', function()
     return read(two) == TWO_HUNK1
   end)
-  T.eq(vim.bo[two_buf].modified, false, 'two.go saved after the accept')
-  T.truthy(proposed_win(), 'the diff tab stays while hunk 2 is pending')
-  vim.api.nvim_set_current_win(proposed_win())
-  vim.api.nvim_win_set_cursor(0, { 8, 0 })
-  vim.api.nvim_feedkeys('gH', 'mx', false)
   T.wait('the diff tab to close once every hunk is decided', function()
     return proposed_win() == nil
   end)
-  T.eq(read(two), TWO_HUNK1, 'disk after reject of hunk 2')
+  T.eq(vim.bo[two_buf].modified, false, 'two.go saved after the accept')
+  T.eq(read(two), TWO_HUNK1, 'disk after accept of hunk 1')
   T.eq(lines(two_buf) .. '\n', TWO_HUNK1, 'buffer')
 end)
 
-step(':CairnUndo restores two.go exactly (saved)', function()
+step(':CairnUndo restores two.go exactly (saved) and names the hunk it undid', function()
   vim.cmd('CairnUndo')
   T.wait('two.go restored on disk', function()
     return read(two) == TWO
+  end)
+  T.wait('the undo named in the answers', function()
+    return lines(cairn.answer_buf()):find('Undid hunk 1 of two.go (line 4)', 1, true) ~= nil
   end)
   T.eq(vim.bo[two_buf].modified, false, 'two.go saved after the undo')
 end)

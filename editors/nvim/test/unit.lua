@@ -87,16 +87,22 @@ T.test('transcript renders a run', function()
   s = s .. t.render({ kind = 'text', delta = 'the file.' })
   s = s .. t.render({ kind = 'toolCall', callId = 'c1', tool = 'read_file', input = { path = 'a.go' } })
   s = s .. t.render({ kind = 'toolResult', callId = 'c1', ok = true, summary = '7 lines' })
+  s = s .. t.render({ kind = 'toolCall', callId = 'c2', tool = 'run_command', input = { command = 'go vet' } })
+  s = s .. t.render({ kind = 'toolResult', callId = 'c2', ok = false, summary = 'exit 1' })
   s = s .. t.render({ kind = 'approval', callId = 'c1', decision = 'deny' })
-  s = s .. t.render({ kind = 'editProposed', editId = 'e1' })
+  s = s .. t.render({ kind = 'editProposed', editId = 'e1', edit = { changes = { ['file:///w/pkg/a.go'] = {} } } }, '/w')
+  s = s .. t.render({ kind = 'checkpoint', checkpointId = 'cp-1', step = 2 })
   s = s .. t.render({ kind = 'finished', usage = { inputTokens = 5, outputTokens = 2 } })
   T.eq(vim.split(s, '\n', { plain = true }), {
-    '== Why?  (a.go:1-3)  [r1]',
+    '## Why?',
+    '*a.go:1-3*',
+    '',
     'Reading the file.',
-    '> read_file {"path": "a.go"}',
-    'ok read_file: 7 lines',
-    'approval: read_file denied',
-    'edit proposed: e1 (review in the diff tab: ga accept, gx reject)',
+    '> read_file `a.go`',
+    '> run_command `go vet`',
+    '> run_command failed: exit 1',
+    '> approval: read_file denied',
+    '> edit proposed to pkg/a.go: review it in the diff tab (ga accept, gx reject)',
     '-- finished - 5 in / 2 out tokens',
     '',
   })
@@ -205,9 +211,59 @@ T.test('two runs streaming at once each keep their text together in the answer b
   local text = table.concat(vim.api.nvim_buf_get_lines(cairn.answer_buf(), 0, -1, false), '\n')
   T.truthy(text:find('Two changes proposed.\n-- finished\n', 1, true), 'run a together: ' .. text)
   T.truthy(text:find('\nIt explains itself.\n-- finished', 1, true), 'run b together: ' .. text)
-  T.truthy(text:find('[run-a]', 1, true) < text:find('Two changes', 1, true), 'run a under its header: ' .. text)
-  T.truthy(text:find('[run-b]', 1, true) < text:find('It explains', 1, true), 'run b under its header: ' .. text)
-  T.truthy(text:find('Two changes', 1, true) < text:find('[run-b]', 1, true), 'run a before run b: ' .. text)
+  T.truthy(text:find('## Tidy both functions.', 1, true) < text:find('Two changes', 1, true), 'run a under its header: ' .. text)
+  T.truthy(text:find('## Explain what', 1, true) < text:find('It explains', 1, true), 'run b under its header: ' .. text)
+  T.truthy(text:find('Two changes', 1, true) < text:find('## Explain what', 1, true), 'run a before run b: ' .. text)
+  T.truthy(not text:find('run-a', 1, true) and not text:find('run-b', 1, true), 'no run ids in the answer buffer: ' .. text)
+end)
+
+T.test('the answer buffer is Markdown for people: no ids, no raw JSON', function()
+  local cairn = require('cairn')
+  local h = cairn._handlers['cairn/runEvent']
+  local seq = 0
+  local function ev(kind, extra)
+    seq = seq + 1
+    local e = { runId = 'run-clean-1', seq = seq, kind = kind }
+    for k, v in pairs(extra or {}) do
+      e[k] = v
+    end
+    h(nil, e)
+  end
+  ev('started', { question = 'Why?', threadId = 'thread-xyz-1' })
+  ev('toolCall', { callId = 'c1', tool = 'read_file', input = { path = 'hello.go', startLine = 1, endLine = 40 } })
+  ev('toolResult', { callId = 'c1', ok = true, summary = '{"lines":40,"truncated":false}' })
+  ev('toolCall', { callId = 'c2', tool = 'repo_map', input = { focus = { 'a.go', 'b.go' } } })
+  ev('checkpoint', { checkpointId = 'cp-secret-1', step = 2 })
+  ev('text', { delta = 'Because.' })
+  ev('finished', { usage = { inputTokens = 10, outputTokens = 2 } })
+  local text = table.concat(vim.api.nvim_buf_get_lines(cairn.answer_buf(), 0, -1, false), '\n')
+  T.truthy(text:find('## Why?', 1, true), 'the question is a heading: ' .. text)
+  T.truthy(text:find('> read_file `hello.go`', 1, true), 'the tool call, by its telling field: ' .. text)
+  T.truthy(text:find('> repo_map\n', 1, true), 'a tool without a telling field, by name only: ' .. text)
+  for _, bad in ipairs({ 'run-clean-1', 'thread-xyz-1', 'cp-secret-1', '{', '"' }) do
+    T.truthy(not text:find(bad, 1, true), ('%q in the answer buffer: %s'):format(bad, text))
+  end
+  -- The ids are behind :CairnRunInfo.
+  vim.cmd('CairnRunInfo run-clean-1')
+  local info = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
+  T.truthy(info:find('run-clean-1', 1, true) and info:find('thread-xyz-1', 1, true) and info:find('cp-secret-1', 1, true),
+    ':CairnRunInfo shows run, thread and checkpoint ids: ' .. info)
+  T.truthy(info:find('10 in / 2 out', 1, true), 'and the tokens: ' .. info)
+  vim.cmd('close')
+end)
+
+T.test('shown_proposed puts a rejected hunk back to its old lines', function()
+  local f = { path = 'two.go', proposed = 'a\nB\nc\nD1\nD2\ne\n' }
+  local hunks = {
+    { index = 0, path = 'two.go', startLine = 1, endLine = 2, proposedStartLine = 1, proposedEndLine = 2, state = 'accepted',
+      diff = '--- a/two.go\n+++ b/two.go\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n' },
+    { index = 1, path = 'two.go', startLine = 3, endLine = 4, proposedStartLine = 3, proposedEndLine = 5, state = 'rejected',
+      diff = '--- a/two.go\n+++ b/two.go\n@@ -3,3 +3,4 @@\n c\n-d\n+D1\n+D2\n e\n' },
+  }
+  T.eq(table.concat(util.shown_proposed(f, hunks), '\n'), 'a\nB\nc\nd\ne', 'hunk 2 rejected')
+  hunks[2].state = 'pending'
+  T.eq(table.concat(util.shown_proposed(f, hunks), '\n'), 'a\nB\nc\nD1\nD2\ne', 'nothing rejected')
+  T.eq(util.hunk_name(hunks[2]), 'hunk 2 of two.go (line 4)')
 end)
 
 T.finish()

@@ -3,7 +3,6 @@
 -- started from a code action, another in a second root): each run's output
 -- goes to the end of its own section, marked by an extmark, so deltas never mix.
 local config = require('cairn.config')
-local util = require('cairn.util')
 
 local M = {}
 
@@ -15,9 +14,6 @@ local state = {
   last_section = nil, -- the run whose section ends the buffer
   tail = nil, -- who appended last at the end of the buffer (a runId or false)
 }
-
--- For lines that belong to no run (approval prompts).
-M.transcript = util.transcript()
 
 function M.buf()
   local b = state.buf

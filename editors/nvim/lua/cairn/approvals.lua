@@ -36,7 +36,8 @@ function M.handler(_, params)
   end
   local approval = util.is_approval(actions)
   if approval then
-    answers.append(answers.transcript.render({ kind = 'toolCall', tool = 'approval asked:', input = params.message }))
+    local msg = vim.trim((params.message or ''):gsub('%s+', ' '))
+    answers.append('\n> approval asked: ' .. msg .. '\n')
     -- Deny first: the default choice of a picker denies.
     actions = util.deny_first(actions)
   end

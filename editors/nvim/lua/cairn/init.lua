@@ -125,6 +125,25 @@ function M.resume(run_id)
   runs.resume(sessions.current(), run_id)
 end
 
+--- Shows the ids of session's newest run (or run_id) in a scratch buffer
+--- (they are kept out of the answer buffer); returns that buffer.
+function M.run_info(run_id)
+  local out, id = runs.info(sessions.current(), run_id)
+  if not out then
+    notify('no run yet; :CairnAsk starts one')
+    return nil
+  end
+  vim.cmd('botright 10split')
+  local b = vim.api.nvim_create_buf(false, true)
+  vim.api.nvim_win_set_buf(0, b)
+  pcall(vim.api.nvim_buf_set_name, b, 'cairn://run/' .. id)
+  vim.bo[b].bufhidden = 'wipe'
+  vim.api.nvim_buf_set_lines(b, 0, -1, false, out)
+  vim.bo[b].filetype = 'markdown'
+  vim.bo[b].modifiable = false
+  return b
+end
+
 function M.context_report(run_id, cb)
   runs.context_report(sessions.current(), run_id, cb)
 end
@@ -240,6 +259,9 @@ local function define_commands()
   command('CairnContext', function(o)
     M.context_report(o.args)
   end, { nargs = '?', desc = 'Cairn: show the context report of the last run' })
+  command('CairnRunInfo', function(o)
+    M.run_info(o.args ~= '' and o.args or nil)
+  end, { nargs = '?', desc = 'Cairn: the ids of the last run (or run {id}): thread, edits, checkpoints' })
   command('CairnFollowUp', function(o)
     M.follow_up(o.args)
   end, { nargs = '+', desc = 'Cairn: ask a follow-up in the current thread' })

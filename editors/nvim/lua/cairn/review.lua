@@ -20,13 +20,39 @@ function M.pending(s)
   return out
 end
 
+local hunk_ns = vim.api.nvim_create_namespace('cairn_hunk_actions')
+
+-- The hunk actions as virtual text on the first line of each pending hunk of
+-- the proposed buffer b (file path): inline text on Neovim 0.10+, at the end
+-- of the line before (0.7 has no inline virtual text).
+local function mark_hunks(b, path, hunks)
+  vim.api.nvim_buf_clear_namespace(b, hunk_ns, 0, -1)
+  local km = config.options.keymaps
+  local n = vim.api.nvim_buf_line_count(b)
+  local inline = config.has('nvim-0.10')
+  for _, h in ipairs(hunks or {}) do
+    if h.path == path and (h.state == 'pending' or h.state == 'conflict') and type(h.proposedStartLine) == 'number' then
+      local row = math.min(h.proposedStartLine, n - 1)
+      local label = ('  %s accept · %s reject hunk %d'):format(km.accept_hunk, km.reject_hunk, h.index + 1)
+      local opts = { virt_text = { { label, 'Comment' } }, virt_text_pos = 'eol', hl_mode = 'combine' }
+      local col = 0
+      if inline then
+        opts.virt_text_pos = 'inline'
+        col = #(vim.api.nvim_buf_get_lines(b, row, row + 1, false)[1] or '')
+      end
+      vim.api.nvim_buf_set_extmark(b, hunk_ns, row, col, opts)
+    end
+  end
+end
+M.hunk_ns = hunk_ns
+
 local function buf_keymap(b, lhs, rhs, desc)
   if lhs and lhs ~= '' then
     vim.api.nvim_buf_set_keymap(b, 'n', lhs, rhs, { noremap = true, silent = true, desc = desc })
   end
 end
 
-local function open_file_diff(edit_id, f, idx)
+local function open_file_diff(edit_id, f, idx, hunks)
   local fname = vim.uri_to_fname(f.uri)
   vim.cmd('tabnew')
   local tab = vim.api.nvim_get_current_tabpage()
@@ -59,7 +85,8 @@ local function open_file_diff(edit_id, f, idx)
   vim.api.nvim_win_set_var(0, 'cairn_side', 'new')
   vim.api.nvim_win_set_var(0, 'cairn_path', f.path)
   vim.api.nvim_tabpage_set_var(tab, 'cairn_title', 'Cairn: ' .. f.path)
-  vim.api.nvim_buf_set_lines(pb, 0, -1, false, util.split_lines(f.proposed))
+  vim.api.nvim_buf_set_lines(pb, 0, -1, false, util.shown_proposed(f, hunks))
+  mark_hunks(pb, f.path, hunks)
   vim.bo[pb].modifiable = false
   if ft and ft ~= '' then
     vim.bo[pb].filetype = ft
@@ -114,7 +141,7 @@ end
 function M.open(s, edit_id, cb)
   M.fetch(s, edit_id, function(res, e)
     for i, f in ipairs(res.files or {}) do
-      local tab = open_file_diff(edit_id, f, i)
+      local tab = open_file_diff(edit_id, f, i, res.hunks)
       table.insert(e.tabs, tab)
     end
     if cb then
@@ -214,6 +241,28 @@ function M.save_files(uris, keep)
   end
 end
 
+-- The files of an edit, for people: "hello.go", "a.go and b.go".
+local function edit_files(s, edit_id)
+  local e = s.edits[edit_id]
+  local names = {}
+  for _, f in ipairs(e and e.result and e.result.files or {}) do
+    table.insert(names, f.path)
+  end
+  if #names == 0 then
+    return 'a file'
+  end
+  return table.concat(names, ', ')
+end
+
+local function hunk_of(s, edit_id, index)
+  local e = s.edits[edit_id]
+  for _, h in ipairs(e and e.result and e.result.hunks or {}) do
+    if h.index == index then
+      return h
+    end
+  end
+end
+
 local function edit_uris(s, edit_id)
   local e = s.edits[edit_id]
   local files = {}
@@ -221,6 +270,28 @@ local function edit_uris(s, edit_id)
     table.insert(files, f.uri)
   end
   return files
+end
+
+-- Re-renders the proposed side of e's open diff tabs from res (cairn.getEdit).
+local function render_tabs(e, res)
+  for _, tab in ipairs(e.tabs or {}) do
+    if vim.api.nvim_tabpage_is_valid(tab) then
+      for _, w in ipairs(vim.api.nvim_tabpage_list_wins(tab)) do
+        local b = vim.api.nvim_win_get_buf(w)
+        local okp, p = pcall(vim.api.nvim_buf_get_var, b, 'cairn_proposed')
+        local f = okp and type(p) == 'table' and (res.files or {})[p.file]
+        if f then
+          vim.bo[b].modifiable = true
+          vim.api.nvim_buf_set_lines(b, 0, -1, false, util.shown_proposed(f, res.hunks))
+          vim.bo[b].modifiable = false
+          mark_hunks(b, f.path, res.hunks)
+          pcall(vim.api.nvim_win_call, w, function()
+            vim.cmd('diffupdate')
+          end)
+        end
+      end
+    end
+  end
 end
 
 --- Accepts (how = 'accept') or rejects one hunk of an edit: index is 0-based
@@ -243,6 +314,7 @@ function M.settle_hunk(how, edit_id, index, cb)
   s = s or sessions.of_edit(edit_id) or sessions.current()
   local method = how == 'accept' and 'cairn.acceptEdit' or 'cairn.rejectEdit'
   local keep = dirty_buffers(edit_uris(s, edit_id))
+  local what = hunk_of(s, edit_id, index) and util.hunk_name(hunk_of(s, edit_id, index)) or ('hunk ' .. (index + 1) .. ' of ' .. edit_files(s, edit_id))
   sessions.exec(s, method, { editId = edit_id, hunks = { index } }, function(err, res)
     if err then
       notify(how .. ' hunk failed: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
@@ -250,15 +322,15 @@ function M.settle_hunk(how, edit_id, index, cb)
     end
     if how == 'accept' then
       if type(res) ~= 'table' or not res.applied then
-        notify('hunk ' .. (index + 1) .. ' was not applied', vim.log.levels.ERROR)
+        notify(what .. ' was not applied', vim.log.levels.ERROR)
         return
       end
       M.save_files(edit_uris(s, edit_id), keep)
       if res.checkpointId then
-        table.insert(s.checkpoints, { checkpointId = res.checkpointId, editId = edit_id, files = edit_uris(s, edit_id) })
+        table.insert(s.checkpoints, { checkpointId = res.checkpointId, editId = edit_id, files = edit_uris(s, edit_id), what = what })
       end
     end
-    answers.append(('\n%s hunk %d of edit %s\n'):format(how == 'accept' and 'accepted' or 'rejected', index + 1, edit_id))
+    answers.append(('\n%s %s\n'):format(how == 'accept' and 'Accepted' or 'Rejected', what))
     M.fetch(s, edit_id, function(r2, e)
       local pending = false
       for _, h in ipairs(r2.hunks or {}) do
@@ -270,7 +342,8 @@ function M.settle_hunk(how, edit_id, index, cb)
         end
         close_tabs(s, edit_id)
       else
-        pcall(vim.cmd, 'diffupdate')
+        -- A rejected hunk leaves the diff: the proposed side gets its old lines back.
+        render_tabs(e, r2)
       end
       if cb then
         cb(res, r2)
@@ -292,23 +365,7 @@ function M.refresh(s, edit_id, cb)
     before[h.index] = h.state
   end
   M.fetch(s, edit_id, function(res)
-    for _, tab in ipairs(e.tabs or {}) do
-      if vim.api.nvim_tabpage_is_valid(tab) then
-        for _, w in ipairs(vim.api.nvim_tabpage_list_wins(tab)) do
-          local b = vim.api.nvim_win_get_buf(w)
-          local okp, p = pcall(vim.api.nvim_buf_get_var, b, 'cairn_proposed')
-          local f = okp and type(p) == 'table' and (res.files or {})[p.file]
-          if f then
-            vim.bo[b].modifiable = true
-            vim.api.nvim_buf_set_lines(b, 0, -1, false, util.split_lines(f.proposed))
-            vim.bo[b].modifiable = false
-            pcall(vim.api.nvim_win_call, w, function()
-              vim.cmd('diffupdate')
-            end)
-          end
-        end
-      end
-    end
+    render_tabs(e, res)
     local clashes = {}
     for _, h in ipairs(res.hunks or {}) do
       if h.state == 'conflict' and before[h.index] ~= 'conflict' then
@@ -372,11 +429,12 @@ function M.accept(edit_id, cb)
     e.state = 'accepted'
     local files = edit_uris(s, edit_id)
     M.save_files(files, keep)
+    local what = "Cairn's edit of " .. edit_files(s, edit_id)
     if res.checkpointId then
-      table.insert(s.checkpoints, { checkpointId = res.checkpointId, editId = edit_id, files = files })
+      table.insert(s.checkpoints, { checkpointId = res.checkpointId, editId = edit_id, files = files, what = what })
     end
     close_tabs(s, edit_id)
-    answers.append(('\naccepted edit %s%s\n'):format(edit_id, res.checkpointId and (' (checkpoint ' .. res.checkpointId .. '; :CairnUndo restores)') or ''))
+    answers.append(('\nAccepted %s%s\n'):format(what, res.checkpointId and ' (:CairnUndo restores)' or ''))
     if cb then
       cb(res)
     end
@@ -399,7 +457,7 @@ function M.reject(edit_id, cb)
       s.edits[edit_id].state = 'rejected'
     end
     close_tabs(s, edit_id)
-    answers.append(('\nrejected edit %s\n'):format(edit_id))
+    answers.append(("\nRejected Cairn's edit of %s\n"):format(edit_files(s, edit_id)))
     if cb then
       cb()
     end
@@ -424,8 +482,8 @@ function M.undo(s, cb)
       table.remove(s.checkpoints)
       -- The buffer holds exactly the text from before the accept: writing it is the undo.
       M.save_files(last.files)
-      answers.append(('\nedit %s was already undone\n'):format(last.editId))
-      notify('already undone: ' .. table.concat(res.alreadyUndone, ', '))
+      answers.append(('\n%s was already undone\n'):format(last.what or 'the edit'))
+      notify(('already undone: %s (%s)'):format(last.what or 'the edit', table.concat(res.alreadyUndone, ', ')))
       if cb then
         cb(res)
       end
@@ -437,7 +495,8 @@ function M.undo(s, cb)
     end
     table.remove(s.checkpoints)
     M.save_files(last.files, keep)
-    answers.append(('\nundid edit %s\n'):format(last.editId))
+    answers.append(('\nUndid %s\n'):format(last.what or 'the edit'))
+    notify('undid ' .. (last.what or 'the edit'))
     if cb then
       cb(res)
     end

@@ -20,7 +20,7 @@ local begun = {}
 local function run(s, run_id)
   local r = s.runs[run_id]
   if not r then
-    r = { run_id = run_id, status = 'running', last_seq = 0, edits = {} }
+    r = { run_id = run_id, status = 'running', last_seq = 0, edits = {}, checkpoints = {} }
     s.runs[run_id] = r
     table.insert(s.run_order, run_id)
     sessions.own_run(s, run_id)
@@ -83,7 +83,7 @@ function M.on_event(s, ev)
     end
     r.last_seq = ev.seq
   end
-  local out = transcript(ev.runId).render(ev)
+  local out = transcript(ev.runId).render(ev, s.root)
   if begun[ev.runId] then
     answers.append(out, ev.runId)
   else
@@ -118,11 +118,15 @@ function M.on_event(s, ev)
   elseif util.terminal[ev.kind] then
     progress.set(s, ev.runId, nil)
     r.status = ev.kind
+    r.usage = type(ev.usage) == 'table' and ev.usage or r.usage
+    r.error = ev.error
     if ev.kind == 'failed' then
       notify(('run failed%s: %s'):format(ev.class and (' (' .. ev.class .. ')') or '', ev.error or ''), vim.log.levels.ERROR)
     elseif ev.kind == 'interrupted' then
       notify('run ' .. ev.runId .. ' was interrupted; :CairnResume continues it', vim.log.levels.WARN)
     end
+  elseif ev.kind == 'checkpoint' and ev.checkpointId then
+    table.insert(r.checkpoints, ev.checkpointId)
   elseif ev.kind == 'editProposed' and ev.editId then
     table.insert(r.edits, ev.editId)
     review.open(s, ev.editId)
@@ -287,6 +291,46 @@ function M.resume(s, run_id)
     local old = s.runs[run_id] or {}
     begin_run(s, res.runId or run_id, 'resume ' .. run_id .. (old.question and (': ' .. old.question) or ''), old.where)
   end)
+end
+
+--- The ids and bookkeeping of a run (the answer buffer shows none of
+--- them), as Markdown lines: run, thread, state, edits with their hunks'
+--- states, checkpoints, tokens. run_id nil: the session's newest run.
+function M.info(s, run_id)
+  run_id, s = pick_run(s, run_id, nil)
+  local r = run_id and s and s.runs[run_id]
+  if not r then
+    return nil
+  end
+  local out = {
+    '# Cairn run',
+    '',
+    '- question: ' .. (r.question or '?'),
+    '- run: `' .. run_id .. '`',
+    '- thread: ' .. (r.thread_id and ('`' .. r.thread_id .. '`') or '-'),
+    '- state: ' .. (r.status or '?') .. (r.error and (' (' .. r.error .. ')') or ''),
+  }
+  if type(r.usage) == 'table' and r.usage.inputTokens then
+    table.insert(out, ('- tokens: %d in / %d out%s'):format(r.usage.inputTokens or 0, r.usage.outputTokens or 0,
+      r.usage.costUSD and (' ($%.4f)'):format(r.usage.costUSD) or ''))
+  end
+  for _, id in ipairs(r.edits) do
+    local e = s.edits[id]
+    local hunks = {}
+    for _, h in ipairs(e and e.result and e.result.hunks or {}) do
+      table.insert(hunks, ('hunk %d %s:%d %s'):format(h.index + 1, h.path, h.startLine + 1, h.state))
+    end
+    table.insert(out, ('- edit: `%s` %s%s'):format(id, e and e.state or '?', #hunks > 0 and (' (' .. table.concat(hunks, ', ') .. ')') or ''))
+  end
+  for _, c in ipairs(r.checkpoints) do
+    table.insert(out, '- checkpoint: `' .. c .. '`')
+  end
+  for _, c in ipairs(s.checkpoints or {}) do
+    if vim.tbl_contains(r.edits, c.editId) then
+      table.insert(out, ('- accepted: `%s` (%s; :CairnUndo restores)'):format(c.checkpointId, c.what or c.editId))
+    end
+  end
+  return out, run_id
 end
 
 function M.context_report(s, run_id, cb)

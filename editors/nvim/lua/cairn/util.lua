@@ -227,8 +227,85 @@ local decisions = {
   policy_deny = 'denied by policy',
 }
 
---- A transcript renders run events as text: text deltas inline, everything
---- else on its own line.
+--- The text a diff tab shows as proposed for file f of an edit (cairn.getEdit):
+--- the proposal with every rejected hunk of that file put back to the old
+--- lines, so a rejected change no longer shows (or highlights) as a change.
+function M.shown_proposed(f, hunks)
+  local lines = M.split_lines(f.proposed)
+  local rejected = {}
+  for _, h in ipairs(hunks or {}) do
+    if h.state == 'rejected' and (h.path == f.path or (h.uri and h.uri == f.uri)) and type(h.proposedStartLine) == 'number' then
+      table.insert(rejected, h)
+    end
+  end
+  table.sort(rejected, function(a, b)
+    return a.proposedStartLine > b.proposedStartLine
+  end)
+  for _, h in ipairs(rejected) do
+    local old, body = {}, false
+    for _, l in ipairs(vim.split(h.diff or '', '\n', { plain = true })) do
+      if l:sub(1, 2) == '@@' then
+        body = true
+      elseif body and l:sub(1, 1) == '-' then
+        table.insert(old, l:sub(2))
+      end
+    end
+    local out = {}
+    for i = 1, h.proposedStartLine do
+      out[#out + 1] = lines[i]
+    end
+    for _, l in ipairs(old) do
+      out[#out + 1] = l
+    end
+    for i = h.proposedEndLine + 1, #lines do
+      out[#out + 1] = lines[i]
+    end
+    lines = out
+  end
+  return lines
+end
+
+--- A hunk named for people: "hunk 2 of two.go (line 8)".
+function M.hunk_name(h)
+  if type(h) ~= 'table' then
+    return 'a hunk'
+  end
+  local first, last = h.startLine + 1, math.max(h.startLine + 1, h.endLine)
+  return ('hunk %d of %s (%s)'):format(h.index + 1, h.path or '?', first == last and ('line ' .. first) or ('lines %d-%d'):format(first, last))
+end
+
+--- The workspace-relative paths (file names when no root) a WorkspaceEdit touches.
+function M.edit_paths(edit, root)
+  local uris = {}
+  if type(edit) == 'table' then
+    for uri in pairs(type(edit.changes) == 'table' and edit.changes or {}) do
+      table.insert(uris, uri)
+    end
+    for _, dc in ipairs(type(edit.documentChanges) == 'table' and edit.documentChanges or {}) do
+      local u = type(dc) == 'table' and ((type(dc.textDocument) == 'table' and dc.textDocument.uri) or dc.uri or dc.newUri)
+      if type(u) == 'string' and not vim.tbl_contains(uris, u) then
+        table.insert(uris, u)
+      end
+    end
+  end
+  table.sort(uris)
+  local out = {}
+  for _, u in ipairs(uris) do
+    local ok, f = pcall(vim.uri_to_fname, u)
+    f = ok and f or u
+    if root and f:sub(1, #root + 1) == root .. '/' then
+      f = f:sub(#root + 2)
+    else
+      f = vim.fn.fnamemodify(f, ':t')
+    end
+    table.insert(out, f)
+  end
+  return out
+end
+
+--- A transcript renders run events as Markdown for people: text deltas
+--- inline, everything else on its own line, and no ids or raw JSON (those
+--- are behind :CairnRunInfo).
 function M.transcript()
   local t = { at_line_start = true, tools = {} }
   local function line(s)
@@ -236,10 +313,19 @@ function M.transcript()
     t.at_line_start = true
     return prefix .. s .. '\n'
   end
-  function t.header(run_id, question, where)
-    return line(('== %s%s  [%s]'):format(question, where and ('  (' .. where .. ')') or '', run_id))
+  function t.header(_, question, where)
+    local qlines = vim.split(vim.trim(question or ''), '\n', { plain = true })
+    local out = { '## ' .. qlines[1] }
+    for i = 2, #qlines do
+      table.insert(out, '> ' .. qlines[i])
+    end
+    if where and where ~= '' then
+      table.insert(out, '*' .. where .. '*')
+    end
+    table.insert(out, '')
+    return line(table.concat(out, '\n'))
   end
-  function t.render(ev)
+  function t.render(ev, root)
     local k = ev.kind
     if k == 'text' then
       local d = ev.delta or ''
@@ -251,18 +337,33 @@ function M.transcript()
       if ev.callId then
         t.tools[ev.callId] = ev.tool
       end
-      return line(('> %s %s'):format(ev.tool or 'tool', short(ev.input)))
+      -- Only the input's telling field (command, path, query), never its JSON.
+      local what = ''
+      if type(ev.input) == 'table' then
+        for _, f in ipairs({ 'command', 'path', 'query', 'glob' }) do
+          if type(ev.input[f]) == 'string' and ev.input[f] ~= '' then
+            what = ' `' .. (short(ev.input[f], 80):gsub('`', "'")) .. '`'
+            break
+          end
+        end
+      end
+      return line(('> %s%s'):format(ev.tool or 'tool', what))
     elseif k == 'toolResult' then
+      if ev.ok ~= false then
+        return '' -- the call's line says enough; failures are worth a line
+      end
       local name = ev.tool or (ev.callId and t.tools[ev.callId]) or 'tool'
-      local sum = (ev.summary and ev.summary ~= '') and (': ' .. ev.summary) or ''
-      return line(('%s %s%s'):format(ev.ok == false and 'x' or 'ok', name, sum))
+      local sum = (type(ev.summary) == 'string' and ev.summary ~= '') and (': ' .. short(ev.summary, 100)) or ''
+      return line(('> %s failed%s'):format(name, sum))
     elseif k == 'approval' then
       local name = (ev.callId and t.tools[ev.callId]) or 'tool call'
-      return line(('approval: %s %s'):format(name, decisions[ev.decision or ''] or (ev.decision or '')))
+      return line(('> approval: %s %s'):format(name, decisions[ev.decision or ''] or (ev.decision or '')))
     elseif k == 'editProposed' then
-      return line(('edit proposed: %s (review in the diff tab: ga accept, gx reject)'):format(ev.editId or '?'))
+      local paths = M.edit_paths(ev.edit, root)
+      local files = #paths > 0 and (' to ' .. table.concat(paths, ', ')) or ''
+      return line(('> edit proposed%s: review it in the diff tab (ga accept, gx reject)'):format(files))
     elseif k == 'checkpoint' then
-      return line(('checkpoint %s%s'):format(ev.checkpointId or '?', ev.step and (' (step ' .. ev.step .. ')') or ''))
+      return ''
     elseif k == 'finished' then
       local u = ev.usage
       local tokens = (type(u) == 'table' and u.inputTokens) and (' - %d in / %d out tokens'):format(u.inputTokens or 0, u.outputTokens or 0) or ''
