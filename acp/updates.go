@@ -86,8 +86,12 @@ func (t *turn) emit(ev protocol.RunEvent) {
 		if !ok {
 			status = sdk.ToolCallStatusFailed
 		}
+		tool := ev.Tool
+		if c != nil {
+			tool = c.tool
+		}
 		t.a.send(id, sdk.UpdateToolCall(sdk.ToolCallId(ev.CallID), sdk.WithUpdateStatus(status),
-			sdk.WithUpdateContent([]sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(ev.Summary))}),
+			sdk.WithUpdateContent(resultContent(tool, ev)),
 			sdk.WithUpdateRawOutput(map[string]any{"ok": ok, "summary": ev.Summary})))
 	case protocol.EventFinished, protocol.EventFailed, protocol.EventCancelled, protocol.EventInterrupted:
 		t.last = ev
