@@ -136,6 +136,7 @@ type harnessConfig struct {
 	// perRootState gives each workspace root its own state directory under
 	// stateDir (as cmd/cairn does); otherwise every root shares stateDir.
 	perRootState bool
+	rootsFile    string // Options.RootsFile
 }
 
 // rootStateDir is the state directory of root under perRootState.
@@ -183,7 +184,8 @@ func newHarness(t *testing.T, files map[string]string, script string, cfg harnes
 		Configure: func(root, stateDir string) Setup {
 			return Setup{Run: agent.Config{Provider: h.provider, MaxSteps: cfg.maxSteps}, Interactive: cfg.interactive, Policy: policy, Warnings: cfg.warnings}
 		},
-		Environ: []string{"PATH=" + os.Getenv("PATH")},
+		Environ:   []string{"PATH=" + os.Getenv("PATH")},
+		RootsFile: cfg.rootsFile,
 	}
 	agentIn, clientOut := io.Pipe()
 	clientIn, agentOut := io.Pipe()
