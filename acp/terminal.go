@@ -9,7 +9,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/cairn-dev/cairn/protocol"
-	"github.com/cairn-dev/cairn/tools/shell"
+	"github.com/cairn-dev/cairn/tools"
 )
 
 // cardOutputBytes bounds the command output shown on a tool call's card:
@@ -95,7 +95,7 @@ func (c clientTerminal) Run(ctx context.Context, argv, env []string, dir string)
 		Env: vars, Cwd: &dir, OutputByteLimit: &limit})
 	if err != nil {
 		slog.Warn("the client's terminal/create failed; running the command here", "session", s.id, "err", err)
-		return fmt.Errorf("terminal/create: %v: %w", err, shell.ErrTerminalNotStarted)
+		return fmt.Errorf("terminal/create: %v: %w", err, tools.ErrTerminalNotStarted)
 	}
 	id := created.TerminalId
 	// Released with the connection's context: a cancelled turn still

@@ -13,8 +13,6 @@ import (
 	"testing"
 
 	sdk "github.com/coder/acp-go-sdk"
-
-	"github.com/cairn-dev/cairn/tools/shell"
 )
 
 // termHost is a client's terminal/*, done as an editor does it: the
@@ -159,10 +157,10 @@ func TestCommandInClientTerminal(t *testing.T) {
 	}
 	exe, _ := os.Executable()
 	c := created[0]
-	if c.Command != exe || !slices.Equal(c.Args, []string{shell.TerminalArg}) {
-		t.Errorf("the terminal runs %q %q, want Cairn's launcher %q %q", c.Command, c.Args, exe, shell.TerminalArg)
+	if c.Command != exe || !slices.Equal(c.Args, []string{"sandbox-run"}) {
+		t.Errorf("the terminal runs %q %q, want Cairn's launcher %q %q", c.Command, c.Args, exe, "sandbox-run")
 	}
-	if len(c.Env) != 1 || c.Env[0].Name != shell.RunSpecEnv {
+	if len(c.Env) != 1 || c.Env[0].Name != "CAIRN_RUN_SPEC" {
 		t.Errorf("terminal env = %+v", c.Env)
 	}
 	if c.Cwd == nil || *c.Cwd != h.root {

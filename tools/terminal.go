@@ -11,7 +11,7 @@ type terminalKey struct{}
 // WithTerminal makes run_command run its sandboxed launcher in t (an
 // editor's terminal, where the user watches the output) for calls made
 // under ctx. Approval and the sandbox decide exactly as without it.
-func WithTerminal(ctx context.Context, t shell.Terminal) context.Context {
+func WithTerminal(ctx context.Context, t Terminal) context.Context {
 	return context.WithValue(ctx, terminalKey{}, t)
 }
 
@@ -31,3 +31,10 @@ func runShell(ctx context.Context, opts shell.RunOptions) (shell.RunResult, erro
 	}
 	return shell.Run(ctx, opts)
 }
+
+// Terminal runs run_command's launcher where the user watches it (see
+// shell.Terminal).
+type Terminal = shell.Terminal
+
+// ErrTerminalNotStarted is a Terminal's error when nothing ran.
+var ErrTerminalNotStarted = shell.ErrTerminalNotStarted
