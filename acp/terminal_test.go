@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 )
@@ -208,5 +209,49 @@ func TestCommandInClientTerminal(t *testing.T) {
 	}
 	if !strings.Contains(toModel, "hello-term") || !strings.Contains(toModel, "sandbox") {
 		t.Errorf("the model did not get the command's output:\n%s", toModel)
+	}
+}
+
+// Cancelling the turn kills the client's terminal, and the prompt ends
+// cancelled.
+func TestCancelKillsClientTerminal(t *testing.T) {
+	script := `turns:
+  - toolCalls:
+      - {id: c1, name: run_command, arguments: {command: "sh d/slow.sh"}}
+  - text: done
+`
+	files := map[string]string{"d/slow.sh": "echo started-slow\nsleep 120\n"}
+	h := newHarness(t, files, script, harnessConfig{interactive: true, terminal: true})
+	done := make(chan sdk.PromptResponse, 1)
+	go func() {
+		resp, _ := h.prompt(sdk.TextBlock("run"))
+		done <- resp
+	}()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if tp, err := h.client.term.proc("term-1"); err == nil && strings.Contains(tp.out.String(), "started-slow") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the command never started in the terminal")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := h.conn.Cancel(context.Background(), sdk.CancelNotification{SessionId: h.session}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case resp := <-done:
+		if resp.StopReason != sdk.StopReasonCancelled {
+			t.Errorf("stop reason %q", resp.StopReason)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("the prompt did not end after session/cancel")
+	}
+	tp, _ := h.client.term.proc("term-1")
+	select {
+	case <-tp.done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the terminal's process was not killed")
 	}
 }
