@@ -58,6 +58,10 @@ type Options struct {
 	Configure func(root, stateDir string) Setup
 	// Environ is the environment MCP servers start with (os.Environ when nil).
 	Environ []string
+	// RootsFile lists the workspaces sessions were opened in, so
+	// session/list without a cwd finds saved sessions (saved.go); "" lists
+	// the open workspaces only.
+	RootsFile string
 }
 
 // Serve speaks ACP on in/out until the client closes the connection or ctx
@@ -73,7 +77,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 	a.gate = newNotifyGate(ctx.Done())
 	// The connection reads nothing before a.conn is set: its handlers use it.
 	ready := make(chan struct{})
-	conn := sdk.NewAgentSideConnection(a, w, &afterReady{r: guardInput(in, w, a.gate), ready: ready})
+	conn := sdk.NewAgentSideConnection(a, &capsWriter{w: w}, &afterReady{r: a.interceptLines(guardInput(in, w, a.gate), w), ready: ready})
 	conn.SetLogger(slog.Default())
 	a.conn = conn
 	close(ready)
@@ -168,10 +172,10 @@ func (a *adapter) Initialize(ctx context.Context, p sdk.InitializeRequest) (_ sd
 }
 
 // Authenticate is never needed: Cairn advertises no auth methods (model keys
-// come from the environment).
+// come from the environment), so any method a client names is unknown.
 func (a *adapter) Authenticate(ctx context.Context, p sdk.AuthenticateRequest) (_ sdk.AuthenticateResponse, err error) {
 	defer recoverTo(&err, "Authenticate")
-	return sdk.AuthenticateResponse{}, nil
+	return sdk.AuthenticateResponse{}, invalidParams("unknown authentication method %q: Cairn offers none (model keys come from the environment)", truncateID(string(p.MethodId)))
 }
 
 func (a *adapter) clientCaps() sdk.ClientCapabilities {

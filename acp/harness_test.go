@@ -34,6 +34,8 @@ type fakeClient struct {
 	// hangReads, when set, makes fs/read_text_file wait until it is
 	// closed: a client that does not answer.
 	hangReads chan struct{}
+	// term, when set, serves terminal/* (terminal_test.go).
+	term *termHost
 }
 
 func (c *fakeClient) ReadTextFile(ctx context.Context, p sdk.ReadTextFileRequest) (sdk.ReadTextFileResponse, error) {
@@ -91,19 +93,34 @@ func (c *fakeClient) SessionUpdate(ctx context.Context, n sdk.SessionNotificatio
 
 var errNoTerminal = errors.New("this client has no terminal")
 
-func (c *fakeClient) CreateTerminal(context.Context, sdk.CreateTerminalRequest) (sdk.CreateTerminalResponse, error) {
+func (c *fakeClient) CreateTerminal(ctx context.Context, p sdk.CreateTerminalRequest) (sdk.CreateTerminalResponse, error) {
+	if c.term != nil {
+		return c.term.create(p)
+	}
 	return sdk.CreateTerminalResponse{}, errNoTerminal
 }
-func (c *fakeClient) KillTerminal(context.Context, sdk.KillTerminalRequest) (sdk.KillTerminalResponse, error) {
+func (c *fakeClient) KillTerminal(ctx context.Context, p sdk.KillTerminalRequest) (sdk.KillTerminalResponse, error) {
+	if c.term != nil {
+		return c.term.kill(p)
+	}
 	return sdk.KillTerminalResponse{}, errNoTerminal
 }
-func (c *fakeClient) TerminalOutput(context.Context, sdk.TerminalOutputRequest) (sdk.TerminalOutputResponse, error) {
+func (c *fakeClient) TerminalOutput(ctx context.Context, p sdk.TerminalOutputRequest) (sdk.TerminalOutputResponse, error) {
+	if c.term != nil {
+		return c.term.output(p)
+	}
 	return sdk.TerminalOutputResponse{}, errNoTerminal
 }
-func (c *fakeClient) ReleaseTerminal(context.Context, sdk.ReleaseTerminalRequest) (sdk.ReleaseTerminalResponse, error) {
+func (c *fakeClient) ReleaseTerminal(ctx context.Context, p sdk.ReleaseTerminalRequest) (sdk.ReleaseTerminalResponse, error) {
+	if c.term != nil {
+		return c.term.release(p)
+	}
 	return sdk.ReleaseTerminalResponse{}, errNoTerminal
 }
-func (c *fakeClient) WaitForTerminalExit(context.Context, sdk.WaitForTerminalExitRequest) (sdk.WaitForTerminalExitResponse, error) {
+func (c *fakeClient) WaitForTerminalExit(ctx context.Context, p sdk.WaitForTerminalExitRequest) (sdk.WaitForTerminalExitResponse, error) {
+	if c.term != nil {
+		return c.term.wait(ctx, p)
+	}
 	return sdk.WaitForTerminalExitResponse{}, errNoTerminal
 }
 
@@ -136,6 +153,8 @@ type harnessConfig struct {
 	// perRootState gives each workspace root its own state directory under
 	// stateDir (as cmd/cairn does); otherwise every root shares stateDir.
 	perRootState bool
+	rootsFile    string // Options.RootsFile
+	terminal     bool   // the client offers terminal/* (terminal_test.go)
 }
 
 // rootStateDir is the state directory of root under perRootState.
@@ -183,7 +202,8 @@ func newHarness(t *testing.T, files map[string]string, script string, cfg harnes
 		Configure: func(root, stateDir string) Setup {
 			return Setup{Run: agent.Config{Provider: h.provider, MaxSteps: cfg.maxSteps}, Interactive: cfg.interactive, Policy: policy, Warnings: cfg.warnings}
 		},
-		Environ: []string{"PATH=" + os.Getenv("PATH")},
+		Environ:   []string{"PATH=" + os.Getenv("PATH")},
+		RootsFile: cfg.rootsFile,
 	}
 	agentIn, clientOut := io.Pipe()
 	clientIn, agentOut := io.Pipe()
@@ -203,7 +223,10 @@ func newHarness(t *testing.T, files map[string]string, script string, cfg harnes
 		}
 	})
 	h.conn = sdk.NewClientSideConnection(h.client, clientOut, clientIn)
-	caps := sdk.ClientCapabilities{Fs: sdk.FileSystemCapabilities{ReadTextFile: !cfg.noFS, WriteTextFile: !cfg.noFS}}
+	caps := sdk.ClientCapabilities{Fs: sdk.FileSystemCapabilities{ReadTextFile: !cfg.noFS, WriteTextFile: !cfg.noFS}, Terminal: cfg.terminal}
+	if cfg.terminal {
+		h.client.term = newTermHost()
+	}
 	if _, err := h.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber, ClientCapabilities: caps}); err != nil {
 		t.Fatalf("initialize: %v", err)
 	}

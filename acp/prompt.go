@@ -15,6 +15,7 @@ import (
 	"github.com/cairn-dev/cairn/agent"
 	"github.com/cairn-dev/cairn/contextengine"
 	"github.com/cairn-dev/cairn/protocol"
+	"github.com/cairn-dev/cairn/tools"
 	"github.com/cairn-dev/cairn/workspace"
 )
 
@@ -256,7 +257,12 @@ func (a *adapter) Prompt(ctx context.Context, p sdk.PromptRequest) (_ sdk.Prompt
 		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
 	}
 	t := &turn{a: a, s: s, ctx: turnCtx, calls: map[string]*callState{}}
-	run, err := s.w.mgr.Start(turnCtx, s.askRequest(agent.AskRequest{Abs: q.abs, Selection: q.sel, Question: question}), t.emit)
+	runCtx := turnCtx
+	if a.clientCaps().Terminal {
+		// Commands run in the client's terminal, shown on their cards.
+		runCtx = tools.WithTerminal(turnCtx, clientTerminal{t: t})
+	}
+	run, err := s.w.mgr.Start(runCtx, s.askRequest(agent.AskRequest{Abs: q.abs, Selection: q.sel, Question: question}), t.emit)
 	if err != nil {
 		return sdk.PromptResponse{}, invalidRequest("%v", err)
 	}

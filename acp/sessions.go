@@ -154,6 +154,9 @@ func (a *adapter) reattach(cwd string, id sdk.SessionId, servers []sdk.McpServer
 	s, live := a.sessions[id]
 	a.mu.Unlock()
 	if live {
+		if !sameRoot(cwd, s.w.ws.Root()) {
+			return nil, invalidParams("session %s belongs to the workspace %s, not %s", id, s.w.ws.Root(), cwd)
+		}
 		if s.turnActive() {
 			return nil, invalidRequest("session %s has a prompt in progress", id)
 		}
@@ -178,7 +181,8 @@ func (a *adapter) reattach(cwd string, id sdk.SessionId, servers []sdk.McpServer
 }
 
 // ListSessions lists the threads of cwd's workspace (or, without cwd, of
-// every workspace this process has open), most recently updated first.
+// every workspace this process has open and every workspace sessions were
+// saved in), most recently updated first.
 func (a *adapter) ListSessions(ctx context.Context, p sdk.ListSessionsRequest) (_ sdk.ListSessionsResponse, err error) {
 	defer recoverTo(&err, "ListSessions")
 	var wss []*workspaceEngines
@@ -219,6 +223,23 @@ func (a *adapter) ListSessions(ctx context.Context, p sdk.ListSessionsRequest) (
 				info.UpdatedAt = &u
 			}
 			all = append(all, entry{info, t.Updated})
+		}
+	}
+	if p.Cwd == nil || *p.Cwd == "" {
+		seen := map[sdk.SessionId]bool{}
+		for _, e := range all {
+			seen[e.info.SessionId] = true
+		}
+		for _, info := range a.savedSessions() {
+			if seen[info.SessionId] {
+				continue
+			}
+			seen[info.SessionId] = true
+			updated := ""
+			if info.UpdatedAt != nil {
+				updated = *info.UpdatedAt
+			}
+			all = append(all, entry{info, updated})
 		}
 	}
 	// RFC 3339 UTC times sort as strings.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -20,8 +21,12 @@ type turn struct {
 	s     *session
 	ctx   context.Context
 	calls map[string]*callState // by call id
-	// current is the call whose tool is running.
+	// current is the call whose tool is running (mu: the terminal reads
+	// it from the tool's goroutine).
+	mu      sync.Mutex
 	current string
+	// terminals are the client terminals of calls, by call id (mu).
+	terminals map[string]string
 	// registered is set once the run is mapped to the session.
 	registered bool
 	last       protocol.RunEvent // the run's end
@@ -55,7 +60,9 @@ func (t *turn) emit(ev protocol.RunEvent) {
 		t.a.send(id, sdk.UpdateAgentMessageText(ev.Delta))
 	case protocol.EventToolCall:
 		t.calls[ev.CallID] = &callState{tool: ev.Tool, input: ev.Input}
+		t.mu.Lock()
 		t.current = ev.CallID
+		t.mu.Unlock()
 		t.a.send(id, sdk.SessionUpdate{ToolCall: &sdk.SessionUpdateToolCall{
 			ToolCallId: sdk.ToolCallId(ev.CallID), Title: toolTitle(ev.Tool, ev.Input), Kind: toolKind(ev.Tool),
 			Status: sdk.ToolCallStatusPending, Locations: t.locations(ev.Input), RawInput: rawJSON(ev.Input),
@@ -86,8 +93,12 @@ func (t *turn) emit(ev protocol.RunEvent) {
 		if !ok {
 			status = sdk.ToolCallStatusFailed
 		}
+		tool := ev.Tool
+		if c != nil {
+			tool = c.tool
+		}
 		t.a.send(id, sdk.UpdateToolCall(sdk.ToolCallId(ev.CallID), sdk.WithUpdateStatus(status),
-			sdk.WithUpdateContent([]sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(ev.Summary))}),
+			sdk.WithUpdateContent(t.resultContent(tool, ev)),
 			sdk.WithUpdateRawOutput(map[string]any{"ok": ok, "summary": ev.Summary})))
 	case protocol.EventFinished, protocol.EventFailed, protocol.EventCancelled, protocol.EventInterrupted:
 		t.last = ev

@@ -59,6 +59,7 @@ func (a *adapter) workspaceFor(cwd string) (*workspaceEngines, error) {
 		return nil, err
 	}
 	a.workspaces[ws.Root()] = w
+	a.rememberRoot(ws.Root())
 	return w, nil
 }
 

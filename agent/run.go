@@ -135,6 +135,7 @@ func (r *Run) redactEvent(ev protocol.RunEvent) protocol.RunEvent {
 	ev.Summary = red.String(ev.Summary)
 	ev.Answer = red.String(ev.Answer)
 	ev.Error = red.String(ev.Error)
+	ev.Output = red.String(ev.Output)
 	if len(ev.Input) > 0 {
 		ev.Input = red.JSON(ev.Input)
 	}
@@ -673,7 +674,7 @@ func (r *Run) execTool(step int, env *tools.Env, call model.ToolCall) (content s
 	var span trace.ToolResult
 	finish := func(ok bool, summary, content string) string {
 		okv := ok
-		r.send(protocol.RunEvent{Kind: protocol.EventToolResult, CallID: call.ID, Tool: call.Name, OK: &okv, Summary: summary})
+		r.send(protocol.RunEvent{Kind: protocol.EventToolResult, CallID: call.ID, Tool: call.Name, OK: &okv, Summary: summary, Output: content})
 		if !ok {
 			content = "error: " + content
 		}

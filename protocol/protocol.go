@@ -289,6 +289,10 @@ type RunEvent struct {
 	Input   json.RawMessage `json:"input,omitempty"`   // toolCall
 	OK      *bool           `json:"ok,omitempty"`      // toolResult
 	Summary string          `json:"summary,omitempty"` // toolResult
+	// Output (toolResult) is what the model was given, already redacted:
+	// in process only (never on the wire, never stored), for adapters that
+	// show a command's output on its card.
+	Output string `json:"-"`
 
 	Decision string `json:"decision,omitempty"` // approval: allow_once, allow_session, deny, policy_allow, policy_deny
 

@@ -283,7 +283,7 @@ func runRunCommand(ctx context.Context, env *Env, input json.RawMessage, sb *Com
 			profile += " (Landlock only)"
 		}
 	}
-	res, err := shell.Run(ctx, shell.RunOptions{
+	res, err := runShell(ctx, shell.RunOptions{
 		Dir: root, Command: in.Command, Timeout: timeout, MaxOutputBytes: 32 << 10,
 		Env: shell.GitEnvFor(shell.StripSecrets(os.Environ()), root, protected), Sandbox: orFull(pol),
 		// Only against a complete walk from before: a path it missed

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/cairn-dev/cairn/acp"
 	"github.com/cairn-dev/cairn/agent"
@@ -44,7 +45,22 @@ func runACP(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		Version:   version,
 		StateDir:  func(root string) (string, error) { return server.StateDir(root, os.Getenv) },
 		Configure: func(root, stateDir string) acp.Setup { return acpSetup(raw, root, stateDir) },
+		RootsFile: acpRootsFile(os.Getenv),
 	})
+}
+
+// acpRootsFile is where `cairn acp` lists the workspaces it opened sessions
+// in (for session/list without a cwd): beside the per-workspace state
+// directories, or in $CAIRN_STATE_DIR when that is set.
+func acpRootsFile(getenv func(string) string) string {
+	if d := getenv("CAIRN_STATE_DIR"); d != "" {
+		return filepath.Join(d, "acp-workspaces.json")
+	}
+	any, err := server.StateDir("/", getenv)
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(filepath.Dir(any), "acp-workspaces.json")
 }
 
 // acpSetup reads the settings of one workspace exactly as `cairn serve`

@@ -48,6 +48,9 @@ type RunOptions struct {
 	// directory, set as $TMPDIR and removed after the command. Nil runs
 	// the command unconfined.
 	Sandbox *sandbox.Policy
+	// Live, when set, also gets the output as it comes (a terminal the
+	// user watches); the result keeps its capped copy.
+	Live io.Writer `json:"-"`
 }
 
 // RunResult is the outcome of Run.
@@ -178,7 +181,11 @@ func Run(ctx context.Context, opts RunOptions) (RunResult, error) {
 
 	copied := make(chan struct{})
 	go func() {
-		_, _ = io.Copy(out, pr)
+		var w io.Writer = out
+		if opts.Live != nil {
+			w = io.MultiWriter(out, liveWriter{opts.Live})
+		}
+		_, _ = io.Copy(w, pr)
 		close(copied)
 	}()
 	waited := make(chan error, 1)
@@ -332,4 +339,13 @@ func (b *capBuffer) result() (string, int64, bool) {
 	cut := b.total - kept
 	note := fmt.Sprintf("\n[... %d bytes omitted (output was %d bytes; kept the first %d and the last %d) ...]\n", cut, b.total, len(b.head), len(tail))
 	return string(b.head) + note + string(tail), b.total, true
+}
+
+// liveWriter never fails: a watcher that went away does not stop the
+// command or its captured output.
+type liveWriter struct{ w io.Writer }
+
+func (l liveWriter) Write(p []byte) (int, error) {
+	_, _ = l.w.Write(p)
+	return len(p), nil
 }

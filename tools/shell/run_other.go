@@ -37,3 +37,8 @@ type RunResult struct {
 func Run(ctx context.Context, opts RunOptions) (RunResult, error) {
 	return RunResult{}, errors.New("shell.Run: not supported on this platform")
 }
+
+// RunInTerminal is only implemented on unix systems.
+func RunInTerminal(ctx context.Context, t Terminal, opts RunOptions) (RunResult, bool, error) {
+	return RunResult{}, false, ErrTerminalNotStarted
+}
