@@ -59,6 +59,9 @@ type AskRequest struct {
 	ThreadID string
 	// Range is the editor's selection as sent (for the started event).
 	Range *protocol.Range
+	// Model, when set, is the model id this run asks instead of the
+	// configured one (an ACP session's model picker).
+	Model string
 }
 
 // Run is one question being answered.
@@ -424,7 +427,8 @@ func (r *Run) steps(st *loopState) {
 			u := r.usageSnapshot()
 			r.curStep.End(nil)
 			r.finish(StateFinished, protocol.RunEvent{Kind: protocol.EventFinished, Answer: resp.Text,
-				Usage: &protocol.Usage{Usage: u, CostUSD: r.tr.Usage().CostUSD}, NotReady: r.notReady})
+				Usage: &protocol.Usage{Usage: u, CostUSD: r.tr.Usage().CostUSD}, NotReady: r.notReady,
+				Truncated: resp.FinishReason == model.FinishLength})
 			return
 		}
 

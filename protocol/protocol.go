@@ -300,6 +300,9 @@ type RunEvent struct {
 
 	Answer string `json:"answer,omitempty"` // finished
 	Usage  *Usage `json:"usage,omitempty"`  // finished
+	// Truncated (finished): the model stopped at its output-token limit
+	// (finish reason "length", Anthropic "max_tokens"): the answer may be cut.
+	Truncated bool `json:"truncated,omitempty"`
 	// NotReady (finished) names the code index's sources ("repo map",
 	// "search") that were still being built when the question went ahead
 	// past its wait: the answer used what was indexed so far.
