@@ -290,3 +290,31 @@ func toolCallIDs(updates []sdk.SessionNotification, s sdk.SessionId) []string {
 	}
 	return ids
 }
+
+// A reasoning model's thinking is an agent_thought_chunk, not answer text.
+func TestReasoningIsAThoughtChunk(t *testing.T) {
+	thinking := `data: {"id":"c1","choices":[{"index":0,"delta":{"reasoning_content":"pondering"}}]}` + "\n\n"
+	o := &openAIServer{answers: []string{thinking + sseAnswer("the answer", "stop")}}
+	srv := httptest.NewServer(o.handler([]string{"gpt-a"}))
+	defer srv.Close()
+	conn, client, root := openAIHarness(t, srv, "gpt-a")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	s, err := conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: root, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: s.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("why?")}}); err != nil {
+		t.Fatal(err)
+	}
+	updates, _, _ := client.snapshot()
+	var thought strings.Builder
+	for _, u := range updates {
+		if c := u.Update.AgentThoughtChunk; c != nil && c.Content.Text != nil {
+			thought.WriteString(c.Content.Text.Text)
+		}
+	}
+	if thought.String() != "pondering" || agentText(updates) != "the answer" {
+		t.Errorf("thought %q, answer %q", thought.String(), agentText(updates))
+	}
+}

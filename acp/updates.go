@@ -59,6 +59,8 @@ func (t *turn) emit(ev protocol.RunEvent) {
 	switch ev.Kind {
 	case protocol.EventText:
 		t.a.send(id, sdk.UpdateAgentMessageText(ev.Delta))
+	case protocol.EventThought:
+		t.a.send(id, sdk.UpdateAgentThoughtText(ev.Delta))
 	case protocol.EventToolCall:
 		tcID := t.s.calls.start(t.runID, ev.CallID)
 		t.calls[ev.CallID] = &callState{id: tcID, tool: ev.Tool, input: ev.Input}

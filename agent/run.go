@@ -600,7 +600,12 @@ func (r *Run) callModel(step int) (*model.Response, error) {
 		avail := report.Budget.Available
 		msgs = contextengine.FitHistory(msgs, avail, report)
 	}
-	req := model.Request{Model: cfg.ModelName, Messages: msgs, Tools: r.m.registry.Specs(), MaxTokens: cfg.MaxOutputTokens}
+	req := model.Request{Model: cfg.ModelName, Messages: msgs, Tools: r.m.registry.Specs(), MaxTokens: cfg.MaxOutputTokens,
+		OnReasoning: func(delta string) {
+			if delta != "" {
+				r.send(protocol.RunEvent{Kind: protocol.EventThought, Delta: delta})
+			}
+		}}
 	degraded := report != nil && report.Degraded
 	mc := r.curStep.StartModelCall(trace.ModelRequest{Provider: providerName(cfg.Provider), Model: cfg.ModelName,
 		MaxTokens: cfg.MaxOutputTokens, ContextDegraded: degraded})

@@ -70,8 +70,11 @@ const (
 
 // Event kinds of cairn/runEvent.
 const (
-	EventStarted      = "started"
-	EventText         = "text"
+	EventStarted = "started"
+	EventText    = "text"
+	// EventThought (delta): the model's reasoning as it streams, from
+	// providers that expose it; never part of the answer.
+	EventThought      = "thought"
 	EventToolCall     = "toolCall"
 	EventToolResult   = "toolResult"
 	EventApproval     = "approval"

@@ -1,6 +1,6 @@
 // Black-box tests of what ACP clients read beside the answer: the model and
 // mode pickers (config options by category, the unstable `models` field and
-// session/set_model, per session), the session title, tool-call ids that
+// session/set_model, per session), the session title, reasoning as agent_thought_chunk, tool-call ids that
 // stay unique when the model reuses its ids, stop reason max_tokens, and a
 // quiet stderr (ACP clients show each stderr line to the user). The built
 // `cairn acp` is driven by the official TypeScript SDK against a local
@@ -48,7 +48,10 @@ const of = (a, sessionId, kind) => a.updates.filter((u) => u.sessionId === sessi
 
 test('model picker: the endpoint\'s models, category model; approval is category mode; set_model changes one session only', async (t) => {
   const bin = cairnBinary();
-  const s = await setup([textTurn('answer one'), textTurn('answer two')], ['gpt-test', 'gpt-big', 'gpt-small']);
+  // The first answer comes from a reasoning model: its reasoning_content
+  // deltas are the session's agent_thought_chunk, not answer text.
+  const thinking = ['Let me ', 'think.'].map((c) => ({ id: 'chatcmpl-r', choices: [{ index: 0, delta: { reasoning_content: c } }] }));
+  const s = await setup([[...thinking, ...textTurn('answer one')], textTurn('answer two')], ['gpt-test', 'gpt-big', 'gpt-small']);
   t.after(() => s.server.close());
   const a = startAgent(bin, s.env);
   await a.agent.request(acp.methods.agent.initialize, { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} });
@@ -73,6 +76,8 @@ test('model picker: the endpoint\'s models, category model; approval is category
   assert.equal(p1.stopReason, 'end_turn');
   assert.equal(p2.stopReason, 'end_turn');
   assert.deepEqual(s.requests.map((r) => r.model), ['gpt-big', 'gpt-test']);
+  assert.equal(of(a, one.sessionId, 'agent_thought_chunk').map((u) => u.content.text).join(''), 'Let me think.');
+  assert.equal(of(a, one.sessionId, 'agent_message_chunk').map((u) => u.content.text).join(''), 'answer one');
   // The change was announced to its session only.
   const changed = of(a, one.sessionId, 'config_option_update').at(-1);
   assert.equal(option(changed.configOptions, 'model').currentValue, 'gpt-big');
