@@ -156,3 +156,25 @@ func (a *adapter) sendInfo(s *session) {
 	}
 	a.send(s.id, sdk.SessionUpdate{SessionInfoUpdate: info})
 }
+
+// askMode says whether the session's approval level is ask (else policy).
+func (s *session) askMode() bool {
+	s.mu.Lock()
+	level := s.approval
+	s.mu.Unlock()
+	if level == "" {
+		return s.w.interactive()
+	}
+	return level == modeAsk
+}
+
+// runInteractive is the approval gate's view of a run's session mode.
+func (a *adapter) runInteractive(runID string) (bool, bool) {
+	a.mu.Lock()
+	s := a.runs[runID]
+	a.mu.Unlock()
+	if s == nil {
+		return false, false
+	}
+	return s.askMode(), true
+}

@@ -318,3 +318,45 @@ func TestReasoningIsAThoughtChunk(t *testing.T) {
 		t.Errorf("thought %q, answer %q", thought.String(), agentText(updates))
 	}
 }
+
+// The approval mode is the session's own: set to policy in one session, the
+// other session of the same workspace still asks.
+func TestApprovalModeIsPerSession(t *testing.T) {
+	script := `turns:
+  - toolCalls:
+      - {id: c1, name: run_command, arguments: {command: "touch one.txt"}}
+  - text: done
+  - toolCalls:
+      - {id: c2, name: run_command, arguments: {command: "touch two.txt"}}
+  - text: done
+`
+	h := newHarness(t, nil, script, harnessConfig{interactive: true})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	other, err := h.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: h.root, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.conn.SetSessionMode(ctx, sdk.SetSessionModeRequest{SessionId: h.session, ModeId: modePolicy}); err != nil {
+		t.Fatal(err)
+	}
+	h.mustPrompt(sdk.TextBlock("make one"))
+	if _, err := h.conn.Prompt(ctx, sdk.PromptRequest{SessionId: other.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("make two")}}); err != nil {
+		t.Fatal(err)
+	}
+	updates, perms, _ := h.client.snapshot()
+	if len(perms) != 1 || perms[0].SessionId != other.SessionId || perms[0].ToolCall.ToolCallId != "c2" {
+		t.Fatalf("permission requests = %+v, want one, for c2 in the other session", perms)
+	}
+	if st := lastStatus(updates, "c1"); st != sdk.ToolCallStatusFailed {
+		t.Errorf("c1 (policy mode) ended %q, want failed (denied)", st)
+	}
+	for _, u := range updates {
+		if u.SessionId == other.SessionId && u.Update.CurrentModeUpdate != nil {
+			t.Errorf("the other session was told of a mode change: %+v", u.Update.CurrentModeUpdate)
+		}
+	}
+	if _, err := os.Stat(h.abs("two.txt")); err != nil {
+		t.Errorf("the allowed command did not run: %v", err)
+	}
+}

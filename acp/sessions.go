@@ -45,6 +45,9 @@ type session struct {
 	// model is the model id chosen for this session ("" = the
 	// workspace's configured one; config.go).
 	model string
+	// approval is the session's approval level, ask or policy ("" = the
+	// workspace's setting).
+	approval string
 }
 
 type writtenFile struct {
@@ -281,7 +284,7 @@ const (
 // config option (clients support one or the other).
 func (a *adapter) sessionSettings(s *session) (*sdk.SessionModeState, []sdk.SessionConfigOption) {
 	current := modePolicy
-	if s.w.interactive() {
+	if s.askMode() {
 		current = modeAsk
 	}
 	askDesc := "Ask before a tool call the policy does not allow, and before writing an edit"
@@ -369,8 +372,13 @@ func (a *adapter) setApproval(s *session, level string) error {
 	default:
 		return invalidParams("unknown approval level %q: use ask or policy", level)
 	}
-	s.w.setInteractive(level == modeAsk)
-	a.notifySettings(s, true)
+	// The session's own: other sessions of the workspace keep theirs.
+	s.mu.Lock()
+	s.approval = level
+	s.mu.Unlock()
+	modes, options := a.sessionSettings(s)
+	a.send(s.id, sdk.SessionUpdate{CurrentModeUpdate: &sdk.SessionCurrentModeUpdate{CurrentModeId: modes.CurrentModeId}})
+	a.send(s.id, sdk.SessionUpdate{ConfigOptionUpdate: &sdk.SessionConfigOptionUpdate{ConfigOptions: options}})
 	return nil
 }
 
