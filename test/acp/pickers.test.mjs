@@ -46,7 +46,7 @@ function setup(script, models) {
 const option = (opts, id) => opts.find((o) => o.id === id);
 const of = (a, sessionId, kind) => a.updates.filter((u) => u.sessionId === sessionId && u.update.sessionUpdate === kind).map((u) => u.update);
 
-test('model picker: the endpoint\'s models, category model; approval is category mode; set_model changes one session only', async (t) => {
+test('model picker: the endpoint\'s models, category model; approval is category mode; model and mode change one session only', async (t) => {
   const bin = cairnBinary();
   // The first answer comes from a reasoning model: its reasoning_content
   // deltas are the session's agent_thought_chunk, not answer text.
@@ -83,10 +83,16 @@ test('model picker: the endpoint\'s models, category model; approval is category
   assert.equal(option(changed.configOptions, 'model').currentValue, 'gpt-big');
   assert.equal(of(a, two.sessionId, 'config_option_update').length, 0);
 
-  // The same through session/set_config_option, on the other session.
+  // The mode too is the session's own.
+  await a.agent.request(acp.methods.agent.session.setMode, { sessionId: one.sessionId, modeId: 'policy' });
+  assert.equal(of(a, one.sessionId, 'current_mode_update').at(-1).currentModeId, 'policy');
+  assert.equal(of(a, two.sessionId, 'current_mode_update').length, 0);
+
+  // The model through session/set_config_option, on the other session.
   const set = await a.agent.request(acp.methods.agent.session.setConfigOption,
     { sessionId: two.sessionId, configId: 'model', value: 'gpt-small' });
   assert.equal(option(set.configOptions, 'model').currentValue, 'gpt-small');
+  assert.equal(option(set.configOptions, 'approval').currentValue, 'ask');
   assert.equal(await a.stop(), 0);
   assert.equal(a.stderr(), '');
 });
