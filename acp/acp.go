@@ -113,6 +113,7 @@ type adapter struct {
 	workspaces map[string]*workspaceEngines // by root
 	sessions   map[sdk.SessionId]*session
 	runs       map[string]*session // run id → its session, for approvals
+	modelLists sync.Map            // *workspaceEngines → *modelList (config.go)
 }
 
 var (

@@ -266,6 +266,7 @@ func (a *adapter) Prompt(ctx context.Context, p sdk.PromptRequest) (_ sdk.Prompt
 	if err != nil {
 		return sdk.PromptResponse{}, invalidRequest("%v", err)
 	}
+	a.sendInfo(s)
 	a.wait(turnCtx, run)
 	return t.response(run)
 }
@@ -336,6 +337,7 @@ func (a *adapter) Cancel(ctx context.Context, p sdk.CancelNotification) error {
 // askRequest puts a run on the session's thread.
 func (s *session) askRequest(req agent.AskRequest) agent.AskRequest {
 	req.ThreadID = s.threadID()
+	req.Model = s.currentModel()
 	return req
 }
 
@@ -343,6 +345,10 @@ func (s *session) askRequest(req agent.AskRequest) agent.AskRequest {
 func stopReason(ev protocol.RunEvent) (sdk.StopReason, bool) {
 	switch ev.Kind {
 	case protocol.EventFinished:
+		if ev.Truncated {
+			// The model stopped at its output limit: the answer may be cut.
+			return sdk.StopReasonMaxTokens, true
+		}
 		return sdk.StopReasonEndTurn, true
 	case protocol.EventCancelled:
 		return sdk.StopReasonCancelled, true

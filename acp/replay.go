@@ -21,7 +21,8 @@ func (a *adapter) replay(s *session) {
 			continue
 		}
 		a.send(s.id, sdk.UpdateUserMessageText(question))
-		t := &turn{a: a, s: s, ctx: context.Background(), calls: map[string]*callState{}, replaying: true, edits: map[string]agent.Edit{}}
+		s.calls.resetRun(runID)
+		t := &turn{a: a, s: s, ctx: context.Background(), calls: map[string]*callState{}, runID: runID, replaying: true, edits: map[string]agent.Edit{}}
 		for _, e := range edits {
 			t.edits[e.ID] = e
 		}
@@ -32,7 +33,7 @@ func (a *adapter) replay(s *session) {
 }
 
 // replayEdit shows a replayed edit with the fate it had.
-func (t *turn) replayEdit(callID string, c *callState) {
+func (t *turn) replayEdit(c *callState) {
 	e, ok := t.edits[c.editID]
 	if !ok {
 		return
@@ -42,6 +43,6 @@ func (t *turn) replayEdit(callID string, c *callState) {
 	if e.State == agent.EditAccepted {
 		status, note = sdk.ToolCallStatusCompleted, "Written (checkpoint "+e.CheckpointID+")."
 	}
-	t.a.send(t.s.id, sdk.UpdateToolCall(sdk.ToolCallId(callID), sdk.WithUpdateStatus(status), sdk.WithUpdateLocations(locs),
+	t.a.send(t.s.id, sdk.UpdateToolCall(c.id, sdk.WithUpdateStatus(status), sdk.WithUpdateLocations(locs),
 		sdk.WithUpdateContent(append(diff, sdk.ToolContent(sdk.TextBlock(note))))))
 }

@@ -100,7 +100,7 @@ func (k *asker) AskApproval(ctx context.Context, req tools.ApprovalRequest) (too
 	kind := toolKind(req.Tool)
 	status := sdk.ToolCallStatusPending
 	opts := denyFirst(permissionOptions("this " + string(req.Risk) + " call"))
-	choice, err := k.a.askWith(ctx, s.id, sdk.ToolCallUpdate{ToolCallId: sdk.ToolCallId(req.CallID), Title: &title, Kind: &kind, Status: &status,
+	choice, err := k.a.askWith(ctx, s.id, sdk.ToolCallUpdate{ToolCallId: s.calls.of(req.RunID, req.CallID), Title: &title, Kind: &kind, Status: &status,
 		Content: []sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(text))}, RawInput: map[string]any{"detail": req.Detail, "risk": string(req.Risk)}},
 		opts)
 	if err != nil {
@@ -124,14 +124,14 @@ func (k *asker) AskApproval(ctx context.Context, req tools.ApprovalRequest) (too
 // settles it: accepted (written through the client, with a checkpoint) or
 // rejected, as the user answers the permission request or as an earlier
 // allow_always / reject_always says.
-func (t *turn) review(callID string, c *callState) {
+func (t *turn) review(c *callState) {
 	mgr := t.s.w.mgr
 	e, ok := mgr.EditByID(c.editID)
 	if !ok {
 		return
 	}
 	diff, locs := diffContent(e.Files)
-	tcID := sdk.ToolCallId(callID)
+	tcID := c.id
 	t.a.send(t.s.id, sdk.UpdateToolCall(tcID, sdk.WithUpdateContent(diff), sdk.WithUpdateLocations(locs), sdk.WithUpdateStatus(sdk.ToolCallStatusPending)))
 	t.s.mu.Lock()
 	choice := t.s.editChoice

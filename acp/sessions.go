@@ -40,6 +40,14 @@ type session struct {
 	// buffers is what the turn in progress learned of the client's
 	// buffers (buffers.go); nil between turns.
 	buffers *bufferTurn
+	// calls are the session's ACP tool-call ids (callids.go).
+	calls *callIDs
+	// model is the model id chosen for this session ("" = the
+	// workspace's configured one; config.go).
+	model string
+	// approval is the session's approval level, ask or policy ("" = the
+	// workspace's setting).
+	approval string
 }
 
 type writtenFile struct {
@@ -71,7 +79,7 @@ func (s *session) runs() []string {
 }
 
 func newSession(id sdk.SessionId, w *workspaceEngines) *session {
-	return &session{id: id, w: w, rejectedAlways: map[string]bool{}, written: map[string]writtenFile{}}
+	return &session{id: id, w: w, rejectedAlways: map[string]bool{}, written: map[string]writtenFile{}, calls: newCallIDs()}
 }
 
 func (a *adapter) session(id sdk.SessionId) (*session, error) {
@@ -100,7 +108,7 @@ func (a *adapter) NewSession(ctx context.Context, p sdk.NewSessionRequest) (_ sd
 	s := newSession(id, w)
 	a.addSession(s, p.McpServers)
 	modes, options := a.sessionSettings(s)
-	return sdk.NewSessionResponse{SessionId: id, Modes: modes, ConfigOptions: options}, nil
+	return sdk.NewSessionResponse{SessionId: id, Modes: modes, ConfigOptions: options, Models: a.modelState(s)}, nil
 }
 
 func (a *adapter) addSession(s *session, servers []sdk.McpServer) {
@@ -132,7 +140,7 @@ func (a *adapter) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (_ 
 	}
 	a.replay(s)
 	modes, options := a.sessionSettings(s)
-	return sdk.LoadSessionResponse{Modes: modes, ConfigOptions: options}, nil
+	return sdk.LoadSessionResponse{Modes: modes, ConfigOptions: options, Models: a.modelState(s)}, nil
 }
 
 // ResumeSession reattaches a session without replaying it.
@@ -143,7 +151,7 @@ func (a *adapter) ResumeSession(ctx context.Context, p sdk.ResumeSessionRequest)
 		return sdk.ResumeSessionResponse{}, err
 	}
 	modes, options := a.sessionSettings(s)
-	return sdk.ResumeSessionResponse{Modes: modes, ConfigOptions: options}, nil
+	return sdk.ResumeSessionResponse{Modes: modes, ConfigOptions: options, Models: a.modelState(s)}, nil
 }
 
 // The session id is checked (its form, then that the cwd's workspace has
@@ -176,6 +184,7 @@ func (a *adapter) reattach(cwd string, id sdk.SessionId, servers []sdk.McpServer
 		return nil, invalidParams("no session %q in the workspace %s", id, w.ws.Root())
 	}
 	s = newSession(id, w)
+	a.seedCallIDs(s)
 	a.addSession(s, servers)
 	return s, nil
 }
@@ -296,7 +305,7 @@ const (
 // config option (clients support one or the other).
 func (a *adapter) sessionSettings(s *session) (*sdk.SessionModeState, []sdk.SessionConfigOption) {
 	current := modePolicy
-	if s.w.interactive() {
+	if s.askMode() {
 		current = modeAsk
 	}
 	askDesc := "Ask before a tool call the policy does not allow, and before writing an edit"
@@ -310,8 +319,12 @@ func (a *adapter) sessionSettings(s *session) (*sdk.SessionModeState, []sdk.Sess
 	autoDesc := "Sandbox commands where the OS allows (read-only or workspace-write profile by command); ask for every non-read command where it does not"
 	reqDesc := "Refuse to run commands without a sandbox"
 	offDesc := "No sandbox: every command that is not read-only asks first"
+	// The approval level is the session's mode: clients put a category
+	// mode option in their mode picker.
+	modeCategory := sdk.SessionConfigOptionCategoryMode
 	options := []sdk.SessionConfigOption{{Select: &sdk.SessionConfigOptionSelect{
 		Id: configApproval, Name: "Approval", Description: &desc, CurrentValue: sdk.SessionConfigValueId(current), Type: "select",
+		Category: &modeCategory,
 		Options: sdk.SessionConfigSelectOptions{Ungrouped: &sdk.SessionConfigSelectOptionsUngrouped{
 			{Value: modeAsk, Name: "Ask", Description: &askDesc},
 			{Value: modePolicy, Name: "Policy", Description: &policyDesc},
@@ -324,6 +337,7 @@ func (a *adapter) sessionSettings(s *session) (*sdk.SessionModeState, []sdk.Sess
 			{Value: tools.SandboxOff, Name: "Off", Description: &offDesc},
 		}},
 	}}}
+	options = append(options, a.modelOptions(s)...)
 	return modes, options
 }
 
@@ -361,8 +375,13 @@ func (a *adapter) SetSessionConfigOption(ctx context.Context, p sdk.SetSessionCo
 			return sdk.SetSessionConfigOptionResponse{}, invalidParams("%v", err)
 		}
 		a.notifySettings(s, false)
+	case configModel:
+		// The model is the session's own: no other session changes.
+		if err := a.setModel(s, string(p.ValueId.Value)); err != nil {
+			return sdk.SetSessionConfigOptionResponse{}, err
+		}
 	default:
-		return sdk.SetSessionConfigOptionResponse{}, invalidParams("unknown config option %q; Cairn has %q and %q", p.ValueId.ConfigId, configApproval, configSandbox)
+		return sdk.SetSessionConfigOptionResponse{}, invalidParams("unknown config option %q; Cairn has %q, %q and %q", p.ValueId.ConfigId, configApproval, configSandbox, configModel)
 	}
 	_, options := a.sessionSettings(s)
 	return sdk.SetSessionConfigOptionResponse{ConfigOptions: options}, nil
@@ -374,8 +393,13 @@ func (a *adapter) setApproval(s *session, level string) error {
 	default:
 		return invalidParams("unknown approval level %q: use ask or policy", level)
 	}
-	s.w.setInteractive(level == modeAsk)
-	a.notifySettings(s, true)
+	// The session's own: other sessions of the workspace keep theirs.
+	s.mu.Lock()
+	s.approval = level
+	s.mu.Unlock()
+	modes, options := a.sessionSettings(s)
+	a.send(s.id, sdk.SessionUpdate{CurrentModeUpdate: &sdk.SessionCurrentModeUpdate{CurrentModeId: modes.CurrentModeId}})
+	a.send(s.id, sdk.SessionUpdate{ConfigOptionUpdate: &sdk.SessionConfigOptionUpdate{ConfigOptions: options}})
 	return nil
 }
 

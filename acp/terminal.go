@@ -112,7 +112,7 @@ func (c clientTerminal) Run(ctx context.Context, argv, env []string, dir string)
 		}
 		c.t.terminals[call] = id
 		c.t.mu.Unlock()
-		a.send(s.id, sdk.UpdateToolCall(sdk.ToolCallId(call), sdk.WithUpdateContent([]sdk.ToolCallContent{sdk.ToolTerminalRef(id)})))
+		a.send(s.id, sdk.UpdateToolCall(s.calls.of(c.t.runID, call), sdk.WithUpdateContent([]sdk.ToolCallContent{sdk.ToolTerminalRef(id)})))
 	}
 	_, err = a.conn.WaitForTerminalExit(ctx, sdk.WaitForTerminalExitRequest{SessionId: s.id, TerminalId: id})
 	if ctx.Err() != nil {

@@ -20,7 +20,9 @@ type turn struct {
 	a     *adapter
 	s     *session
 	ctx   context.Context
-	calls map[string]*callState // by call id
+	calls map[string]*callState // by the model's call id
+	// runID is the run whose events these are.
+	runID string
 	// current is the call whose tool is running (mu: the terminal reads
 	// it from the tool's goroutine).
 	mu      sync.Mutex
@@ -37,6 +39,7 @@ type turn struct {
 }
 
 type callState struct {
+	id     sdk.ToolCallId // the ACP id (callids.go)
 	tool   string
 	input  json.RawMessage
 	editID string
@@ -46,6 +49,9 @@ type callState struct {
 // tool call has finished (so the run's journal has the edit first).
 func (t *turn) emit(ev protocol.RunEvent) {
 	id := t.s.id
+	if t.runID == "" {
+		t.runID = ev.RunID
+	}
 	if !t.registered && !t.replaying {
 		// The run's first event comes from its goroutine before any tool
 		// call can reach the approval gate: from here on, the gate's asker
@@ -58,13 +64,16 @@ func (t *turn) emit(ev protocol.RunEvent) {
 	switch ev.Kind {
 	case protocol.EventText:
 		t.a.send(id, sdk.UpdateAgentMessageText(ev.Delta))
+	case protocol.EventThought:
+		t.a.send(id, sdk.UpdateAgentThoughtText(ev.Delta))
 	case protocol.EventToolCall:
-		t.calls[ev.CallID] = &callState{tool: ev.Tool, input: ev.Input}
+		tcID := t.s.calls.start(t.runID, ev.CallID)
+		t.calls[ev.CallID] = &callState{id: tcID, tool: ev.Tool, input: ev.Input}
 		t.mu.Lock()
 		t.current = ev.CallID
 		t.mu.Unlock()
 		t.a.send(id, sdk.SessionUpdate{ToolCall: &sdk.SessionUpdateToolCall{
-			ToolCallId: sdk.ToolCallId(ev.CallID), Title: toolTitle(ev.Tool, ev.Input), Kind: toolKind(ev.Tool),
+			ToolCallId: tcID, Title: toolTitle(ev.Tool, ev.Input), Kind: toolKind(ev.Tool),
 			Status: sdk.ToolCallStatusPending, Locations: t.locations(ev.Input), RawInput: rawJSON(ev.Input),
 		}})
 	case protocol.EventApproval:
@@ -72,7 +81,7 @@ func (t *turn) emit(ev protocol.RunEvent) {
 		if !toolsDecisionAllowed(ev.Decision) {
 			status = sdk.ToolCallStatusFailed
 		}
-		t.a.send(id, sdk.UpdateToolCall(sdk.ToolCallId(ev.CallID), sdk.WithUpdateStatus(status)))
+		t.a.send(id, sdk.UpdateToolCall(t.s.calls.of(t.runID, ev.CallID), sdk.WithUpdateStatus(status)))
 	case protocol.EventEditProposed:
 		// Proposed while its tool call runs: the latest call.
 		if c := t.calls[t.current]; c != nil {
@@ -83,9 +92,9 @@ func (t *turn) emit(ev protocol.RunEvent) {
 		ok := ev.OK != nil && *ev.OK
 		if c != nil && c.editID != "" && ok {
 			if t.replaying {
-				t.replayEdit(ev.CallID, c)
+				t.replayEdit(c)
 			} else {
-				t.review(ev.CallID, c)
+				t.review(c)
 			}
 			return
 		}
@@ -97,7 +106,7 @@ func (t *turn) emit(ev protocol.RunEvent) {
 		if c != nil {
 			tool = c.tool
 		}
-		t.a.send(id, sdk.UpdateToolCall(sdk.ToolCallId(ev.CallID), sdk.WithUpdateStatus(status),
+		t.a.send(id, sdk.UpdateToolCall(t.s.calls.of(t.runID, ev.CallID), sdk.WithUpdateStatus(status),
 			sdk.WithUpdateContent(t.resultContent(tool, ev)),
 			sdk.WithUpdateRawOutput(map[string]any{"ok": ok, "summary": ev.Summary})))
 	case protocol.EventFinished, protocol.EventFailed, protocol.EventCancelled, protocol.EventInterrupted:

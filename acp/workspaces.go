@@ -87,6 +87,7 @@ func (a *adapter) openEngines(ws *workspace.Workspace) (*workspaceEngines, error
 		slog.Warn("configuration: " + problem)
 	}
 	e.Gate.SetPolicy(setup.Policy, setup.Interactive)
+	e.Gate.InteractiveFor = a.runInteractive
 	cfg := setup.Run
 	cfg.StateDir = stateDir
 	e.Manager.SetConfig(cfg)
@@ -176,15 +177,6 @@ func (w *workspaceEngines) waitForMCP(ctx context.Context) {
 		slog.Warn("MCP servers are still starting; asking without their tools")
 	case <-ctx.Done():
 	}
-}
-
-// setInteractive switches the approval level of the workspace: ask (true)
-// or policy.
-func (w *workspaceEngines) setInteractive(ask bool) {
-	w.mu.Lock()
-	w.setup.Interactive = ask
-	w.mu.Unlock()
-	w.gate.SetPolicy(w.policy, ask)
 }
 
 func (w *workspaceEngines) interactive() bool {

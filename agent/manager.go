@@ -226,6 +226,9 @@ func (m *Manager) Start(parent context.Context, req AskRequest, emit func(protoc
 	if err := cfg.noProvider(); err != nil {
 		return nil, err
 	}
+	if req.Model != "" {
+		cfg.ModelName = req.Model
+	}
 	runID := cfg.NewID("run")
 	turn := contextengine.Turn{Question: req.Question}
 	if req.Abs != "" {

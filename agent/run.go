@@ -59,6 +59,9 @@ type AskRequest struct {
 	ThreadID string
 	// Range is the editor's selection as sent (for the started event).
 	Range *protocol.Range
+	// Model, when set, is the model id this run asks instead of the
+	// configured one (an ACP session's model picker).
+	Model string
 }
 
 // Run is one question being answered.
@@ -425,7 +428,8 @@ func (r *Run) steps(st *loopState) {
 			u := r.usageSnapshot()
 			r.curStep.End(nil)
 			r.finish(StateFinished, protocol.RunEvent{Kind: protocol.EventFinished, Answer: resp.Text,
-				Usage: &protocol.Usage{Usage: u, CostUSD: r.tr.Usage().CostUSD}, NotReady: r.notReady})
+				Usage: &protocol.Usage{Usage: u, CostUSD: r.tr.Usage().CostUSD}, NotReady: r.notReady,
+				Truncated: resp.FinishReason == model.FinishLength})
 			return
 		}
 
@@ -597,7 +601,12 @@ func (r *Run) callModel(step int) (*model.Response, error) {
 		avail := report.Budget.Available
 		msgs = contextengine.FitHistory(msgs, avail, report)
 	}
-	req := model.Request{Model: cfg.ModelName, Messages: msgs, Tools: r.m.registry.Specs(), MaxTokens: cfg.MaxOutputTokens}
+	req := model.Request{Model: cfg.ModelName, Messages: msgs, Tools: r.m.registry.Specs(), MaxTokens: cfg.MaxOutputTokens,
+		OnReasoning: func(delta string) {
+			if delta != "" {
+				r.send(protocol.RunEvent{Kind: protocol.EventThought, Delta: delta})
+			}
+		}}
 	degraded := report != nil && report.Degraded
 	mc := r.curStep.StartModelCall(trace.ModelRequest{Provider: providerName(cfg.Provider), Model: cfg.ModelName,
 		MaxTokens: cfg.MaxOutputTokens, ContextDegraded: degraded})

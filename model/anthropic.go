@@ -254,6 +254,7 @@ type antBlockStart struct {
 type antDelta struct {
 	Type        string `json:"type"`
 	Text        string `json:"text"`
+	Thinking    string `json:"thinking"`
 	PartialJSON string `json:"partial_json"`
 	StopReason  string `json:"stop_reason"`
 }
@@ -368,8 +369,12 @@ func (p *Anthropic) Stream(ctx context.Context, req Request, onText func(delta s
 						return nil, &Error{Class: ClassBadResponse, Message: fmt.Sprintf("anthropic: input_json_delta for block %d, which is not a tool_use block", e.Index)}
 					}
 					tb.call.Arguments += d.PartialJSON
+				case "thinking_delta":
+					if d.Thinking != "" && req.OnReasoning != nil {
+						req.OnReasoning(d.Thinking)
+					}
 				}
-				// thinking_delta, signature_delta, citations_delta: not used.
+				// signature_delta, citations_delta: not used.
 			}
 		case "content_block_stop", "ping":
 		case "message_delta":

@@ -24,6 +24,10 @@ const (
 	finishLength    = "length"     // the output hit max tokens
 )
 
+// FinishLength is Response.FinishReason when the model stopped at its
+// output-token limit (OpenAI "length", Anthropic "max_tokens").
+const FinishLength = finishLength
+
 // wireInfo names a provider in error messages.
 type wireInfo struct {
 	name   string // "openai"

@@ -61,6 +61,11 @@ type Request struct {
 	Messages  []Message
 	Tools     []ToolSpec
 	MaxTokens int
+	// OnReasoning, when set, receives the model's reasoning as it streams
+	// (OpenAI-compatible reasoning_content / reasoning deltas, Anthropic
+	// thinking deltas), for clients that show it apart from the answer.
+	// Reasoning is never part of Response.Text nor sent back to the model.
+	OnReasoning func(delta string) `json:"-"`
 }
 
 // Response is a complete model turn.

@@ -207,10 +207,14 @@ type oaiChoice struct {
 }
 
 type oaiDelta struct {
-	Content      *string          `json:"content"`
-	Refusal      *string          `json:"refusal"`
-	ToolCalls    []oaiToolDelta   `json:"tool_calls"`
-	FunctionCall *oaiFunctionPart `json:"function_call"`
+	Content *string `json:"content"`
+	// ReasoningContent (DeepSeek, vLLM, llama.cpp server) and Reasoning
+	// (OpenRouter, Ollama) carry a reasoning model's thinking.
+	ReasoningContent *string          `json:"reasoning_content"`
+	Reasoning        json.RawMessage  `json:"reasoning"`
+	Refusal          *string          `json:"refusal"`
+	ToolCalls        []oaiToolDelta   `json:"tool_calls"`
+	FunctionCall     *oaiFunctionPart `json:"function_call"`
 }
 
 type oaiToolDelta struct {
@@ -254,6 +258,8 @@ type oaiAssembler struct {
 	finished bool
 	usage    *oaiUsage
 	onText   func(string)
+	// onReasoning receives reasoning deltas (Request.OnReasoning).
+	onReasoning func(string)
 }
 
 func (a *oaiAssembler) addChoice(c oaiChoice) {
@@ -270,6 +276,17 @@ func (a *oaiAssembler) addChoice(c oaiChoice) {
 		}
 		if d.Refusal != nil {
 			a.refusal.WriteString(*d.Refusal)
+		}
+		if a.onReasoning != nil {
+			if d.ReasoningContent != nil && *d.ReasoningContent != "" {
+				a.onReasoning(*d.ReasoningContent)
+			}
+			// Only a string is reasoning text (some servers send an object).
+			if r := d.Reasoning; len(r) > 0 && r[0] == '"' {
+				if s := jsonText(r); s != "" {
+					a.onReasoning(s)
+				}
+			}
 		}
 		for _, td := range d.ToolCalls {
 			a.addToolDelta(td)
@@ -391,7 +408,7 @@ func (p *OpenAI) Stream(ctx context.Context, req Request, onText func(delta stri
 	body := wrap(resp.Body)
 	defer body.Close()
 
-	a := &oaiAssembler{onText: onText}
+	a := &oaiAssembler{onText: onText, onReasoning: req.OnReasoning}
 	br := bufio.NewReaderSize(body, sseBufferSize)
 	if isPlainJSON(resp.Header.Get("Content-Type"), br) {
 		// A server that ignored stream=true and answered in one piece.

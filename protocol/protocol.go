@@ -70,8 +70,11 @@ const (
 
 // Event kinds of cairn/runEvent.
 const (
-	EventStarted      = "started"
-	EventText         = "text"
+	EventStarted = "started"
+	EventText    = "text"
+	// EventThought (delta): the model's reasoning as it streams, from
+	// providers that expose it; never part of the answer.
+	EventThought      = "thought"
 	EventToolCall     = "toolCall"
 	EventToolResult   = "toolResult"
 	EventApproval     = "approval"
@@ -304,6 +307,9 @@ type RunEvent struct {
 
 	Answer string `json:"answer,omitempty"` // finished
 	Usage  *Usage `json:"usage,omitempty"`  // finished
+	// Truncated (finished): the model stopped at its output-token limit
+	// (finish reason "length", Anthropic "max_tokens"): the answer may be cut.
+	Truncated bool `json:"truncated,omitempty"`
 	// NotReady (finished) names the code index's sources ("repo map",
 	// "search") that were still being built when the question went ahead
 	// past its wait: the answer used what was indexed so far.

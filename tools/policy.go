@@ -228,6 +228,10 @@ type Asker interface {
 type Gate struct {
 	Asker Asker
 	Audit *AuditLog
+	// InteractiveFor, when set, gives the approval mode of the run that
+	// asks (known false: the gate's own mode): an ACP session's mode is its
+	// own, while the gate serves every session of the workspace.
+	InteractiveFor func(runID string) (interactive, known bool)
 
 	mu     sync.Mutex
 	policy Policy
@@ -267,6 +271,11 @@ func (g *Gate) Decide(ctx context.Context, req ApprovalRequest, step int, inputS
 		req.Command = req.Detail // a caller that did not split the line: the detail is the command
 	}
 	policy, interactive := g.current()
+	if g.InteractiveFor != nil {
+		if v, known := g.InteractiveFor(req.RunID); known {
+			interactive = v
+		}
+	}
 	action, rule := policy.ActionFor(req)
 	if why, only := confirmationOnly(req); only && action == Allow {
 		// Outside the sandbox, and for protected paths, only the user's word counts.

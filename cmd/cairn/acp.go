@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 
 	"github.com/cairn-dev/cairn/acp"
 	"github.com/cairn-dev/cairn/agent"
+	"github.com/cairn-dev/cairn/redact"
 	"github.com/cairn-dev/cairn/server"
 	"github.com/cairn-dev/cairn/tools/mcp"
 )
@@ -41,6 +43,8 @@ func runACP(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 		raw = b
 	}
+	closeLog := quietACPLog(os.Getenv)
+	defer closeLog()
 	return acp.Serve(ctx, os.Stdin, stdout, acp.Options{
 		Version:   version,
 		StateDir:  func(root string) (string, error) { return server.StateDir(root, os.Getenv) },
@@ -89,4 +93,53 @@ func acpSetup(raw []byte, root, stateDir string) acp.Setup {
 		OTLPEndpoint: st.Trace.OTLPEndpoint,
 		Warnings:     warnings,
 	}
+}
+
+// quietACPLog sends the log to a file unless CAIRN_LOG asks for stderr:
+// ACP clients show every stderr line of an agent to the user (acp.el turns
+// each into an error event), so at the default level `cairn acp` writes
+// nothing there. What the user must act on reaches the session as a
+// message (acp.Session notices). The file is CAIRN_LOG_FILE, else acp.log
+// in Cairn's cache directory (beside the per-workspace state directories).
+func quietACPLog(getenv func(string) string) (closeLog func()) {
+	if getenv("CAIRN_LOG") != "" {
+		return func() {} // main set a stderr logger at that level
+	}
+	path := acpLogPath(getenv)
+	var w io.Writer = io.Discard
+	var f *os.File
+	if path != "" {
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err == nil {
+			f, _ = os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		}
+	}
+	if f != nil {
+		w = f
+	}
+	slog.SetDefault(slog.New(redact.NewHandler(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo}), nil)))
+	return func() {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+// acpLogPath is where `cairn acp` logs by default ("" when there is no
+// cache directory).
+func acpLogPath(getenv func(string) string) string {
+	if p := getenv("CAIRN_LOG_FILE"); p != "" {
+		return p
+	}
+	if d := getenv("CAIRN_STATE_DIR"); d != "" {
+		return filepath.Join(d, "acp.log")
+	}
+	base := getenv("XDG_CACHE_HOME")
+	if base == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return ""
+		}
+		base = filepath.Join(home, ".cache")
+	}
+	return filepath.Join(base, "cairn", "acp.log")
 }

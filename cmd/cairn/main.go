@@ -141,7 +141,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 // logLevel is the level of the log lines on stderr: CAIRN_LOG
 // (debug, info, warn, error) when set; otherwise info for the servers
-// (serve, acp: their stderr is the editor's log panel) and warn for the
+// (serve, acp: their stderr is the editor's log panel; acp then moves its
+// log to a file, see quietACPLog) and warn for the
 // commands a person runs in a terminal, whose own output would otherwise
 // be interleaved with the in-process server's routine info lines.
 func logLevel(args []string, env string) slog.Level {

@@ -51,10 +51,20 @@ export function textTurn(text) {
 // each as an SSE stream whose frames are written in two TCP writes split
 // mid-line (to exercise reassembly). A turn given as { events, hold: true }
 // streams its events and then never ends: the stream stays open until the
-// client goes away (a run to cancel).
-export function startModelServer(script) {
+// client goes away (a run to cancel). With opts.models, GET /v1/models
+// lists those ids; otherwise it is a 404, as on servers without the route.
+export function startModelServer(script, opts = {}) {
   const requests = [];
   const server = createServer((req, res) => {
+    if (req.method === 'GET') {
+      if (req.url === '/v1/models' && opts.models) {
+        res.writeHead(200, { 'Content-Type': 'application/json' });
+        res.end(JSON.stringify({ object: 'list', data: opts.models.map((id) => ({ id, object: 'model' })) }));
+      } else {
+        res.writeHead(404); res.end('not found');
+      }
+      return;
+    }
     let body = '';
     req.on('data', (d) => { body += d; });
     req.on('end', () => {
