@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -144,8 +145,10 @@ func TestRunTimeoutSigkillAfterGrace(t *testing.T) {
 
 func TestRunCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() { time.Sleep(200 * time.Millisecond); cancel() }()
-	res, err := runWithin(t, ctx, RunOptions{Dir: t.TempDir(), Command: `sleep 3600 & echo $!; wait`, Env: testEnv()})
+	// Cancelled once the background job's pid is out, however long the
+	// shell took to start.
+	live := cancelOnOutput{cancel: cancel}
+	res, err := runWithin(t, ctx, RunOptions{Dir: t.TempDir(), Command: `sleep 3600 & echo $!; wait`, Env: testEnv(), Live: &live})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,6 +161,17 @@ func TestRunCancel(t *testing.T) {
 	if err != nil || !res.Cancelled || res.Output != "" {
 		t.Fatalf("already-cancelled ctx: %+v %v", res, err)
 	}
+}
+
+// cancelOnOutput cancels a run at its first output.
+type cancelOnOutput struct {
+	once   sync.Once
+	cancel context.CancelFunc
+}
+
+func (c *cancelOnOutput) Write(p []byte) (int, error) {
+	c.once.Do(c.cancel)
+	return len(p), nil
 }
 
 // TestRunBackgroundLeftovers: a job left running after the shell exits is
