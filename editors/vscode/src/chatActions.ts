@@ -33,13 +33,34 @@ export async function onChatAction(a: ChatAction): Promise<void> {
       app.chatView.reveal(true);
       return;
     case 'listThreads': return listThreads();
+    case 'copyCode':
+      await vscode.env.clipboard.writeText(a.code);
+      vscode.window.setStatusBarMessage('Cairn: code copied', 3000);
+      return;
+    case 'insertCode': return insertCode(a.code);
   }
 }
 
-export async function listThreads(): Promise<void> {
+/**
+ * Inserts a chat code block at the cursor (replacing the selection) of the
+ * text editor the user last worked in: the active one, else the first
+ * visible one; never a read-only proposed side of a Cairn diff.
+ */
+async function insertCode(code: string): Promise<void> {
+  const writable = (e: vscode.TextEditor | undefined) => !!e && (e.document.uri.scheme === 'file' || e.document.uri.scheme === 'untitled');
+  const active = vscode.window.activeTextEditor;
+  const editor = writable(active) ? active : vscode.window.visibleTextEditors.find(writable);
+  if (!editor) throw new Error('open a file to insert the code into.');
+  const ok = await editor.edit((b) => { for (const s of editor.selections) b.replace(s, code); });
+  if (!ok) throw new Error(`could not insert the code into ${vscode.workspace.asRelativePath(editor.document.uri)}.`);
+  await vscode.window.showTextDocument(editor.document, { viewColumn: editor.viewColumn, preserveFocus: false });
+}
+
+/** Merges the server's thread list into the chat view; reveal: also show the view. */
+export async function listThreads(reveal = true): Promise<void> {
   const list = await exec<{ threadId: string; title: string; runs: string[]; updated?: string }[]>('cairn.listThreads', {});
   app.chat.mergeThreads(list ?? []);
   app.chatView.update();
-  await app.chatView.reveal(false);
+  if (reveal) await app.chatView.reveal(false);
 }
 

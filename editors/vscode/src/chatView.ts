@@ -15,7 +15,8 @@ export type ChatAction =
   | { type: 'review' | 'accept' | 'reject' | 'redo'; editId: string }
   | { type: 'selectThread'; threadId: string }
   | { type: 'newThread' }
-  | { type: 'listThreads' };
+  | { type: 'listThreads' }
+  | { type: 'copyCode' | 'insertCode'; code: string };
 
 export class ChatViewProvider implements vscode.WebviewViewProvider {
   static readonly viewType = 'cairn.chat';
@@ -124,8 +125,25 @@ body { margin: 0; padding: 0; color: var(--vscode-foreground); background: var(-
 .answer { padding: 4px 2px; }
 .md p { margin: 6px 0; }
 .md code { font-family: var(--vscode-editor-font-family); background: var(--vscode-textCodeBlock-background); padding: 0 3px; border-radius: 3px; }
-.md pre { background: var(--vscode-textCodeBlock-background); padding: 6px 8px; overflow: auto; border-radius: 3px; }
+.md pre { background: var(--vscode-textCodeBlock-background); padding: 6px 8px; overflow: auto; border-radius: 3px; tab-size: 4; -moz-tab-size: 4; }
 .md pre code { background: none; padding: 0; }
+.codeblock { margin: 6px 0; }
+.codeblock pre { margin: 0; border-top-left-radius: 0; border-top-right-radius: 0; }
+.code-tools { display: flex; align-items: center; gap: 4px; padding: 2px 4px 2px 8px; background: var(--vscode-editorGroupHeader-tabsBackground, var(--vscode-textCodeBlock-background));
+  border-radius: 3px 3px 0 0; font-size: 0.85em; }
+.code-lang { flex: 1; color: var(--vscode-descriptionForeground); font-family: var(--vscode-editor-font-family); }
+.code-tools button { padding: 1px 6px; }
+.hljs-keyword, .hljs-meta .hljs-keyword, .hljs-selector-tag, .hljs-doctag { color: var(--vscode-symbolIcon-keywordForeground, var(--vscode-textLink-foreground)); }
+.hljs-string, .hljs-regexp, .hljs-addition, .hljs-attribute { color: var(--vscode-debugTokenExpression-string, var(--vscode-charts-orange)); }
+.hljs-number, .hljs-literal, .hljs-symbol { color: var(--vscode-debugTokenExpression-number, var(--vscode-charts-green)); }
+.hljs-comment, .hljs-quote { color: var(--vscode-descriptionForeground); font-style: italic; }
+.hljs-title, .hljs-section, .hljs-name { color: var(--vscode-symbolIcon-functionForeground, var(--vscode-charts-yellow)); }
+.hljs-type, .hljs-built_in, .hljs-class .hljs-title, .hljs-title.class_ { color: var(--vscode-symbolIcon-classForeground, var(--vscode-charts-blue)); }
+.hljs-variable, .hljs-params, .hljs-attr, .hljs-property { color: var(--vscode-symbolIcon-variableForeground, var(--vscode-foreground)); }
+.hljs-deletion { color: var(--vscode-errorForeground); }
+.hljs-meta { color: var(--vscode-descriptionForeground); }
+.hljs-emphasis { font-style: italic; }
+.hljs-strong { font-weight: bold; }
 .md a { color: var(--vscode-textLink-foreground); }
 details.tool { margin: 3px 0; font-family: var(--vscode-editor-font-family); font-size: 0.92em; }
 details.tool summary { cursor: pointer; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; color: var(--vscode-descriptionForeground); }

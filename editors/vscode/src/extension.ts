@@ -19,7 +19,7 @@ import * as vscode from 'vscode';
 import { showMessageRequest } from './approvals';
 import { onChatAction, listThreads } from './chatActions';
 import { ChatViewProvider } from './chatView';
-import { askWorkspaceSuggestions, onConfigChange, startClient, stopClient } from './client';
+import { askWorkspaceSuggestions, onConfigChange, runningClient, startClient, stopClient } from './client';
 import { forwardAllDiagnostics, registerDiagnostics } from './diagnostics';
 import { EXPLAIN_QUESTION } from './logic/questions';
 import { openDiff, registerReview, settleEdit, settleHunk, undoLastEdit } from './review';
@@ -65,7 +65,7 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
   reg('cairn.acceptHunk', (editId?: string, index?: number) => settleHunk('accept', editId, index));
   reg('cairn.rejectHunk', (editId?: string, index?: number) => settleHunk('reject', editId, index));
   reg('cairn.followUp', () => app.chatView.reveal(true));
-  reg('cairn.showThreads', listThreads);
+  reg('cairn.showThreads', () => listThreads());
   reg('cairn.showProposedEdit', (editId: string) => openDiff(editId));
   reg('cairn.undoLastEdit', undoLastEdit);
   reg('cairn.resumeRun', resumeRun);
@@ -74,6 +74,9 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
   reg('cairn.restartServer', async () => { await stopClient(); await startClient(ctx, hooks); });
 
   await startClient(ctx, hooks);
+  // The thread list is the server's (it survives reloads): load it now, so the
+  // chat view never shows "Threads (0)" until Refresh.
+  if (runningClient()) listThreads(false).catch((err) => app.answers.appendLine(`could not list threads: ${errorText(err)}`));
   void askWorkspaceSuggestions();
 }
 
