@@ -161,7 +161,8 @@ details.tool summary:focus-visible, button:focus-visible, .thread:focus-visible 
 .edit.rejected .state { color: var(--vscode-errorForeground); }
 .hunks { margin: 4px 0; padding-left: 18px; font-family: var(--vscode-editor-font-family); font-size: 0.9em; }
 .hunks .accepted { color: var(--vscode-testing-iconPassed, var(--vscode-charts-green)); }
-.hunks .rejected { color: var(--vscode-errorForeground); text-decoration: line-through; }
+.hunks .rejected-count, .hunks .undone, .edit.undone .state { color: var(--vscode-descriptionForeground); }
+.hunks .undone { text-decoration: line-through; }
 .actions { display: flex; gap: 6px; margin-top: 6px; }
 button { font-family: inherit; font-size: inherit; cursor: pointer; border: 1px solid var(--vscode-button-border, transparent); padding: 3px 10px; border-radius: 2px;
   background: var(--vscode-button-secondaryBackground); color: var(--vscode-button-secondaryForeground); }

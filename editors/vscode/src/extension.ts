@@ -22,7 +22,7 @@ import { ChatViewProvider } from './chatView';
 import { askWorkspaceSuggestions, onConfigChange, runningClient, startClient, stopClient } from './client';
 import { forwardAllDiagnostics, registerDiagnostics } from './diagnostics';
 import { EXPLAIN_QUESTION } from './logic/questions';
-import { openDiff, registerReview, settleEdit, settleHunk, undoLastEdit } from './review';
+import { gotoHunk, openDiff, registerReview, settleEdit, settleHunk, undoLastEdit } from './review';
 import { askAboutSelection, askWith, cancelRun, fixDiagnostics, onRunEvent, registerReports, resumeRun, showContextReport } from './runs';
 import { app, errorText } from './state';
 
@@ -64,6 +64,8 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
   reg('cairn.rejectProposedEdit', (arg?: unknown) => settleEdit(arg, 'reject'));
   reg('cairn.acceptHunk', (editId?: string, index?: number) => settleHunk('accept', editId, index));
   reg('cairn.rejectHunk', (editId?: string, index?: number) => settleHunk('reject', editId, index));
+  reg('cairn.nextHunk', () => gotoHunk(1));
+  reg('cairn.previousHunk', () => gotoHunk(-1));
   reg('cairn.followUp', () => app.chatView.reveal(true));
   reg('cairn.showThreads', () => listThreads());
   reg('cairn.showProposedEdit', (editId: string) => openDiff(editId));

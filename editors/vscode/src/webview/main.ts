@@ -13,7 +13,7 @@
 // data (data-action) and one listener dispatches clicks, so a kept button and
 // a fresh one behave the same.
 import DOMPurify from 'dompurify';
-import type { ChatRun, EditView, Item, ViewState } from '../logic/chat';
+import type { ChatRun, EditView, HunkView, Item, ViewState } from '../logic/chat';
 import { FORBIDDEN_TAGS, markdownRenderer } from '../logic/markdown';
 
 declare function acquireVsCodeApi(): { postMessage(msg: unknown): void; getState(): any; setState(s: any): void };
@@ -102,16 +102,27 @@ function toolLine(it: Extract<Item, { kind: 'tool' }>): HTMLElement {
 
 function editCard(editId: string, e: EditView | undefined): HTMLElement {
   const st = e?.state ?? 'pending';
-  const label: Record<string, string> = { pending: 'waiting for review', accepted: 'accepted', rejected: 'rejected', partial: 'partly accepted', conflict: 'overlaps your edits' };
+  const label: Record<string, string> = { pending: 'waiting for review', accepted: 'accepted', rejected: 'rejected', partial: 'partly accepted', conflict: 'overlaps your edits', undone: 'undone' };
+  const hunks = e?.hunks ?? [];
+  const where = (h: HunkView) => `${h.path}:${h.startLine + 1}${h.endLine > h.startLine + 1 ? `-${h.endLine}` : ''}`;
+  const undone = hunks.filter((h) => h.state === 'accepted' && h.undone);
+  // An undone edit names what was undone; a partly undone one says so too.
+  const stateText = st === 'undone'
+    ? `undone${hunks.length > 1 ? ` (${undone.map((h) => `hunk ${h.index + 1}, ${where(h)}`).join('; ')})` : ''}`
+    : label[st] ?? st;
   const card = el('div', { class: `edit ${st}`, role: 'group', 'aria-label': `Proposed edit ${editId}` },
     el('div', { class: 'edit-head' }, el('span', { class: 'codicon-like' }, '✎'), ' Proposed edit ',
-      el('span', { class: 'files' }, (e?.files ?? []).join(', ') || editId), ' · ', el('span', { class: 'state' }, label[st] ?? st)));
-  const hunks = e?.hunks ?? [];
+      el('span', { class: 'files' }, (e?.files ?? []).join(', ') || editId), ' · ', el('span', { class: 'state' }, stateText)));
   if (hunks.length > 1) {
+    // Rejected hunks leave the list (they left the diff too); a count remains.
     const ul = el('ul', { class: 'hunks' });
     for (const h of hunks) {
-      ul.append(el('li', { class: h.state }, `hunk ${h.index + 1}: ${h.path}:${h.startLine + 1}${h.endLine > h.startLine + 1 ? `-${h.endLine}` : ''} · ${h.state}`));
+      if (h.state === 'rejected') continue;
+      const s = h.state === 'accepted' && h.undone ? 'undone' : h.state;
+      ul.append(el('li', { class: s }, `hunk ${h.index + 1}: ${where(h)} · ${s}`));
     }
+    const rejected = hunks.filter((h) => h.state === 'rejected');
+    if (rejected.length) ul.append(el('li', { class: 'rejected-count muted' }, `${rejected.length} rejected (hunk ${rejected.map((h) => h.index + 1).join(', ')})`));
     card.append(ul);
   }
   const row = el('div', { class: 'actions' }, button('Review', { type: 'review', editId }, 'Open the diff editor'));

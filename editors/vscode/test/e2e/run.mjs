@@ -52,7 +52,8 @@ const TURNS = [
   { toolCalls: [{ name: 'run_command', arguments: { command: 'touch approved.txt' } }] },
   { text: 'Created `approved.txt` with `touch`: it is **empty**.' },
   // 5: a follow-up in the same thread, from the chat view's input box
-  { text: 'Yes, it has no bytes:\n\n- `touch` creates a file without writing to it\n- `wc -c approved.txt` prints `0 approved.txt`\n\n```sh\nwc -c approved.txt\n```' },
+  // (streamed slowly: a selection made in the answer before it must survive the stream)
+  { text: 'Yes, it has no bytes:\n\n- `touch` creates a file without writing to it\n- `wc -c approved.txt` prints `0 approved.txt`\n\n```sh\nwc -c approved.txt\n```\n\nFrom Go:\n\n```go\nfunc size() int64 {\n\tfi, _ := os.Stat("approved.txt")\n\treturn fi.Size()\n}\n```', delayMs: 120 },
   // 6: a two-hunk edit: hunk 1 accepted, hunk 2 rejected
   { toolCalls: [edit('two.go', 'return "one"\n}\n\nfunc two() string {\n\treturn "two"', 'return "uno"\n}\n\nfunc two() string {\n\treturn "dos"')] },
   { text: 'Two changes: `one` returns "uno", `two` returns "dos".' },
@@ -101,6 +102,8 @@ const file = path.join(dirs.ws, 'hello.go');
 fs.writeFileSync(file, ORIGINAL);
 const twoFile = path.join(dirs.ws, 'two.go');
 fs.writeFileSync(twoFile, TWO);
+const notesFile = path.join(dirs.ws, 'notes.txt');
+fs.writeFileSync(notesFile, '');
 fs.writeFileSync(path.join(dirs.ws, 'go.mod'), 'module example.com/hello\n\ngo 1.22\n');
 const turnsPath = path.join(WORK, 'turns.json');
 const requestsPath = path.join(WORK, 'requests.jsonl');
@@ -237,6 +240,8 @@ try {
     // Playwright gives the browser a fresh profile under TMPDIR each run.
   });
   const context = await browser.newContext({ viewport: { width: 1400, height: 860 } });
+  // Copy in the chat writes the clipboard through VS Code (navigator.clipboard in the browser).
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: `http://127.0.0.1:${port}` });
   page = await context.newPage();
   page.on('pageerror', (e) => log('page error:', e.message));
   await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(dirs.ws)}`);
@@ -415,7 +420,40 @@ try {
     await input.click();
     await input.fill('Is the file really empty?');
     await input.press('Enter');
-    await waitFor('the follow-up answer', async () => (await chatText()).includes('prints 0 approved.txt'));
+    // While the answer streams, select the text of the previous answer: the
+    // stream appends to its own message and leaves that selection alone.
+    await waitFor('the follow-up answer to start streaming', async () => (await chatText()).includes('Yes, it has'));
+    const selected = await f.evaluate(() => {
+      document.activeElement?.blur?.();
+      const runs = [...document.querySelectorAll('#conversation .run')];
+      const p = runs.find((r) => r.textContent.includes('Create a marker file.'))?.querySelector('.md p');
+      if (!p) return { error: 'no first answer paragraph' };
+      const range = document.createRange();
+      range.selectNodeContents(p);
+      const sel = window.getSelection();
+      sel.removeAllRanges();
+      sel.addRange(range);
+      window.__cairnSelected = p;
+      return { text: sel.toString(), streaming: runs[runs.length - 1].querySelector('.spinner') !== null };
+    });
+    if (selected.error) throw new Error(selected.error);
+    if (!selected.streaming) throw new Error('the follow-up finished before the selection was made: nothing tested');
+    await waitFor('the follow-up answer', async () => (await chatText()).includes('fi.Size()') && (await f.locator('.run:last-child .spinner').count()) === 0);
+    const after = await f.evaluate(() => ({ text: window.getSelection().toString(), connected: window.__cairnSelected.isConnected }));
+    if (!after.connected || after.text !== selected.text || !selected.text.includes('approved.txt')) {
+      throw new Error(`the selection in the earlier answer did not survive streaming: before ${JSON.stringify(selected.text)}, after ${JSON.stringify(after)}`);
+    }
+    ok('streaming appends to its own answer: a selection in an earlier answer survives');
+    // Code blocks: highlighted, tab width 4, with Copy and Insert at cursor.
+    const goBlock = f.locator('.codeblock', { hasText: 'fi.Size()' }).first();
+    if ((await goBlock.locator('.code-lang').innerText()).trim() !== 'go') throw new Error('the Go block is not labelled go');
+    if ((await goBlock.locator('.hljs-keyword', { hasText: 'func' }).count()) === 0) throw new Error('the Go block is not highlighted (no keyword span for func)');
+    if ((await goBlock.locator('.hljs-string', { hasText: '"approved.txt"' }).count()) === 0) throw new Error('the Go block is not highlighted (no string span)');
+    const tab = await goBlock.locator('pre').evaluate((el) => getComputedStyle(el).tabSize);
+    if (tab !== '4') throw new Error(`code blocks have tab-size ${tab}, want 4`);
+    await f.locator('.codeblock', { hasText: 'wc -c approved.txt' }).first().locator('button', { hasText: 'Copy' }).click();
+    await waitFor('the sh block on the clipboard', async () => (await page.evaluate(() => navigator.clipboard.readText())) === 'wc -c approved.txt\n', 15000);
+    ok('code blocks: highlighted, tab width 4; Copy puts the code on the clipboard');
     const req = modelRequests().find((r) => messagesText(r).includes('Is the file really empty?'));
     if (!req) throw new Error('no model request carries the follow-up question');
     const t = messagesText(req);
@@ -439,6 +477,29 @@ try {
     await shot('vscode-chat.png');
     await palette('View: Toggle Maximized Panel');
     ok('follow-up in the same thread: its model request holds the first exchange; the thread list shows it');
+  }
+
+  // Insert at cursor: the Go block goes into the editor the user last worked in.
+  await waitFor('notes.txt in an editor', async () => {
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('F1');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible', timeout: 5000 });
+    await input.fill('notes.txt');
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'notes.txt' }).first().waitFor({ state: 'visible', timeout: 3000 });
+    await page.keyboard.press('Enter');
+    await page.locator('.tab.active', { hasText: 'notes.txt' }).waitFor({ timeout: 5000 });
+    return true;
+  });
+  {
+    const f = await chatFrame();
+    await f.locator('.codeblock', { hasText: 'fi.Size()' }).first().locator('button', { hasText: 'Insert at cursor' }).click();
+    await waitFor('the Go block in notes.txt', async () => (await editorText()).includes('fi.Size()'));
+    await page.locator('.tab.active', { hasText: 'notes.txt' }).waitFor({ timeout: 5000 });
+    await page.keyboard.press('Control+S');
+    const want = 'func size() int64 {\n\tfi, _ := os.Stat("approved.txt")\n\treturn fi.Size()\n}\n';
+    await waitFor('notes.txt saved with the inserted block', async () => fs.readFileSync(notesFile, 'utf8') === want, 15000);
+    ok('Insert at cursor puts the code block, tabs intact, into the last active editor');
   }
 
   // A two-hunk edit: accept hunk 1 (CodeLens), reject hunk 2 (title action at the cursor).
@@ -542,6 +603,16 @@ try {
   const WANT = 'mine\n' + TWO.replace('"two"', '"dos"');
   await waitFor('two.go saved with the typed line and hunk 2', async () => fs.readFileSync(twoFile, 'utf8') === WANT, 20000);
   ok('typing while a proposal waits: the diff follows; accepting hunk 2 keeps the buffer unsaved and byte-exact');
+
+  // After a reload the thread list is there without Refresh.
+  await palette('Developer: Reload Window');
+  await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
+  await palette('Cairn: Show Chat');
+  await waitFor('the thread list loaded on startup', async () => {
+    const f = await chatFrame();
+    return f && Number(await f.locator('#thread-count').innerText()) >= 3;
+  });
+  ok('after a reload the thread list is loaded without Refresh');
 } catch (err) {
   failed = true;
   console.error('E2E FAILED:', err && err.stack ? err.stack : err);
