@@ -117,7 +117,6 @@ fs.writeFileSync(path.join(dirs['user-data'], 'User', 'settings.json'), JSON.str
   'cairn.model.provider': 'openai',
   'cairn.model.name': 'test-model',
   'cairn.model.baseURL': `http://127.0.0.1:${modelPort}/v1`,
-  'diffEditor.codeLens': true,
   'cairn.approval.mode': 'ask',
   'workbench.startupEditor': 'none',
   'workbench.tips.enabled': false,
@@ -333,7 +332,8 @@ try {
     return t.includes('fmt.Println("Hello")') && !t.includes('Hello, world');
   });
   await waitFor('hello.go on disk restored', async () => fs.readFileSync(file, 'utf8') === ORIGINAL, 15000);
-  ok('undone: file restored (and saved) on disk');
+  await waitFor('the edit card to say undone', async () => (await chatText()).includes('· undone'));
+  ok('undone: file restored (and saved) on disk; the card says undone');
 
   // Second run: reject through the CodeLens on the file.
   await page.locator('.editor-instance .monaco-editor .view-lines').first().click();
@@ -343,7 +343,7 @@ try {
   await box.fill('Shorter greeting?');
   await page.keyboard.press('Enter');
   await page.locator('.tab.active', { hasText: 'Cairn proposed' }).waitFor({ timeout: STEP_TIMEOUT });
-  // The diff editor's lenses first ("diffEditor.codeLens" is on): its left
+  // The diff editor's lenses first ("diffEditor.codeLens" is on by the extension's default): its left
   // side is hello.go itself, and lenses it computed for the file must not
   // stand in for the file's own when its tab comes back.
   await page.locator('.editor-instance .monaco-diff-editor .editor.modified .codelens-decoration a', { hasText: 'Reject all' })
@@ -526,20 +526,38 @@ try {
   await waitFor('the edit card listing 2 hunks', async () => (await chatText()).includes('hunk 2: two.go'));
   await page.waitForTimeout(500);
   await shot('vscode-hunks.png');
+  ok('per-hunk CodeLenses in the diff without setting diffEditor.codeLens');
+  // Keyboard review: from line 1 of the proposed side, Next Hunk twice
+  // (Ctrl+Alt+]) reaches hunk 2; Ctrl+Alt+N rejects it. It leaves the diff,
+  // the tab title and the edit card.
+  const modifiedSide = '.editor-instance .monaco-diff-editor .editor.modified .view-lines';
+  await page.locator('.editor-instance .monaco-diff-editor .editor.modified .view-line', { hasText: 'package main' }).first().click();
+  await page.keyboard.press('Control+Alt+BracketRight');
+  await page.keyboard.press('Control+Alt+BracketRight');
+  await page.keyboard.press('Control+Alt+n');
+  await waitFor('hunk 2 gone from the proposed side', async () => {
+    const t = await editorText(modifiedSide);
+    return !t.includes('"dos"') && t.includes('"uno"') && t.includes('return "two"');
+  });
+  await page.locator('.tab.active', { hasText: '1 of 2 hunks left' }).waitFor({ timeout: STEP_TIMEOUT });
+  await waitFor('hunk 2 out of the edit card', async () => {
+    const t = await chatText();
+    return t.includes('1 rejected (hunk 2)') && !/hunk 2: two\.go/.test(t) && /hunk 1: two\.go\S* · pending/.test(t);
+  });
+  if (fs.readFileSync(twoFile, 'utf8') !== TWO) throw new Error(`rejecting hunk 2 changed two.go: ${JSON.stringify(fs.readFileSync(twoFile, 'utf8'))}`);
+  ok('keyboard: next hunk, reject hunk; the rejected hunk leaves the diff, the title (1 of 2 hunks left) and the card');
+  await hunkLens('Accept hunk 1').waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
+  if ((await hunkLens('Accept hunk 2').count()) > 0) throw new Error('a lens for the rejected hunk 2 is still shown');
   await hunkLens('Accept hunk 1').click();
   await waitFor('two.go on disk with hunk 1 only (saved)', async () => fs.readFileSync(twoFile, 'utf8') === TWO_HUNK1, 20000);
-  await waitFor('hunk 1 accepted in the edit card', async () => /hunk 1: two\.go\S* · accepted/.test(await chatText()));
-  if ((await hunkLens('Accept hunk 1').count()) > 0) await waitFor('the hunk 1 lenses to go', async () => (await hunkLens('Accept hunk 1').count()) === 0, 10000);
-  // The cursor on hunk 2's line in the proposed side, then the title bar's "Reject Hunk at Cursor".
-  await page.locator('.editor-instance .monaco-diff-editor .editor.modified .view-line', { hasText: '"dos"' }).first().click();
-  await page.locator('.editor-actions .action-label[aria-label*="Reject Hunk at Cursor"]').first().click();
   await waitFor('the diff editor to close once both hunks are decided', async () => (await page.locator('.tab', { hasText: 'Cairn proposed' }).count()) === 0);
-  await waitFor('hunk 2 rejected in the edit card', async () => /hunk 2: two\.go\S* · rejected/.test(await chatText()));
-  if (fs.readFileSync(twoFile, 'utf8') !== TWO_HUNK1) throw new Error(`two.go after rejecting hunk 2: ${JSON.stringify(fs.readFileSync(twoFile, 'utf8'))}`);
-  ok('two-hunk edit: hunk 1 accepted, hunk 2 rejected; disk byte-exact and saved');
+  await waitFor('hunk 1 accepted in the edit card', async () => /hunk 1: two\.go\S* · accepted/.test(await chatText()));
+  ok('two-hunk edit: hunk 2 rejected, hunk 1 accepted; disk byte-exact and saved');
   await palette('Cairn: Undo Last Accepted Edit');
   await waitFor('two.go restored byte for byte on disk', async () => fs.readFileSync(twoFile, 'utf8') === TWO, 20000);
-  ok('undo of hunk 1 restores two.go exactly');
+  await waitFor('the card to name the undone hunk', async () => (await chatText()).includes('undone (hunk 1, two.go:4)'));
+  await page.locator('.statusbar-item', { hasText: 'undid hunk 1 (two.go:4)' }).first().waitFor({ timeout: 10000 });
+  ok('undo of hunk 1 restores two.go exactly; the card and the status bar name the hunk');
 
   // A run started from the lightbulb (Quick Fix menu) is shown in the chat view.
   await page.locator('.tab', { hasText: /^hello\.go$/ }).first().click();
