@@ -4,7 +4,7 @@ import * as vscode from 'vscode';
 import { ChatAction } from './chatView';
 import { exec } from './client';
 import { redoEdit, openDiff, settleEdit } from './review';
-import { ask, cancelRun, lspRange, resumeRun } from './runs';
+import { ask, cancelRun, lspRange, LspRange, resumeRun } from './runs';
 import { app } from './state';
 
 export async function onChatAction(a: ChatAction): Promise<void> {
@@ -38,6 +38,10 @@ export async function onChatAction(a: ChatAction): Promise<void> {
       vscode.window.setStatusBarMessage('Cairn: code copied', 3000);
       return;
     case 'insertCode': return insertCode(a.code);
+    case 'retry': return retryRun(a.runId);
+    case 'openSettings':
+      await vscode.commands.executeCommand('workbench.action.openSettings', a.setting);
+      return;
   }
 }
 
@@ -54,6 +58,16 @@ async function insertCode(code: string): Promise<void> {
   const ok = await editor.edit((b) => { for (const s of editor.selections) b.replace(s, code); });
   if (!ok) throw new Error(`could not insert the code into ${vscode.workspace.asRelativePath(editor.document.uri)}.`);
   await vscode.window.showTextDocument(editor.document, { viewColumn: editor.viewColumn, preserveFocus: false });
+}
+
+/** Asks a failed run's question again, about the same file and range, in its thread. */
+export async function retryRun(runId: string): Promise<void> {
+  const r = app.chat.run(runId);
+  if (!r || !r.question) throw new Error('that run is not known in this window.');
+  const uri = r.uri ?? app.chat.anchor(r.threadId)?.uri;
+  if (!uri) throw new Error('the run has no file to ask about.');
+  await ask(r.question, uri, r.range as LspRange | undefined, r.threadId);
+  await app.chatView.reveal(false);
 }
 
 /** Merges the server's thread list into the chat view; reveal: also show the view. */

@@ -16,7 +16,9 @@ export type ChatAction =
   | { type: 'selectThread'; threadId: string }
   | { type: 'newThread' }
   | { type: 'listThreads' }
-  | { type: 'copyCode' | 'insertCode'; code: string };
+  | { type: 'copyCode' | 'insertCode'; code: string }
+  | { type: 'retry'; runId: string }
+  | { type: 'openSettings'; setting: string };
 
 export class ChatViewProvider implements vscode.WebviewViewProvider {
   static readonly viewType = 'cairn.chat';
@@ -44,6 +46,9 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     view.onDidChangeVisibility(() => { if (view.visible) this.post(); });
     view.onDidDispose(() => { this.view = undefined; });
   }
+
+  /** Whether the chat is on screen (then a failed run is told there, not in a toast). */
+  visible(): boolean { return !!this.view?.visible; }
 
   /** Shows the view (opening the panel) without taking focus from the editor unless asked. */
   async reveal(focusInput = false): Promise<void> {
@@ -170,7 +175,9 @@ button:hover { background: var(--vscode-button-secondaryHoverBackground); }
 button.primary { background: var(--vscode-button-background); color: var(--vscode-button-foreground); }
 button.primary:hover { background: var(--vscode-button-hoverBackground); }
 .run-status { color: var(--vscode-descriptionForeground); font-size: 0.9em; display: flex; align-items: center; gap: 6px; }
-.run-status.failed, .run-status.interrupted { color: var(--vscode-errorForeground); }
+.run-status.failed, .run-status.interrupted { color: var(--vscode-errorForeground); flex-wrap: wrap; }
+.run-status .error-detail { flex-basis: 100%; color: var(--vscode-descriptionForeground); font-family: var(--vscode-editor-font-family); font-size: 0.9em; }
+.run-status .error-detail pre { white-space: pre-wrap; margin: 2px 0; }
 .spinner { width: 10px; height: 10px; border: 2px solid var(--vscode-descriptionForeground); border-top-color: transparent; border-radius: 50%; animation: spin 1s linear infinite; display: inline-block; }
 @keyframes spin { to { transform: rotate(360deg); } }
 @media (prefers-reduced-motion: reduce) { .spinner { animation: none; } }

@@ -17,9 +17,9 @@
 // server and indexes nothing.
 import * as vscode from 'vscode';
 import { showMessageRequest } from './approvals';
-import { onChatAction, listThreads } from './chatActions';
+import { onChatAction, listThreads, retryRun } from './chatActions';
 import { ChatViewProvider } from './chatView';
-import { askWorkspaceSuggestions, onConfigChange, runningClient, startClient, stopClient } from './client';
+import { askWorkspaceSuggestions, onConfigChange, startClient, stopClient } from './client';
 import { forwardAllDiagnostics, registerDiagnostics } from './diagnostics';
 import { EXPLAIN_QUESTION } from './logic/questions';
 import { gotoHunk, openDiff, registerReview, settleEdit, settleHunk, undoLastEdit } from './review';
@@ -29,7 +29,12 @@ import { app, errorText } from './state';
 const hooks = {
   onRunEvent,
   onShowMessageRequest: showMessageRequest,
-  onRunning: forwardAllDiagnostics,
+  onRunning: () => {
+    forwardAllDiagnostics();
+    // The thread list is the server's (it survives reloads): load it whenever
+    // the server starts, so the chat view never shows "Threads (0)" until Refresh.
+    listThreads(false).catch((err) => app.answers.appendLine(`could not list threads: ${errorText(err)}`));
+  },
 };
 
 export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
@@ -64,6 +69,7 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
   reg('cairn.rejectProposedEdit', (arg?: unknown) => settleEdit(arg, 'reject'));
   reg('cairn.acceptHunk', (editId?: string, index?: number) => settleHunk('accept', editId, index));
   reg('cairn.rejectHunk', (editId?: string, index?: number) => settleHunk('reject', editId, index));
+  reg('cairn.retryRun', (runId: string) => retryRun(runId));
   reg('cairn.nextHunk', () => gotoHunk(1));
   reg('cairn.previousHunk', () => gotoHunk(-1));
   reg('cairn.followUp', () => app.chatView.reveal(true));
@@ -76,9 +82,6 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
   reg('cairn.restartServer', async () => { await stopClient(); await startClient(ctx, hooks); });
 
   await startClient(ctx, hooks);
-  // The thread list is the server's (it survives reloads): load it now, so the
-  // chat view never shows "Threads (0)" until Refresh.
-  if (runningClient()) listThreads(false).catch((err) => app.answers.appendLine(`could not list threads: ${errorText(err)}`));
   void askWorkspaceSuggestions();
 }
 

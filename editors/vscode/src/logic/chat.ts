@@ -41,6 +41,8 @@ export interface ChatRun {
   /** Index sources not ready when the question went ahead (finished). */
   notReady?: string[];
   error?: string;
+  /** The failed event's error class (auth, network, …), for a human sentence. */
+  errorClass?: string;
   lastSeq: number;
 }
 
@@ -186,6 +188,7 @@ export class ChatModel {
         if (TERMINAL.has(ev.kind)) {
           r.status = ev.kind as ChatRun['status'];
           r.error = ev.error;
+          if (typeof ev.class === 'string') r.errorClass = ev.class;
         }
     }
     return true;

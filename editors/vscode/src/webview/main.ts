@@ -14,6 +14,7 @@
 // a fresh one behave the same.
 import DOMPurify from 'dompurify';
 import type { ChatRun, EditView, HunkView, Item, ViewState } from '../logic/chat';
+import { humanError } from '../logic/errors';
 import { FORBIDDEN_TAGS, markdownRenderer } from '../logic/markdown';
 
 declare function acquireVsCodeApi(): { postMessage(msg: unknown): void; getState(): any; setState(s: any): void };
@@ -152,6 +153,12 @@ function renderRun(r: ChatRun, edits: Record<string, EditView>): HTMLElement {
   const foot = el('div', { class: `run-status ${r.status}` });
   if (r.status === 'running') {
     foot.append(el('span', { class: 'spinner', 'aria-hidden': 'true' }), ' running… ', button('Cancel', { type: 'cancel', runId: r.runId }, 'Cancel this run', 'secondary'));
+  } else if (r.status === 'failed') {
+    // One sentence, Retry, Open Settings where a setting is the cause; the server's text on demand.
+    const h = humanError(r.errorClass, r.error);
+    foot.append(el('span', { class: 'error-text' }, `■ ${h.text}`), button('Retry', { type: 'retry', runId: r.runId }, 'Ask the same question again', 'primary'));
+    if (h.setting) foot.append(button('Open Settings', { type: 'openSettings', setting: h.setting }, `Open the ${h.setting} settings`));
+    if (h.detail) foot.append(el('details', { class: 'error-detail' }, el('summary', {}, 'details'), el('pre', {}, h.detail)));
   } else if (r.status !== 'finished') {
     foot.append(`■ ${status[r.status]}${r.error ? `: ${r.error}` : ''}`);
     if (r.status === 'interrupted') foot.append(' ', button('Resume', { type: 'resume', runId: r.runId }));

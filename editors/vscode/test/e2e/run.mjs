@@ -62,6 +62,9 @@ const TURNS = [
   // 8: a two-hunk edit of two.go while the user types into it
   { toolCalls: [edit('two.go', 'return "one"\n}\n\nfunc two() string {\n\treturn "two"', 'return "uno"\n}\n\nfunc two() string {\n\treturn "dos"')] },
   { text: 'Two changes again.' },
+  // 9: the provider refuses the key; Retry asks again and gets an answer
+  { status: 401, error: 'Incorrect API key provided' },
+  { text: 'Answered on the retry.' },
 ];
 
 const t0 = Date.now();
@@ -622,10 +625,48 @@ try {
   await waitFor('two.go saved with the typed line and hunk 2', async () => fs.readFileSync(twoFile, 'utf8') === WANT, 20000);
   ok('typing while a proposal waits: the diff follows; accepting hunk 2 keeps the buffer unsaved and byte-exact');
 
+  // A failed run: one sentence in the chat, Retry and Open Settings, the server's text behind "details".
+  await page.locator('.tab', { hasText: /^hello\.go$/ }).first().click();
+  await page.locator('.editor-instance .monaco-editor .view-lines').first().click();
+  await palette('Cairn: Ask about Selection');
+  await waitFor('the question input box', async () => (await box.getAttribute('placeholder') ?? '').includes('e.g.'), 10000);
+  await box.fill('Anything to fix here?');
+  await page.keyboard.press('Enter');
+  {
+    const f = await chatFrame();
+    const foot = f.locator('.run:last-child .run-status.failed');
+    await foot.waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
+    const said = (await foot.locator('.error-text').innerText()).replace(/\u00a0/g, ' ');
+    if (!/refused the API key \(HTTP 401\)/.test(said) || /auth \(HTTP|failed \(auth\)/.test(said)) throw new Error(`the failure is not one human sentence: ${said}`);
+    if ((await foot.locator('button', { hasText: 'Open Settings' }).count()) === 0) throw new Error('no Open Settings on an auth failure');
+    if ((await page.locator('.notifications-toasts .notification-toast').count()) > 0) {
+      const toast = await page.locator('.notifications-toasts').innerText();
+      if (/401|API key/.test(toast)) throw new Error(`a toast covers the chat although it shows the failure: ${toast}`);
+    }
+    await foot.locator('button', { hasText: 'Open Settings' }).click();
+    await page.locator('.settings-editor').first().waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
+    const search = await page.locator('.settings-editor .suggest-input-container .view-lines, .settings-editor .search-container .view-lines').first().innerText().catch(() => '');
+    if (!search.replace(/\u00a0/g, ' ').includes('cairn.model')) throw new Error(`Open Settings did not search for cairn.model: ${search}`);
+    await foot.locator('button', { hasText: 'Retry' }).click();
+    await waitFor('the retried answer', async () => (await chatText()).includes('Answered on the retry.'));
+    ok('a failed run says one sentence with Retry and Open Settings; Retry asks again');
+  }
+
   // After a reload the thread list is there without Refresh.
   await palette('Developer: Reload Window');
   await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
   await palette('Cairn: Show Chat');
+  // After a reload code-server may activate the extension (its chat view is
+  // restored) before the user settings holding cairn.serverPath have
+  // arrived: then "no server", and a restart finds the binary.
+  await waitFor('the server after the reload', async () => {
+    if ((await page.locator('.statusbar-item', { hasText: 'Cairn: openai/test-model' }).count()) > 0) return true;
+    if ((await page.locator('.statusbar-item', { hasText: 'Cairn: no server' }).count()) > 0) {
+      await page.keyboard.press('Escape');
+      await palette('Cairn: Restart Server');
+    }
+    return false;
+  }, STEP_TIMEOUT, 2000);
   await waitFor('the thread list loaded on startup', async () => {
     const f = await chatFrame();
     return f && Number(await f.locator('#thread-count').innerText()) >= 3;
