@@ -645,8 +645,8 @@ try {
     }
     await foot.locator('button', { hasText: 'Open Settings' }).click();
     await page.locator('.settings-editor').first().waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
-    const search = await page.locator('.settings-editor .suggest-input-container .view-lines, .settings-editor .search-container .view-lines').first().innerText().catch(() => '');
-    if (!search.replace(/\u00a0/g, ' ').includes('cairn.model')) throw new Error(`Open Settings did not search for cairn.model: ${search}`);
+    await waitFor('the settings editor searching for cairn.model', async () =>
+      (await page.locator('.settings-editor .suggest-input-container .view-lines').first().innerText()).replace(/\u00a0/g, ' ').includes('cairn.model'), 15000);
     await foot.locator('button', { hasText: 'Retry' }).click();
     await waitFor('the retried answer', async () => (await chatText()).includes('Answered on the retry.'));
     ok('a failed run says one sentence with Retry and Open Settings; Retry asks again');
