@@ -115,6 +115,17 @@ fs.writeFileSync(turnsPath, JSON.stringify(TURNS));
 const model = spawn(process.execPath, [TEST_MODEL, turnsPath, requestsPath, portPath], { stdio: ['ignore', 'inherit', 'inherit'] });
 const modelPort = await waitFor('the test model endpoint', async () => fs.existsSync(portPath) && fs.readFileSync(portPath, 'utf8'), 15000, 50);
 fs.mkdirSync(path.join(dirs['user-data'], 'User'), { recursive: true });
+fs.mkdirSync(path.join(dirs['user-data'], 'Machine'), { recursive: true });
+const cairnSettings = {
+  'cairn.serverPath': CAIRN_BIN,
+  'cairn.model.provider': 'openai',
+  'cairn.model.name': 'test-model',
+  'cairn.model.baseURL': `http://127.0.0.1:${modelPort}/v1`,
+  'cairn.approval.mode': 'ask',
+};
+// code-server's window is a remote one: machine-scoped settings belong in its
+// Machine (Remote) settings too, or a reloaded window may start without them.
+fs.writeFileSync(path.join(dirs['user-data'], 'Machine', 'settings.json'), JSON.stringify(cairnSettings, null, 2));
 fs.writeFileSync(path.join(dirs['user-data'], 'User', 'settings.json'), JSON.stringify({
   'cairn.serverPath': CAIRN_BIN,
   'cairn.model.provider': 'openai',
@@ -656,17 +667,7 @@ try {
   await palette('Developer: Reload Window');
   await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
   await palette('Cairn: Show Chat');
-  // After a reload code-server may activate the extension (its chat view is
-  // restored) before the user settings holding cairn.serverPath have
-  // arrived: then "no server", and a restart finds the binary.
-  await waitFor('the server after the reload', async () => {
-    if ((await page.locator('.statusbar-item', { hasText: 'Cairn: openai/test-model' }).count()) > 0) return true;
-    if ((await page.locator('.statusbar-item', { hasText: 'Cairn: no server' }).count()) > 0) {
-      await page.keyboard.press('Escape');
-      await palette('Cairn: Restart Server');
-    }
-    return false;
-  }, STEP_TIMEOUT, 2000);
+  await page.locator('.statusbar-item', { hasText: 'Cairn: openai/test-model' }).first().waitFor({ timeout: STEP_TIMEOUT });
   await waitFor('the thread list loaded on startup', async () => {
     const f = await chatFrame();
     return f && Number(await f.locator('#thread-count').innerText()) >= 3;
