@@ -107,7 +107,7 @@ function editCard(editId: string, e: EditView | undefined): HTMLElement {
   const hunks = e?.hunks ?? [];
   const where = (h: HunkView) => `${h.path}:${h.startLine + 1}${h.endLine > h.startLine + 1 ? `-${h.endLine}` : ''}`;
   const undone = hunks.filter((h) => h.state === 'accepted' && h.undone);
-  // An undone edit names what was undone; a partly undone one says so too.
+  // An undone edit names what was undone; a partly undone one marks it per hunk.
   const stateText = st === 'undone'
     ? `undone${hunks.length > 1 ? ` (${undone.map((h) => `hunk ${h.index + 1}, ${where(h)}`).join('; ')})` : ''}`
     : label[st] ?? st;
