@@ -59,11 +59,16 @@ function proposedUri(editId: string, i: number, relPath: string, side: 'proposed
   return vscode.Uri.from({ scheme: PROPOSED_SCHEME, path: p.path, query: p.query });
 }
 
-/** Fetches an edit's files and hunks (cairn.getEdit) into the store and the chat view. */
-export async function fetchEdit(editId: string): Promise<GetEditResult> {
+/**
+ * Fetches an edit's files and hunks (cairn.getEdit) into the store and the
+ * chat view; beforeChat runs in between (the diff tabs settle before the
+ * card says the decision is done).
+ */
+export async function fetchEdit(editId: string, beforeChat?: (res: GetEditResult) => Promise<void>): Promise<GetEditResult> {
   const res = await exec<GetEditResult>('cairn.getEdit', { editId });
   if (!res.editId) res.editId = editId;
   app.edits.put(res);
+  if (beforeChat) await beforeChat(res);
   const hunks = res.hunks ?? [];
   const state = editState(hunks);
   if (hunks.length && state !== 'pending' && state !== 'conflict') app.edits.settle(editId, state === 'rejected' ? 'rejected' : 'accepted');
@@ -194,20 +199,22 @@ export async function settleHunk(how: 'accept' | 'reject', editId?: string, inde
     await exec('cairn.rejectEdit', { editId, hunks: [index] });
     app.answers.appendLine(`✗ rejected hunk ${index + 1} of edit ${editId}`);
   }
-  const after = await fetchEdit(editId);
+  const after = await fetchEdit(editId, async (res) => {
+    if ((res.hunks ?? []).some((h) => h.state === 'pending' || h.state === 'conflict')) await retitleDiffs(res);
+  });
   if (!(after.hunks ?? []).some((h) => h.state === 'pending' || h.state === 'conflict')) {
     await closeDiffs(editId);
     const first = after.files[0]?.uri;
     if (first) await vscode.window.showTextDocument(vscode.Uri.parse(first), { preview: false });
-  } else {
-    await retitleDiffs(after);
   }
 }
 
 /**
- * Gives an edit's open diff tabs their current titles (hunks left). A tab's
- * title is fixed when it opens, and opening the same two sides again only
- * reveals it: a tab whose title is out of date is closed and opened anew.
+ * Gives an edit's diff tabs on screen their current titles (hunks left). A
+ * tab's title is fixed when it opens, and opening the same two sides again
+ * only reveals it: a tab whose title is out of date is closed and opened
+ * anew. Only the tab showing in its group: reopening a tab behind another
+ * would bring it to the front, over what the user moved on to.
  */
 async function retitleDiffs(res: GetEditResult): Promise<void> {
   for (const g of vscode.window.tabGroups.all) {
@@ -218,11 +225,10 @@ async function retitleDiffs(res: GetEditResult): Promise<void> {
       const f = ref && ref.editId === res.editId ? res.files[ref.file] : undefined;
       if (!f) continue;
       const title = diffLabel(f, res.hunks ?? [], lineDelta(f.current, f.proposed));
-      if (t.label === title) continue;
-      const wasActive = t.isActive && g.isActive;
+      if (t.label === title || !t.isActive) continue;
       await vscode.window.tabGroups.close(t, true);
       await vscode.commands.executeCommand('vscode.diff', input.original, input.modified, title, {
-        preview: false, viewColumn: g.viewColumn, preserveFocus: !wasActive,
+        preview: false, viewColumn: g.viewColumn, preserveFocus: !g.isActive,
       });
     }
   }
