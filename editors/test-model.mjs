@@ -7,6 +7,7 @@
 //   node editors/test-model.mjs TURNS.json REQUESTS.jsonl PORTFILE
 //
 // TURNS.json: [{ "text"?: string, "toolCalls"?: [{ "name", "arguments": {} }], "delayMs"?: n }]
+// or an error turn: { "status": 401, "error"?: "message" } answers with that HTTP error.
 // Each request appends one line (its JSON body) to REQUESTS.jsonl; the port
 // is written to PORTFILE once the server listens. Runs until killed.
 import fs from 'node:fs';
@@ -59,6 +60,12 @@ const server = createServer((req, res) => {
     if (!turn) {
       res.writeHead(500, { 'Content-Type': 'application/json' });
       res.end(JSON.stringify({ error: { message: `the script has ${turns.length} turns; this is request ${served}` } }));
+      return;
+    }
+    if (turn.status) {
+      // An error turn: the provider's HTTP error, as OpenAI sends it.
+      res.writeHead(turn.status, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ error: { message: turn.error ?? `HTTP ${turn.status}`, type: 'test_error' } }));
       return;
     }
     res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' });

@@ -15,7 +15,10 @@ export type ChatAction =
   | { type: 'review' | 'accept' | 'reject' | 'redo'; editId: string }
   | { type: 'selectThread'; threadId: string }
   | { type: 'newThread' }
-  | { type: 'listThreads' };
+  | { type: 'listThreads' }
+  | { type: 'copyCode' | 'insertCode'; code: string }
+  | { type: 'retry'; runId: string }
+  | { type: 'openSettings'; setting: string };
 
 export class ChatViewProvider implements vscode.WebviewViewProvider {
   static readonly viewType = 'cairn.chat';
@@ -43,6 +46,9 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     view.onDidChangeVisibility(() => { if (view.visible) this.post(); });
     view.onDidDispose(() => { this.view = undefined; });
   }
+
+  /** Whether the chat is on screen (then a failed run is told there, not in a toast). */
+  visible(): boolean { return !!this.view?.visible; }
 
   /** Shows the view (opening the panel) without taking focus from the editor unless asked. */
   async reveal(focusInput = false): Promise<void> {
@@ -124,8 +130,25 @@ body { margin: 0; padding: 0; color: var(--vscode-foreground); background: var(-
 .answer { padding: 4px 2px; }
 .md p { margin: 6px 0; }
 .md code { font-family: var(--vscode-editor-font-family); background: var(--vscode-textCodeBlock-background); padding: 0 3px; border-radius: 3px; }
-.md pre { background: var(--vscode-textCodeBlock-background); padding: 6px 8px; overflow: auto; border-radius: 3px; }
+.md pre { background: var(--vscode-textCodeBlock-background); padding: 6px 8px; overflow: auto; border-radius: 3px; tab-size: 4; -moz-tab-size: 4; }
 .md pre code { background: none; padding: 0; }
+.codeblock { margin: 6px 0; }
+.codeblock pre { margin: 0; border-top-left-radius: 0; border-top-right-radius: 0; }
+.code-tools { display: flex; align-items: center; gap: 4px; padding: 2px 4px 2px 8px; background: var(--vscode-editorGroupHeader-tabsBackground, var(--vscode-textCodeBlock-background));
+  border-radius: 3px 3px 0 0; font-size: 0.85em; }
+.code-lang { flex: 1; color: var(--vscode-descriptionForeground); font-family: var(--vscode-editor-font-family); }
+.code-tools button { padding: 1px 6px; }
+.hljs-keyword, .hljs-meta .hljs-keyword, .hljs-selector-tag, .hljs-doctag { color: var(--vscode-symbolIcon-keywordForeground, var(--vscode-textLink-foreground)); }
+.hljs-string, .hljs-regexp, .hljs-addition, .hljs-attribute { color: var(--vscode-debugTokenExpression-string, var(--vscode-charts-orange)); }
+.hljs-number, .hljs-literal, .hljs-symbol { color: var(--vscode-debugTokenExpression-number, var(--vscode-charts-green)); }
+.hljs-comment, .hljs-quote { color: var(--vscode-descriptionForeground); font-style: italic; }
+.hljs-title, .hljs-section, .hljs-name { color: var(--vscode-symbolIcon-functionForeground, var(--vscode-charts-yellow)); }
+.hljs-type, .hljs-built_in, .hljs-class .hljs-title, .hljs-title.class_ { color: var(--vscode-symbolIcon-classForeground, var(--vscode-charts-blue)); }
+.hljs-variable, .hljs-params, .hljs-attr, .hljs-property { color: var(--vscode-symbolIcon-variableForeground, var(--vscode-foreground)); }
+.hljs-deletion { color: var(--vscode-errorForeground); }
+.hljs-meta { color: var(--vscode-descriptionForeground); }
+.hljs-emphasis { font-style: italic; }
+.hljs-strong { font-weight: bold; }
 .md a { color: var(--vscode-textLink-foreground); }
 details.tool { margin: 3px 0; font-family: var(--vscode-editor-font-family); font-size: 0.92em; }
 details.tool summary { cursor: pointer; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; color: var(--vscode-descriptionForeground); }
@@ -143,7 +166,8 @@ details.tool summary:focus-visible, button:focus-visible, .thread:focus-visible 
 .edit.rejected .state { color: var(--vscode-errorForeground); }
 .hunks { margin: 4px 0; padding-left: 18px; font-family: var(--vscode-editor-font-family); font-size: 0.9em; }
 .hunks .accepted { color: var(--vscode-testing-iconPassed, var(--vscode-charts-green)); }
-.hunks .rejected { color: var(--vscode-errorForeground); text-decoration: line-through; }
+.hunks .rejected-count, .hunks .undone, .edit.undone .state { color: var(--vscode-descriptionForeground); }
+.hunks .undone { text-decoration: line-through; }
 .actions { display: flex; gap: 6px; margin-top: 6px; }
 button { font-family: inherit; font-size: inherit; cursor: pointer; border: 1px solid var(--vscode-button-border, transparent); padding: 3px 10px; border-radius: 2px;
   background: var(--vscode-button-secondaryBackground); color: var(--vscode-button-secondaryForeground); }
@@ -151,7 +175,9 @@ button:hover { background: var(--vscode-button-secondaryHoverBackground); }
 button.primary { background: var(--vscode-button-background); color: var(--vscode-button-foreground); }
 button.primary:hover { background: var(--vscode-button-hoverBackground); }
 .run-status { color: var(--vscode-descriptionForeground); font-size: 0.9em; display: flex; align-items: center; gap: 6px; }
-.run-status.failed, .run-status.interrupted { color: var(--vscode-errorForeground); }
+.run-status.failed, .run-status.interrupted { color: var(--vscode-errorForeground); flex-wrap: wrap; }
+.run-status .error-detail { flex-basis: 100%; color: var(--vscode-descriptionForeground); font-family: var(--vscode-editor-font-family); font-size: 0.9em; }
+.run-status .error-detail pre { white-space: pre-wrap; margin: 2px 0; }
 .spinner { width: 10px; height: 10px; border: 2px solid var(--vscode-descriptionForeground); border-top-color: transparent; border-radius: 50%; animation: spin 1s linear infinite; display: inline-block; }
 @keyframes spin { to { transform: rotate(360deg); } }
 @media (prefers-reduced-motion: reduce) { .spinner { animation: none; } }

@@ -17,19 +17,24 @@
 // server and indexes nothing.
 import * as vscode from 'vscode';
 import { showMessageRequest } from './approvals';
-import { onChatAction, listThreads } from './chatActions';
+import { onChatAction, listThreads, retryRun } from './chatActions';
 import { ChatViewProvider } from './chatView';
 import { askWorkspaceSuggestions, onConfigChange, startClient, stopClient } from './client';
 import { forwardAllDiagnostics, registerDiagnostics } from './diagnostics';
 import { EXPLAIN_QUESTION } from './logic/questions';
-import { openDiff, registerReview, settleEdit, settleHunk, undoLastEdit } from './review';
+import { gotoHunk, openDiff, registerReview, settleEdit, settleHunk, undoLastEdit } from './review';
 import { askAboutSelection, askWith, cancelRun, fixDiagnostics, onRunEvent, registerReports, resumeRun, showContextReport } from './runs';
 import { app, errorText } from './state';
 
 const hooks = {
   onRunEvent,
   onShowMessageRequest: showMessageRequest,
-  onRunning: forwardAllDiagnostics,
+  onRunning: () => {
+    forwardAllDiagnostics();
+    // The thread list is the server's (it survives reloads): load it whenever
+    // the server starts, so the chat view never shows "Threads (0)" until Refresh.
+    listThreads(false).catch((err) => app.answers.appendLine(`could not list threads: ${errorText(err)}`));
+  },
 };
 
 export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
@@ -64,8 +69,11 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
   reg('cairn.rejectProposedEdit', (arg?: unknown) => settleEdit(arg, 'reject'));
   reg('cairn.acceptHunk', (editId?: string, index?: number) => settleHunk('accept', editId, index));
   reg('cairn.rejectHunk', (editId?: string, index?: number) => settleHunk('reject', editId, index));
+  reg('cairn.retryRun', (runId: string) => retryRun(runId));
+  reg('cairn.nextHunk', () => gotoHunk(1));
+  reg('cairn.previousHunk', () => gotoHunk(-1));
   reg('cairn.followUp', () => app.chatView.reveal(true));
-  reg('cairn.showThreads', listThreads);
+  reg('cairn.showThreads', () => listThreads());
   reg('cairn.showProposedEdit', (editId: string) => openDiff(editId));
   reg('cairn.undoLastEdit', undoLastEdit);
   reg('cairn.resumeRun', resumeRun);

@@ -5,7 +5,7 @@ import * as vscode from 'vscode';
 import { exec } from './client';
 import { editState } from './logic/chat';
 import {
-  diffTitle,
+  diffLabel,
   filesToSave,
   GetEditResult,
   Hunk,
@@ -13,11 +13,13 @@ import {
   hunkSpan,
   lineDelta,
   newConflicts,
+  nextHunkLine,
   parseProposedQuery,
   PROPOSED_SCHEME,
   proposedUriParts,
   ShownTab,
   shownAsText,
+  shownProposed,
 } from './logic/proposed';
 import { app, errorText } from './state';
 import { updateStatus } from './status';
@@ -34,7 +36,8 @@ export function registerReview(ctx: vscode.ExtensionContext): void {
         if (!ref) return '';
         const f = app.edits.file(ref);
         if (!f) return '';
-        return ref.side === 'current' ? f.current : f.proposed;
+        if (ref.side === 'current') return f.current;
+        return shownProposed(f.proposed, app.edits.get(ref.editId)?.hunks ?? [], f.path).text;
       },
     }),
     vscode.languages.registerCodeLensProvider([{ scheme: PROPOSED_SCHEME }, { scheme: 'file' }], {
@@ -56,18 +59,23 @@ function proposedUri(editId: string, i: number, relPath: string, side: 'proposed
   return vscode.Uri.from({ scheme: PROPOSED_SCHEME, path: p.path, query: p.query });
 }
 
-/** Fetches an edit's files and hunks (cairn.getEdit) into the store and the chat view. */
-export async function fetchEdit(editId: string): Promise<GetEditResult> {
+/**
+ * Fetches an edit's files and hunks (cairn.getEdit) into the store and the
+ * chat view; beforeChat runs in between (the diff tabs settle before the
+ * card says the decision is done).
+ */
+export async function fetchEdit(editId: string, beforeChat?: (res: GetEditResult) => Promise<void>): Promise<GetEditResult> {
   const res = await exec<GetEditResult>('cairn.getEdit', { editId });
   if (!res.editId) res.editId = editId;
   app.edits.put(res);
+  if (beforeChat) await beforeChat(res);
   const hunks = res.hunks ?? [];
   const state = editState(hunks);
   if (hunks.length && state !== 'pending' && state !== 'conflict') app.edits.settle(editId, state === 'rejected' ? 'rejected' : 'accepted');
   app.chat.setEdit({
     editId, state: hunks.length ? state : (app.edits.state(editId) as 'pending' | 'accepted' | 'rejected') ?? 'pending',
     files: res.files.map((f) => f.path),
-    hunks: hunks.map((h) => ({ index: h.index, path: h.path, startLine: h.startLine, endLine: h.endLine, state: h.state })),
+    hunks: hunks.map((h) => ({ index: h.index, path: h.path, startLine: h.startLine, endLine: h.endLine, state: h.state, undone: !!h.undone })),
   });
   app.chatView.update();
   app.lensesChanged.fire();
@@ -82,13 +90,8 @@ export async function openDiff(editId: string, focus = false): Promise<void> {
     const f = res.files[i];
     const right = proposedUri(editId, i, f.path);
     const left = f.create ? proposedUri(editId, i, f.path, 'current') : vscode.Uri.parse(f.uri);
-    const fileHunks = (res.hunks ?? []).filter((h) => h.path === f.path);
-    const n = fileHunks.length;
     // Changed lines: from the hunks where the server lists them (exact), else a rough count.
-    const d = n && fileHunks.every((h) => typeof h.proposedEndLine === 'number')
-      ? fileHunks.reduce((a, h) => ({ added: a.added + (h.proposedEndLine! - h.proposedStartLine!), removed: a.removed + (h.endLine - h.startLine) }), { added: 0, removed: 0 })
-      : lineDelta(f.current, f.proposed);
-    await vscode.commands.executeCommand('vscode.diff', left, right, `${diffTitle(f)} (+${d.added} −${d.removed}${n > 1 ? `, ${n} hunks` : ''})`, {
+    await vscode.commands.executeCommand('vscode.diff', left, right, diffLabel(f, res.hunks ?? [], lineDelta(f.current, f.proposed)), {
       preview: false,
       preserveFocus: !focus && i > 0,
     });
@@ -105,8 +108,11 @@ function codeLenses(doc: vscode.TextDocument): vscode.CodeLens[] {
     const ref = parseProposedQuery(doc.uri.query);
     if (!ref || ref.side !== 'proposed' || app.edits.state(ref.editId) !== 'pending') return [];
     const res = app.edits.get(ref.editId);
-    const path = res?.files[ref.file]?.path;
-    const pending = (res?.hunks ?? []).filter((h) => h.state === 'pending');
+    const file = res?.files[ref.file];
+    const path = file?.path;
+    // Where the hunks are in the text on screen (rejected ones taken out).
+    const shown = file ? shownProposed(file.proposed, res?.hunks ?? [], file.path).hunks : [];
+    const pending = shown.filter((h) => h.state === 'pending');
     const lenses = [
       new vscode.CodeLens(top, { title: '$(check-all) Accept all', command: 'cairn.acceptProposedEdit', arguments: [ref.editId] }),
       new vscode.CodeLens(top, { title: '$(close-all) Reject all', command: 'cairn.rejectProposedEdit', arguments: [ref.editId] }),
@@ -157,8 +163,8 @@ function hunkAtCursor(): { editId: string; hunk: Hunk } | undefined {
   if (ed.document.uri.scheme === PROPOSED_SCHEME) {
     const ref = parseProposedQuery(ed.document.uri.query);
     const res = ref && app.edits.get(ref.editId);
-    const path = res?.files[ref!.file]?.path;
-    const h = res && path !== undefined ? hunkAt(res.hunks ?? [], path, line, 'new') : undefined;
+    const file = res?.files[ref!.file];
+    const h = res && file ? hunkAt(shownProposed(file.proposed, res.hunks ?? [], file.path).hunks, file.path, line, 'new') : undefined;
     return h ? { editId: ref!.editId, hunk: h } : undefined;
   }
   const res = app.edits.pendingFor(ed.document.uri.toString());
@@ -193,12 +199,64 @@ export async function settleHunk(how: 'accept' | 'reject', editId?: string, inde
     await exec('cairn.rejectEdit', { editId, hunks: [index] });
     app.answers.appendLine(`✗ rejected hunk ${index + 1} of edit ${editId}`);
   }
-  const after = await fetchEdit(editId);
+  const after = await fetchEdit(editId, async (res) => {
+    if ((res.hunks ?? []).some((h) => h.state === 'pending' || h.state === 'conflict')) await retitleDiffs(res);
+  });
   if (!(after.hunks ?? []).some((h) => h.state === 'pending' || h.state === 'conflict')) {
     await closeDiffs(editId);
     const first = after.files[0]?.uri;
     if (first) await vscode.window.showTextDocument(vscode.Uri.parse(first), { preview: false });
   }
+}
+
+/**
+ * Gives an edit's diff tabs on screen their current titles (hunks left). A
+ * tab's title is fixed when it opens, and opening the same two sides again
+ * only reveals it: a tab whose title is out of date is closed and opened
+ * anew. Only the tab showing in its group: reopening a tab behind another
+ * would bring it to the front, over what the user moved on to.
+ */
+async function retitleDiffs(res: GetEditResult): Promise<void> {
+  for (const g of vscode.window.tabGroups.all) {
+    for (const t of g.tabs) {
+      const input = t.input;
+      if (!(input instanceof vscode.TabInputTextDiff) || input.modified.scheme !== PROPOSED_SCHEME) continue;
+      const ref = parseProposedQuery(input.modified.query);
+      const f = ref && ref.editId === res.editId ? res.files[ref.file] : undefined;
+      if (!f) continue;
+      const title = diffLabel(f, res.hunks ?? [], lineDelta(f.current, f.proposed));
+      if (t.label === title || !t.isActive) continue;
+      await vscode.window.tabGroups.close(t, true);
+      await vscode.commands.executeCommand('vscode.diff', input.original, input.modified, title, {
+        preview: false, viewColumn: g.viewColumn, preserveFocus: !g.isActive,
+      });
+    }
+  }
+}
+
+/** Moves the cursor to the next (1) or previous (-1) undecided hunk of the proposed edit in the active diff. */
+export async function gotoHunk(dir: 1 | -1): Promise<void> {
+  const ed = vscode.window.activeTextEditor;
+  if (!ed) return;
+  const line = ed.selection.active.line;
+  let target: number | undefined;
+  if (ed.document.uri.scheme === PROPOSED_SCHEME) {
+    const ref = parseProposedQuery(ed.document.uri.query);
+    const res = ref && app.edits.get(ref.editId);
+    const file = res?.files[ref!.file];
+    if (res && file) target = nextHunkLine(shownProposed(file.proposed, res.hunks ?? [], file.path).hunks, file.path, line, 'new', dir);
+  } else {
+    const res = app.edits.pendingFor(ed.document.uri.toString());
+    const f = res?.files.find((x) => vscode.Uri.parse(x.uri).toString() === ed.document.uri.toString());
+    if (res && f) target = nextHunkLine(res.hunks ?? [], f.path, line, 'old', dir);
+  }
+  if (target === undefined) {
+    vscode.window.setStatusBarMessage('Cairn: no undecided hunk in this file', 3000);
+    return;
+  }
+  const pos = new vscode.Position(target, 0);
+  ed.selection = new vscode.Selection(pos, pos);
+  ed.revealRange(new vscode.Range(pos, pos), vscode.TextEditorRevealType.InCenterIfOutsideViewport);
 }
 
 /**
@@ -361,5 +419,11 @@ export async function undoLastEdit(): Promise<void> {
   await saveFiles(last.files, dirty);
   app.answers.appendLine(`↶ undid edit ${last.editId}${res.restored?.length ? `: restored ${res.restored.join(', ')}` : ''}${res.alreadyUndone?.length ? `; already undone: ${res.alreadyUndone.join(', ')}` : ''}`);
   if (last.files[0]) await vscode.window.showTextDocument(vscode.Uri.parse(last.files[0]), { preview: false });
-  vscode.window.setStatusBarMessage('Cairn: restored the files', 5000);
+  // The edit card shows what was undone (the server marks the hunks).
+  const after = await fetchEdit(last.editId).catch(() => undefined);
+  const undone = (after?.hunks ?? []).filter((h) => h.checkpointId === last.checkpointId && h.undone);
+  const what = undone.length
+    ? undone.map((h) => `hunk ${h.index + 1} (${h.path}:${h.startLine + 1}${h.endLine > h.startLine + 1 ? `-${h.endLine}` : ''})`).join(', ')
+    : (res.restored ?? []).join(', ') || 'the edit';
+  vscode.window.setStatusBarMessage(`Cairn: undid ${what}`, 8000);
 }

@@ -3,6 +3,7 @@
 import * as vscode from 'vscode';
 import { exec } from './client';
 import { FIX_QUESTION } from './logic/questions';
+import { humanError } from './logic/errors';
 import { RunEvent, TERMINAL } from './logic/runs';
 import { openDiff, refreshEdit } from './review';
 import { app, errorText } from './state';
@@ -54,7 +55,7 @@ export async function askWith(question: string, wholeLineIfEmpty = false): Promi
   await ask(question, editor.document.uri.toString(), range ? lspRange(range) : undefined, undefined);
 }
 
-interface LspRange { start: { line: number; character: number }; end: { line: number; character: number } }
+export interface LspRange { start: { line: number; character: number }; end: { line: number; character: number } }
 
 export function lspRange(r: vscode.Range): LspRange {
   return { start: { line: r.start.line, character: r.start.character }, end: { line: r.end.line, character: r.end.character } };
@@ -113,8 +114,14 @@ export function onRunEvent(ev: RunEvent & Record<string, any>): void {
   if (ev.kind === 'editUpdated' && ev.editId) {
     refreshEdit(ev.editId).catch((err) => vscode.window.showErrorMessage(`Cairn: cannot refresh a proposed edit: ${errorText(err)}`));
   }
-  if (ev.kind === 'failed') {
-    vscode.window.showErrorMessage(`Cairn run failed${ev.class ? ` (${ev.class})` : ''}: ${ev.error ?? ''}`);
+  if (ev.kind === 'failed' && !app.chatView.visible()) {
+    // The chat says it in place when it is on screen (a toast would cover its input).
+    const h = humanError(ev.class, ev.error);
+    const actions = h.setting ? ['Retry', 'Open Settings'] : ['Retry'];
+    vscode.window.showErrorMessage(`Cairn: ${h.text}`, ...actions).then((c) => {
+      if (c === 'Retry') vscode.commands.executeCommand('cairn.retryRun', ev.runId);
+      else if (c === 'Open Settings') vscode.commands.executeCommand('workbench.action.openSettings', h.setting);
+    });
   } else if (ev.kind === 'interrupted') {
     vscode.window.showWarningMessage(`Cairn run interrupted: ${ev.error ?? ''}`, 'Resume').then((c) => {
       if (c) vscode.commands.executeCommand('cairn.resumeRun', ev.runId);

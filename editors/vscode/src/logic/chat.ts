@@ -19,9 +19,12 @@ export interface TextItem { kind: 'text'; text: string }
 export interface EditItem { kind: 'edit'; editId: string }
 export type Item = TextItem | ToolItem | EditItem;
 
-/** conflict: every undecided hunk overlaps the user's own edits (redo or reject them). */
-export type EditState = 'pending' | 'accepted' | 'rejected' | 'partial' | 'conflict';
-export interface HunkView { index: number; path: string; startLine: number; endLine: number; state: string }
+/**
+ * conflict: every undecided hunk overlaps the user's own edits (redo or
+ * reject them); undone: every accepted hunk was undone since.
+ */
+export type EditState = 'pending' | 'accepted' | 'rejected' | 'partial' | 'conflict' | 'undone';
+export interface HunkView { index: number; path: string; startLine: number; endLine: number; state: string; undone?: boolean }
 export interface EditView { editId: string; state: EditState; files: string[]; hunks: HunkView[]; checkpointId?: string }
 
 export interface ChatRun {
@@ -38,6 +41,8 @@ export interface ChatRun {
   /** Index sources not ready when the question went ahead (finished). */
   notReady?: string[];
   error?: string;
+  /** The failed event's error class (auth, network, …), for a human sentence. */
+  errorClass?: string;
   lastSeq: number;
 }
 
@@ -183,6 +188,7 @@ export class ChatModel {
         if (TERMINAL.has(ev.kind)) {
           r.status = ev.kind as ChatRun['status'];
           r.error = ev.error;
+          if (typeof ev.class === 'string') r.errorClass = ev.class;
         }
     }
     return true;
@@ -253,9 +259,11 @@ export class ChatModel {
 }
 
 /** The overall state of an edit from its hunks' states ('partial': some accepted, some rejected). */
-export function editState(hunks: { state: string }[]): EditState {
+export function editState(hunks: { state: string; undone?: boolean }[]): EditState {
   if (hunks.length === 0 || hunks.some((h) => h.state === 'pending')) return 'pending';
   if (hunks.some((h) => h.state === 'conflict')) return 'conflict';
+  const accepted = hunks.filter((h) => h.state === 'accepted');
+  if (accepted.length > 0 && accepted.every((h) => h.undone)) return 'undone';
   if (hunks.every((h) => h.state === 'accepted')) return 'accepted';
   if (hunks.every((h) => h.state === 'rejected')) return 'rejected';
   return 'partial';

@@ -129,6 +129,9 @@ export interface Hunk {
   diff: string;
   /** conflict: the user's own edit overlaps it; redo (cairn.redoHunks) or reject it. */
   state: 'pending' | 'accepted' | 'rejected' | 'conflict' | string;
+  /** The checkpoint its accept made, and whether that was undone since. */
+  checkpointId?: string;
+  undone?: boolean;
 }
 
 /** 0-based, inclusive line spans of a hunk's changed lines on both sides. */
@@ -195,4 +198,87 @@ export function hunkAt<T extends Hunk>(hunks: T[], path: string, line: number, s
     if (d < bestDist) { best = h; bestDist = d; }
   }
   return bestDist <= 3 ? best : undefined;
+}
+
+/** The lines a hunk replaces (its old side), read from its unified diff; undefined when the diff does not cover them. */
+export function oldLinesOf(h: Pick<Hunk, 'diff' | 'startLine' | 'endLine'>): string[] | undefined {
+  const lines = (h.diff ?? '').split('\n');
+  const hdr = lines.findIndex((l) => /^@@ -\d+(,\d+)? \+\d+(,\d+)? @@/.test(l));
+  if (hdr < 0) return undefined;
+  const m = /^@@ -(\d+)(?:,(\d+))? /.exec(lines[hdr])!;
+  const a = Number(m[1]);
+  const first = m[2] === '0' ? a : a - 1; // 0-based line of the old side's first line
+  const old: string[] = [];
+  for (let i = hdr + 1; i < lines.length && !lines[i].startsWith('@@'); i++) {
+    const l = lines[i];
+    if (l.startsWith(' ') || l.startsWith('-')) old.push(l.slice(1));
+  }
+  const from = h.startLine - first;
+  const to = h.endLine - first;
+  if (from < 0 || to > old.length || to < from) return undefined;
+  return old.slice(from, to);
+}
+
+/**
+ * What the proposed side of a file's diff shows: the proposed text with each
+ * rejected hunk put back to the lines it would have replaced, so a rejected
+ * change leaves the diff; and the edit's hunks with this file's proposed
+ * lines moved to where they are in that text. (A rejected hunk the server
+ * already folded back, an empty new side whose old lines are there, is left.)
+ */
+export function shownProposed<T extends Hunk>(proposed: string, hunks: T[], path: string): { text: string; hunks: T[] } {
+  const mine = hunks
+    .filter((h) => h.path === path && typeof h.proposedStartLine === 'number' && typeof h.proposedEndLine === 'number')
+    .sort((x, y) => x.proposedStartLine! - y.proposedStartLine!);
+  if (!mine.some((h) => h.state === 'rejected')) return { text: proposed, hunks };
+  const lines = proposed.split('\n');
+  const out: string[] = [];
+  const moved = new Map<number, T>();
+  let pos = 0;
+  let delta = 0;
+  for (const h of mine) {
+    const s = h.proposedStartLine!;
+    const e = h.proposedEndLine!;
+    if (s < pos || e > lines.length) return { text: proposed, hunks }; // not the text these hunks describe
+    out.push(...lines.slice(pos, s));
+    let old = h.state === 'rejected' ? oldLinesOf(h) : undefined;
+    if (old && e === s && old.length > 0 && old.every((l, i) => lines[s + i] === l)) old = undefined;
+    if (old) {
+      out.push(...old);
+      moved.set(h.index, { ...h, proposedStartLine: s + delta, proposedEndLine: s + delta + old.length });
+      delta += old.length - (e - s);
+    } else {
+      out.push(...lines.slice(s, e));
+      moved.set(h.index, { ...h, proposedStartLine: s + delta, proposedEndLine: e + delta });
+    }
+    pos = e;
+  }
+  out.push(...lines.slice(pos));
+  return { text: out.join('\n'), hunks: hunks.map((h) => (h.path === path ? moved.get(h.index) ?? h : h)) };
+}
+
+/** A Cairn diff tab's title: the file, its undecided changed lines, and how many hunks are left. */
+export function diffLabel(f: EditFile, hunks: Hunk[], fallback: { added: number; removed: number }): string {
+  const all = hunks.filter((h) => h.path === f.path);
+  const open = all.filter((h) => h.state === 'pending' || h.state === 'conflict');
+  const d = all.length && all.every((h) => typeof h.proposedEndLine === 'number')
+    ? open.reduce((a, h) => ({ added: a.added + (h.proposedEndLine! - h.proposedStartLine!), removed: a.removed + (h.endLine - h.startLine) }), { added: 0, removed: 0 })
+    : fallback;
+  const count = all.length < 2 ? '' : open.length === all.length ? `, ${all.length} hunks` : `, ${open.length} of ${all.length} hunks left`;
+  return `${diffTitle(f)} (+${d.added} −${d.removed}${count})`;
+}
+
+/**
+ * The first line of the next (dir 1) or previous (dir -1) undecided hunk of
+ * a file after or before `line`, wrapping around; side: which side of the
+ * diff the line is on. undefined when the file has none.
+ */
+export function nextHunkLine(hunks: Hunk[], path: string, line: number, side: 'old' | 'new', dir: 1 | -1): number | undefined {
+  const starts = hunks
+    .filter((h) => h.path === path && (h.state === 'pending' || h.state === 'conflict'))
+    .map((h) => (side === 'old' ? hunkSpan(h).oldStart : hunkSpan(h).newStart))
+    .sort((a, b) => a - b);
+  if (starts.length === 0) return undefined;
+  if (dir === 1) return starts.find((s) => s > line) ?? starts[0];
+  return [...starts].reverse().find((s) => s < line) ?? starts[starts.length - 1];
 }

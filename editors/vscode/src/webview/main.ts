@@ -5,8 +5,16 @@
 // DOMPurify: nothing the model writes can run script in the view, and
 // nothing it writes is fetched on display (no remote images: see
 // logic/markdown.ts).
+//
+// Each state is rendered to a detached tree and merged into the page node by
+// node (morph): what did not change is left alone, so a streamed delta only
+// appends to the current answer, and a text selection or a scroll position
+// in the rest of the chat survives streaming. Buttons carry their action as
+// data (data-action) and one listener dispatches clicks, so a kept button and
+// a fresh one behave the same.
 import DOMPurify from 'dompurify';
-import type { ChatRun, EditView, Item, ViewState } from '../logic/chat';
+import type { ChatRun, EditView, HunkView, Item, ViewState } from '../logic/chat';
+import { humanError } from '../logic/errors';
 import { FORBIDDEN_TAGS, markdownRenderer } from '../logic/markdown';
 
 declare function acquireVsCodeApi(): { postMessage(msg: unknown): void; getState(): any; setState(s: any): void };
@@ -35,9 +43,41 @@ function el(tag: string, attrs: Record<string, string> = {}, ...kids: (Node | st
 }
 
 function button(label: string, action: Record<string, unknown>, title?: string, cls = ''): HTMLElement {
-  const b = el('button', { type: 'button', class: cls, title: title ?? label }, label);
-  b.addEventListener('click', () => vscode.postMessage(action));
-  return b;
+  return el('button', { type: 'button', class: cls, title: title ?? label, 'data-action': JSON.stringify(action) }, label);
+}
+
+/**
+ * morph makes the live node `old` look like `nu` (same tag), changing only
+ * what differs: equal subtrees are kept as they are, text that grew is
+ * appended to (a selection inside it stays), the rest is replaced.
+ */
+function morph(old: Element, nu: Element): void {
+  for (const a of Array.from(old.attributes)) if (!nu.hasAttribute(a.name)) old.removeAttribute(a.name);
+  for (const a of Array.from(nu.attributes)) if (old.getAttribute(a.name) !== a.value) old.setAttribute(a.name, a.value);
+  morphChildren(old, nu);
+}
+
+function morphChildren(old: Node, nu: Node): void {
+  const kids = Array.from(nu.childNodes);
+  for (let i = 0; i < kids.length; i++) {
+    const a = old.childNodes[i];
+    const b = kids[i];
+    if (!a) {
+      old.appendChild(b);
+    } else if (a.isEqualNode(b)) {
+      continue;
+    } else if (a.nodeType === Node.TEXT_NODE && b.nodeType === Node.TEXT_NODE) {
+      const t = a as Text;
+      const want = b.textContent ?? '';
+      if (want.startsWith(t.data)) t.appendData(want.slice(t.data.length));
+      else t.data = want;
+    } else if (a.nodeType === Node.ELEMENT_NODE && b.nodeType === Node.ELEMENT_NODE && (a as Element).tagName === (b as Element).tagName) {
+      morph(a as Element, b as Element);
+    } else {
+      old.replaceChild(b, a);
+    }
+  }
+  while (old.childNodes.length > kids.length) old.removeChild(old.lastChild!);
 }
 
 function markdown(text: string): HTMLElement {
@@ -58,26 +98,32 @@ function toolLine(it: Extract<Item, { kind: 'tool' }>): HTMLElement {
       el('div', { class: 'label' }, 'input'), el('pre', {}, it.input || '(none)'),
       ...(it.summary !== undefined ? [el('div', { class: 'label' }, 'result'), el('pre', {}, it.summary || '(empty)')] : [])));
   if (opened.has(it.callId)) d.setAttribute('open', '');
-  d.addEventListener('toggle', () => {
-    if ((d as HTMLDetailsElement).open) opened.add(it.callId);
-    else opened.delete(it.callId);
-    vscode.setState({ opened: [...opened] });
-  });
   return d;
 }
 
 function editCard(editId: string, e: EditView | undefined): HTMLElement {
   const st = e?.state ?? 'pending';
-  const label: Record<string, string> = { pending: 'waiting for review', accepted: 'accepted', rejected: 'rejected', partial: 'partly accepted', conflict: 'overlaps your edits' };
+  const label: Record<string, string> = { pending: 'waiting for review', accepted: 'accepted', rejected: 'rejected', partial: 'partly accepted', conflict: 'overlaps your edits', undone: 'undone' };
+  const hunks = e?.hunks ?? [];
+  const where = (h: HunkView) => `${h.path}:${h.startLine + 1}${h.endLine > h.startLine + 1 ? `-${h.endLine}` : ''}`;
+  const undone = hunks.filter((h) => h.state === 'accepted' && h.undone);
+  // An undone edit names what was undone; a partly undone one marks it per hunk.
+  const stateText = st === 'undone'
+    ? `undone${hunks.length > 1 ? ` (${undone.map((h) => `hunk ${h.index + 1}, ${where(h)}`).join('; ')})` : ''}`
+    : label[st] ?? st;
   const card = el('div', { class: `edit ${st}`, role: 'group', 'aria-label': `Proposed edit ${editId}` },
     el('div', { class: 'edit-head' }, el('span', { class: 'codicon-like' }, '✎'), ' Proposed edit ',
-      el('span', { class: 'files' }, (e?.files ?? []).join(', ') || editId), ' · ', el('span', { class: 'state' }, label[st] ?? st)));
-  const hunks = e?.hunks ?? [];
+      el('span', { class: 'files' }, (e?.files ?? []).join(', ') || editId), ' · ', el('span', { class: 'state' }, stateText)));
   if (hunks.length > 1) {
+    // Rejected hunks leave the list (they left the diff too); a count remains.
     const ul = el('ul', { class: 'hunks' });
     for (const h of hunks) {
-      ul.append(el('li', { class: h.state }, `hunk ${h.index + 1}: ${h.path}:${h.startLine + 1}${h.endLine > h.startLine + 1 ? `-${h.endLine}` : ''} · ${h.state}`));
+      if (h.state === 'rejected') continue;
+      const s = h.state === 'accepted' && h.undone ? 'undone' : h.state;
+      ul.append(el('li', { class: s }, `hunk ${h.index + 1}: ${where(h)} · ${s}`));
     }
+    const rejected = hunks.filter((h) => h.state === 'rejected');
+    if (rejected.length) ul.append(el('li', { class: 'rejected-count muted' }, `${rejected.length} rejected (hunk ${rejected.map((h) => h.index + 1).join(', ')})`));
     card.append(ul);
   }
   const row = el('div', { class: 'actions' }, button('Review', { type: 'review', editId }, 'Open the diff editor'));
@@ -107,6 +153,12 @@ function renderRun(r: ChatRun, edits: Record<string, EditView>): HTMLElement {
   const foot = el('div', { class: `run-status ${r.status}` });
   if (r.status === 'running') {
     foot.append(el('span', { class: 'spinner', 'aria-hidden': 'true' }), ' running… ', button('Cancel', { type: 'cancel', runId: r.runId }, 'Cancel this run', 'secondary'));
+  } else if (r.status === 'failed') {
+    // One sentence, Retry, Open Settings where a setting is the cause; the server's text on demand.
+    const h = humanError(r.errorClass, r.error);
+    foot.append(el('span', { class: 'error-text' }, `■ ${h.text}`), button('Retry', { type: 'retry', runId: r.runId }, 'Ask the same question again', 'primary'));
+    if (h.setting) foot.append(button('Open Settings', { type: 'openSettings', setting: h.setting }, `Open the ${h.setting} settings`));
+    if (h.detail) foot.append(el('details', { class: 'error-detail' }, el('summary', {}, 'details'), el('pre', {}, h.detail)));
   } else if (r.status !== 'finished') {
     foot.append(`■ ${status[r.status]}${r.error ? `: ${r.error}` : ''}`);
     if (r.status === 'interrupted') foot.append(' ', button('Resume', { type: 'resume', runId: r.runId }));
@@ -121,24 +173,25 @@ function renderRun(r: ChatRun, edits: Record<string, EditView>): HTMLElement {
 
 function render(): void {
   if (!state) return;
-  const list = $('threads');
-  list.replaceChildren();
+  const list = el('div');
   for (const t of state.threads) {
-    const b = el('button', { type: 'button', class: `thread${t.current ? ' current' : ''}`, role: 'option', 'aria-selected': String(t.current), title: t.title },
-      el('span', { class: 't-title' }, t.title), el('span', { class: 't-count' }, `${t.runs}`));
-    b.addEventListener('click', () => vscode.postMessage({ type: 'selectThread', threadId: t.threadId }));
-    list.append(b);
+    list.append(el('button', {
+      type: 'button', class: `thread${t.current ? ' current' : ''}`, role: 'option', 'aria-selected': String(t.current), title: t.title,
+      'data-action': JSON.stringify({ type: 'selectThread', threadId: t.threadId }),
+    }, el('span', { class: 't-title' }, t.title), el('span', { class: 't-count' }, `${t.runs}`)));
   }
+  morphChildren($('threads'), list);
   $('thread-count').textContent = String(state.threads.length);
-  const conv = $('conversation');
-  const atBottom = conv.scrollHeight - conv.scrollTop - conv.clientHeight < 40;
-  conv.replaceChildren();
+  const live = $('conversation');
+  const atBottom = live.scrollHeight - live.scrollTop - live.clientHeight < 40;
+  const conv = el('main');
   if (state.unseen > 0) conv.append(el('p', { class: 'muted' }, `${state.unseen} earlier run${state.unseen > 1 ? 's' : ''} of this thread happened in another session; the server still remembers them.`));
   if (state.runs.length === 0 && state.unseen === 0) {
     conv.append(el('p', { class: 'muted' }, 'Select code and run "Cairn: Ask about Selection" (Ctrl+Alt+A), or pick a thread.'));
   }
   for (const r of state.runs) conv.append(renderRun(r, state.edits));
-  if (atBottom) conv.scrollTop = conv.scrollHeight;
+  morphChildren(live, conv);
+  if (atBottom) live.scrollTop = live.scrollHeight;
   const input = $<HTMLTextAreaElement>('input');
   input.placeholder = state.current ? 'Ask a follow-up in this thread (Enter sends, Shift+Enter new line)' : 'Ask about the active file (Enter sends)';
 }
@@ -167,6 +220,34 @@ $('input').addEventListener('keydown', (e) => {
     send();
   }
 });
+// One listener for every button the renderer makes (data-action) and for
+// the code blocks' Copy / Insert at cursor (the code is read on click).
+document.addEventListener('click', (e) => {
+  const t = e.target instanceof Element ? e.target : null;
+  const code = t?.closest('[data-code-action]');
+  if (code) {
+    const text = code.closest('.codeblock')?.querySelector('pre code')?.textContent ?? '';
+    vscode.postMessage({ type: code.getAttribute('data-code-action') === 'insert' ? 'insertCode' : 'copyCode', code: text });
+    if (code.getAttribute('data-code-action') === 'copy') {
+      code.textContent = 'Copied';
+      setTimeout(() => { code.textContent = 'Copy'; }, 1500);
+    }
+    return;
+  }
+  const b = t?.closest('[data-action]');
+  if (!b) return;
+  try {
+    vscode.postMessage(JSON.parse(b.getAttribute('data-action') ?? ''));
+  } catch { /* not ours */ }
+});
+// A tool call's detail stays open across renders (toggle does not bubble: capture).
+document.addEventListener('toggle', (e) => {
+  const d = e.target;
+  if (!(d instanceof HTMLDetailsElement) || !d.dataset.call) return;
+  if (d.open) opened.add(d.dataset.call);
+  else opened.delete(d.dataset.call);
+  vscode.setState({ opened: [...opened] });
+}, true);
 $('new-thread').addEventListener('click', () => vscode.postMessage({ type: 'newThread' }));
 $('refresh').addEventListener('click', () => vscode.postMessage({ type: 'listThreads' }));
 vscode.postMessage({ type: 'ready' });

@@ -52,7 +52,8 @@ const TURNS = [
   { toolCalls: [{ name: 'run_command', arguments: { command: 'touch approved.txt' } }] },
   { text: 'Created `approved.txt` with `touch`: it is **empty**.' },
   // 5: a follow-up in the same thread, from the chat view's input box
-  { text: 'Yes, it has no bytes:\n\n- `touch` creates a file without writing to it\n- `wc -c approved.txt` prints `0 approved.txt`\n\n```sh\nwc -c approved.txt\n```' },
+  // (streamed slowly: a selection made in the answer before it must survive the stream)
+  { text: 'Yes, it has no bytes:\n\n- `touch` creates a file without writing to it\n- `wc -c approved.txt` prints `0 approved.txt`\n\n```sh\nwc -c approved.txt\n```\n\nFrom Go:\n\n```go\nfunc size() int64 {\n\tfi, _ := os.Stat("approved.txt")\n\treturn fi.Size()\n}\n```', delayMs: 120 },
   // 6: a two-hunk edit: hunk 1 accepted, hunk 2 rejected
   { toolCalls: [edit('two.go', 'return "one"\n}\n\nfunc two() string {\n\treturn "two"', 'return "uno"\n}\n\nfunc two() string {\n\treturn "dos"')] },
   { text: 'Two changes: `one` returns "uno", `two` returns "dos".' },
@@ -61,6 +62,9 @@ const TURNS = [
   // 8: a two-hunk edit of two.go while the user types into it
   { toolCalls: [edit('two.go', 'return "one"\n}\n\nfunc two() string {\n\treturn "two"', 'return "uno"\n}\n\nfunc two() string {\n\treturn "dos"')] },
   { text: 'Two changes again.' },
+  // 9: the provider refuses the key; Retry asks again and gets an answer
+  { status: 401, error: 'Incorrect API key provided' },
+  { text: 'Answered on the retry.' },
 ];
 
 const t0 = Date.now();
@@ -101,6 +105,8 @@ const file = path.join(dirs.ws, 'hello.go');
 fs.writeFileSync(file, ORIGINAL);
 const twoFile = path.join(dirs.ws, 'two.go');
 fs.writeFileSync(twoFile, TWO);
+const notesFile = path.join(dirs.ws, 'notes.txt');
+fs.writeFileSync(notesFile, '');
 fs.writeFileSync(path.join(dirs.ws, 'go.mod'), 'module example.com/hello\n\ngo 1.22\n');
 const turnsPath = path.join(WORK, 'turns.json');
 const requestsPath = path.join(WORK, 'requests.jsonl');
@@ -109,12 +115,22 @@ fs.writeFileSync(turnsPath, JSON.stringify(TURNS));
 const model = spawn(process.execPath, [TEST_MODEL, turnsPath, requestsPath, portPath], { stdio: ['ignore', 'inherit', 'inherit'] });
 const modelPort = await waitFor('the test model endpoint', async () => fs.existsSync(portPath) && fs.readFileSync(portPath, 'utf8'), 15000, 50);
 fs.mkdirSync(path.join(dirs['user-data'], 'User'), { recursive: true });
+fs.mkdirSync(path.join(dirs['user-data'], 'Machine'), { recursive: true });
+const cairnSettings = {
+  'cairn.serverPath': CAIRN_BIN,
+  'cairn.model.provider': 'openai',
+  'cairn.model.name': 'test-model',
+  'cairn.model.baseURL': `http://127.0.0.1:${modelPort}/v1`,
+  'cairn.approval.mode': 'ask',
+};
+// code-server's window is a remote one: machine-scoped settings belong in its
+// Machine (Remote) settings too, or a reloaded window may start without them.
+fs.writeFileSync(path.join(dirs['user-data'], 'Machine', 'settings.json'), JSON.stringify(cairnSettings, null, 2));
 fs.writeFileSync(path.join(dirs['user-data'], 'User', 'settings.json'), JSON.stringify({
   'cairn.serverPath': CAIRN_BIN,
   'cairn.model.provider': 'openai',
   'cairn.model.name': 'test-model',
   'cairn.model.baseURL': `http://127.0.0.1:${modelPort}/v1`,
-  'diffEditor.codeLens': true,
   'cairn.approval.mode': 'ask',
   'workbench.startupEditor': 'none',
   'workbench.tips.enabled': false,
@@ -237,6 +253,8 @@ try {
     // Playwright gives the browser a fresh profile under TMPDIR each run.
   });
   const context = await browser.newContext({ viewport: { width: 1400, height: 860 } });
+  // Copy in the chat writes the clipboard through VS Code (navigator.clipboard in the browser).
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: `http://127.0.0.1:${port}` });
   page = await context.newPage();
   page.on('pageerror', (e) => log('page error:', e.message));
   await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(dirs.ws)}`);
@@ -328,7 +346,8 @@ try {
     return t.includes('fmt.Println("Hello")') && !t.includes('Hello, world');
   });
   await waitFor('hello.go on disk restored', async () => fs.readFileSync(file, 'utf8') === ORIGINAL, 15000);
-  ok('undone: file restored (and saved) on disk');
+  await waitFor('the edit card to say undone', async () => (await chatText()).includes('· undone'));
+  ok('undone: file restored (and saved) on disk; the card says undone');
 
   // Second run: reject through the CodeLens on the file.
   await page.locator('.editor-instance .monaco-editor .view-lines').first().click();
@@ -338,7 +357,7 @@ try {
   await box.fill('Shorter greeting?');
   await page.keyboard.press('Enter');
   await page.locator('.tab.active', { hasText: 'Cairn proposed' }).waitFor({ timeout: STEP_TIMEOUT });
-  // The diff editor's lenses first ("diffEditor.codeLens" is on): its left
+  // The diff editor's lenses first ("diffEditor.codeLens" is on by the extension's default): its left
   // side is hello.go itself, and lenses it computed for the file must not
   // stand in for the file's own when its tab comes back.
   await page.locator('.editor-instance .monaco-diff-editor .editor.modified .codelens-decoration a', { hasText: 'Reject all' })
@@ -415,7 +434,40 @@ try {
     await input.click();
     await input.fill('Is the file really empty?');
     await input.press('Enter');
-    await waitFor('the follow-up answer', async () => (await chatText()).includes('prints 0 approved.txt'));
+    // While the answer streams, select the text of the previous answer: the
+    // stream appends to its own message and leaves that selection alone.
+    await waitFor('the follow-up answer to start streaming', async () => (await chatText()).includes('Yes, it has'));
+    const selected = await f.evaluate(() => {
+      document.activeElement?.blur?.();
+      const runs = [...document.querySelectorAll('#conversation .run')];
+      const p = runs.find((r) => r.textContent.includes('Create a marker file.'))?.querySelector('.md p');
+      if (!p) return { error: 'no first answer paragraph' };
+      const range = document.createRange();
+      range.selectNodeContents(p);
+      const sel = window.getSelection();
+      sel.removeAllRanges();
+      sel.addRange(range);
+      window.__cairnSelected = p;
+      return { text: sel.toString(), streaming: runs[runs.length - 1].querySelector('.spinner') !== null };
+    });
+    if (selected.error) throw new Error(selected.error);
+    if (!selected.streaming) throw new Error('the follow-up finished before the selection was made: nothing tested');
+    await waitFor('the follow-up answer', async () => (await chatText()).includes('fi.Size()') && (await f.locator('.run:last-child .spinner').count()) === 0);
+    const after = await f.evaluate(() => ({ text: window.getSelection().toString(), connected: window.__cairnSelected.isConnected }));
+    if (!after.connected || after.text !== selected.text || !selected.text.includes('approved.txt')) {
+      throw new Error(`the selection in the earlier answer did not survive streaming: before ${JSON.stringify(selected.text)}, after ${JSON.stringify(after)}`);
+    }
+    ok('streaming appends to its own answer: a selection in an earlier answer survives');
+    // Code blocks: highlighted, tab width 4, with Copy and Insert at cursor.
+    const goBlock = f.locator('.codeblock', { hasText: 'fi.Size()' }).first();
+    if ((await goBlock.locator('.code-lang').innerText()).trim() !== 'go') throw new Error('the Go block is not labelled go');
+    if ((await goBlock.locator('.hljs-keyword', { hasText: 'func' }).count()) === 0) throw new Error('the Go block is not highlighted (no keyword span for func)');
+    if ((await goBlock.locator('.hljs-string', { hasText: '"approved.txt"' }).count()) === 0) throw new Error('the Go block is not highlighted (no string span)');
+    const tab = await goBlock.locator('pre').evaluate((el) => getComputedStyle(el).tabSize);
+    if (tab !== '4') throw new Error(`code blocks have tab-size ${tab}, want 4`);
+    await f.locator('.codeblock', { hasText: 'wc -c approved.txt' }).first().locator('button', { hasText: 'Copy' }).click();
+    await waitFor('the sh block on the clipboard', async () => (await page.evaluate(() => navigator.clipboard.readText())) === 'wc -c approved.txt\n', 15000);
+    ok('code blocks: highlighted, tab width 4; Copy puts the code on the clipboard');
     const req = modelRequests().find((r) => messagesText(r).includes('Is the file really empty?'));
     if (!req) throw new Error('no model request carries the follow-up question');
     const t = messagesText(req);
@@ -439,6 +491,29 @@ try {
     await shot('vscode-chat.png');
     await palette('View: Toggle Maximized Panel');
     ok('follow-up in the same thread: its model request holds the first exchange; the thread list shows it');
+  }
+
+  // Insert at cursor: the Go block goes into the editor the user last worked in.
+  await waitFor('notes.txt in an editor', async () => {
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('F1');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible', timeout: 5000 });
+    await input.fill('notes.txt');
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'notes.txt' }).first().waitFor({ state: 'visible', timeout: 3000 });
+    await page.keyboard.press('Enter');
+    await page.locator('.tab.active', { hasText: 'notes.txt' }).waitFor({ timeout: 5000 });
+    return true;
+  });
+  {
+    const f = await chatFrame();
+    await f.locator('.codeblock', { hasText: 'fi.Size()' }).first().locator('button', { hasText: 'Insert at cursor' }).click();
+    await waitFor('the Go block in notes.txt', async () => (await editorText()).includes('fi.Size()'));
+    await page.locator('.tab.active', { hasText: 'notes.txt' }).waitFor({ timeout: 5000 });
+    await page.keyboard.press('Control+S');
+    const want = 'func size() int64 {\n\tfi, _ := os.Stat("approved.txt")\n\treturn fi.Size()\n}\n';
+    await waitFor('notes.txt saved with the inserted block', async () => fs.readFileSync(notesFile, 'utf8') === want, 15000);
+    ok('Insert at cursor puts the code block, tabs intact, into the last active editor');
   }
 
   // A two-hunk edit: accept hunk 1 (CodeLens), reject hunk 2 (title action at the cursor).
@@ -465,20 +540,38 @@ try {
   await waitFor('the edit card listing 2 hunks', async () => (await chatText()).includes('hunk 2: two.go'));
   await page.waitForTimeout(500);
   await shot('vscode-hunks.png');
+  ok('per-hunk CodeLenses in the diff without setting diffEditor.codeLens');
+  // Keyboard review: from line 1 of the proposed side, Next Hunk twice
+  // (Ctrl+Alt+]) reaches hunk 2; Ctrl+Alt+N rejects it. It leaves the diff,
+  // the tab title and the edit card.
+  const modifiedSide = '.editor-instance .monaco-diff-editor .editor.modified .view-lines';
+  await page.locator('.editor-instance .monaco-diff-editor .editor.modified .view-line', { hasText: 'package main' }).first().click();
+  await page.keyboard.press('Control+Alt+BracketRight');
+  await page.keyboard.press('Control+Alt+BracketRight');
+  await page.keyboard.press('Control+Alt+n');
+  await waitFor('hunk 2 gone from the proposed side', async () => {
+    const t = await editorText(modifiedSide);
+    return !t.includes('"dos"') && t.includes('"uno"') && t.includes('return "two"');
+  });
+  await page.locator('.tab.active', { hasText: '1 of 2 hunks left' }).waitFor({ timeout: STEP_TIMEOUT });
+  await waitFor('hunk 2 out of the edit card', async () => {
+    const t = await chatText();
+    return t.includes('1 rejected (hunk 2)') && !/hunk 2: two\.go/.test(t) && /hunk 1: two\.go\S* · pending/.test(t);
+  });
+  if (fs.readFileSync(twoFile, 'utf8') !== TWO) throw new Error(`rejecting hunk 2 changed two.go: ${JSON.stringify(fs.readFileSync(twoFile, 'utf8'))}`);
+  ok('keyboard: next hunk, reject hunk; the rejected hunk leaves the diff, the title (1 of 2 hunks left) and the card');
+  await hunkLens('Accept hunk 1').waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
+  if ((await hunkLens('Accept hunk 2').count()) > 0) throw new Error('a lens for the rejected hunk 2 is still shown');
   await hunkLens('Accept hunk 1').click();
   await waitFor('two.go on disk with hunk 1 only (saved)', async () => fs.readFileSync(twoFile, 'utf8') === TWO_HUNK1, 20000);
-  await waitFor('hunk 1 accepted in the edit card', async () => /hunk 1: two\.go\S* · accepted/.test(await chatText()));
-  if ((await hunkLens('Accept hunk 1').count()) > 0) await waitFor('the hunk 1 lenses to go', async () => (await hunkLens('Accept hunk 1').count()) === 0, 10000);
-  // The cursor on hunk 2's line in the proposed side, then the title bar's "Reject Hunk at Cursor".
-  await page.locator('.editor-instance .monaco-diff-editor .editor.modified .view-line', { hasText: '"dos"' }).first().click();
-  await page.locator('.editor-actions .action-label[aria-label*="Reject Hunk at Cursor"]').first().click();
   await waitFor('the diff editor to close once both hunks are decided', async () => (await page.locator('.tab', { hasText: 'Cairn proposed' }).count()) === 0);
-  await waitFor('hunk 2 rejected in the edit card', async () => /hunk 2: two\.go\S* · rejected/.test(await chatText()));
-  if (fs.readFileSync(twoFile, 'utf8') !== TWO_HUNK1) throw new Error(`two.go after rejecting hunk 2: ${JSON.stringify(fs.readFileSync(twoFile, 'utf8'))}`);
-  ok('two-hunk edit: hunk 1 accepted, hunk 2 rejected; disk byte-exact and saved');
+  await waitFor('hunk 1 accepted in the edit card', async () => /hunk 1: two\.go\S* · accepted/.test(await chatText()));
+  ok('two-hunk edit: hunk 2 rejected, hunk 1 accepted; disk byte-exact and saved');
   await palette('Cairn: Undo Last Accepted Edit');
   await waitFor('two.go restored byte for byte on disk', async () => fs.readFileSync(twoFile, 'utf8') === TWO, 20000);
-  ok('undo of hunk 1 restores two.go exactly');
+  await waitFor('the card to name the undone hunk', async () => (await chatText()).includes('undone (hunk 1, two.go:4)'));
+  await page.locator('.statusbar-item', { hasText: 'undid hunk 1 (two.go:4)' }).first().waitFor({ timeout: 10000 });
+  ok('undo of hunk 1 restores two.go exactly; the card and the status bar name the hunk');
 
   // A run started from the lightbulb (Quick Fix menu) is shown in the chat view.
   await page.locator('.tab', { hasText: /^hello\.go$/ }).first().click();
@@ -542,6 +635,44 @@ try {
   const WANT = 'mine\n' + TWO.replace('"two"', '"dos"');
   await waitFor('two.go saved with the typed line and hunk 2', async () => fs.readFileSync(twoFile, 'utf8') === WANT, 20000);
   ok('typing while a proposal waits: the diff follows; accepting hunk 2 keeps the buffer unsaved and byte-exact');
+
+  // A failed run: one sentence in the chat, Retry and Open Settings, the server's text behind "details".
+  await page.locator('.tab', { hasText: /^hello\.go$/ }).first().click();
+  await page.locator('.editor-instance .monaco-editor .view-lines').first().click();
+  await palette('Cairn: Ask about Selection');
+  await waitFor('the question input box', async () => (await box.getAttribute('placeholder') ?? '').includes('e.g.'), 10000);
+  await box.fill('Anything to fix here?');
+  await page.keyboard.press('Enter');
+  {
+    const f = await chatFrame();
+    const foot = f.locator('.run:last-child .run-status.failed');
+    await foot.waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
+    const said = (await foot.locator('.error-text').innerText()).replace(/\u00a0/g, ' ');
+    if (!/refused the API key \(HTTP 401\)/.test(said) || /auth \(HTTP|failed \(auth\)/.test(said)) throw new Error(`the failure is not one human sentence: ${said}`);
+    if ((await foot.locator('button', { hasText: 'Open Settings' }).count()) === 0) throw new Error('no Open Settings on an auth failure');
+    if ((await page.locator('.notifications-toasts .notification-toast').count()) > 0) {
+      const toast = await page.locator('.notifications-toasts').innerText();
+      if (/401|API key/.test(toast)) throw new Error(`a toast covers the chat although it shows the failure: ${toast}`);
+    }
+    await foot.locator('button', { hasText: 'Open Settings' }).click();
+    await page.locator('.settings-editor').first().waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
+    await waitFor('the settings editor searching for cairn.model', async () =>
+      (await page.locator('.settings-editor .suggest-input-container .view-lines').first().innerText()).replace(/\u00a0/g, ' ').includes('cairn.model'), 15000);
+    await foot.locator('button', { hasText: 'Retry' }).click();
+    await waitFor('the retried answer', async () => (await chatText()).includes('Answered on the retry.'));
+    ok('a failed run says one sentence with Retry and Open Settings; Retry asks again');
+  }
+
+  // After a reload the thread list is there without Refresh.
+  await palette('Developer: Reload Window');
+  await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
+  await palette('Cairn: Show Chat');
+  await page.locator('.statusbar-item', { hasText: 'Cairn: openai/test-model' }).first().waitFor({ timeout: STEP_TIMEOUT });
+  await waitFor('the thread list loaded on startup', async () => {
+    const f = await chatFrame();
+    return f && Number(await f.locator('#thread-count').innerText()) >= 3;
+  });
+  ok('after a reload the thread list is loaded without Refresh');
 } catch (err) {
   failed = true;
   console.error('E2E FAILED:', err && err.stack ? err.stack : err);

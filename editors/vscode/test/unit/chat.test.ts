@@ -105,3 +105,11 @@ test('hunkAt finds the pending hunk at or next to a line, on either side', () =>
   assert.equal(hunkAt(hunks, 'two.go', 3, 'new'), undefined, 'decided hunks are skipped');
   assert.equal(hunkAt(hunks, 'two.go', 5, 'new')?.index, 1, 'the nearest pending one within 3 lines');
 });
+
+test('an edit whose accepted hunks were all undone is undone; rejected ones do not count', () => {
+  assert.equal(editState([{ state: 'accepted', undone: true }, { state: 'rejected' }]), 'undone');
+  // One hunk is still applied: the edit still counts as accepted.
+  assert.equal(editState([{ state: 'accepted', undone: true }, { state: 'accepted' }]), 'accepted');
+  assert.equal(editState([{ state: 'accepted' }, { state: 'rejected' }]), 'partial');
+  assert.equal(editState([{ state: 'rejected' }]), 'rejected');
+});

@@ -62,3 +62,26 @@ test('a Markdown image in model text renders as a link to click, never an <img>'
     assert.ok(FORBIDDEN_TAGS.includes(tag), `the sanitizer drops <${tag}>`);
   }
 });
+
+test('a fenced code block is highlighted, escaped, and carries Copy and Insert at cursor', () => {
+  const html = markdownRenderer().render('Here:\n\n```go\nfunc main() {\n\tfmt.Println("<b>x</b>")\n}\n```\n');
+  assert.match(html, /<div class="codeblock">/);
+  assert.match(html, /<span class="code-lang">go<\/span>/);
+  assert.match(html, /data-code-action="copy"[^>]*>Copy</);
+  assert.match(html, /data-code-action="insert"[^>]*>Insert at cursor</);
+  assert.match(html, /<span class="hljs-keyword">func<\/span>/);
+  assert.match(html, /<span class="hljs-string">&quot;&lt;b&gt;x&lt;\/b&gt;&quot;<\/span>/);
+  assert.ok(!html.includes('<b>x'), 'code text must be escaped');
+});
+
+test('a code block in an unknown language is escaped plain text, with the buttons', () => {
+  const html = markdownRenderer().render('```nosuchlang\n<script>alert(1)</script>\n```\n');
+  assert.match(html, /data-code-action="copy"/);
+  assert.ok(!html.includes('<script>'), html);
+  assert.ok(!html.includes('hljs-'), html);
+});
+
+test('model text cannot forge a code action button (raw HTML is off)', () => {
+  const html = markdownRenderer().render('<button data-code-action="insert">x</button>');
+  assert.ok(!html.includes('<button'), html);
+});

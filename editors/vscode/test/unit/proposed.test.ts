@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { diffTitle, EditStore, filesToSave, lineDelta, newConflicts, parseProposedQuery, proposedUriParts, shownAsText } from '../../src/logic/proposed';
+import { diffLabel, diffTitle, EditStore, filesToSave, Hunk, lineDelta, newConflicts, nextHunkLine, oldLinesOf, parseProposedQuery, proposedUriParts, shownAsText, shownProposed } from '../../src/logic/proposed';
 
 test('proposed URIs round-trip the edit id, file index and side', () => {
   const p = proposedUriParts('edit/1&x', 2, 'pkg/a b.go');
@@ -64,4 +64,55 @@ test('newConflicts names the hunks that just became conflicting', () => {
   assert.deepEqual(newConflicts(before, after), [0]);
   assert.deepEqual(newConflicts(undefined, after), [0, 1]);
   assert.deepEqual(newConflicts(after, after), []);
+});
+
+// two.go with "one"→"uno" (hunk 0) and "two"→"dos" (hunk 1), as the server sends them.
+const TWO = 'package main\n\nfunc one() string {\n\treturn "one"\n}\n\nfunc two() string {\n\treturn "two"\n}\n';
+const TWO_PROPOSED = TWO.replace('"one"', '"uno"').replace('"two"', '"dos"');
+const twoHunks = (s0: string, s1: string): Hunk[] => [
+  { index: 0, path: 'two.go', startLine: 3, endLine: 4, proposedStartLine: 3, proposedEndLine: 4, state: s0,
+    diff: '--- a/two.go\n+++ b/two.go\n@@ -1,7 +1,7 @@\n package main\n \n func one() string {\n-\treturn "one"\n+\treturn "uno"\n }\n \n func two() string {\n' },
+  { index: 1, path: 'two.go', startLine: 7, endLine: 8, proposedStartLine: 7, proposedEndLine: 8, state: s1,
+    diff: '--- a/two.go\n+++ b/two.go\n@@ -5,5 +5,5 @@\n }\n \n func two() string {\n-\treturn "two"\n+\treturn "dos"\n }\n' },
+];
+
+test('oldLinesOf reads the replaced lines from the hunk diff', () => {
+  const [h0, h1] = twoHunks('pending', 'pending');
+  assert.deepEqual(oldLinesOf(h0), ['\treturn "one"']);
+  assert.deepEqual(oldLinesOf(h1), ['\treturn "two"']);
+  assert.equal(oldLinesOf({ ...h1, startLine: 40, endLine: 41 }), undefined);
+});
+
+test('a rejected hunk leaves the proposed side; the others keep their place', () => {
+  const none = shownProposed(TWO_PROPOSED, twoHunks('pending', 'pending'), 'two.go');
+  assert.equal(none.text, TWO_PROPOSED);
+  const r = shownProposed(TWO_PROPOSED, twoHunks('pending', 'rejected'), 'two.go');
+  assert.equal(r.text, TWO.replace('"one"', '"uno"'));
+  assert.equal(r.hunks[0].proposedStartLine, 3);
+  // A rejected deletion puts the lines back and moves the hunks below it.
+  const del: Hunk[] = [
+    { index: 0, path: 'f', startLine: 1, endLine: 3, proposedStartLine: 1, proposedEndLine: 1, state: 'rejected', diff: '@@ -1,4 +1,2 @@\n a\n-b\n-c\n d\n' },
+    { index: 1, path: 'f', startLine: 5, endLine: 6, proposedStartLine: 3, proposedEndLine: 4, state: 'pending', diff: '@@ -5,2 +3,2 @@\n e\n-f\n+F\n' },
+  ];
+  const d = shownProposed('a\nd\ne\nF\n', del, 'f');
+  assert.equal(d.text, 'a\nb\nc\nd\ne\nF\n');
+  assert.equal(d.hunks[1].proposedStartLine, 5);
+  assert.equal(d.hunks[1].proposedEndLine, 6);
+});
+
+test('the diff title counts the hunks left and their lines', () => {
+  const f = { uri: 'file:///w/two.go', path: 'two.go', current: TWO, proposed: TWO_PROPOSED };
+  assert.equal(diffLabel(f, twoHunks('pending', 'pending'), { added: 0, removed: 0 }), 'two.go ↔ Cairn proposed (+2 −2, 2 hunks)');
+  assert.equal(diffLabel(f, twoHunks('pending', 'rejected'), { added: 0, removed: 0 }), 'two.go ↔ Cairn proposed (+1 −1, 1 of 2 hunks left)');
+});
+
+test('next and previous hunk wrap around the undecided hunks', () => {
+  const hs = twoHunks('pending', 'pending');
+  assert.equal(nextHunkLine(hs, 'two.go', 0, 'new', 1), 3);
+  assert.equal(nextHunkLine(hs, 'two.go', 3, 'new', 1), 7);
+  assert.equal(nextHunkLine(hs, 'two.go', 7, 'new', 1), 3);
+  assert.equal(nextHunkLine(hs, 'two.go', 7, 'new', -1), 3);
+  assert.equal(nextHunkLine(hs, 'two.go', 3, 'new', -1), 7);
+  assert.equal(nextHunkLine(twoHunks('rejected', 'pending'), 'two.go', 8, 'new', 1), 7);
+  assert.equal(nextHunkLine(twoHunks('rejected', 'accepted'), 'two.go', 0, 'new', 1), undefined);
 });
