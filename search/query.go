@@ -172,7 +172,8 @@ func isFilterName(s string) bool {
 // (symbol, path words, doc comment and declaration line) adds boostMeta times
 // its score. Then the first rerankDepth chunks are reranked: test files and
 // testdata count for less unless the query is about tests (questions are
-// usually about the implementation), so do declaration-only files (.d.ts,
+// usually about the implementation; a query about tests ranks the other files
+// down, less so), so do declaration-only files (.d.ts,
 // .pyi) and prose (README.md, CHANGELOG, .rst) unless the query asks for
 // documentation, and a chunk gains a share of the score of the best other chunks of
 // its file that matched (files about the question win over a lone chunk that
@@ -181,8 +182,11 @@ func isFilterName(s string) bool {
 // The pool is rerankDepth whatever the limit, so a result's top k is the
 // prefix of a larger limit's (TestRankingIndependentOfLimit).
 var (
-	boostMeta   = 2.0
-	testFactor  = 0.4
+	boostMeta  = 2.0
+	testFactor = 0.4
+	// codeFactor ranks non-test files down for a query about tests: milder
+	// than testFactor, since such a question names the code under test too.
+	codeFactor  = 0.7
 	fileShare   = 0.3
 	fileTop     = 5 // the other chunks of a file that lend it their score: its best ones, so a big file is not ahead for its size
 	declFactor  = 0.5
@@ -469,7 +473,7 @@ func pool(in search.DocumentMatchCollection) search.DocumentMatchCollection {
 
 // aboutTests reports whether the query asks about tests ("test", "tests",
 // "testing", "tested", "_test", a path: filter naming them): then test files
-// are not ranked down.
+// are not ranked down, the other files are (codeFactor).
 func aboutTests(p *Parsed) bool {
 	for _, w := range p.Words {
 		for _, run := range identRuns(w) {
@@ -532,6 +536,8 @@ func rerank(in search.DocumentMatchCollection, tests, docs bool) []Hit {
 		score := h.Score
 		if !tests && isTestPath(rel) {
 			score *= testFactor
+		} else if tests && !isTestPath(rel) {
+			score *= codeFactor
 		}
 		if isDeclarationFile(rel) || (!docs && isProse(rel)) {
 			score *= declFactor
