@@ -397,6 +397,20 @@ func (p *Anthropic) Stream(ctx context.Context, req Request, onText func(delta s
 	}
 
 	r.Text = text.String()
+	if err := settleAnthropic(r, order, stopReason); err != nil {
+		return nil, err
+	}
+	if haveUsage && (usage.input() > 0 || usage.OutputTokens > 0) {
+		r.Usage = tokencount.Usage{InputTokens: usage.input(), OutputTokens: usage.OutputTokens}
+	} else {
+		r.Usage = tokencount.Usage{InputTokens: estimateInput(req), OutputTokens: estimateOutput(r), Estimated: true}
+	}
+	return r, nil
+}
+
+// settleAnthropic completes r from a finished stream: its tool calls (an
+// empty input is {}, a missing id a synthetic one) and its finish reason.
+func settleAnthropic(r *Response, order []*antToolBlock, stopReason string) error {
 	for _, tb := range order {
 		tc := *tb.call
 		if strings.TrimSpace(tc.Arguments) == "" {
@@ -413,7 +427,7 @@ func (p *Anthropic) Stream(ctx context.Context, req Request, onText func(delta s
 	}
 	switch stopReason {
 	case "refusal":
-		return nil, &Error{Class: ClassRefusal, Message: "anthropic: the model declined the request (stop_reason refusal)"}
+		return &Error{Class: ClassRefusal, Message: "anthropic: the model declined the request (stop_reason refusal)"}
 	case "end_turn", "stop_sequence", "":
 		r.FinishReason = finishStop
 	case "tool_use":
@@ -426,12 +440,7 @@ func (p *Anthropic) Stream(ctx context.Context, req Request, onText func(delta s
 	if len(r.ToolCalls) > 0 && r.FinishReason == finishStop {
 		r.FinishReason = finishToolCalls
 	}
-	if haveUsage && (usage.input() > 0 || usage.OutputTokens > 0) {
-		r.Usage = tokencount.Usage{InputTokens: usage.input(), OutputTokens: usage.OutputTokens}
-	} else {
-		r.Usage = tokencount.Usage{InputTokens: estimateInput(req), OutputTokens: estimateOutput(r), Estimated: true}
-	}
-	return r, nil
+	return nil
 }
 
 // streamError classifies an "error" event:
