@@ -245,8 +245,29 @@ reviews edits in `cairn-diff-mode' instead of code actions."
       (user-error "No eglot server here: M-x eglot starts `cairn serve'")))
 
 (defun cairn--exec (server command arg)
-  "Run Cairn's COMMAND with ARG (a plist) on SERVER; return its result."
-  (eglot-execute-command server command (vector arg)))
+  "Run Cairn's COMMAND with ARG (a plist) on SERVER; return its result.
+Waits for the reply like `jsonrpc-request' but without it: in the
+jsonrpc of Emacs 28 that function's reply throws out of the process
+filter, and whatever the server wrote in the same read (a run's first
+events, its approval request) is left unparsed until the server writes
+again, which it does not while it waits for that approval."
+  (let (outcome)
+    (jsonrpc-async-request
+     server :workspace/executeCommand
+     `(:command ,command :arguments ,(vector arg))
+     :success-fn (lambda (result) (setq outcome (list 'done result)))
+     :error-fn (jsonrpc-lambda (&key code message &allow-other-keys)
+                 (setq outcome (list 'error code message)))
+     :timeout-fn (lambda () (setq outcome (list 'error nil "Timed out"))))
+    (while (not outcome)
+      (accept-process-output nil 0.05))
+    (pcase outcome
+      (`(done ,result) result)
+      (`(error ,code ,message)
+       (signal 'jsonrpc-error
+               (list (format "%s failed:" command)
+                     (cons 'jsonrpc-error-code code)
+                     (cons 'jsonrpc-error-message message)))))))
 
 ;;;###autoload
 (defun cairn-ask (question &optional beg end)

@@ -91,6 +91,35 @@
 (defconst cairn-test-original (cairn-test-disk))
 (defconst cairn-test-add-fixed (replace-regexp-in-string "a - b" "a + b" cairn-test-original))
 
+;; A server that writes, in one write, the reply to a command and what
+;; follows it (a run's event, an approval request), then waits for the
+;; approval: nothing more comes until the client answers it.
+(defconst cairn-test-coalescing-server "
+IFS= read -r h; n=$(printf %s \"$h\" | tr -dc 0-9); IFS= read -r _
+body=$(head -c \"$n\"); id=$(printf %s \"$body\" | sed -n 's/.*\"id\":\\([0-9]*\\).*/\\1/p')
+r='{\"jsonrpc\":\"2.0\",\"id\":'$id',\"result\":{\"runId\":\"r1\"}}'
+e='{\"jsonrpc\":\"2.0\",\"method\":\"cairn/test\",\"params\":{\"kind\":\"toolCall\"}}'
+q='{\"jsonrpc\":\"2.0\",\"id\":\"s1\",\"method\":\"window/showMessageRequest\",\"params\":{\"message\":\"approve?\"}}'
+printf 'Content-Length: %d\\r\\n\\r\\n%sContent-Length: %d\\r\\n\\r\\n%sContent-Length: %d\\r\\n\\r\\n%s' ${#r} \"$r\" ${#e} \"$e\" ${#q} \"$q\"
+cat >/dev/null
+")
+
+(cairn-test "a command's reply does not strand what the server wrote with it"
+  (let* (got
+         (proc (make-process :name "cairn-test-coalescing" :command (list "sh" "-c" cairn-test-coalescing-server)
+                             :connection-type 'pipe :coding 'utf-8-emacs-unix :noquery t))
+         (conn (make-instance 'jsonrpc-process-connection :name "cairn-test-coalescing" :process proc
+                              :notification-dispatcher (lambda (_c m _p) (push m got))
+                              :request-dispatcher (lambda (_c m _p) (push m got) '(:title "Deny")))))
+    (unwind-protect
+        (progn
+          (unless (equal (cairn--exec conn "cairn.ask" '(:question "q")) '(:runId "r1"))
+            (error "The reply was not read"))
+          (cairn-test-wait "the event and the approval request written with the reply"
+                           (lambda () (and (memq 'cairn/test got) (memq 'window/showMessageRequest got)))
+                           5))
+      (jsonrpc-shutdown conn t))))
+
 (find-file cairn-test-file)
 (cairn-test-go-mode)
 (defvar cairn-test-src (current-buffer))
