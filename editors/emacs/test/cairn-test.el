@@ -217,5 +217,39 @@ cat >/dev/null
   (cairn-test-wait "the finished run" (lambda () (string-match-p "-- finished" (cairn-test-answers))) 60)
   (cairn-test-has "*cairn*" (cairn-test-answers) "Fixed Add and Mul."))
 
+(defun cairn-test--pause-after-ask (_conn &rest msg)
+  "After MSG, a request to run cairn.ask, read nothing for a while."
+  (when (and (eq (plist-get msg :method) :workspace/executeCommand)
+             (equal (plist-get (plist-get msg :params) :command) "cairn.ask"))
+    (call-process "sleep" nil nil nil "2")))
+
+(cairn-test "a second run's command is asked about, allowed once, and runs"
+  (let ((approved (expand-file-name "approved.txt" cairn-test-ws))
+        (asked nil))
+    (when (file-exists-p approved) (error "approved.txt exists before the run"))
+    ;; The reply to cairn.ask and what the run writes next (its events,
+    ;; the approval request) come in one read, as on a busy machine: Emacs
+    ;; reads nothing for a moment after sending (a child's wait runs no
+    ;; process filter).
+    (advice-add 'jsonrpc-connection-send :after #'cairn-test--pause-after-ask)
+    ;; eglot answers window/showMessageRequest with completing-read.
+    (cl-letf (((symbol-function 'completing-read)
+               (lambda (prompt collection &rest _)
+                 (push prompt asked)
+                 (unless (member "Allow once" collection) (error "No \"Allow once\" in %S" collection))
+                 "Allow once")))
+      (with-current-buffer cairn-test-src
+        (cairn-ask "Create approved.txt."))
+      (cairn-test-wait "the run_command call's event"
+                       (lambda () (cl-find-if (lambda (ev) (and (equal (plist-get ev :kind) "toolCall")
+                                                                (equal (plist-get ev :tool) "run_command")))
+                                              cairn-test-events)))
+      (cairn-test-wait "approved.txt on disk" (lambda () (file-exists-p approved)))
+      (cairn-test-wait "the second run's answer"
+                       (lambda () (string-match-p "Created approved\\.txt\\." (cairn-test-answers)))))
+    (advice-remove 'jsonrpc-connection-send #'cairn-test--pause-after-ask)
+    (unless (cl-some (lambda (p) (string-match-p "touch approved.txt" p)) asked)
+      (error "The approval prompt did not name the command: %S" asked))))
+
 (cairn-test-finish)
 ;;; cairn-test.el ends here

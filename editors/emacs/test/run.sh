@@ -52,6 +52,10 @@ turns:
           oldText: "return a - b\n}\n\n// Mul multiplies.\nfunc Mul(a, b int) int {\n\treturn a + b"
           newText: "return a + b\n}\n\n// Mul multiplies.\nfunc Mul(a, b int) int {\n\treturn a * b"
   - text: "Fixed Add and Mul."
+  - toolCalls:
+      - name: run_command
+        arguments: {command: "touch approved.txt"}
+  - text: "Created approved.txt."
 YAML
 
 status=0
