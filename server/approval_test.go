@@ -1,12 +1,14 @@
 package server_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/cairn-dev/cairn/lspclient"
 	"github.com/cairn-dev/cairn/protocol"
@@ -190,5 +192,51 @@ turns:
 	}
 	if !found {
 		t.Errorf("the user was not told that a rule lifts the destructive deny: %q", e.ed.Messages())
+	}
+}
+
+// TestUnansweredApprovalNudgesTheClient: while an approval goes unanswered
+// the server writes to the client again (window/logMessage), so an editor
+// that reads what followed a reply only when more output comes (Emacs 28's
+// jsonrpc after a synchronous request) sees the approval request. The
+// editor here answers only once that write has reached it.
+func TestUnansweredApprovalNudgesTheClient(t *testing.T) {
+	script := `
+turns:
+  - toolCalls:
+      - name: run_command
+        arguments: {command: "touch approved.txt"}
+  - text: done
+`
+	edc := make(chan *lspclient.Editor, 1)
+	nudged := func(ed *lspclient.Editor) bool {
+		for _, m := range ed.Messages() {
+			if strings.Contains(m, "waiting for the editor's answer to window/showMessageRequest") {
+				return true
+			}
+		}
+		return false
+	}
+	approve := func(string, []string) string {
+		ed := <-edc
+		edc <- ed
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := ed.WaitUntil(ctx, func() bool { return nudged(ed) }); err != nil {
+			return protocol.ActionDeny // the run goes on; the test fails below
+		}
+		return protocol.ActionAllowOnce
+	}
+	e := newEnv(t, greetWS, withScript(script), withEditor(lspclient.Options{Approve: approve}))
+	edc <- e.ed
+	evs := e.waitRun(e.ask("greet/greet.go", 0, 0, "create approved.txt"))
+	if last(evs).Kind != protocol.EventFinished {
+		t.Fatalf("run: %s", kinds(evs))
+	}
+	if !nudged(e.ed) {
+		t.Fatalf("no window/logMessage while the approval waited; messages: %q", e.ed.Messages())
+	}
+	if _, err := os.Stat(filepath.Join(e.root, "approved.txt")); err != nil {
+		t.Fatalf("the command allowed once did not run: %v", err)
 	}
 }

@@ -34,12 +34,26 @@ const (
 // errNoAnswer is wrapped when the client did not answer in time.
 var errNoAnswer = errors.New("the editor did not answer")
 
+// nudgeAfter is how long a request to the client goes unanswered before
+// the server writes one window/logMessage about the wait. The write is the
+// point: Emacs 28's jsonrpc leaves the messages that arrive in the same
+// read as the reply to its synchronous request (eglot's executeCommand)
+// unparsed until the process writes again, so a request that came right
+// after such a reply (a run's approval) is never seen while the server only
+// waits for its answer.
+const nudgeAfter = 2 * time.Second
+
 // callClient sends a request to the client and waits at most timeout for
 // the answer. On timeout the request is cancelled ($/cancelRequest) so the
 // client can drop it, and the error wraps errNoAnswer.
 func (s *Server) callClient(ctx context.Context, timeout time.Duration, method string, params, result any) error {
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	nudge := time.AfterFunc(nudgeAfter, func() {
+		_ = s.conn.Notify(s.ctx, "window/logMessage", &lsp.LogMessageParams{Type: lsp.MessageTypeLog,
+			Message: "Cairn is waiting for the editor's answer to " + method})
+	})
+	defer nudge.Stop()
 	id, err := s.conn.Call(cctx, method, params, result)
 	if err != nil && ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
 		if raw, ok := idJSON(id); ok {
