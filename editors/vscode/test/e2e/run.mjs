@@ -576,12 +576,14 @@ try {
   // A run started from the lightbulb (Quick Fix menu) is shown in the chat view.
   await page.locator('.tab', { hasText: /^hello\.go$/ }).first().click();
   await page.locator('.editor-instance .monaco-editor .view-lines').first().click();
-  await page.keyboard.press('Control+Home');
-  for (let i = 0; i < 4; i++) await page.keyboard.press('ArrowDown');
-  for (let i = 0; i < 2; i++) await page.keyboard.press('Shift+ArrowDown');
-  await page.keyboard.press('Shift+End');
+  // Explain is offered on a selection, not on a bare cursor; Escape (which
+  // closes a menu left open) also drops the selection, so select each time.
   await waitFor('"Explain this code" in the Quick Fix menu', async () => {
     await page.keyboard.press('Escape');
+    await page.keyboard.press('Control+Home');
+    for (let i = 0; i < 4; i++) await page.keyboard.press('ArrowDown');
+    for (let i = 0; i < 2; i++) await page.keyboard.press('Shift+ArrowDown');
+    await page.keyboard.press('Shift+End');
     await page.keyboard.press('Control+.');
     const item = page.locator('.action-widget .monaco-list-row', { hasText: 'Explain this code' }).first();
     try {
