@@ -61,14 +61,23 @@ npm_deps() {
 }
 
 # The quality sets run on real code nobody here wrote (internal/corpora):
-# the Go tree, CPython 3.11's email and asyncio, and the npm packages pinned
-# in test/corpora. CAIRN_QUALITY=1 makes their tests run (and fail, under
+# the Go tree, CPython 3.11's email and asyncio, the npm packages pinned
+# in test/corpora, and the JDK, Rust, kernel and Ruby sources from Debian. CAIRN_QUALITY=1 makes their tests run (and fail, under
 # CI=true, when a corpus is missing); they assert floors, not wall times.
 quality_corpora() {
   (cd test/corpora && npm ci --no-audit --no-fund --loglevel=error --ignore-scripts)
   if [ ! -f /usr/lib/python3.11/asyncio/tasks.py ] && [ ! -f /root/.pyenv/versions/3.11.7/lib/python3.11/asyncio/tasks.py ]; then
     apt-get install -y --no-install-recommends libpython3.11-stdlib ||
       { apt-get update && apt-get install -y --no-install-recommends libpython3.11-stdlib; }
+  fi
+  # The JDK's, Rust's, the kernel's and Ruby's sources (internal/corpora/apt.go).
+  local apt_corpora=(openjdk-17-source rust-src linux-source-6.1 ruby3.1) missing=()
+  for p in "${apt_corpora[@]}"; do
+    dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    apt-get install -y --no-install-recommends "${missing[@]}" ||
+      { apt-get update && apt-get install -y --no-install-recommends "${missing[@]}"; }
   fi
 }
 

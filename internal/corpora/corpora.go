@@ -9,7 +9,8 @@
 //     (rxjs 7.8.1: TypeScript src/ beside its build output dist/; zod
 //     3.23.8: compiled lib/), installed by `npm ci` there (scripts/test.sh);
 //   - "ajv": ajv 8.20.0 from the same install (its TypeScript lib/), for the
-//     context engine's set.
+//     context engine's set;
+//   - "java", "rust", "linux", "ruby": from Debian's packages (apt.go).
 //
 // The quality tests run when CAIRN_QUALITY=1. A missing corpus skips the
 // test, except under CI=true, where the setup should have fetched it and
@@ -28,7 +29,7 @@ import (
 )
 
 // Names lists every corpus.
-var Names = []string{"go", "python", "rxjs", "zod"}
+var Names = []string{"go", "python", "rxjs", "zod", "java", "rust", "linux", "ruby"}
 
 // Enabled skips t unless CAIRN_QUALITY is set.
 func Enabled(t testing.TB) {
@@ -72,6 +73,14 @@ func find(name string) (string, error) {
 		d, err = python()
 	case "rxjs", "zod", "ajv":
 		d, err = npmPackage(name)
+	case "java":
+		d, err = jdk()
+	case "rust":
+		d, err = inPlace(rustStd, "collections/hash/map.rs", "rust-src")
+	case "linux":
+		d, err = linux()
+	case "ruby":
+		d, err = inPlace(rubyStdlib, "net/http.rb", "ruby3.1")
 	default:
 		err = fmt.Errorf("unknown corpus (the corpora are %s)", strings.Join(Names, ", "))
 	}

@@ -44,3 +44,23 @@ func TestPythonCopyInCache(t *testing.T) {
 		t.Errorf("temporary copies left behind: %v", left)
 	}
 }
+
+// TestAptCorpora: each corpus from Debian's packages is found (or extracted
+// once into the cache) and holds the files its sets are about.
+func TestAptCorpora(t *testing.T) {
+	for name, probe := range map[string]string{
+		"java":  "java.base/java/util/HashMap.java",
+		"rust":  "collections/hash/map.rs",
+		"linux": "kernel/sched/core.c",
+		"ruby":  "net/http.rb",
+	} {
+		dir, err := find(name)
+		if err != nil {
+			testenv.Need(t, "corpus %s: %v", name, err)
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(dir, probe)); err != nil {
+			t.Errorf("corpus %s at %s: %v", name, dir, err)
+		}
+	}
+}
