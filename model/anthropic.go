@@ -35,6 +35,9 @@ type AnthropicConfig struct {
 	// StreamIdleTimeout aborts a stream (ClassNetwork) when no byte arrives
 	// for this long (the API sends ping events); 0 disables it.
 	StreamIdleTimeout time.Duration
+	// NoPromptCache omits the cache_control breakpoints (for gateways that
+	// reject the field); every step then pays full price for its prompt.
+	NoPromptCache bool
 }
 
 // DefaultAnthropicBaseURL is the Anthropic API root.
@@ -96,13 +99,26 @@ type antBlock struct {
 	Input     json.RawMessage `json:"input,omitempty"`
 	ToolUseID string          `json:"tool_use_id,omitempty"`
 	Content   *string         `json:"content,omitempty"`
+	// CacheControl marks a prompt-cache breakpoint: the provider caches
+	// the request prefix up to and including this block.
+	CacheControl *antCacheControl `json:"cache_control,omitempty"`
 }
 
 type antTool struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description,omitempty"`
-	InputSchema json.RawMessage `json:"input_schema"`
+	Name         string           `json:"name"`
+	Description  string           `json:"description,omitempty"`
+	InputSchema  json.RawMessage  `json:"input_schema"`
+	CacheControl *antCacheControl `json:"cache_control,omitempty"`
 }
+
+// antCacheControl is a cache breakpoint. "ephemeral" is the API's only
+// type (a five-minute cache, refreshed by every hit).
+type antCacheControl struct {
+	Type string `json:"type"`
+}
+
+// ephemeral is shared by every breakpoint; it is never modified.
+var ephemeral = &antCacheControl{Type: "ephemeral"}
 
 var badToolIDChars = regexp.MustCompile(`[^a-zA-Z0-9_-]`)
 
@@ -202,10 +218,11 @@ func (p *Anthropic) requestBody(req Request) map[string]any {
 		"stream":     true,
 	}
 	if system != "" {
-		body["system"] = system
+		body["system"] = []antBlock{{Type: "text", Text: system}}
 	}
+	var tools []antTool
 	if len(req.Tools) > 0 {
-		tools := make([]antTool, 0, len(req.Tools))
+		tools = make([]antTool, 0, len(req.Tools))
 		for _, t := range req.Tools {
 			schema := t.Schema
 			if len(strings.TrimSpace(string(schema))) == 0 || string(schema) == "null" {
@@ -215,7 +232,38 @@ func (p *Anthropic) requestBody(req Request) map[string]any {
 		}
 		body["tools"] = tools
 	}
+	if !p.cfg.NoPromptCache {
+		markCacheBreakpoints(tools, body["system"], msgs)
+	}
 	return body
+}
+
+// markCacheBreakpoints puts prompt-cache breakpoints on the request's
+// stable prefix, in the order the API caches it (tools, system, messages):
+// the last tool, the system prompt, the end of the first user message (the
+// context Cairn built for the question) and the end of the last message
+// (so the next step of the run reads this step's whole conversation from
+// the cache). That is at most four, the API's limit. A breakpoint on a
+// prefix shorter than the model's minimum cacheable length is ignored by
+// the API, not an error.
+func markCacheBreakpoints(tools []antTool, system any, msgs []antMessage) {
+	if n := len(tools); n > 0 {
+		tools[n-1].CacheControl = ephemeral
+	}
+	if sys, ok := system.([]antBlock); ok && len(sys) > 0 {
+		sys[len(sys)-1].CacheControl = ephemeral
+	}
+	if len(msgs) == 0 {
+		return
+	}
+	// The first user message ends with the context block; a note merged
+	// into it later would come after, so mark the first block, which is
+	// the context itself and never changes within a run.
+	if first := msgs[0]; first.Role == "user" && len(first.Content) > 0 {
+		first.Content[0].CacheControl = ephemeral
+	}
+	last := msgs[len(msgs)-1]
+	last.Content[len(last.Content)-1].CacheControl = ephemeral
 }
 
 func (p *Anthropic) modelName(req Request) string {
@@ -401,7 +449,8 @@ func (p *Anthropic) Stream(ctx context.Context, req Request, onText func(delta s
 		return nil, err
 	}
 	if haveUsage && (usage.input() > 0 || usage.OutputTokens > 0) {
-		r.Usage = tokencount.Usage{InputTokens: usage.input(), OutputTokens: usage.OutputTokens}
+		r.Usage = tokencount.Usage{InputTokens: usage.input(), OutputTokens: usage.OutputTokens,
+			CachedInputTokens: usage.CacheReadInputTokens, CacheWriteTokens: usage.CacheCreationInputTokens}
 	} else {
 		r.Usage = tokencount.Usage{InputTokens: estimateInput(req), OutputTokens: estimateOutput(r), Estimated: true}
 	}

@@ -34,7 +34,7 @@ func TestAnthropicFixtures(t *testing.T) {
 		usage   tokencount.Usage
 	}{
 		{fixture: "anthropic_text.sse", text: "The loop retries on 5xx — with backoff.", finish: "stop", usage: tokencount.Usage{InputTokens: 472, OutputTokens: 15}},
-		{fixture: "anthropic_tools.sse", text: "Let me read the file.", finish: "tool_calls", usage: tokencount.Usage{InputTokens: 1572, OutputTokens: 89}, calls: []wantCall{
+		{fixture: "anthropic_tools.sse", text: "Let me read the file.", finish: "tool_calls", usage: tokencount.Usage{InputTokens: 1572, OutputTokens: 89, CachedInputTokens: 1000, CacheWriteTokens: 100}, calls: []wantCall{
 			{"toolu_01T1x1fJ34qAmk2tNTrN7Up6", "read_file", `{"path": "model/model.go"}`},
 			{"toolu_01AbCdEfGhIjKlMnOpQrStUv", "list_files", `{}`},
 		}},
@@ -100,15 +100,17 @@ func TestAnthropicRequestShape(t *testing.T) {
 		t.Errorf("headers = %v", got.Header)
 	}
 	b := got.Body
-	if b["system"] != "You are Cairn.\n\nBe brief." || b["model"] != "claude-test" || b["stream"] != true || b["max_tokens"] != float64(4096) {
-		t.Errorf("body = system %q model %v stream %v max_tokens %v", b["system"], b["model"], b["stream"], b["max_tokens"])
+	sys, _ := json.Marshal(b["system"])
+	if string(sys) != `[{"cache_control":{"type":"ephemeral"},"text":"You are Cairn.\n\nBe brief.","type":"text"}]` ||
+		b["model"] != "claude-test" || b["stream"] != true || b["max_tokens"] != float64(4096) {
+		t.Errorf("body = system %s model %v stream %v max_tokens %v", sys, b["model"], b["stream"], b["max_tokens"])
 	}
 	tools := b["tools"].([]any)
 	if t0 := tools[0].(map[string]any); t0["name"] != "read_file" || t0["input_schema"].(map[string]any)["type"] != "object" {
 		t.Errorf("tool 0 = %v", t0)
 	}
 	msgs, _ := json.Marshal(b["messages"])
-	want := `[{"content":[{"text":"Fix a.go","type":"text"}],"role":"user"},` +
+	want := `[{"content":[{"cache_control":{"type":"ephemeral"},"text":"Fix a.go","type":"text"}],"role":"user"},` +
 		`{"content":[{"text":"Reading.","type":"text"},` +
 		`{"id":"call_1","input":{"path":"a.go"},"name":"read_file","type":"tool_use"},` +
 		`{"id":"call_2","input":{},"name":"list_files","type":"tool_use"},` +
@@ -116,7 +118,7 @@ func TestAnthropicRequestShape(t *testing.T) {
 		`{"content":[{"content":"package a","tool_use_id":"call_1","type":"tool_result"},` +
 		`{"content":"a.go","tool_use_id":"call_2","type":"tool_result"},` +
 		`{"content":"error: invalid JSON arguments","tool_use_id":"call_3","type":"tool_result"},` +
-		`{"text":"Also check b.go","type":"text"}],"role":"user"}]`
+		`{"cache_control":{"type":"ephemeral"},"text":"Also check b.go","type":"text"}],"role":"user"}]`
 	if string(msgs) != want {
 		t.Errorf("messages =\n%s\nwant\n%s", msgs, want)
 	}

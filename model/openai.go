@@ -229,8 +229,22 @@ type oaiFunctionPart struct {
 }
 
 type oaiUsage struct {
-	PromptTokens     int `json:"prompt_tokens"`
-	CompletionTokens int `json:"completion_tokens"`
+	PromptTokens        int `json:"prompt_tokens"`
+	CompletionTokens    int `json:"completion_tokens"`
+	PromptTokensDetails *struct {
+		// CachedTokens is the part of the prompt served from OpenAI's
+		// automatic prefix cache (also reported by vLLM and others).
+		CachedTokens int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+}
+
+// cached is the cached part of the prompt, never more than the prompt (a
+// server that reports nonsense does not get a negative uncached part).
+func (u *oaiUsage) cached() int {
+	if u.PromptTokensDetails == nil {
+		return 0
+	}
+	return max(0, min(u.PromptTokensDetails.CachedTokens, u.PromptTokens))
 }
 
 // argumentsText returns the arguments fragment as text. OpenAI sends a JSON
@@ -370,7 +384,7 @@ func (a *oaiAssembler) response(req Request) *Response {
 		r.FinishReason = finishToolCalls
 	}
 	if u := a.usage; u != nil && (u.PromptTokens > 0 || u.CompletionTokens > 0) {
-		r.Usage = tokencount.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens}
+		r.Usage = tokencount.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens, CachedInputTokens: u.cached()}
 	} else {
 		r.Usage = tokencount.Usage{InputTokens: estimateInput(req), OutputTokens: estimateOutput(r), Estimated: true}
 	}
