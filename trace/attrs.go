@@ -15,21 +15,25 @@ const (
 	AttrResponseFinish    = "gen_ai.response.finish_reasons" // []string
 	AttrUsageInputTokens  = "gen_ai.usage.input_tokens"      // int
 	AttrUsageOutputTokens = "gen_ai.usage.output_tokens"     // int
-	AttrToolName          = "gen_ai.tool.name"               // tool name as the model called it
-	AttrToolCallID        = "gen_ai.tool.call.id"            // the model's call id
-	AttrToolType          = "gen_ai.tool.type"               // "function" (built-in) or "extension" (MCP)
-	AttrToolCallArguments = "gen_ai.tool.call.arguments"     // the raw arguments (local store only unless ExportContent)
-	AttrAgentName         = "gen_ai.agent.name"              // "cairn"
-	AttrConversationID    = "gen_ai.conversation.id"         // the run id
-	AttrErrorType         = "error.type"                     // error class of a failed span
-	AttrServiceName       = "service.name"                   // resource attribute
-	AttrServiceVersion    = "service.version"                // resource attribute
-	OperationInvokeAgent  = "invoke_agent"
-	OperationChat         = "chat"
-	OperationExecuteTool  = "execute_tool"
-	AgentName             = "cairn"
-	ToolTypeFunction      = "function"
-	ToolTypeExtension     = "extension"
+	// The parts of gen_ai.usage.input_tokens read from and written to the
+	// provider's prompt cache (int; set when non-zero).
+	AttrUsageCacheReadTokens  = "gen_ai.usage.cache_read.input_tokens"
+	AttrUsageCacheWriteTokens = "gen_ai.usage.cache_creation.input_tokens"
+	AttrToolName              = "gen_ai.tool.name"           // tool name as the model called it
+	AttrToolCallID            = "gen_ai.tool.call.id"        // the model's call id
+	AttrToolType              = "gen_ai.tool.type"           // "function" (built-in) or "extension" (MCP)
+	AttrToolCallArguments     = "gen_ai.tool.call.arguments" // the raw arguments (local store only unless ExportContent)
+	AttrAgentName             = "gen_ai.agent.name"          // "cairn"
+	AttrConversationID        = "gen_ai.conversation.id"     // the run id
+	AttrErrorType             = "error.type"                 // error class of a failed span
+	AttrServiceName           = "service.name"               // resource attribute
+	AttrServiceVersion        = "service.version"            // resource attribute
+	OperationInvokeAgent      = "invoke_agent"
+	OperationChat             = "chat"
+	OperationExecuteTool      = "execute_tool"
+	AgentName                 = "cairn"
+	ToolTypeFunction          = "function"
+	ToolTypeExtension         = "extension"
 
 	// Cairn attributes.
 	AttrRunID           = "cairn.run.id"

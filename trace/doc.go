@@ -75,11 +75,16 @@
 //
 // # Cost
 //
-// Prices (USD per million input and output tokens) default to list prices
-// of common OpenAI and Anthropic models (DefaultPrices, as of PricesAsOf);
-// scripted and replay are free; an unknown model (a local one) costs 0 and
-// is marked cost-unknown. Options.Prices overrides entries. Each model span
-// carries its cost and the run span the totals.
+// Prices (USD per million tokens: input, cached input, cache write,
+// output) default to list prices of common OpenAI and Anthropic models
+// (DefaultPrices, as of PricesAsOf); scripted and replay are free; an
+// unknown model (a local one) costs 0 and is marked cost-unknown, and
+// clients then show no figure. ModelRequest.Prices (the `model.prices`
+// setting applied to the defaults) or Options.Prices overrides entries.
+// A call costs its uncached input, its cache reads and its cache writes
+// at their rates, plus its output. Each model span carries its cost and
+// its cached tokens (gen_ai.usage.cache_read.input_tokens,
+// gen_ai.usage.cache_creation.input_tokens), the run span the totals.
 //
 // # Export
 //

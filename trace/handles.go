@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strconv"
 	"time"
+
+	"github.com/cairn-dev/cairn/tokencount"
 )
 
 // Step records one step of the loop (one model call and the tool calls it
@@ -64,7 +66,11 @@ type ModelRequest struct {
 	// ContextDegraded is true when the context engine had to drop or shrink
 	// items to fit the budget (or the call is a retry with a smaller build).
 	ContextDegraded bool
-	Attrs           map[string]any
+	// Prices, when set, is the price table in effect for this call (the
+	// defaults with the `model.prices` setting applied); nil uses the
+	// recorder's.
+	Prices Prices
+	Attrs  map[string]any
 }
 
 // ModelCall records one model call (with its retries). A nil *ModelCall
@@ -137,8 +143,12 @@ type ModelResult struct {
 	FinishReason  string
 	InputTokens   int
 	OutputTokens  int
-	Estimated     bool // tokens estimated by Cairn
-	Attempts      int  // tries including retries (0: not counted)
+	// CachedInputTokens and CacheWriteTokens are the parts of InputTokens
+	// the provider read from and wrote to its prompt cache.
+	CachedInputTokens int
+	CacheWriteTokens  int
+	Estimated         bool // tokens estimated by Cairn
+	Attempts          int  // tries including retries (0: not counted)
 	// ErrorClass is the model error class of a failed call (model.ClassOf).
 	ErrorClass string
 }
@@ -152,7 +162,11 @@ func (m *ModelCall) End(res ModelResult, err error) {
 		return
 	}
 	run := m.step.run
-	cost, known := run.rec.prices.Cost(m.req.Provider, m.req.Model, res.InputTokens, res.OutputTokens)
+	prices := m.req.Prices
+	if prices == nil {
+		prices = run.rec.prices
+	}
+	cost, known := prices.Cost(m.req.Provider, m.req.Model, res.usage())
 	attrs := map[string]any{
 		AttrUsageInputTokens:  res.InputTokens,
 		AttrUsageOutputTokens: res.OutputTokens,
@@ -160,6 +174,12 @@ func (m *ModelCall) End(res ModelResult, err error) {
 		AttrCostKnown:         known,
 		AttrLatencyMS:         run.rec.now().Sub(m.start).Milliseconds(),
 		AttrModelToolCalls:    len(res.ToolCalls),
+	}
+	if res.CachedInputTokens > 0 {
+		attrs[AttrUsageCacheReadTokens] = res.CachedInputTokens
+	}
+	if res.CacheWriteTokens > 0 {
+		attrs[AttrUsageCacheWriteTokens] = res.CacheWriteTokens
 	}
 	if res.ResponseID != "" {
 		attrs[AttrResponseID] = res.ResponseID
@@ -205,12 +225,19 @@ func (m *ModelCall) End(res ModelResult, err error) {
 		run.mu.Lock()
 		run.usage.InputTokens += res.InputTokens
 		run.usage.OutputTokens += res.OutputTokens
+		run.usage.CachedInputTokens += res.CachedInputTokens
+		run.usage.CacheWriteTokens += res.CacheWriteTokens
 		run.usage.CostUSD = roundCost(run.usage.CostUSD + cost)
 		run.usage.CostKnown = run.usage.CostKnown && known
 		run.usage.Estimated = run.usage.Estimated || res.Estimated
 		run.usage.ModelCalls++
 		run.mu.Unlock()
 	}
+}
+
+func (res ModelResult) usage() tokencount.Usage {
+	return tokencount.Usage{InputTokens: res.InputTokens, OutputTokens: res.OutputTokens,
+		CachedInputTokens: res.CachedInputTokens, CacheWriteTokens: res.CacheWriteTokens, Estimated: res.Estimated}
 }
 
 // ToolRequest describes a tool call the model asked for.

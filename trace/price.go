@@ -10,45 +10,55 @@ import (
 
 // Price is what a model costs, in US dollars per million tokens.
 type Price struct {
-	Input  float64 `json:"input"`  // USD per 1M input (prompt) tokens
+	Input  float64 `json:"input"`  // USD per 1M uncached input (prompt) tokens
 	Output float64 `json:"output"` // USD per 1M output (completion) tokens
+	// CachedInput is the rate of input tokens read from the provider's
+	// prompt cache; 0 means the model has no cache discount (Input).
+	CachedInput float64 `json:"cachedInput,omitempty"`
+	// CacheWrite is the rate of input tokens written to the prompt cache
+	// (Anthropic charges extra for it); 0 means Input.
+	CacheWrite float64 `json:"cacheWrite,omitempty"`
 }
 
 // Prices maps a model id (or a model id prefix, see Lookup) to its price.
-// It decodes from JSON as {"gpt-4o": {"input": 2.5, "output": 10}}, the
-// shape of the `trace.prices` setting.
+// It decodes from JSON as {"gpt-4o": {"input": 2.5, "cachedInput": 1.25,
+// "output": 10}}, the shape of the `model.prices` setting.
 type Prices map[string]Price
 
 // PricesAsOf is when the default prices were taken from the providers'
-// public price lists. They change; override them in the settings.
-const PricesAsOf = "2025-10"
+// public price pages (openai.com/api/pricing and Anthropic's pricing
+// page). They change; override them with the `model.prices` setting.
+const PricesAsOf = "2025-11"
 
-// DefaultPrices returns list prices (standard tier, no caching or batch
-// discounts) of common OpenAI and Anthropic models. Local and scripted
-// models cost nothing (see Lookup).
+// DefaultPrices returns list prices (standard tier, no batch discount) of
+// common OpenAI and Anthropic models. Anthropic's cache writes are those
+// of its default five-minute cache (1.25× input) and reads 0.1× input;
+// OpenAI's cache has no write charge. Local and scripted models cost
+// nothing (see Lookup).
 func DefaultPrices() Prices {
 	return Prices{
-		// OpenAI
-		"gpt-4o":       {2.50, 10.00},
-		"gpt-4o-mini":  {0.15, 0.60},
-		"gpt-4.1":      {2.00, 8.00},
-		"gpt-4.1-mini": {0.40, 1.60},
-		"gpt-4.1-nano": {0.10, 0.40},
-		"gpt-5":        {1.25, 10.00},
-		"gpt-5-mini":   {0.25, 2.00},
-		"gpt-5-nano":   {0.05, 0.40},
-		"o3":           {2.00, 8.00},
-		"o3-mini":      {1.10, 4.40},
-		"o4-mini":      {1.10, 4.40},
-		// Anthropic
-		"claude-opus-4-1":   {15.00, 75.00},
-		"claude-opus-4":     {15.00, 75.00},
-		"claude-sonnet-4-5": {3.00, 15.00},
-		"claude-sonnet-4":   {3.00, 15.00},
-		"claude-3-7-sonnet": {3.00, 15.00},
-		"claude-3-5-sonnet": {3.00, 15.00},
-		"claude-haiku-4-5":  {1.00, 5.00},
-		"claude-3-5-haiku":  {0.80, 4.00},
+		// OpenAI: input, output, cached input.
+		"gpt-4o":       {Input: 2.50, Output: 10.00, CachedInput: 1.25},
+		"gpt-4o-mini":  {Input: 0.15, Output: 0.60, CachedInput: 0.075},
+		"gpt-4.1":      {Input: 2.00, Output: 8.00, CachedInput: 0.50},
+		"gpt-4.1-mini": {Input: 0.40, Output: 1.60, CachedInput: 0.10},
+		"gpt-4.1-nano": {Input: 0.10, Output: 0.40, CachedInput: 0.025},
+		"gpt-5":        {Input: 1.25, Output: 10.00, CachedInput: 0.125},
+		"gpt-5-mini":   {Input: 0.25, Output: 2.00, CachedInput: 0.025},
+		"gpt-5-nano":   {Input: 0.05, Output: 0.40, CachedInput: 0.005},
+		"o3":           {Input: 2.00, Output: 8.00, CachedInput: 0.50},
+		"o3-mini":      {Input: 1.10, Output: 4.40, CachedInput: 0.55},
+		"o4-mini":      {Input: 1.10, Output: 4.40, CachedInput: 0.275},
+		// Anthropic: input, output, cache read, cache write (5 minutes).
+		"claude-opus-4-5":   {Input: 5.00, Output: 25.00, CachedInput: 0.50, CacheWrite: 6.25},
+		"claude-opus-4-1":   {Input: 15.00, Output: 75.00, CachedInput: 1.50, CacheWrite: 18.75},
+		"claude-opus-4":     {Input: 15.00, Output: 75.00, CachedInput: 1.50, CacheWrite: 18.75},
+		"claude-sonnet-4-5": {Input: 3.00, Output: 15.00, CachedInput: 0.30, CacheWrite: 3.75},
+		"claude-sonnet-4":   {Input: 3.00, Output: 15.00, CachedInput: 0.30, CacheWrite: 3.75},
+		"claude-3-7-sonnet": {Input: 3.00, Output: 15.00, CachedInput: 0.30, CacheWrite: 3.75},
+		"claude-3-5-sonnet": {Input: 3.00, Output: 15.00, CachedInput: 0.30, CacheWrite: 3.75},
+		"claude-haiku-4-5":  {Input: 1.00, Output: 5.00, CachedInput: 0.10, CacheWrite: 1.25},
+		"claude-3-5-haiku":  {Input: 0.80, Output: 4.00, CachedInput: 0.08, CacheWrite: 1.00},
 	}
 }
 
@@ -103,18 +113,31 @@ func (p Prices) Lookup(provider, modelID string) (price Price, known bool) {
 }
 
 // Cost is the price of the given usage in US dollars (rounded to a
-// billionth of a dollar).
-func (pr Price) Cost(inputTokens, outputTokens int) float64 {
-	return roundCost((float64(inputTokens)*pr.Input + float64(outputTokens)*pr.Output) / 1e6)
+// billionth of a dollar): the uncached input at the input rate, cache
+// reads and writes at theirs, and the output.
+func (pr Price) Cost(u tokencount.Usage) float64 {
+	cachedRate, writeRate := pr.CachedInput, pr.CacheWrite
+	if cachedRate == 0 {
+		cachedRate = pr.Input
+	}
+	if writeRate == 0 {
+		writeRate = pr.Input
+	}
+	cached := max(0, min(u.CachedInputTokens, u.InputTokens))
+	written := max(0, min(u.CacheWriteTokens, u.InputTokens-cached))
+	uncached := u.InputTokens - cached - written
+	return roundCost((float64(uncached)*pr.Input + float64(cached)*cachedRate +
+		float64(written)*writeRate + float64(u.OutputTokens)*pr.Output) / 1e6)
 }
 
 func roundCost(usd float64) float64 { return math.Round(usd*1e9) / 1e9 }
 
 // Cost looks the model up and prices the usage; known is false when the
-// model has no price (the cost is then 0).
-func (p Prices) Cost(provider, modelID string, inputTokens, outputTokens int) (usd float64, known bool) {
+// model has no price (the cost is then 0, which callers must not show as
+// a figure).
+func (p Prices) Cost(provider, modelID string, u tokencount.Usage) (usd float64, known bool) {
 	pr, known := p.Lookup(provider, modelID)
-	return pr.Cost(inputTokens, outputTokens), known
+	return pr.Cost(u), known
 }
 
 // Usage is the accumulated usage and cost of a run.

@@ -452,6 +452,12 @@ func (run *Run) End(res RunResult) {
 	if u.Estimated {
 		attrs[AttrUsageEstimated] = true
 	}
+	if u.CachedInputTokens > 0 {
+		attrs[AttrUsageCacheReadTokens] = u.CachedInputTokens
+	}
+	if u.CacheWriteTokens > 0 {
+		attrs[AttrUsageCacheWriteTokens] = u.CacheWriteTokens
+	}
 	if res.Class != "" {
 		attrs[AttrErrorClass] = res.Class
 		attrs[AttrErrorType] = res.Class

@@ -74,12 +74,14 @@ func WriteSummaries(w io.Writer, list []Summary, loc *time.Location) error {
 var keyAttrs = map[string][]struct{ key, label string }{
 	KindRun: {
 		{AttrRunStatus, "status"}, {AttrProviderName, "provider"}, {AttrRequestModel, "model"},
-		{AttrUsageInputTokens, "in"}, {AttrUsageOutputTokens, "out"}, {AttrCostUSD, "cost"},
+		{AttrUsageInputTokens, "in"}, {AttrUsageCacheReadTokens, "cached"}, {AttrUsageCacheWriteTokens, "cacheWrite"},
+		{AttrUsageOutputTokens, "out"}, {AttrCostUSD, "cost"},
 		{AttrRunSteps, "steps"}, {AttrRunToolCalls, "tools"}, {AttrErrorClass, "class"}, {AttrRunQuestion, "question"},
 	},
 	KindStep: {{AttrCheckpointID, "checkpoint"}},
 	KindModel: {
-		{AttrProviderName, "provider"}, {AttrUsageInputTokens, "in"}, {AttrUsageOutputTokens, "out"},
+		{AttrProviderName, "provider"}, {AttrUsageInputTokens, "in"}, {AttrUsageCacheReadTokens, "cached"},
+		{AttrUsageCacheWriteTokens, "cacheWrite"}, {AttrUsageOutputTokens, "out"},
 		{AttrCostUSD, "cost"}, {AttrResponseFinish, "finish"}, {AttrModelToolCalls, "toolCalls"},
 		{AttrContextDegraded, "degraded"}, {AttrUsageEstimated, "estimated"}, {AttrModelAttempts, "attempts"},
 		{AttrTTFTMS, "ttft_ms"}, {AttrResponseID, "response"}, {AttrErrorType, "error"},

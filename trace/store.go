@@ -219,6 +219,8 @@ func (t *Trace) usage() Usage {
 		}
 		u.InputTokens += AttrInt(sp.Attrs, AttrUsageInputTokens)
 		u.OutputTokens += AttrInt(sp.Attrs, AttrUsageOutputTokens)
+		u.CachedInputTokens += AttrInt(sp.Attrs, AttrUsageCacheReadTokens)
+		u.CacheWriteTokens += AttrInt(sp.Attrs, AttrUsageCacheWriteTokens)
 		u.CostUSD += AttrFloat(sp.Attrs, AttrCostUSD)
 		u.CostKnown = u.CostKnown && AttrBool(sp.Attrs, AttrCostKnown)
 		u.Estimated = u.Estimated || AttrBool(sp.Attrs, AttrUsageEstimated)

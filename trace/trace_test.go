@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/redact"
+	"github.com/cairn-dev/cairn/tokencount"
 )
 
 // testToken has the shape of a GitHub personal access token.
@@ -58,7 +60,7 @@ func scriptedRun(t *testing.T, rec *Recorder, id string) *Run {
 	s3 := run.StartStep(3)
 	m = s3.StartModelCall(ModelRequest{Provider: "openai", Model: "gpt-4o-mini", MaxTokens: 4096})
 	m.End(ModelResult{ResponseID: "chatcmpl-3", Text: "Greet now returns \"Hello, world\" for an empty name.", FinishReason: "stop",
-		InputTokens: 1500, OutputTokens: 30}, nil)
+		InputTokens: 1500, CachedInputTokens: 1024, OutputTokens: 30}, nil)
 	// The loop returns without ending step 3: Run.End closes it.
 	run.End(RunResult{Status: "finished"})
 	return run
@@ -145,11 +147,12 @@ func TestGoldenScriptedRun(t *testing.T) {
 		t.Errorf("trace differs from %s (run with -update to accept):\n%s", golden, got)
 	}
 
-	// Totals on the run span and from Usage agree: 3900 in, 110 out at
-	// gpt-4o-mini prices (0.15 / 0.60 per 1M).
+	// Totals on the run span and from Usage agree: 3900 in (1024 of them
+	// cached), 110 out at gpt-4o-mini prices (0.15 / 0.075 cached / 0.60
+	// per 1M).
 	u := run.Usage()
-	wantCost := (3900*0.15 + 110*0.60) / 1e6
-	if u.InputTokens != 3900 || u.OutputTokens != 110 || !u.CostKnown || fmt.Sprintf("%.9f", u.CostUSD) != fmt.Sprintf("%.9f", wantCost) || u.ModelCalls != 3 {
+	wantCost := ((3900-1024)*0.15 + 1024*0.075 + 110*0.60) / 1e6
+	if u.InputTokens != 3900 || u.CachedInputTokens != 1024 || tr.Summarize().Usage.CachedInputTokens != 1024 || u.OutputTokens != 110 || !u.CostKnown || fmt.Sprintf("%.9f", u.CostUSD) != fmt.Sprintf("%.9f", wantCost) || u.ModelCalls != 3 {
 		t.Errorf("usage %+v, want 3900/110 tokens costing %.9f", u, wantCost)
 	}
 	if fmt.Sprintf("%.9f", tr.Summarize().Usage.CostUSD) != fmt.Sprintf("%.9f", wantCost) {
@@ -497,14 +500,14 @@ func TestPrices(t *testing.T) {
 		want            Price
 		known           bool
 	}{
-		{"openai", "gpt-4o", Price{2.5, 10}, true},
-		{"openai", "gpt-4o-mini", Price{0.15, 0.6}, true},
-		{"openai", "gpt-4o-2024-08-06", Price{2.5, 10}, true},
-		{"openai", "GPT-4o-mini-2024-07-18", Price{0.15, 0.6}, true},
-		{"openai", "openai/gpt-4.1-mini", Price{0.4, 1.6}, true},
-		{"openai", "o3-mini", Price{1.1, 4.4}, true},
-		{"anthropic", "claude-sonnet-4-5-20250929", Price{3, 15}, true},
-		{"anthropic", "claude-haiku-4-5", Price{1, 5}, true},
+		{"openai", "gpt-4o", Price{Input: 2.5, Output: 10, CachedInput: 1.25}, true},
+		{"openai", "gpt-4o-mini", Price{Input: 0.15, Output: 0.6, CachedInput: 0.075}, true},
+		{"openai", "gpt-4o-2024-08-06", Price{Input: 2.5, Output: 10, CachedInput: 1.25}, true},
+		{"openai", "GPT-4o-mini-2024-07-18", Price{Input: 0.15, Output: 0.6, CachedInput: 0.075}, true},
+		{"openai", "openai/gpt-4.1-mini", Price{Input: 0.4, Output: 1.6, CachedInput: 0.1}, true},
+		{"openai", "o3-mini", Price{Input: 1.1, Output: 4.4, CachedInput: 0.55}, true},
+		{"anthropic", "claude-sonnet-4-5-20250929", Price{Input: 3, Output: 15, CachedInput: 0.3, CacheWrite: 3.75}, true},
+		{"anthropic", "claude-haiku-4-5", Price{Input: 1, Output: 5, CachedInput: 0.1, CacheWrite: 1.25}, true},
 		{"scripted", "gpt-4o", Price{}, true},
 		{"replay", "anything", Price{}, true},
 		{"openai", "qwen2.5-coder", Price{}, false},
@@ -516,19 +519,51 @@ func TestPrices(t *testing.T) {
 			t.Errorf("Lookup(%s, %s) = %v %v, want %v %v", c.provider, c.model, got, known, c.want, c.known)
 		}
 	}
-	p2 := p.With(Prices{"Qwen2.5-Coder": {0.1, 0.2}, "gpt-4o": {0, 0}})
-	if c, known := p2.Cost("openai", "qwen2.5-coder:7b", 2_000_000, 1_000_000); !known || fmt.Sprintf("%.4f", c) != "0.4000" {
+	p2 := p.With(Prices{"Qwen2.5-Coder": {Input: 0.1, Output: 0.2}, "gpt-4o": {}})
+	if c, known := p2.Cost("openai", "qwen2.5-coder:7b", tokencount.Usage{InputTokens: 2_000_000, OutputTokens: 1_000_000}); !known || fmt.Sprintf("%.4f", c) != "0.4000" {
 		t.Errorf("override: %v %v", c, known)
 	}
-	if c, _ := p2.Cost("openai", "gpt-4o", 1e6, 1e6); c != 0 {
+	if c, _ := p2.Cost("openai", "gpt-4o", tokencount.Usage{InputTokens: 1e6, OutputTokens: 1e6}); c != 0 {
 		t.Errorf("free override: %v", c)
 	}
 	if _, ok := p["qwen2.5-coder"]; ok {
 		t.Error("With modified the receiver")
 	}
 	var fromJSON Prices
-	if err := json.Unmarshal([]byte(`{"my-model":{"input":1,"output":2}}`), &fromJSON); err != nil || fromJSON["my-model"] != (Price{1, 2}) {
+	if err := json.Unmarshal([]byte(`{"my-model":{"input":1,"output":2}}`), &fromJSON); err != nil || fromJSON["my-model"] != (Price{Input: 1, Output: 2}) {
 		t.Errorf("json: %v %v", fromJSON, err)
+	}
+}
+
+func TestCachedCost(t *testing.T) {
+	p := DefaultPrices()
+	cases := []struct {
+		provider, model string
+		u               tokencount.Usage
+		want            float64
+	}{
+		// 1M uncached + 1M output, no cache: the list price.
+		{"anthropic", "claude-sonnet-4-5", tokencount.Usage{InputTokens: 1e6, OutputTokens: 1e6}, 3 + 15},
+		// 10M input of which 8M read at 0.30 and 1M written at 3.75; 1M uncached at 3.
+		{"anthropic", "claude-sonnet-4-5", tokencount.Usage{InputTokens: 10e6, CachedInputTokens: 8e6, CacheWriteTokens: 1e6}, 3 + 8*0.3 + 3.75},
+		// OpenAI: no write charge; 2M of 4M cached at half price.
+		{"openai", "gpt-4o", tokencount.Usage{InputTokens: 4e6, CachedInputTokens: 2e6}, 2*2.5 + 2*1.25},
+		// A reported cached figure above the input is capped at the input.
+		{"openai", "gpt-4o", tokencount.Usage{InputTokens: 1e6, CachedInputTokens: 5e6}, 1.25},
+	}
+	for _, c := range cases {
+		got, known := p.Cost(c.provider, c.model, c.u)
+		if !known || math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("Cost(%s, %+v) = %v %v, want %v", c.model, c.u, got, known, c.want)
+		}
+	}
+	// An override without cache rates prices cached tokens as input.
+	own := p.With(Prices{"my-model": {Input: 1, Output: 2}})
+	if got, _ := own.Cost("openai", "my-model", tokencount.Usage{InputTokens: 1e6, CachedInputTokens: 1e6}); got != 1 {
+		t.Errorf("override without cache rates: %v", got)
+	}
+	if _, known := p.Cost("openai", "llama3", tokencount.Usage{InputTokens: 10}); known {
+		t.Error("an unknown model has a price")
 	}
 }
 
