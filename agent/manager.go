@@ -37,6 +37,9 @@ type Config struct {
 	MaxDuration     time.Duration // wall-clock limit of a run; 0 = none
 	MaxTotalTokens  int           // input+output tokens a run may use; 0 = none
 	MaxCostUSD      float64       // what a run may cost at the price table's rates; 0 = none
+	// Prices is the `model.prices` setting: entries that override or
+	// extend trace.DefaultPrices (self-hosted models, new price lists).
+	Prices trace.Prices
 	// IndexWait bounds how long a question waits for the code index's
 	// first build before its context is built: 0 = DefaultIndexWait,
 	// negative = as long as it takes. The files the question is about are

@@ -265,10 +265,16 @@ func (r *Run) finish(st State, ev protocol.RunEvent) {
 	r.state = st
 	r.mu.Unlock()
 	r.jrnl(checkpoint.RecFinished, 0, map[string]any{"state": st, "error": ev.Error, "class": ev.Class})
-	r.m.threads.update(r.ID, func(t *contextengine.Turn) {
+	// Every ending records what the run used: a failed or cancelled run
+	// was paid for too.
+	usage := r.usageWithCost(r.usageSnapshot())
+	r.m.threads.updateTurn(r.ID, func(t *ThreadTurn) {
 		t.Answer, t.Outcome = ev.Answer, string(st)
 		if ev.Error != "" {
 			t.Outcome += ": " + ev.Error
+		}
+		if usage.InputTokens > 0 || usage.OutputTokens > 0 {
+			t.Usage = &usage
 		}
 	})
 	r.tr.End(trace.RunResult{Status: string(st), Error: ev.Error, Class: ev.Class})
@@ -425,10 +431,10 @@ func (r *Run) steps(st *loopState) {
 		r.jrnl(checkpoint.RecModelResult, step, resp)
 
 		if len(resp.ToolCalls) == 0 {
-			u := r.usageSnapshot()
+			pu := r.usageWithCost(r.usageSnapshot())
 			r.curStep.End(nil)
 			r.finish(StateFinished, protocol.RunEvent{Kind: protocol.EventFinished, Answer: resp.Text,
-				Usage: &protocol.Usage{Usage: u, CostUSD: r.tr.Usage().CostUSD}, NotReady: r.notReady,
+				Usage: &pu, NotReady: r.notReady,
 				Truncated: resp.FinishReason == model.FinishLength})
 			return
 		}
@@ -476,7 +482,7 @@ func (r *Run) budgetExceeded() (protocol.RunEvent, bool) {
 		return protocol.RunEvent{Kind: protocol.EventFailed, Class: ClassTimeLimit,
 			Error: fmt.Sprintf("stopped after %s (wall-clock limit %s)", time.Since(r.Started).Round(time.Second), cfg.MaxDuration)}, true
 	}
-	if cost := r.tr.Usage().CostUSD; cfg.MaxCostUSD > 0 && cost > cfg.MaxCostUSD {
+	if cost := r.usageWithCost(r.usageSnapshot()).CostUSD; cfg.MaxCostUSD > 0 && cost > cfg.MaxCostUSD {
 		return protocol.RunEvent{Kind: protocol.EventFailed, Class: ClassCostBudget,
 			Error: fmt.Sprintf("stopped after spending $%.4f (cost budget $%.4f)", cost, cfg.MaxCostUSD)}, true
 	}
@@ -609,7 +615,7 @@ func (r *Run) callModel(step int) (*model.Response, error) {
 		}}
 	degraded := report != nil && report.Degraded
 	mc := r.curStep.StartModelCall(trace.ModelRequest{Provider: providerName(cfg.Provider), Model: cfg.ModelName,
-		MaxTokens: cfg.MaxOutputTokens, ContextDegraded: degraded})
+		MaxTokens: cfg.MaxOutputTokens, ContextDegraded: degraded, Prices: r.prices()})
 	attempts := 0
 	policy := model.DefaultRetryPolicy()
 	policy.MaxAttempts = cfg.MaxRetries + 1
@@ -665,7 +671,8 @@ func (r *Run) callModel(step int) (*model.Response, error) {
 		calls = append(calls, trace.RecordedToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
 	}
 	mc.End(trace.ModelResult{ResponseID: resp.ID, Text: resp.Text, ToolCalls: calls, FinishReason: resp.FinishReason,
-		InputTokens: resp.Usage.InputTokens, OutputTokens: resp.Usage.OutputTokens, Estimated: resp.Usage.Estimated, Attempts: attempts}, nil)
+		InputTokens: resp.Usage.InputTokens, OutputTokens: resp.Usage.OutputTokens, CachedInputTokens: resp.Usage.CachedInputTokens,
+		CacheWriteTokens: resp.Usage.CacheWriteTokens, Estimated: resp.Usage.Estimated, Attempts: attempts}, nil)
 	return resp, nil
 }
 

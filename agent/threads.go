@@ -36,12 +36,17 @@ type Thread struct {
 	Created time.Time    `json:"created"`
 	Updated time.Time    `json:"updated"`
 	Turns   []ThreadTurn `json:"turns"`
+	// Usage totals the turns' usage; set on the copies get returns, never
+	// stored (the turns are the record).
+	Usage *protocol.Usage `json:"usage,omitempty"`
 }
 
 // ThreadTurn is one run of a thread.
 type ThreadTurn struct {
 	RunID string `json:"runId"`
 	contextengine.Turn
+	// Usage is what the run used and cost, once it ended.
+	Usage *protocol.Usage `json:"usage,omitempty"`
 }
 
 // threadIDRE is what a thread id may look like: it names a file.
@@ -243,6 +248,11 @@ func (ts *threadStore) historyOf(runID string) (string, []contextengine.Turn) {
 // update changes the turn of runID and saves its thread. A run outside any
 // thread (none recorded) is ignored.
 func (ts *threadStore) update(runID string, change func(*contextengine.Turn)) {
+	ts.updateTurn(runID, func(t *ThreadTurn) { change(&t.Turn) })
+}
+
+// updateTurn is update with the whole thread turn (its usage too).
+func (ts *threadStore) updateTurn(runID string, change func(*ThreadTurn)) {
 	var red *redact.Redactor
 	if ts.redactor != nil {
 		red = ts.redactor(runID) // before mu: it may take the manager's lock
@@ -256,7 +266,7 @@ func (ts *threadStore) update(runID string, change func(*contextengine.Turn)) {
 	}
 	for i := range t.Turns {
 		if t.Turns[i].RunID == runID {
-			change(&t.Turns[i].Turn)
+			change(&t.Turns[i])
 			redactTurnWith(red, &t.Turns[i].Turn)
 			t.Updated = time.Now().UTC()
 			if err := ts.save(t); err != nil {
@@ -288,6 +298,7 @@ func (ts *threadStore) list() []protocol.ThreadSummary {
 		for _, turn := range t.Turns {
 			s.Runs = append(s.Runs, turn.RunID)
 		}
+		s.Usage = threadUsage(t.Turns)
 		out = append(out, s)
 	}
 	return out
@@ -309,6 +320,7 @@ func (ts *threadStore) get(id string) (Thread, bool) {
 		// of each turn's edit list is enough.
 		c.Turns[i].Edits = append([]contextengine.TurnEdit(nil), c.Turns[i].Edits...)
 	}
+	c.Usage = threadUsage(c.Turns)
 	return c, true
 }
 

@@ -6,6 +6,7 @@ package protocol
 
 import (
 	"encoding/json"
+	"math"
 
 	"github.com/cairn-dev/cairn/tokencount"
 	"github.com/cairn-dev/cairn/workspace"
@@ -125,6 +126,8 @@ type ThreadSummary struct {
 	Title    string   `json:"title"`
 	Runs     []string `json:"runs"`
 	Updated  string   `json:"updated"` // RFC 3339, UTC
+	// Usage totals the thread's finished runs (absent before the first).
+	Usage *Usage `json:"usage,omitempty"`
 }
 
 // RunRef is the argument of cairn.cancel and cairn.resume, and the result of
@@ -265,10 +268,29 @@ type DiagnosticsParams struct {
 	Diagnostics []json.RawMessage `json:"diagnostics"`
 }
 
-// Usage is token usage in the finished event.
+// Usage is token usage in the finished event and a thread's total:
+// inputTokens counts every prompt token, cachedInputTokens (and
+// cacheWriteTokens) the part the provider read from (wrote to) its prompt
+// cache. CostUSD is what it cost at the price table's rates; it is
+// omitted when nothing was paid and when some model call had no price
+// (then CostUnknown is set: a client shows no figure rather than a wrong
+// one).
 type Usage struct {
 	tokencount.Usage
-	CostUSD float64 `json:"costUSD,omitempty"`
+	CostUSD     float64 `json:"costUSD,omitempty"`
+	CostUnknown bool    `json:"costUnknown,omitempty"`
+}
+
+// Add accumulates u2 into u; the sum's cost is unknown when either was.
+func (u *Usage) Add(u2 Usage) {
+	u.Usage.Add(u2.Usage)
+	u.CostUnknown = u.CostUnknown || u2.CostUnknown
+	sum := u.CostUSD + u2.CostUSD
+	u.CostUSD = 0
+	if !u.CostUnknown {
+		// Rounded to a billionth of a dollar, as each part is.
+		u.CostUSD = math.Round(sum*1e9) / 1e9
+	}
 }
 
 // RunEvent is the payload of cairn/runEvent. Kind selects which of the

@@ -14,6 +14,7 @@ import (
 	"github.com/cairn-dev/cairn/agent"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/tools"
+	"github.com/cairn-dev/cairn/trace"
 )
 
 // Settings are the `cairn` configuration section (see CONTRACT.md). Fields
@@ -25,6 +26,8 @@ type Settings struct {
 		BaseURL         string `json:"baseURL"`
 		ContextWindow   int    `json:"contextWindow"`
 		MaxOutputTokens int    `json:"maxOutputTokens"`
+		// Prices overrides or extends the price table (docs/settings.md).
+		Prices trace.Prices `json:"prices"`
 	} `json:"model"`
 	Scripted struct {
 		Path string `json:"path"`
@@ -46,7 +49,7 @@ type Settings struct {
 	Agent   struct {
 		MaxSteps       int     `json:"maxSteps"`
 		MaxTokens      int     `json:"maxTokens"`      // input+output tokens per run
-		MaxCostUSD     float64 `json:"maxCostUSD"`     // per run, at trace.prices rates
+		MaxCostUSD     float64 `json:"maxCostUSD"`     // per run, at the price table's rates (model.prices)
 		MaxDurationSec int     `json:"maxDurationSec"` // wall-clock per run
 	} `json:"agent"`
 	Index struct {
@@ -263,6 +266,7 @@ func (s Settings) RunConfig(cfg agent.Config, provider model.Provider) agent.Con
 	cfg.MaxSteps = s.Agent.MaxSteps
 	cfg.MaxTotalTokens = s.Agent.MaxTokens
 	cfg.MaxCostUSD = s.Agent.MaxCostUSD
+	cfg.Prices = s.Model.Prices
 	cfg.MaxDuration = time.Duration(s.Agent.MaxDurationSec) * time.Second
 	waitMs := DefaultIndexWaitMs
 	if s.Index.WaitMs != nil {
