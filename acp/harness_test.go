@@ -155,6 +155,10 @@ type harnessConfig struct {
 	perRootState bool
 	rootsFile    string // Options.RootsFile
 	terminal     bool   // the client offers terminal/* (terminal_test.go)
+	// model, when set, wraps the scripted provider (usage_test.go) and
+	// modelName names the model runs ask for.
+	model     func(model.Provider) model.Provider
+	modelName string
 }
 
 // rootStateDir is the state directory of root under perRootState.
@@ -200,7 +204,11 @@ func newHarness(t *testing.T, files map[string]string, script string, cfg harnes
 			return h.stateDir, nil
 		},
 		Configure: func(root, stateDir string) Setup {
-			return Setup{Run: agent.Config{Provider: h.provider, MaxSteps: cfg.maxSteps}, Interactive: cfg.interactive, Policy: policy, Warnings: cfg.warnings}
+			var p model.Provider = h.provider
+			if cfg.model != nil {
+				p = cfg.model(p)
+			}
+			return Setup{Run: agent.Config{Provider: p, ModelName: cfg.modelName, MaxSteps: cfg.maxSteps}, Interactive: cfg.interactive, Policy: policy, Warnings: cfg.warnings}
 		},
 		Environ:   []string{"PATH=" + os.Getenv("PATH")},
 		RootsFile: cfg.rootsFile,

@@ -114,7 +114,8 @@ func (t *turn) emit(ev protocol.RunEvent) {
 		if ev.Usage != nil && !t.replaying {
 			// Context use against the window, for the client's meter.
 			t.a.send(id, sdk.SessionUpdate{UsageUpdate: &sdk.SessionUsageUpdate{
-				Used: ev.Usage.InputTokens + ev.Usage.OutputTokens, Size: t.s.w.mgr.Config().ContextWindow}})
+				Used: ev.Usage.InputTokens + ev.Usage.OutputTokens, Size: t.s.w.mgr.Config().ContextWindow,
+				Cost: t.sessionCost()}})
 		}
 		if _, mapped := stopReason(ev); !mapped && ev.Error != "" {
 			msg := fmt.Sprintf("\n\n[Cairn] The run %s: %s", ev.Kind, ev.Error)
@@ -124,6 +125,17 @@ func (t *turn) emit(ev protocol.RunEvent) {
 			t.a.send(id, sdk.UpdateAgentMessageText(msg))
 		}
 	}
+}
+
+// sessionCost is the session's (its thread's) cumulative cost, or nil
+// when some run in it used a model without a price: ACP's cost is
+// optional, and an unknown cost is not sent as a figure.
+func (t *turn) sessionCost() *sdk.Cost {
+	th, ok := t.s.w.mgr.Thread(t.s.threadID())
+	if !ok || th.Usage == nil || th.Usage.CostUnknown {
+		return nil
+	}
+	return &sdk.Cost{Amount: th.Usage.CostUSD, Currency: "USD"}
 }
 
 // response is the prompt's answer once the run has ended.
@@ -147,6 +159,9 @@ func (t *turn) response(run *agent.Run) (sdk.PromptResponse, error) {
 	if ev.Usage != nil {
 		resp.Usage = &sdk.Usage{InputTokens: ev.Usage.InputTokens, OutputTokens: ev.Usage.OutputTokens,
 			TotalTokens: ev.Usage.InputTokens + ev.Usage.OutputTokens}
+		if c, w := ev.Usage.CachedInputTokens, ev.Usage.CacheWriteTokens; c > 0 || w > 0 {
+			resp.Usage.CachedReadTokens, resp.Usage.CachedWriteTokens = &c, &w
+		}
 	}
 	return resp, nil
 }
