@@ -138,6 +138,9 @@ func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return fmt.Errorf("the run %s: %s (%s)", end.Kind, end.Error, end.Class)
 	}
 	fmt.Fprintln(stdout, strings.TrimSpace(end.Answer))
+	if end.Usage != nil {
+		fmt.Fprintf(stderr, "· %s\n", usageSummary(*end.Usage))
+	}
 	reportSkippedProtected(stderr, *root, evs)
 	for _, ev := range evs {
 		if ev.Kind != protocol.EventEditProposed {
@@ -287,4 +290,29 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	fmt.Fprint(stdout, b.Report.Markdown())
 	return nil
+}
+
+// usageSummary is the one line `cairn ask` prints about what the answer
+// used and cost. An unpriced model gets no figure, only how to give it one.
+func usageSummary(u protocol.Usage) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "usage: %d input tokens", u.InputTokens)
+	switch {
+	case u.CachedInputTokens > 0 && u.CacheWriteTokens > 0:
+		fmt.Fprintf(&b, " (%d cached, %d written to the cache)", u.CachedInputTokens, u.CacheWriteTokens)
+	case u.CachedInputTokens > 0:
+		fmt.Fprintf(&b, " (%d cached)", u.CachedInputTokens)
+	case u.CacheWriteTokens > 0:
+		fmt.Fprintf(&b, " (%d written to the cache)", u.CacheWriteTokens)
+	}
+	fmt.Fprintf(&b, ", %d output", u.OutputTokens)
+	if u.Estimated {
+		b.WriteString(" (estimated)")
+	}
+	if u.CostUnknown {
+		b.WriteString("; cost unknown: the model has no price (set model.prices)")
+	} else {
+		fmt.Fprintf(&b, "; cost $%.4f", u.CostUSD)
+	}
+	return b.String()
 }
