@@ -69,6 +69,21 @@ type Options struct {
 	// EchoMCP starts the echo MCP server (ServeEchoMCP) for cases whose
 	// mcpServers settings name `evalServer: echo`.
 	EchoMCP *MCPCommand
+	// OnModelRequest, when set, sees every request the scripted model of
+	// an in-process case gets, in order, with the case's name (the prompt
+	// cache benchmark replays them against a provider's cache rules).
+	OnModelRequest func(caseName string, req model.Request)
+}
+
+// observed is a provider that shows each request to a callback first.
+type observed struct {
+	model.Provider
+	see func(model.Request)
+}
+
+func (o observed) Stream(ctx context.Context, req model.Request, onText func(string)) (*model.Response, error) {
+	o.see(req)
+	return o.Provider.Stream(ctx, req, onText)
 }
 
 // RealProvider is the model a `provider: real` case runs against.
@@ -260,6 +275,10 @@ func newHarness(ctx context.Context, c *Case, opts Options) (*harness, error) {
 		}
 		h.provider = model.NewScripted(script)
 		h.sopts.Provider = h.provider
+		if see := opts.OnModelRequest; see != nil {
+			name := c.Name
+			h.sopts.Provider = observed{h.provider, func(r model.Request) { see(name, r) }}
+		}
 	} else if !c.Scripted() {
 		rp := opts.Real
 		if rp.Provider == "" {
