@@ -138,6 +138,8 @@ test('cairn acp: selection prompt → streamed text → edit with diff → permi
   // Usage against the context window, at the end of the turn.
   const usage = mine.find((u) => u.sessionUpdate === 'usage_update');
   assert.ok(usage && usage.used === 120 + 30 + 120 + 30 + 200 + 12 && usage.size > usage.used, JSON.stringify(usage));
+  // gpt-test has no price: no cost figure rather than a made-up one.
+  assert.ok(usage.cost == null, `usage_update of an unpriced model carries a cost: ${JSON.stringify(usage)}`);
   const readDone = mine.find((u) => u.sessionUpdate === 'tool_call_update' && u.toolCallId === 'call_read' && u.status === 'completed');
   assert.ok(readDone, 'read_file completed');
 
