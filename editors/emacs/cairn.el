@@ -114,6 +114,18 @@ reviews edits in `cairn-diff-mode' instead of code actions."
     (dolist (w (get-buffer-window-list (current-buffer) nil t))
       (set-window-point w (point-max)))))
 
+(defun cairn--usage-text (u)
+  "Describe the usage plist U of a finished run: tokens in (of them
+served from the provider's prompt cache) and out, and the cost when
+the server priced it."
+  (let ((cached (or (plist-get u :cachedInputTokens) 0))
+        (cost (plist-get u :costUSD)))
+    (format "%d in%s / %d out tokens%s"
+            (or (plist-get u :inputTokens) 0)
+            (if (> cached 0) (format " (%d cached)" cached) "")
+            (or (plist-get u :outputTokens) 0)
+            (if (numberp cost) (format ", $%.4f" cost) ""))))
+
 (defun cairn--line (run text)
   "Insert TEXT as a line of its own in RUN's section."
   (cairn--insert run (concat (if (cairn--run-at-line-start run) "" "\n") text "\n"))
@@ -195,8 +207,7 @@ reviews edits in `cairn-diff-mode' instead of code actions."
       ("finished"
        (let ((u (plist-get ev :usage)))
          (cairn--line run (if (plist-get u :inputTokens)
-                              (format "-- finished - %d in / %d out tokens"
-                                      (plist-get u :inputTokens) (or (plist-get u :outputTokens) 0))
+                              (concat "-- finished - " (cairn--usage-text u))
                             "-- finished"))))
       ("failed"
        (cairn--line run (format "-- failed (%s): %s" (plist-get ev :class) (plist-get ev :error))))

@@ -251,5 +251,13 @@ cat >/dev/null
     (unless (cl-some (lambda (p) (string-match-p "touch approved.txt" p)) asked)
       (error "The approval prompt did not name the command: %S" asked))))
 
+(cairn-test "a finished run's usage names cached tokens and the cost"
+  (let ((text (cairn--usage-text '(:inputTokens 4000 :outputTokens 100 :cachedInputTokens 3072 :costUSD 0.0072))))
+    (unless (equal text "4000 in (3072 cached) / 100 out tokens, $0.0072")
+      (error "Usage shown as %S" text)))
+  (let ((text (cairn--usage-text '(:inputTokens 5 :outputTokens 2))))
+    (unless (equal text "5 in / 2 out tokens")
+      (error "Usage without cache or price shown as %S" text))))
+
 (cairn-test-finish)
 ;;; cairn-test.el ends here

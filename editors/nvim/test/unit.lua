@@ -107,6 +107,8 @@ T.test('transcript renders a run', function()
     '',
   })
   T.eq(t.render({ kind = 'failed', error = 'boom', class = 'provider' }), '-- failed (provider): boom\n')
+  T.eq(t.render({ kind = 'finished', usage = { inputTokens = 4000, outputTokens = 100, cachedInputTokens = 3072, costUSD = 0.0072 } }),
+    '-- finished - 4000 in (3072 cached) / 100 out tokens, $0.0072\n')
   T.eq(t.render({ kind = 'finished', notReady = { 'repo map', 'search' } }),
     '-- finished - not ready: repo map, search (the answer used what was indexed so far)\n')
 end)

@@ -311,8 +311,7 @@ function M.info(s, run_id)
     '- state: ' .. (r.status or '?') .. (r.error and (' (' .. r.error .. ')') or ''),
   }
   if type(r.usage) == 'table' and r.usage.inputTokens then
-    table.insert(out, ('- tokens: %d in / %d out%s'):format(r.usage.inputTokens or 0, r.usage.outputTokens or 0,
-      r.usage.costUSD and (' ($%.4f)'):format(r.usage.costUSD) or ''))
+    table.insert(out, '- tokens: ' .. util.usage_text(r.usage))
   end
   for _, id in ipairs(r.edits) do
     local e = s.edits[id]

@@ -365,8 +365,8 @@ function M.transcript()
     elseif k == 'checkpoint' then
       return ''
     elseif k == 'finished' then
-      local u = ev.usage
-      local tokens = (type(u) == 'table' and u.inputTokens) and (' - %d in / %d out tokens'):format(u.inputTokens or 0, u.outputTokens or 0) or ''
+      local tokens = M.usage_text(ev.usage)
+      tokens = tokens ~= '' and (' - ' .. tokens) or ''
       local nr = ''
       if type(ev.notReady) == 'table' and #ev.notReady > 0 then
         nr = (' - not ready: %s (the answer used what was indexed so far)'):format(table.concat(ev.notReady, ', '))
@@ -385,5 +385,17 @@ function M.transcript()
 end
 
 M.terminal = { finished = true, failed = true, cancelled = true, interrupted = true }
+
+-- usage_text renders a `finished` event's usage: tokens in (of them served
+-- from the provider's prompt cache) and out, and the cost when the server
+-- priced it ('' without usage).
+function M.usage_text(u)
+  if type(u) ~= 'table' or not u.inputTokens then
+    return ''
+  end
+  local cached = (u.cachedInputTokens or 0) > 0 and (' (%d cached)'):format(u.cachedInputTokens) or ''
+  local cost = u.costUSD and (', $%.4f'):format(u.costUSD) or ''
+  return ('%d in%s / %d out tokens%s'):format(u.inputTokens or 0, cached, u.outputTokens or 0, cost)
+end
 
 return M
