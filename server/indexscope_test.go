@@ -1,0 +1,125 @@
+package server_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/protocol"
+)
+
+const monorepoWS = `
+-- go.mod --
+module example.com/mono
+-- services/api/orders.go --
+package api
+
+// HandleOrder takes an order from the web shop.
+func HandleOrder(id string) error { return nil }
+-- services/api/orders_test.go --
+package api
+
+func TestOrders() { _ = HandleOrder("x") }
+-- services/web/page.go --
+package web
+
+// RenderPage draws the shop's front page.
+func RenderPage() string { return "shop" }
+-- libs/money/round.go --
+package money
+
+// RoundCents rounds to whole cents.
+func RoundCents(x float64) float64 { return x }
+`
+
+// index.include/index.exclude narrow the map and the search index alike,
+// the file tools still read the rest, and a change through
+// didChangeConfiguration re-indexes: files now excluded leave, newly
+// included ones enter.
+func TestIndexScopeNarrowsSearchAndMap(t *testing.T) {
+	probe := `
+      - name: search_code
+        arguments: {query: "HandleOrder"}
+      - name: search_code
+        arguments: {query: "RenderPage"}
+      - name: search_code
+        arguments: {query: "RoundCents"}
+      - name: search_code
+        arguments: {query: "HandleOrder path:*_test.go"}
+      - name: repo_map
+        arguments: {}
+`
+	script := "turns:\n  - toolCalls:" + probe + `      - name: read_file
+        arguments: {path: services/web/page.go}
+  - text: one
+  - toolCalls:` + probe + `  - text: two
+`
+	e := newEnv(t, monorepoWS, withScript(script), withSettings(map[string]any{"cairn": map[string]any{
+		"index.include": []string{"services/api", "libs"},
+		"index.exclude": []string{"**/*_test.go"},
+	}}))
+	if err := e.ed.WaitProgressEnd(e.ctx, "search index"); err != nil {
+		t.Fatal(err)
+	}
+	run := func(n int) []string {
+		t.Helper()
+		evs := e.waitRun(e.ask("services/api/orders.go", 0, 0, "where are orders taken?"))
+		if last(evs).Kind != protocol.EventFinished {
+			t.Fatalf("run %d: %+v", n, last(evs))
+		}
+		var out []string
+		for _, m := range e.toolMessages(2 * n) {
+			out = append(out, m.Content)
+		}
+		return out
+	}
+	tm := run(1)
+	if len(tm) != 6 {
+		t.Fatalf("tool results: %q", tm)
+	}
+	if !strings.Contains(tm[0], "services/api/orders.go:4: func HandleOrder") {
+		t.Errorf("HandleOrder, in scope: %q", tm[0])
+	}
+	if !strings.Contains(tm[1], "no matches") {
+		t.Errorf("RenderPage is outside index.include: %q", tm[1])
+	}
+	if !strings.Contains(tm[2], "libs/money/round.go:4:") {
+		t.Errorf("RoundCents, in scope: %q", tm[2])
+	}
+	if !strings.Contains(tm[3], "no matches") {
+		t.Errorf("a _test.go file is excluded: %q", tm[3])
+	}
+	if !strings.Contains(tm[4], "HandleOrder") || !strings.Contains(tm[4], "RoundCents") || strings.Contains(tm[4], "RenderPage") || strings.Contains(tm[4], "TestOrders") {
+		t.Errorf("repo map: %q", tm[4])
+	}
+	if !strings.Contains(tm[5], "func RenderPage()") {
+		t.Errorf("read_file of a file outside the index scope: %q", tm[5])
+	}
+
+	// The scope moves to services/ (web in, libs out) and tests come back.
+	changeSettings(t, e, map[string]any{"index": map[string]any{"include": []string{"services"}, "exclude": []string{}}})
+	if err := e.ed.WaitUntil(e.ctx, func() bool {
+		return slices.ContainsFunc(e.ed.Messages(), func(m string) bool { return strings.Contains(m, "index scope applied") })
+	}); err != nil {
+		t.Fatalf("no word that the new scope was applied: %v; messages: %q", err, e.ed.Messages())
+	}
+	tm = run(2)
+	if len(tm) != 5 {
+		t.Fatalf("tool results: %q", tm)
+	}
+	if !strings.Contains(tm[0], "services/api/orders.go:4:") {
+		t.Errorf("HandleOrder: %q", tm[0])
+	}
+	if !strings.Contains(tm[1], "services/web/page.go:4: func RenderPage") {
+		t.Errorf("RenderPage, newly included: %q", tm[1])
+	}
+	if !strings.Contains(tm[2], "no matches") {
+		t.Errorf("RoundCents, now outside index.include: %q", tm[2])
+	}
+	if !strings.Contains(tm[3], "services/api/orders_test.go:3:") {
+		t.Errorf("TestOrders, its file no longer excluded: %q", tm[3])
+	}
+	if !strings.Contains(tm[4], "RenderPage") || strings.Contains(tm[4], "RoundCents") {
+		t.Errorf("repo map after the change: %q", tm[4])
+	}
+}
