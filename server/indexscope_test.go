@@ -1,6 +1,8 @@
 package server_test
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -121,5 +123,65 @@ func TestIndexScopeNarrowsSearchAndMap(t *testing.T) {
 	}
 	if !strings.Contains(tm[4], "RenderPage") || strings.Contains(tm[4], "RoundCents") {
 		t.Errorf("repo map after the change: %q", tm[4])
+	}
+}
+
+// search.zoekt (here from $CAIRN_ZOEKT, as `cairn serve --zoekt` sets it)
+// sends code search to a Zoekt webserver's JSON API while the repo map
+// stays local; when the webserver stops answering, the user is told and
+// searches come from the local index, marked as such.
+func TestZoektServesSearchAndTheMapStaysLocal(t *testing.T) {
+	zoekt := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.URL.Path != "/api/search" {
+			http.Error(w, "wrong endpoint", http.StatusNotFound)
+			return
+		}
+		// "func HandleOrder() // from the cluster", base64 as Zoekt sends []byte.
+		w.Write([]byte(`{"Result":{"MatchCount":1,"Files":[{"FileName":"services/api/orders.go","LineMatches":[{"Line":"ZnVuYyBIYW5kbGVPcmRlcigpIC8vIGZyb20gdGhlIGNsdXN0ZXI=","LineNumber":40}]}]}}`))
+	}))
+	defer zoekt.Close()
+	script := `
+turns:
+  - toolCalls:
+      - name: search_code
+        arguments: {query: "HandleOrder"}
+      - name: repo_map
+        arguments: {}
+  - text: one
+  - toolCalls:
+      - name: search_code
+        arguments: {query: "HandleOrder"}
+  - text: two
+`
+	e := newEnv(t, monorepoWS, withScript(script), withEnv(map[string]string{"CAIRN_ZOEKT": zoekt.URL}))
+	if err := e.ed.WaitProgressEnd(e.ctx, "search index"); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(e.ed.Messages(), func(m string) bool { return strings.Contains(m, "code search is served by Zoekt at "+zoekt.URL) }) {
+		t.Errorf("the status does not name the backend: %q", e.ed.Messages())
+	}
+	evs := e.waitRun(e.ask("services/api/orders.go", 0, 0, "where are orders taken?"))
+	if last(evs).Kind != protocol.EventFinished {
+		t.Fatalf("%+v", last(evs))
+	}
+	tm := e.toolMessages(2)
+	if len(tm) != 2 || !strings.Contains(tm[0].Content, "services/api/orders.go:40: func HandleOrder() // from the cluster") {
+		t.Fatalf("search_code should come from Zoekt: %q", tm)
+	}
+	if !strings.Contains(tm[1].Content, "RenderPage") || !strings.Contains(tm[1].Content, "RoundCents") {
+		t.Errorf("repo map, local: %q", tm[1].Content)
+	}
+	zoekt.Close()
+	evs = e.waitRun(e.ask("services/api/orders.go", 0, 0, "and now?"))
+	if last(evs).Kind != protocol.EventFinished {
+		t.Fatalf("%+v", last(evs))
+	}
+	tm = e.toolMessages(4)
+	got := tm[len(tm)-1].Content
+	if !strings.Contains(got, "did not answer") || !strings.Contains(got, "services/api/orders.go:4: func HandleOrder(id string)") {
+		t.Errorf("fallback to the local index: %q", got)
+	}
+	if !slices.ContainsFunc(e.ed.Messages(), func(m string) bool { return strings.Contains(m, "does not answer") }) {
+		t.Errorf("the outage was not reported: %q", e.ed.Messages())
 	}
 }
