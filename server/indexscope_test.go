@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairn-dev/cairn/lspclient"
 	"github.com/cairn-dev/cairn/protocol"
 )
 
@@ -183,5 +184,34 @@ turns:
 	}
 	if !slices.ContainsFunc(e.ed.Messages(), func(m string) bool { return strings.Contains(m, "does not answer") }) {
 		t.Errorf("the outage was not reported: %q", e.ed.Messages())
+	}
+}
+
+// search.zoekt arriving through didChangeConfiguration decides where code
+// searches go: it is held until the user allows it, as model.baseURL is.
+func TestChangedZoektNeedsConfirmation(t *testing.T) {
+	zoekt := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`{"Result":{"Files":[]}}`))
+	}))
+	defer zoekt.Close()
+	served := func(e *env) bool {
+		return slices.ContainsFunc(e.ed.Messages(), func(m string) bool { return strings.Contains(m, "served by Zoekt at "+zoekt.URL) })
+	}
+	for _, answer := range []string{protocol.ActionDeny, protocol.ActionAllowOnce} {
+		q := &questionLog{answer: answer}
+		e := newEnv(t, monorepoWS, withScript(sensitiveScript), withEditor(lspclient.Options{Approve: q.approve}))
+		changeSettings(t, e, map[string]any{"search": map[string]any{"zoekt": zoekt.URL}})
+		waitFor(t, "the question about search.zoekt", func() bool { return len(q.list()) == 1 })
+		if msg := q.list()[0]; !strings.Contains(msg, "search.zoekt = "+zoekt.URL) || !strings.Contains(msg, "code searches") {
+			t.Errorf("question:\n%s", msg)
+		}
+		if answer == protocol.ActionAllowOnce {
+			waitFor(t, "search served by Zoekt once allowed", func() bool { return served(e) })
+			continue
+		}
+		e.waitRun(e.ask("services/api/orders.go", 0, 0, "q")) // settings apply in wire order before it
+		if served(e) {
+			t.Errorf("a denied search.zoekt was applied: %q", e.ed.Messages())
+		}
 	}
 }
