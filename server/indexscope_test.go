@@ -161,9 +161,13 @@ turns:
 	if !slices.ContainsFunc(e.ed.Messages(), func(m string) bool { return strings.Contains(m, "code search is served by Zoekt at "+zoekt.URL) }) {
 		t.Errorf("the status does not name the backend: %q", e.ed.Messages())
 	}
-	evs := e.waitRun(e.ask("services/api/orders.go", 0, 0, "where are orders taken?"))
+	runID := e.ask("services/api/orders.go", 0, 0, "where are orders taken?")
+	evs := e.waitRun(runID)
 	if last(evs).Kind != protocol.EventFinished {
 		t.Fatalf("%+v", last(evs))
+	}
+	if report, err := e.ed.ContextReport(e.ctx, runID); err != nil || !strings.Contains(report, "search hits come from Zoekt at "+zoekt.URL) {
+		t.Errorf("the context report does not name the search backend (%v):\n%s", err, report)
 	}
 	tm := e.toolMessages(2)
 	if len(tm) != 2 || !strings.Contains(tm[0].Content, "services/api/orders.go:40: func HandleOrder() // from the cluster") {
