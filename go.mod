@@ -30,6 +30,8 @@ require (
 	mvdan.cc/sh/v3 v3.14.1
 )
 
+require github.com/bmatcuk/doublestar/v4 v4.10.4 // indirect
+
 require (
 	github.com/RoaringBitmap/roaring/v2 v2.14.5 // indirect
 	github.com/bits-and-blooms/bitset v1.24.2 // indirect

@@ -102,6 +102,9 @@ type Stats struct {
 	Searchable  bool   // the session has a search index
 	SearchFiles int    // files in the search index
 	SearchDocs  uint64 // chunks in the search index
+	// SearchBackend names what serves searches: "local", or a remote
+	// backend (the search.zoekt setting); "" for an index that cannot tell.
+	SearchBackend string
 }
 
 // ErrNoSearch says the session has no search index (another Cairn server

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cairn-dev/cairn/repomap"
@@ -71,6 +72,8 @@ type Local struct {
 	lock   *os.File      // flock on StateDir/search.lock while s is open
 	saving sync.Mutex    // one tags-cache write at a time
 
+	remote atomic.Pointer[remote] // nil: searches are local (SetRemote)
+
 	mu        sync.Mutex
 	unsaved   map[string]string // editor text waiting for the next batch, by rel
 	started   bool
@@ -80,6 +83,7 @@ type Local struct {
 	saveFirst time.Time           // when saveTimer was first set
 	latest    map[string]Progress // the latest progress of each kind still building
 	mapDone   bool                // mapped is closed
+	rescanned []func()            // ScopeChanged callbacks, for the next rescan's end
 	closed    bool
 	running   sync.WaitGroup
 }
@@ -266,7 +270,7 @@ func (ix *Local) NotReady() []string {
 	select {
 	case <-ix.ready:
 	default:
-		if ix.s != nil {
+		if ix.s != nil && ix.remote.Load() == nil { // a remote backend's readiness is its own
 			out = append(out, SourceSearch)
 		}
 	}
@@ -322,7 +326,14 @@ func (ix *Local) setBuilding(b bool) {
 // background: the search index never waits for it.
 func (ix *Local) apply(ctx context.Context, ch workspace.Change) {
 	if ch.Rescan {
+		ix.mu.Lock()
+		done := ix.rescanned
+		ix.rescanned = nil
+		ix.mu.Unlock()
 		ix.rescan(ctx)
+		for _, f := range done {
+			f()
+		}
 		return
 	}
 	ix.mu.Lock()
@@ -383,6 +394,21 @@ func (ix *Local) saveCacheSoon() {
 	})
 }
 
+// ScopeChanged follows a change of the workspace's index scope
+// (workspace.SetScope): the change stream rescans, so files now outside
+// the scope leave both engines and files now inside it enter them, and
+// the watcher watches the directories the scope now holds. done, when
+// set, is called when that rescan ended (on the change stream's
+// goroutine: it must not block).
+func (ix *Local) ScopeChanged(done func()) {
+	if done != nil {
+		ix.mu.Lock()
+		ix.rescanned = append(ix.rescanned, done)
+		ix.mu.Unlock()
+	}
+	ix.watch.ScopeChanged()
+}
+
 // DocumentChanged takes the editor's unsaved text of abs into the next
 // batch of the change stream (the map reads it; typing is debounced with
 // every other change, and parsed off the caller's goroutine).
@@ -430,6 +456,14 @@ func (ix *Local) Ready() <-chan struct{} { return ix.ready }
 
 // Search runs a search query; ErrNoSearch when the session has no search index.
 func (ix *Local) Search(ctx context.Context, q Query, limit int) (*SearchResult, error) {
+	if r := ix.remote.Load(); r != nil {
+		return ix.searchRemote(ctx, r, q, limit)
+	}
+	return ix.searchLocal(ctx, q, limit)
+}
+
+// searchLocal runs a search on the local search index.
+func (ix *Local) searchLocal(ctx context.Context, q Query, limit int) (*SearchResult, error) {
 	if ix.s == nil {
 		return nil, ErrNoSearch
 	}
@@ -495,6 +529,8 @@ func (ix *Local) Stats() Stats {
 		st.Searchable, st.SearchFiles, st.SearchDocs = true, ss.Files, ss.Docs
 		st.Indexing = st.Indexing || ss.Indexing
 	}
+	st.SearchBackend, _ = ix.SearchBackend()
+	st.Searchable = st.Searchable || ix.remote.Load() != nil
 	return st
 }
 

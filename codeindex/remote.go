@@ -4,12 +4,23 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"regexp"
 	"strings"
+	"time"
 )
+
+// ErrUnavailable wraps a remote backend's failure to answer (unreachable,
+// timed out, a server error, a reply that is not its API's), as opposed
+// to a refusal of the query: a caller may answer from elsewhere.
+var ErrUnavailable = errors.New("the search backend is unavailable")
+
+// zoektClient is the client of a Zoekt without its own: a backend that
+// never answers must not hold a question for longer than this.
+var zoektClient = &http.Client{Timeout: 20 * time.Second}
 
 // Searcher is the search half of Index: what a remote search backend
 // implements.
@@ -58,7 +69,7 @@ func (x splitIndex) Building() []Progress {
 
 func (x splitIndex) Stats() Stats {
 	st := x.Index.Stats()
-	st.Searchable = true
+	st.Searchable, st.SearchBackend = true, "remote"
 	return st
 }
 
@@ -129,16 +140,22 @@ func (z Zoekt) Search(ctx context.Context, query Query, limit int) (*SearchResul
 	req.Header.Set("Content-Type", "application/json")
 	client := z.Client
 	if client == nil {
-		client = http.DefaultClient
+		client = zoektClient
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("zoekt search at %s: %w", z.URL, err)
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("zoekt search at %s: %w", z.URL, err)
+		}
+		return nil, fmt.Errorf("zoekt search at %s: %w: %w", z.URL, ErrUnavailable, err)
 	}
 	defer resp.Body.Close()
 	var reply zoektReply
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<20)).Decode(&reply); err != nil {
-		return nil, fmt.Errorf("zoekt search at %s: reading the reply (HTTP %d): %w", z.URL, resp.StatusCode, err)
+		return nil, fmt.Errorf("zoekt search at %s: reading the reply (HTTP %d): %w: %w", z.URL, resp.StatusCode, ErrUnavailable, err)
+	}
+	if resp.StatusCode >= 500 {
+		return nil, fmt.Errorf("zoekt search at %s: HTTP %d: %w: %s", z.URL, resp.StatusCode, ErrUnavailable, reply.Error)
 	}
 	if resp.StatusCode != http.StatusOK || reply.Error != "" {
 		return nil, fmt.Errorf("zoekt search at %s: HTTP %d: %s", z.URL, resp.StatusCode, reply.Error)

@@ -72,10 +72,7 @@ func TestWithSearchSplitsTheIndex(t *testing.T) {
 // The real thing, when zoekt-index and zoekt-webserver are at hand
 // ($ZOEKT_BIN; see scripts/bench-index.sh for building them).
 func TestZoektSearchAgainstARealWebserver(t *testing.T) {
-	bin := os.Getenv("ZOEKT_BIN")
-	if bin == "" {
-		t.Skip("set ZOEKT_BIN to a directory with zoekt-index and zoekt-webserver")
-	}
+	bin := zoektBin(t)
 	src := t.TempDir()
 	os.WriteFile(filepath.Join(src, "tax.go"), []byte("package tax\n\n// Gross adds the value added tax.\nfunc Gross(net int) int { return net * 120 / 100 }\n"), 0o644)
 	idx := t.TempDir()

@@ -140,6 +140,9 @@ func indexSources(req Request, lines []string, sel *Selection, seen spans, repor
 	case req.IndexPending:
 		report.Notes = append(report.Notes, "the indexes are still being built: the repo map, definitions and search hits use what is indexed so far")
 	}
+	if b := ix.Stats().SearchBackend; b != "" && b != "local" {
+		report.Notes = append(report.Notes, fmt.Sprintf("search hits come from %s; the repo map and definitions are local", b))
+	}
 	selText := ""
 	if sel != nil && sel.StartLine <= len(lines) {
 		selText = strings.Join(lines[sel.StartLine-1:min(sel.EndLine, len(lines))], "")

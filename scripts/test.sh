@@ -156,6 +156,7 @@ step "npm ci: pinned MCP servers (test/mcp), the black-box clients (test/blackbo
 step "quality corpora: rxjs and zod from npm, CPython 3.11's standard library" quality_corpora
 step "go test -race ./..." go test -race -count=1 -timeout 20m ./...
 step "quality sets on real code (floors on retrieval, map and context figures)" quality_sets
+step "remote search: zoekt-index and zoekt-webserver (pinned), the Zoekt tests" bash scripts/ci-zoekt.sh
 step "build" build
 export CAIRN_BIN="$PWD/bin/cairn"
 step "cairn demo" demo

@@ -58,7 +58,15 @@ type Settings struct {
 		// takes; 0: not at all). The question's own files are indexed
 		// first either way.
 		WaitMs *int `json:"waitMs"`
+		// Include and Exclude narrow what is indexed (workspace.Scope).
+		Include []string `json:"include"`
+		Exclude []string `json:"exclude"`
 	} `json:"index"`
+	Search struct {
+		// Zoekt is the URL of a zoekt-webserver -rpc that serves code
+		// search (CAIRN_ZOEKT, `cairn serve --zoekt`); see docs/scale.md.
+		Zoekt string `json:"zoekt"`
+	} `json:"search"`
 }
 
 // DefaultIndexWaitMs is index.waitMs when unset.
@@ -154,6 +162,7 @@ func parseSettingsOnto(raw []byte, base Settings) (Settings, []string) {
 	decode("policy", &s.Policy)
 	decode("sandbox", &s.Sandbox)
 	decode("index", &s.Index)
+	decode("search", &s.Search)
 	return s, warnings
 }
 
@@ -195,6 +204,9 @@ func (s Settings) withEnv(getenv func(string) string) (Settings, []string) {
 	}
 	if s.Sandbox.Mode == "" {
 		s.Sandbox.Mode = getenv("CAIRN_SANDBOX")
+	}
+	if s.Search.Zoekt == "" {
+		s.Search.Zoekt = getenv("CAIRN_ZOEKT")
 	}
 	if s.Trace.OTLPEndpoint == "" {
 		s.Trace.OTLPEndpoint = getenv("OTEL_EXPORTER_OTLP_ENDPOINT")

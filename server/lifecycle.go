@@ -114,6 +114,9 @@ func (s *Server) Initialize(ctx context.Context, params *lsp.InitializeParams) (
 // workspace is known.
 func (s *Server) setupEngines(initial Settings) error {
 	initial, _ = initial.withEnv(s.opts.Getenv)
+	// The first build walks only the index scope (its problems are
+	// reported by applySettings).
+	_, _ = s.applyScope(initial)
 	progress := newIndexProgress(s)
 	e, err := agent.OpenEngines(s.ctx, agent.EngineOptions{
 		WS: s.ws, StateDir: s.stateDir, Version: Version, Asker: s, Getenv: s.opts.Getenv,
@@ -155,6 +158,7 @@ func (s *Server) applySettings(settings Settings, warnings []string) {
 	s.settings = settings
 	mgr, gate, sb := s.mgr, s.gate, s.sandbox
 	s.mu.Unlock()
+	warnings = append(warnings, s.applyIndexSettings(settings)...)
 	if sb != nil {
 		warnings = append(warnings, sb.Configure(settings.Sandbox, s.stateDir)...)
 		s.reportSandbox(sb)

@@ -20,7 +20,7 @@ import (
 )
 
 // Settings that start processes or decide where code and keys are sent
-// (mcpServers, model.baseURL, scripted.path), and those that loosen the
+// (mcpServers, model.baseURL, search.zoekt, scripted.path), and those that loosen the
 // sandbox or the policy, are the user's to choose. The
 // editor clients declare them user/machine-scoped, so a workspace's own
 // settings file cannot set them; a client that forwards workspace settings
@@ -61,6 +61,12 @@ var sensitiveSettings = []sensitiveSetting{
 		why: "your API key and your code are sent to this address",
 		get: func(s *Settings) string { return strings.TrimSpace(s.Model.BaseURL) },
 		set: func(dst *Settings, from Settings) { dst.Model.BaseURL = from.Model.BaseURL },
+	},
+	{
+		key: "search.zoekt",
+		why: "the agent's code searches (words of your code and questions) are sent to this address",
+		get: func(s *Settings) string { return strings.TrimSpace(s.Search.Zoekt) },
+		set: func(dst *Settings, from Settings) { dst.Search.Zoekt = from.Search.Zoekt },
 	},
 	{
 		key: "scripted.path",

@@ -2,7 +2,9 @@ package tools
 
 import "github.com/cairn-dev/cairn/workspace"
 
-var walkOptions = workspace.WalkOptions{}
+// The file tools see the whole workspace: index.include/index.exclude
+// narrow what is indexed, not what the agent may list or read.
+var walkOptions = workspace.WalkOptions{AllFiles: true}
 
 // Builtins returns the built-in tools for the workspace at root; commands
 // are confined by sb.

@@ -30,6 +30,7 @@ const (
 	SkipVendored  SkipReason = "vendored"
 	SkipBuilt     SkipReason = "build output"
 	SkipUnread    SkipReason = "unreadable"
+	SkipScope     SkipReason = "outside index.include/exclude"
 )
 
 // WalkStats counts what a walk skipped, by reason.
@@ -41,6 +42,9 @@ type WalkStats struct {
 // WalkOptions tune Walk. The zero value is usable.
 type WalkOptions struct {
 	MaxFileSize int64 // default 1 MiB
+	// AllFiles lists files outside the index scope (SetScope) too: what a
+	// command may have changed, what the file tools list.
+	AllFiles bool
 }
 
 // alwaysSkipDirs are never worth indexing and often huge.
@@ -101,10 +105,14 @@ func builtDir(absParent, name string) bool {
 // folders, vendored trees, build output (dist/, build/, out/ beside a
 // package.json or pyproject.toml; minified files, bundles, source maps,
 // lockfiles), binary files and oversized files (counted in the returned
-// stats). A .gitignore or .cairnignore negation ("!dist/") does not bring
+// stats). Files outside the index scope (SetScope) are left out unless
+// opts.AllFiles. A .gitignore or .cairnignore negation ("!dist/") does not bring
 // build output back; .cairnignore can only take more away. Symlinks are not followed, so loops cannot hang it.
 func (w *Workspace) Walk(opts WalkOptions) ([]File, WalkStats) {
 	wk := &walker{max: opts.MaxFileSize, stats: WalkStats{Skipped: map[SkipReason]int{}}}
+	if !opts.AllFiles {
+		wk.scope = w.scope.Load()
+	}
 	if wk.max <= 0 {
 		wk.max = 1 << 20
 	}
@@ -152,6 +160,8 @@ type walker struct {
 	max   int64
 	slots chan struct{} // bounds the goroutines listing directories
 	wg    sync.WaitGroup
+
+	scope *compiledScope // nil: every file
 
 	mu    sync.Mutex
 	files []File
@@ -201,6 +211,8 @@ func (wk *walker) dir(absDir, relDir string, stack []ignoreRules) {
 				skipped[SkipBuilt]++
 			case ignoredByRules(stack, rel, true):
 				skipped[SkipIgnored]++
+			case !wk.scope.dir(rel):
+				skipped[SkipScope]++
 			default:
 				select {
 				case wk.slots <- struct{}{}:
@@ -226,6 +238,10 @@ func (wk *walker) dir(absDir, relDir string, stack []ignoreRules) {
 			skipped[SkipIgnored]++
 			continue
 		}
+		if !wk.scope.file(rel) {
+			skipped[SkipScope]++
+			continue
+		}
 		info, err := e.Info()
 		if err != nil {
 			skipped[SkipUnread]++
@@ -239,10 +255,17 @@ func (wk *walker) dir(absDir, relDir string, stack []ignoreRules) {
 	}
 }
 
-// Ignored reports whether a workspace-relative path is excluded by the
-// ignore rules of its ancestors (used for watcher events on single files).
+// Ignored reports whether a workspace-relative file is kept out of the
+// indexes: excluded by the ignore rules of its ancestors, or outside the
+// index scope (used for watcher events on single files).
 func (w *Workspace) Ignored(rel string) bool {
-	return w.ignoredBy(rel, ".gitignore", ".cairnignore")
+	return !w.scope.Load().file(rel) || w.ignoredBy(rel, ".gitignore", ".cairnignore")
+}
+
+// IgnoredDir is Ignored for a directory: true when no file under it can
+// be indexed (the watcher does not watch it).
+func (w *Workspace) IgnoredDir(rel string) bool {
+	return !w.scope.Load().dir(rel) || w.ignoredBy(rel, ".gitignore", ".cairnignore")
 }
 
 // CairnIgnored reports whether .cairnignore excludes a path: the user's

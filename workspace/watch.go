@@ -113,6 +113,7 @@ type Watcher struct {
 	rescan  bool
 	first   time.Time // when the oldest pending change arrived
 	kick    chan struct{}
+	rewatch chan struct{} // the index scope changed: watch what it now holds
 
 	// Owned by Run's goroutine: the directories watched, and whether the
 	// tree is only partly watched (the cap or the kernel's limit was hit).
@@ -151,7 +152,7 @@ func (w *Workspace) NewWatcher(opts WatchOptions) *Watcher {
 	if opts.MaxWatches <= 0 {
 		opts.MaxWatches = DefaultMaxWatches
 	}
-	return &Watcher{ws: w, opts: opts, pending: map[string]bool{}, kick: make(chan struct{}, 1), degraded: make(chan struct{}), watched: map[string]bool{}}
+	return &Watcher{ws: w, opts: opts, pending: map[string]bool{}, kick: make(chan struct{}, 1), rewatch: make(chan struct{}, 1), degraded: make(chan struct{}), watched: map[string]bool{}}
 }
 
 // Touch adds workspace-relative paths to the next batch (an editor's
@@ -174,6 +175,19 @@ func (wt *Watcher) Rescan() {
 	}
 	wt.mu.Unlock()
 	wt.poke()
+}
+
+// ScopeChanged follows a change of the workspace's index scope
+// (Workspace.SetScope): directories it now holds are watched, and the next
+// batch is a rescan, which takes files now outside it out of the indexes
+// and brings files now inside it in. Directories that left the scope stay
+// watched; their events are dropped by Ignored.
+func (wt *Watcher) ScopeChanged() {
+	select {
+	case wt.rewatch <- struct{}{}:
+	default:
+	}
+	wt.Rescan()
 }
 
 func (wt *Watcher) addLocked(rel string) {
@@ -266,7 +280,7 @@ func (wt *Watcher) addTree(fw *fsnotify.Watcher, dir string) {
 		if err != nil || !d.IsDir() {
 			return nil
 		}
-		if p != root && (skipWatchDirs[d.Name()] || wt.ws.Ignored(wt.ws.Rel(p))) {
+		if p != root && (skipWatchDirs[d.Name()] || wt.ws.IgnoredDir(wt.ws.Rel(p))) {
 			return filepath.SkipDir
 		}
 		if wt.ws.stateDir != "" && within(wt.ws.stateDir, p) {
@@ -362,7 +376,7 @@ func (wt *Watcher) loop(ctx context.Context, fn func(Change), fw *fsnotify.Watch
 			}
 			if ev.Has(fsnotify.Create) {
 				if st, err := os.Lstat(ev.Name); err == nil && st.IsDir() {
-					if skipWatchDirs[filepath.Base(ev.Name)] || wt.ws.Ignored(rel) {
+					if skipWatchDirs[filepath.Base(ev.Name)] || wt.ws.IgnoredDir(rel) {
 						continue
 					}
 					wt.addTree(fw, ev.Name)
@@ -389,6 +403,10 @@ func (wt *Watcher) loop(ctx context.Context, fn func(Change), fw *fsnotify.Watch
 			}
 		case <-reconcile.C:
 			wt.Rescan()
+		case <-wt.rewatch:
+			if fw != nil {
+				wt.addTree(fw, wt.ws.Root())
+			}
 		case <-wt.kick:
 			arm()
 		case <-timer.C:

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 )
 
 // ErrOutside is returned (wrapped) when a path resolves outside the workspace.
@@ -22,6 +23,7 @@ type Workspace struct {
 	Docs     *Documents
 	Recent   *RecentEdits
 	stateDir string
+	scope    atomic.Pointer[compiledScope] // nil: everything is indexed (SetScope)
 }
 
 // Open returns the workspace rooted at dir.

@@ -24,7 +24,7 @@ import (
 )
 
 const (
-	askSynopsis     = "cairn ask [--root DIR] --file PATH [--range L1-L2] [--apply] [--apply-protected PATH,...] QUESTION"
+	askSynopsis     = "cairn ask [--root DIR] --file PATH [--range L1-L2] [--apply] [--apply-protected PATH,...] [--zoekt URL] QUESTION"
 	contextSynopsis = "cairn context [--root DIR] --file PATH [--range L1-L2] [--tokens N] [--max-output N] QUESTION"
 )
 

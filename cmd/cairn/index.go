@@ -114,13 +114,14 @@ func byteSize(n int64) string {
 	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 }
 
-const searchSynopsis = "cairn search [--root DIR] [--limit N] [--files] [--json] QUERY"
+const searchSynopsis = "cairn search [--root DIR] [--limit N] [--files] [--json] [--zoekt URL] QUERY"
 
 func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs, root := newFlags("search", searchSynopsis)
 	limit := fs.Int("limit", 20, "maximum hits (at least 1)")
 	asJSON := fs.Bool("json", false, "print one JSON document")
 	byFile := fs.Bool("files", false, "one hit per file (its best chunk); --limit counts files")
+	zoekt := fs.String("zoekt", os.Getenv("CAIRN_ZOEKT"), "search the zoekt-webserver -rpc at this URL instead of the local index (default $CAIRN_ZOEKT)")
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
@@ -131,15 +132,23 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *limit < 1 {
 		return usagef("--limit %d: give at least 1 (the default is 20)", *limit)
 	}
-	// The search index alone: the repo map is neither read nor built.
-	_, ix, err := openIndex(*root, codeindex.Options{NoMap: true})
-	if err != nil {
-		return err
-	}
-	defer ix.Close()
-	// Bring the index up to date (stat only; only changed files are read).
-	if err := ix.Reconcile(ctx); err != nil {
-		return fmt.Errorf("updating the code index: %w", err)
+	var ix codeindex.Searcher
+	if *zoekt != "" {
+		// A remote backend: nothing local is opened, and a Zoekt that does
+		// not answer is the command's error (no fallback on the command line).
+		ix = codeindex.Zoekt{URL: *zoekt}
+	} else {
+		// The search index alone: the repo map is neither read nor built.
+		_, local, err := openIndex(*root, codeindex.Options{NoMap: true})
+		if err != nil {
+			return err
+		}
+		defer local.Close()
+		// Bring the index up to date (stat only; only changed files are read).
+		if err := local.Reconcile(ctx); err != nil {
+			return fmt.Errorf("updating the code index: %w", err)
+		}
+		ix = local
 	}
 	n := *limit
 	if *byFile {

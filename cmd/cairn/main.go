@@ -175,8 +175,9 @@ func usage(w io.Writer) {
 }
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("serve", "cairn serve [--stdio]")
+	fs := newFlagSet("serve", "cairn serve [--stdio] [--zoekt URL]")
 	fs.Bool("stdio", true, "speak LSP on stdin/stdout (the default; accepted for clients that pass it)")
+	zoekt := fs.String("zoekt", "", "URL of a zoekt-webserver -rpc that serves code search (as $CAIRN_ZOEKT; the search.zoekt setting wins)")
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
@@ -188,7 +189,17 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		// but says once what it is for and what to run instead.
 		fmt.Fprintln(stderr, serveTerminalHint)
 	}
-	return server.Serve(ctx, os.Stdin, stdout, server.Options{ForwardLogs: true})
+	opts := server.Options{ForwardLogs: true}
+	if *zoekt != "" {
+		// The flag is the launch configuration's word, as the environment is.
+		opts.Getenv = func(k string) string {
+			if k == "CAIRN_ZOEKT" {
+				return *zoekt
+			}
+			return os.Getenv(k)
+		}
+	}
+	return server.Serve(ctx, os.Stdin, stdout, opts)
 }
 
 // serveTerminalHint is what cairn serve prints when its stdin is a terminal.

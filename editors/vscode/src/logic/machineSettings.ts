@@ -7,7 +7,7 @@
 // and value, and the answer is remembered (workspaceState).
 
 /** The keys below "cairn." that only user or machine settings may set. */
-export const MACHINE_KEYS = ['serverPath', 'mcpServers', 'model.baseURL', 'scripted.path', 'trace.otlpEndpoint'] as const;
+export const MACHINE_KEYS = ['serverPath', 'mcpServers', 'model.baseURL', 'scripted.path', 'trace.otlpEndpoint', 'search.zoekt'] as const;
 
 export type MachineKey = (typeof MACHINE_KEYS)[number];
 
@@ -99,6 +99,7 @@ const WHY: Record<MachineKey, string> = {
   'model.baseURL': 'your API key and your code are sent to this address',
   'scripted.path': 'the script decides every answer and tool call of the model',
   'trace.otlpEndpoint': 'traces, which hold prompts and code, are sent to this address',
+  'search.zoekt': "the agent's code searches (words of your code and questions) are sent to this address",
 };
 
 /** The question for one suggestion: what the workspace asks, and why it matters. */

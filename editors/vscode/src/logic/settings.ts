@@ -14,6 +14,9 @@ export const SETTING_KEYS = [
   'approval.mode',
   'mcpServers',
   'trace.otlpEndpoint',
+  'search.zoekt',
+  'index.include',
+  'index.exclude',
 ] as const;
 
 function isEmpty(v: unknown): boolean {

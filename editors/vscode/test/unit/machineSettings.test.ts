@@ -62,9 +62,9 @@ test('a workspace value equal to the user value needs no question', () => {
 });
 
 test('machine keys are the process-starting and key-receiving settings', () => {
-  for (const k of ['serverPath', 'mcpServers', 'model.baseURL', 'scripted.path', 'trace.otlpEndpoint']) assert.ok(isMachineKey(k), k);
-  for (const k of ['model.provider', 'model.name', 'approval.mode', 'diagnostics.debounceMs']) assert.ok(!isMachineKey(k), k);
-  assert.equal(MACHINE_KEYS.length, 5);
+  for (const k of ['serverPath', 'mcpServers', 'model.baseURL', 'scripted.path', 'trace.otlpEndpoint', 'search.zoekt']) assert.ok(isMachineKey(k), k);
+  for (const k of ['model.provider', 'model.name', 'approval.mode', 'diagnostics.debounceMs', 'index.include']) assert.ok(!isMachineKey(k), k);
+  assert.equal(MACHINE_KEYS.length, 6);
 });
 
 test('the prompt names the setting, the value and why it matters, on one line', () => {
