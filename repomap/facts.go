@@ -57,6 +57,10 @@ func isAPI(lang string, d *Def) bool {
 		}
 		return d.Depth == 1 && !strings.HasPrefix(name, "_") && !strings.HasPrefix(name, "#") &&
 			!strings.HasPrefix(d.Signature, "private ") && !strings.HasPrefix(d.Signature, "protected ")
+	case "java", "rust", "ruby":
+		return !d.Private
+	case "c":
+		return d.TopLevel && !d.Private
 	}
 	return d.TopLevel
 }

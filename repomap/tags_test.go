@@ -31,6 +31,9 @@ func formatTags(ft *FileTags) string {
 		if d.Local {
 			top += " local"
 		}
+		if d.Private {
+			top += " private"
+		}
 		fmt.Fprintf(&b, "  %d-%d %s %s%s depth=%d%s | %s\n", d.Line, d.EndLine, d.Kind, d.Name, scope, d.Depth, top, d.Signature)
 	}
 	if len(ft.Scopes) > 0 {
@@ -136,5 +139,61 @@ func TestHashMatchesWorkspace(t *testing.T) {
 		if got, want := hashBytes([]byte(s)), workspace.Hash(s); got != want {
 			t.Errorf("hashBytes(%q) = %s, workspace.Hash = %s", s, got, want)
 		}
+	}
+}
+
+// A C macro loop the parser cannot expand (the kernel's
+// `for_each_possible_cpu(i) stmt;`) must not make the functions after it
+// local to the function that uses it: C has no nested functions.
+func TestTagsCFunctionAfterUnexpandedMacro(t *testing.T) {
+	src := `unsigned long long nr_context_switches(void)
+{
+	int i;
+	unsigned long long sum = 0;
+
+	for_each_possible_cpu(i)
+		sum += cpu_rq(i)->nr_switches;
+
+	return sum;
+}
+
+unsigned int nr_iowait_cpu(int cpu)
+{
+	return atomic_read(&cpu_rq(cpu)->nr_iowait);
+}
+
+static void __sched notrace __schedule(unsigned int sched_mode)
+{
+	struct task_struct *prev;
+}
+
+asmlinkage __visible void __sched schedule(void)
+{
+	__schedule(SM_NONE);
+}
+`
+	ft, err := ParseFile("core.c", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{"nr_context_switches": false, "__schedule": true, "schedule": false}
+	got := map[string]bool{}
+	for _, d := range ft.Defs {
+		if _, ok := want[d.Name]; !ok {
+			continue
+		}
+		got[d.Name] = true
+		if d.Local || !d.TopLevel || d.Scope != "" {
+			t.Errorf("%s: local %v, top-level %v, scope %q; want a top-level function", d.Name, d.Local, d.TopLevel, d.Scope)
+		}
+		if d.Private != want[d.Name] {
+			t.Errorf("%s: private %v, want %v (static in a .c file)", d.Name, d.Private, want[d.Name])
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("defs %v, want %v", got, want)
+	}
+	if d := ft.Defs[0]; d.Name == "nr_context_switches" && d.EndLine > 11 {
+		t.Errorf("nr_context_switches ends on line %d, want it clipped before the next function", d.EndLine)
 	}
 }

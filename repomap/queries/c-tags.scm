@@ -10,6 +10,21 @@
 (type_definition declarator: (type_identifier) @name) @definition.type
 (preproc_def name: (identifier) @name) @definition.macro
 (preproc_function_def name: (identifier) @name) @definition.macro
+; File-scope variables (`const struct file_operations ext4_file_operations =
+; {...}`, a header's `extern` declaration), at the top level or inside a
+; conditional block; not the locals of a function body.
+(translation_unit (declaration declarator: [
+  (identifier) @name
+  (array_declarator declarator: (identifier) @name)
+  (init_declarator declarator: [(identifier) @name (pointer_declarator declarator: (identifier) @name) (array_declarator declarator: (identifier) @name)])]) @definition.variable)
+(preproc_ifdef (declaration declarator: [
+  (identifier) @name
+  (array_declarator declarator: (identifier) @name)
+  (init_declarator declarator: [(identifier) @name (pointer_declarator declarator: (identifier) @name) (array_declarator declarator: (identifier) @name)])]) @definition.variable)
+(preproc_if (declaration declarator: [
+  (identifier) @name
+  (array_declarator declarator: (identifier) @name)
+  (init_declarator declarator: [(identifier) @name (pointer_declarator declarator: (identifier) @name) (array_declarator declarator: (identifier) @name)])]) @definition.variable)
 
 (call_expression function: (identifier) @name) @reference.call
 (call_expression function: (field_expression field: (field_identifier) @name)) @reference.call
