@@ -30,9 +30,12 @@ func isBuiltinDecl(rel string) bool {
 	return rel == "builtin/builtin.go" || strings.HasSuffix(rel, "/builtin/builtin.go")
 }
 
-// isGoInternal reports a Go internal/ package: not importable from outside.
-func isGoInternal(rel string) bool {
-	return strings.HasSuffix(rel, ".go") && (strings.HasPrefix(rel, "internal/") || strings.Contains(rel, "/internal/"))
+// isInternal reports a Go internal/ package, not importable from outside,
+// and a Java internal package (the JDK's jdk/internal/..., which its
+// modules do not export).
+func isInternal(rel string) bool {
+	return (strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, ".java")) &&
+		(strings.HasPrefix(rel, "internal/") || strings.Contains(rel, "/internal/"))
 }
 
 // isAPI reports whether a definition is part of its package's public
@@ -106,7 +109,7 @@ func isFixture(rel string) bool {
 type fileFacts struct {
 	fixture      bool // test data, or Go's builtin package
 	test         bool // isTestFile
-	internal     bool // isGoInternal
+	internal     bool // isInternal
 	experimental bool // isExperimental
 	depth        int  // directory levels below the workspace root
 	defs         []defFacts
@@ -132,7 +135,7 @@ func computeFacts(t *FileTags, ids, same []int32) *fileFacts {
 	f := &fileFacts{
 		fixture:      isFixture(t.Path) || isBuiltinDecl(t.Path),
 		test:         isTestFile(t.Path),
-		internal:     isGoInternal(t.Path),
+		internal:     isInternal(t.Path),
 		experimental: isExperimental(t),
 		depth:        strings.Count(t.Path, "/"),
 		defs:         make([]defFacts, len(ids)),

@@ -122,6 +122,10 @@ const (
 	apiBoost       = 3.0
 	nestFactor     = 0.6
 	declaredBoost  = 10.0
+	// internalsFactor: with no focus, what is not API (isAPI) ranks this
+	// much lower, so that a map opens on a package's public surface and
+	// shows its internals only once that is in.
+	internalsFactor = 0.1
 )
 
 // Focus is what the question is about. All fields are optional.

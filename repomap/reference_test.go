@@ -23,7 +23,7 @@ import (
 // walk is a power iteration over an explicit file-by-file transition
 // matrix, and every score is the formula applied to one definition. It
 // uses the ranking's parameters (the constants) and its predicates that
-// classify one file or definition (isTestFile, isFixture, isGoInternal,
+// classify one file or definition (isTestFile, isFixture, isInternal,
 // isExperimental, isAPI), which the tests of rank_test.go check on their own.
 
 // refName is a name in the reference graph: what a reference names. A
@@ -434,7 +434,7 @@ func (rg *refGraph) scores(focus Focus, pr []float64, mass map[refName]float64, 
 			fileFactor *= testPenalty
 		}
 		if unfocused {
-			if isGoInternal(t.Path) {
+			if isInternal(t.Path) {
 				fileFactor *= internalFactor
 			}
 			if isExperimental(t) {
@@ -474,6 +474,8 @@ func (rg *refGraph) scores(focus Focus, pr []float64, mass map[refName]float64, 
 				if unfocused && rg.declared[d.Name] && !method {
 					s *= declaredBoost
 				}
+			} else if unfocused {
+				s *= internalsFactor
 			}
 			if unfocused {
 				s *= 1 + math.Log2(1+float64(uses))

@@ -122,6 +122,8 @@ func (sf *scoreFocus) defFactor(s float64, d *scoreDef, focusName bool) float64 
 		if sf.unfocused && d.flags&scoreDeclared != 0 {
 			s *= declaredBoost
 		}
+	} else if sf.unfocused {
+		s *= internalsFactor
 	}
 	if sf.unfocused {
 		// How widely the name is used: a package's entry points are

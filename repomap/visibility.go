@@ -15,10 +15,11 @@ import (
 //     which are public unless marked private;
 //   - Rust: an item without a plain `pub` (`pub(crate)` and its kin are
 //     not public), except trait items and the items of a trait impl (`impl
-//     Read for BufReader`), which are as public as the trait;
+//     Read for BufReader`), which are as public as the trait; and an item
+//     marked #[unstable] or #[doc(hidden)] (not the stable documented API);
 //   - C: in a .c file, a `static` function or variable, and every macro,
-//     struct, union, enum or typedef (they are local to the file); nothing
-//     in a header;
+//     struct, union, enum or typedef (they are local to the file); in a
+//     header, its static (inline) functions;
 //   - Ruby: a method after a bare `private`/`protected` line of its class
 //     body, named by `private :name` (or `private_class_method`), written
 //     `private def`, and a class, module or method marked `:nodoc:` (RDoc's
@@ -35,12 +36,16 @@ func markPrivate(lang string, all []*rawDef, content []byte, ft *FileTags) {
 	case "java":
 		rule = javaPrivate
 	case "rust":
-		rule = rustPrivate
+		lines := bytes.Split(content, []byte{'\n'})
+		rule = func(d, parent *rawDef, head []byte) bool {
+			return rustPrivate(d, parent, head) || !d.scope && rustUnstable(lines, d.line-1)
+		}
 	case "c":
 		if strings.HasSuffix(ft.Path, ".h") {
-			return
+			rule = cHeaderPrivate
+		} else {
+			rule = cPrivate
 		}
-		rule = cPrivate
 	case "ruby":
 		rp := newRubyPrivacy(content)
 		rule = rp.private
@@ -141,6 +146,28 @@ func rustPrivate(d, parent *rawDef, head []byte) bool {
 	}
 	// In an impl: public when it implements a trait.
 	return !parent.scope || !parent.traitImpl
+}
+
+// cHeaderPrivate: a header's static functions are its own inline helpers,
+// not the entry points it declares.
+func cHeaderPrivate(d, _ *rawDef, head []byte) bool {
+	return d.kind == "function" && hasWord(head, "static")
+}
+
+// rustUnstable reports an item whose attributes (the lines just above
+// row, up to the previous item) mark it #[unstable] or #[doc(hidden)]: not
+// part of the stable, documented API.
+func rustUnstable(lines [][]byte, row int) bool {
+	for r := row - 1; r >= 0 && r >= row-12; r-- {
+		l := bytes.TrimSpace(lines[r])
+		if len(l) == 0 || l[len(l)-1] == '}' || l[len(l)-1] == '{' || l[len(l)-1] == ';' && !bytes.HasPrefix(l, []byte("//")) {
+			return false
+		}
+		if bytes.HasPrefix(l, []byte("#[unstable(")) || bytes.HasPrefix(l, []byte("#[doc(hidden)]")) {
+			return true
+		}
+	}
+	return false
 }
 
 func cPrivate(d, _ *rawDef, head []byte) bool {

@@ -49,3 +49,4 @@ int after_total(int x)
 {
 	return x + 1;
 }
+EXPORT_SYMBOL(after_total);

@@ -1,4 +1,6 @@
 use std::collections::HashMap;
+pub use self::store::{Backend, Memory as Mem};
+pub(crate) use self::store::Hidden;
 
 pub const LIMIT: usize = 10;
 
@@ -41,6 +43,9 @@ pub fn run(mode: Mode) -> usize {
     let c: Cache<String, String> = Cache::new();
     helper(square!(LIMIT))
 }
+
+#[unstable(feature = "preview", issue = "none")]
+pub fn preview() {}
 
 fn helper(n: usize) -> usize {
     n
