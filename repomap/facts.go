@@ -51,7 +51,8 @@ func isAPI(lang string, d *Def) bool {
 			r, _ := utf8.DecodeRuneInString(s)
 			return unicode.IsUpper(r)
 		}
-		return upper(name) && (d.Depth == 0 || d.Scope == "" || upper(d.Scope))
+		// A method is API only on an exported type (fakeLocker.Lock is not).
+		return upper(name) && (d.Scope == "" || upper(d.Scope))
 	case "python":
 		return !strings.HasPrefix(name, "_") && (d.Depth == 0 || d.Depth == 1 && !strings.HasPrefix(d.Scope, "_"))
 	case "typescript", "tsx", "javascript":
