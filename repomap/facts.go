@@ -69,6 +69,11 @@ func isAPI(lang string, d *Def) bool {
 	return d.TopLevel
 }
 
+// isEntry reports a package-level definition (a function, type, variable
+// or class with no enclosing scope): with API, an entry point of the
+// package rather than a member of one.
+func isEntry(d *Def) bool { return d.Scope == "" && d.TopLevel }
+
 // isExperimental reports a Go file built only with a GOEXPERIMENT on
 // (//go:build goexperiment.jsonv2): not part of the package as the default
 // toolchain builds it. Its //go:build expression is false with every
@@ -128,6 +133,7 @@ const (
 	factAPI      = 1 << iota // isAPI
 	factMember               // isMember
 	factOverload             // overload: the first definition of the name and scope stands for it
+	factEntry                // isEntry
 )
 
 // computeFacts derives a file's fileFacts from its tags and definition
@@ -166,6 +172,9 @@ func computeFacts(t *FileTags, ids, same []int32) *fileFacts {
 		}
 		if isMember(t.Language, def) {
 			df.flags |= factMember
+		}
+		if isEntry(def) {
+			df.flags |= factEntry
 		}
 		if same[di] > 1 && overload(t, ids, di) {
 			df.flags |= factOverload

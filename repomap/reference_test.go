@@ -24,7 +24,7 @@ import (
 // matrix, and every score is the formula applied to one definition. It
 // uses the ranking's parameters (the constants) and its predicates that
 // classify one file or definition (isTestFile, isFixture, isInternal,
-// isExperimental, isAPI), which the tests of rank_test.go check on their own.
+// isExperimental, isAPI, isEntry), which the tests of rank_test.go check on their own.
 
 // refName is a name in the reference graph: what a reference names. A
 // bare reference (no receiver, in a language where methods are reached
@@ -473,6 +473,9 @@ func (rg *refGraph) scores(focus Focus, pr []float64, mass map[refName]float64, 
 				s *= apiBoost
 				if unfocused && rg.declared[d.Name] && !method {
 					s *= declaredBoost
+				}
+				if unfocused && isEntry(d) {
+					s *= entryBoost
 				}
 			} else if unfocused {
 				s *= internalsFactor
