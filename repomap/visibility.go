@@ -26,12 +26,13 @@ import (
 //     mark for what is not public API).
 //
 // A definition inside a private one is private too (the members of a
-// package-private Java class).
+// package-private Java class), except in Ruby (see markPrivate).
 
 // markPrivate sets Private on ft.Defs, which placeDefs appended from all
 // (sorted, scopes included) in order.
 func markPrivate(lang string, all []*rawDef, content []byte, ft *FileTags) {
 	var rule func(d, parent *rawDef, head []byte) bool
+	var lines [][]byte // Ruby's
 	switch lang {
 	case "java":
 		rule = javaPrivate
@@ -48,6 +49,7 @@ func markPrivate(lang string, all []*rawDef, content []byte, ft *FileTags) {
 		}
 	case "ruby":
 		rp := newRubyPrivacy(content)
+		lines = rp.lines
 		rule = rp.private
 	default:
 		return
@@ -92,7 +94,15 @@ func markPrivate(lang string, all []*rawDef, content []byte, ft *FileTags) {
 			}
 			di++
 		}
-		stack = append(stack, frame{d, private})
+		inherit := private
+		if lang == "ruby" && private {
+			// RDoc's :nodoc: hides the class or module itself, not what it
+			// holds, unless it says `:nodoc: all` (`module Net #:nodoc:`
+			// opens every file of net/http); nor does a private section
+			// reach into a nested class.
+			inherit = d.nameRow < len(lines) && bytes.Contains(lines[d.nameRow], []byte(":nodoc: all"))
+		}
+		stack = append(stack, frame{d, inherit})
 	}
 }
 

@@ -1,6 +1,6 @@
 require "json"
 
-module Billing
+module Billing # :nodoc:
   RATE = 0.2
 
   class Invoice < Base
