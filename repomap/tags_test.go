@@ -197,3 +197,36 @@ asmlinkage __visible void __sched schedule(void)
 		t.Errorf("nr_context_switches ends on line %d, want it clipped before the next function", d.EndLine)
 	}
 }
+
+// In a C header, what includers use is API; its static inline helpers and
+// all-caps macros (constants, helpers) are not.
+func TestTagsCHeaderVisibility(t *testing.T) {
+	src := `#define EXT4_SB(sb) ((sb)->s_fs_info)
+#define ext4_iget(sb, ino) __ext4_iget((sb), (ino))
+struct ext4_sb_info { int s_count; };
+extern struct inode *__ext4_iget(struct super_block *sb, unsigned long ino);
+static inline int cpu_of(struct rq *rq) { return rq->cpu; }
+extern const struct file_operations ext4_file_operations;
+`
+	ft, err := ParseFile("fs/ext4/ext4.h", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{"EXT4_SB": true, "ext4_iget": false, "ext4_sb_info": false, "__ext4_iget": false, "cpu_of": true, "ext4_file_operations": false}
+	for _, d := range ft.Defs {
+		p, ok := want[d.Name]
+		if !ok {
+			continue
+		}
+		delete(want, d.Name)
+		if d.Private != p {
+			t.Errorf("%s (%s): private %v, want %v", d.Name, d.Kind, d.Private, p)
+		}
+		if api := isAPI("c", &d); api == p {
+			t.Errorf("%s: isAPI %v", d.Name, api)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("not tagged: %v", want)
+	}
+}

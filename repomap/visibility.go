@@ -19,7 +19,7 @@ import (
 //     marked #[unstable] or #[doc(hidden)] (not the stable documented API);
 //   - C: in a .c file, a `static` function or variable, and every macro,
 //     struct, union, enum or typedef (they are local to the file); in a
-//     header, its static (inline) functions;
+//     header, its static (inline) functions and all-caps macros;
 //   - Ruby: a method after a bare `private`/`protected` line of its class
 //     body, named by `private :name` (or `private_class_method`), written
 //     `private def`, and a class, module or method marked `:nodoc:` (RDoc's
@@ -161,7 +161,16 @@ func rustPrivate(d, parent *rawDef, head []byte) bool {
 // cHeaderPrivate: a header's static functions are its own inline helpers,
 // not the entry points it declares.
 func cHeaderPrivate(d, _ *rawDef, head []byte) bool {
-	return d.kind == "function" && hasWord(head, "static")
+	switch d.kind {
+	case "function":
+		return hasWord(head, "static")
+	case "macro":
+		// By C's convention an all-caps macro is a constant or a helper
+		// (EXT4_SB, CHECK_FLAG_VALUE); one named like a function
+		// (ext4_iget) stands for one.
+		return strings.ToUpper(d.name) == d.name
+	}
+	return false
 }
 
 // rustUnstable reports an item whose attributes (the lines just above
