@@ -69,6 +69,31 @@ func isAPI(lang string, d *Def) bool {
 	return d.TopLevel
 }
 
+// exportedNames returns the names a Python module's __all__ lists (nil
+// when it has none).
+func exportedNames(t *FileTags) map[string]bool {
+	if t.Language != "python" {
+		return nil
+	}
+	var names map[string]bool
+	for _, r := range t.Refs {
+		if r.Export {
+			if names == nil {
+				names = map[string]bool{}
+			}
+			names[r.Name] = true
+		}
+	}
+	return names
+}
+
+// unlisted reports a top-level definition of a Python module with an
+// __all__ that the list leaves out: by the module's own word not its API
+// (what `from m import *` and the docs take).
+func unlisted(t *FileTags, exported map[string]bool, d *Def) bool {
+	return exported != nil && d.Scope == "" && d.TopLevel && !exported[d.Name]
+}
+
 // isEntry reports a package-level definition (a function, type, variable
 // or class with no enclosing scope): with API, an entry point of the
 // package rather than a member of one.
@@ -161,13 +186,14 @@ func computeFacts(t *FileTags, ids, same []int32) *fileFacts {
 			}
 		}
 	}
+	exported := exportedNames(t)
 	for di, id := range ids {
 		if id < 0 {
 			continue
 		}
 		def := &t.Defs[di]
 		df := &f.defs[di]
-		if isAPI(t.Language, def) {
+		if isAPI(t.Language, def) && !unlisted(t, exported, def) {
 			df.flags |= factAPI
 		}
 		if isMember(t.Language, def) {

@@ -97,7 +97,8 @@ import (
 // file is a test, ×0.3 in Go internal/ packages when nothing is focused, and
 // ×0.6 per directory level below the shallowest file when nothing is
 // focused, ×3 for exported API (isAPI: Go's capitalized names, Python's public
-// top-level names and members, TypeScript/JavaScript exports) and ×10 more,
+// top-level names and members, in a module with __all__ only the top-level
+// names it lists (unlisted), TypeScript/JavaScript exports) and ×10 more,
 // when nothing is focused, for API an export list names (declared: an index
 // file's `export { x } from`, a bundle's closing `export { ... }`, Python's
 // __all__; the package author's own list of what it offers, which outranks

@@ -469,7 +469,7 @@ func (rg *refGraph) scores(focus Focus, pr []float64, mass map[refName]float64, 
 			if isFocus(plain) {
 				s *= defFocusBoost
 			}
-			if isAPI(t.Language, d) {
+			if isAPI(t.Language, d) && !unlisted(t, exportedNames(t), d) {
 				s *= apiBoost
 				if unfocused && rg.declared[d.Name] && !method {
 					s *= declaredBoost

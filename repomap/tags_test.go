@@ -230,3 +230,40 @@ extern const struct file_operations ext4_file_operations;
 		t.Errorf("not tagged: %v", want)
 	}
 }
+
+// A Python module's __all__ is its API: a public-looking top-level name it
+// leaves out is not, and the members of a listed class still are.
+func TestPythonAllIsAPI(t *testing.T) {
+	src := `__all__ = ["Parser", "parse"]
+
+class Parser:
+    def feed(self, data):
+        pass
+
+def parse(text):
+    return helper(text)
+
+def helper(text):
+    return text
+`
+	ft, err := ParseFile("email/parser.py", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	exported := exportedNames(ft)
+	want := map[string]bool{"Parser": true, "feed": true, "parse": true, "helper": false}
+	for i := range ft.Defs {
+		d := &ft.Defs[i]
+		w, ok := want[d.Name]
+		if !ok {
+			continue
+		}
+		delete(want, d.Name)
+		if got := isAPI(ft.Language, d) && !unlisted(ft, exported, d); got != w {
+			t.Errorf("%s: API %v, want %v", d.Name, got, w)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("not tagged: %v", want)
+	}
+}
