@@ -30,9 +30,12 @@ func isBuiltinDecl(rel string) bool {
 	return rel == "builtin/builtin.go" || strings.HasSuffix(rel, "/builtin/builtin.go")
 }
 
-// isGoInternal reports a Go internal/ package: not importable from outside.
-func isGoInternal(rel string) bool {
-	return strings.HasSuffix(rel, ".go") && (strings.HasPrefix(rel, "internal/") || strings.Contains(rel, "/internal/"))
+// isInternal reports a Go internal/ package, not importable from outside,
+// and a Java internal package (the JDK's jdk/internal/..., which its
+// modules do not export).
+func isInternal(rel string) bool {
+	return (strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, ".java")) &&
+		(strings.HasPrefix(rel, "internal/") || strings.Contains(rel, "/internal/"))
 }
 
 // isAPI reports whether a definition is part of its package's public
@@ -48,7 +51,8 @@ func isAPI(lang string, d *Def) bool {
 			r, _ := utf8.DecodeRuneInString(s)
 			return unicode.IsUpper(r)
 		}
-		return upper(name) && (d.Depth == 0 || d.Scope == "" || upper(d.Scope))
+		// A method is API only on an exported type (fakeLocker.Lock is not).
+		return upper(name) && (d.Scope == "" || upper(d.Scope))
 	case "python":
 		return !strings.HasPrefix(name, "_") && (d.Depth == 0 || d.Depth == 1 && !strings.HasPrefix(d.Scope, "_"))
 	case "typescript", "tsx", "javascript":
@@ -57,9 +61,43 @@ func isAPI(lang string, d *Def) bool {
 		}
 		return d.Depth == 1 && !strings.HasPrefix(name, "_") && !strings.HasPrefix(name, "#") &&
 			!strings.HasPrefix(d.Signature, "private ") && !strings.HasPrefix(d.Signature, "protected ")
+	case "java", "rust", "ruby":
+		return !d.Private
+	case "c":
+		return d.TopLevel && !d.Private
 	}
 	return d.TopLevel
 }
+
+// exportedNames returns the names a Python module's __all__ lists (nil
+// when it has none).
+func exportedNames(t *FileTags) map[string]bool {
+	if t.Language != "python" {
+		return nil
+	}
+	var names map[string]bool
+	for _, r := range t.Refs {
+		if r.Export {
+			if names == nil {
+				names = map[string]bool{}
+			}
+			names[r.Name] = true
+		}
+	}
+	return names
+}
+
+// unlisted reports a top-level definition of a Python module with an
+// __all__ that the list leaves out: by the module's own word not its API
+// (what `from m import *` and the docs take).
+func unlisted(t *FileTags, exported map[string]bool, d *Def) bool {
+	return exported != nil && d.Scope == "" && d.TopLevel && !exported[d.Name]
+}
+
+// isEntry reports a package-level definition (a function, type, variable
+// or class with no enclosing scope): with API, an entry point of the
+// package rather than a member of one.
+func isEntry(d *Def) bool { return d.Scope == "" && d.TopLevel }
 
 // isExperimental reports a Go file built only with a GOEXPERIMENT on
 // (//go:build goexperiment.jsonv2): not part of the package as the default
@@ -102,7 +140,7 @@ func isFixture(rel string) bool {
 type fileFacts struct {
 	fixture      bool // test data, or Go's builtin package
 	test         bool // isTestFile
-	internal     bool // isGoInternal
+	internal     bool // isInternal
 	experimental bool // isExperimental
 	depth        int  // directory levels below the workspace root
 	defs         []defFacts
@@ -120,6 +158,7 @@ const (
 	factAPI      = 1 << iota // isAPI
 	factMember               // isMember
 	factOverload             // overload: the first definition of the name and scope stands for it
+	factEntry                // isEntry
 )
 
 // computeFacts derives a file's fileFacts from its tags and definition
@@ -128,7 +167,7 @@ func computeFacts(t *FileTags, ids, same []int32) *fileFacts {
 	f := &fileFacts{
 		fixture:      isFixture(t.Path) || isBuiltinDecl(t.Path),
 		test:         isTestFile(t.Path),
-		internal:     isGoInternal(t.Path),
+		internal:     isInternal(t.Path),
 		experimental: isExperimental(t),
 		depth:        strings.Count(t.Path, "/"),
 		defs:         make([]defFacts, len(ids)),
@@ -147,17 +186,21 @@ func computeFacts(t *FileTags, ids, same []int32) *fileFacts {
 			}
 		}
 	}
+	exported := exportedNames(t)
 	for di, id := range ids {
 		if id < 0 {
 			continue
 		}
 		def := &t.Defs[di]
 		df := &f.defs[di]
-		if isAPI(t.Language, def) {
+		if isAPI(t.Language, def) && !unlisted(t, exported, def) {
 			df.flags |= factAPI
 		}
 		if isMember(t.Language, def) {
 			df.flags |= factMember
+		}
+		if isEntry(def) {
+			df.flags |= factEntry
 		}
 		if same[di] > 1 && overload(t, ids, di) {
 			df.flags |= factOverload

@@ -97,31 +97,39 @@ import (
 // file is a test, ×0.3 in Go internal/ packages when nothing is focused, and
 // ×0.6 per directory level below the shallowest file when nothing is
 // focused, ×3 for exported API (isAPI: Go's capitalized names, Python's public
-// top-level names and members, TypeScript/JavaScript exports) and ×10 more,
+// top-level names and members, in a module with __all__ only the top-level
+// names it lists (unlisted), TypeScript/JavaScript exports) and ×10 more,
 // when nothing is focused, for API an export list names (declared: an index
 // file's `export { x } from`, a bundle's closing `export { ... }`, Python's
 // __all__; the package author's own list of what it offers, which outranks
-// names exported only for use between its modules): a map with no focus
-// should open on what a package offers, not on its plumbing. The
+// names exported only for use between its modules), and when nothing is
+// focused ×3 more for API with no enclosing scope (isEntry: the package's
+// top-level functions, types and variables, its entry points, before the
+// members they lead to) while what is not API ×0.1 (internalsFactor): a
+// map with no focus should open on what a package offers, not on its
+// plumbing. Since issue 29, isAPI reads each language's visibility
+// (visibility.go: Java public, Rust pub, C static, Ruby private). The
 // definitions of Focus.Known files are left out: the prompt holds them.
 const (
-	damping        = 0.85
-	maxIterations  = 100
-	tolerance      = 1e-4 // L1 change of the rank vector (sums to 1) that ends the iteration: a smaller one costs iterations without changing the top of the map
-	focusBoost     = 10.0
-	specificBoost  = 3.0
-	shortPenalty   = 0.3
-	privatePenalty = 0.3
-	baselineShare  = 0.01
-	defFocusBoost  = 2.0
-	ubiquityShare  = 0.05
-	fixturePenalty = 0.1
-	selfRefFactor  = 0.3
-	testPenalty    = 0.1
-	internalFactor = 0.3
-	apiBoost       = 3.0
-	nestFactor     = 0.6
-	declaredBoost  = 10.0
+	damping         = 0.85
+	maxIterations   = 100
+	tolerance       = 1e-4 // L1 change of the rank vector (sums to 1) that ends the iteration: a smaller one costs iterations without changing the top of the map
+	focusBoost      = 10.0
+	specificBoost   = 3.0
+	shortPenalty    = 0.3
+	privatePenalty  = 0.3
+	baselineShare   = 0.01
+	defFocusBoost   = 2.0
+	ubiquityShare   = 0.05
+	fixturePenalty  = 0.1
+	selfRefFactor   = 0.3
+	testPenalty     = 0.1
+	internalFactor  = 0.3
+	apiBoost        = 3.0
+	nestFactor      = 0.6
+	declaredBoost   = 10.0
+	internalsFactor = 0.1
+	entryBoost      = 3.0
 )
 
 // Focus is what the question is about. All fields are optional.

@@ -23,8 +23,8 @@ import (
 // walk is a power iteration over an explicit file-by-file transition
 // matrix, and every score is the formula applied to one definition. It
 // uses the ranking's parameters (the constants) and its predicates that
-// classify one file or definition (isTestFile, isFixture, isGoInternal,
-// isExperimental, isAPI), which the tests of rank_test.go check on their own.
+// classify one file or definition (isTestFile, isFixture, isInternal,
+// isExperimental, isAPI, isEntry), which the tests of rank_test.go check on their own.
 
 // refName is a name in the reference graph: what a reference names. A
 // bare reference (no receiver, in a language where methods are reached
@@ -434,7 +434,7 @@ func (rg *refGraph) scores(focus Focus, pr []float64, mass map[refName]float64, 
 			fileFactor *= testPenalty
 		}
 		if unfocused {
-			if isGoInternal(t.Path) {
+			if isInternal(t.Path) {
 				fileFactor *= internalFactor
 			}
 			if isExperimental(t) {
@@ -469,11 +469,16 @@ func (rg *refGraph) scores(focus Focus, pr []float64, mass map[refName]float64, 
 			if isFocus(plain) {
 				s *= defFocusBoost
 			}
-			if isAPI(t.Language, d) {
+			if isAPI(t.Language, d) && !unlisted(t, exportedNames(t), d) {
 				s *= apiBoost
 				if unfocused && rg.declared[d.Name] && !method {
 					s *= declaredBoost
 				}
+				if unfocused && isEntry(d) {
+					s *= entryBoost
+				}
+			} else if unfocused {
+				s *= internalsFactor
 			}
 			if unfocused {
 				s *= 1 + math.Log2(1+float64(uses))

@@ -122,6 +122,11 @@ func (sf *scoreFocus) defFactor(s float64, d *scoreDef, focusName bool) float64 
 		if sf.unfocused && d.flags&scoreDeclared != 0 {
 			s *= declaredBoost
 		}
+		if sf.unfocused && d.flags&factEntry != 0 {
+			s *= entryBoost
+		}
+	} else if sf.unfocused {
+		s *= internalsFactor
 	}
 	if sf.unfocused {
 		// How widely the name is used: a package's entry points are
@@ -154,7 +159,7 @@ type scoreDef struct {
 	qualLo, qualHi int32
 	kept           int32 // defFacts.kept
 	uses           int32 // files referring to the name or its forms that resolve here
-	flags          uint8 // factAPI, scoreDeclared
+	flags          uint8 // factAPI, factEntry, scoreDeclared
 }
 
 type scoreQual struct{ slot, definers int32 }
@@ -180,7 +185,7 @@ func (g *graph) scoreIndex() *scoreIndex {
 				}
 				member := df.flags&factMember != 0
 				d := scoreDef{def: int32(di), id: id, slot: -1, definers: g.defStart[id+1] - g.defStart[id],
-					kept: df.kept, uses: g.refFiles[id], flags: df.flags & factAPI}
+					kept: df.kept, uses: g.refFiles[id], flags: df.flags & (factAPI | factEntry)}
 				if k := g.slot[id]; int(k) < g.referenced {
 					d.slot = k
 				}

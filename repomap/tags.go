@@ -28,6 +28,12 @@ type Def struct {
 	Depth     int    // number of enclosing definitions and scopes
 	TopLevel  bool   // no other definition encloses it
 	Local     bool   // inside a function or method body (not ranked in the map)
+	// Private: the language's visibility rule keeps it out of the public
+	// API (Java private or package-private, Rust without pub, C static or
+	// file-local in a .c file, Ruby private/protected or :nodoc:); see
+	// visibility.go. Go, Python and TS/JS are judged from the name and
+	// signature (isAPI) and never set it.
+	Private bool
 }
 
 // Ref is every use of one name in a file, folded into one record per name
@@ -179,6 +185,7 @@ type rawDef struct {
 	nameRow    int // 0-based
 	pattern    uint16
 	scope      bool // a @scope, not a definition
+	traitImpl  bool // a Rust impl of a trait (markPrivate)
 }
 
 // refHit is one reference node: its name's start byte, the name, its
@@ -206,8 +213,34 @@ func extract(l *language, mt *matcher, root *sitter.Node, content []byte, ft *Fi
 	for _, d := range c.defs {
 		defs = append(defs, d)
 	}
+	if l.name == "c" {
+		clipCFunctions(defs, lineOf)
+	}
 	placeDefs(defs, content, lineOf, ft)
+	markPrivate(l.name, defs, content, ft)
 	return nil
+}
+
+// clipCFunctions ends a C function where the next function definition
+// starts: C has no nested functions, but a macro the parser cannot expand
+// (the kernel's `for_each_possible_cpu(i) stmt;`) can leave a function's
+// body unclosed to the end of the file, and every later function would be
+// read as local to it.
+func clipCFunctions(defs []*rawDef, lineOf *lineIndex) {
+	var fns []*rawDef
+	for _, d := range defs {
+		if d.kind == "function" && !d.scope {
+			fns = append(fns, d)
+		}
+	}
+	sort.Slice(fns, func(i, j int) bool { return fns[i].start < fns[j].start })
+	for i := 0; i+1 < len(fns); i++ {
+		f, next := fns[i], fns[i+1]
+		if next.start < f.end && next.start > f.start {
+			f.end = next.start
+			f.endL = max(f.line, lineOf.line(next.start-1))
+		}
+	}
 }
 
 // matchCollector turns a query's matches into definitions and reference
@@ -291,6 +324,9 @@ func (c *matchCollector) definition(pattern uint16, m *matchCaptures) {
 		return
 	}
 	name := cleanName(m.name.text(c.content))
+	if c.l.name == "ruby" {
+		name = strings.TrimPrefix(name, ":") // attr_reader :code
+	}
 	if name == "" {
 		return
 	}

@@ -31,6 +31,9 @@ func formatTags(ft *FileTags) string {
 		if d.Local {
 			top += " local"
 		}
+		if d.Private {
+			top += " private"
+		}
 		fmt.Fprintf(&b, "  %d-%d %s %s%s depth=%d%s | %s\n", d.Line, d.EndLine, d.Kind, d.Name, scope, d.Depth, top, d.Signature)
 	}
 	if len(ft.Scopes) > 0 {
@@ -136,5 +139,131 @@ func TestHashMatchesWorkspace(t *testing.T) {
 		if got, want := hashBytes([]byte(s)), workspace.Hash(s); got != want {
 			t.Errorf("hashBytes(%q) = %s, workspace.Hash = %s", s, got, want)
 		}
+	}
+}
+
+// A C macro loop the parser cannot expand (the kernel's
+// `for_each_possible_cpu(i) stmt;`) must not make the functions after it
+// local to the function that uses it: C has no nested functions.
+func TestTagsCFunctionAfterUnexpandedMacro(t *testing.T) {
+	src := `unsigned long long nr_context_switches(void)
+{
+	int i;
+	unsigned long long sum = 0;
+
+	for_each_possible_cpu(i)
+		sum += cpu_rq(i)->nr_switches;
+
+	return sum;
+}
+
+unsigned int nr_iowait_cpu(int cpu)
+{
+	return atomic_read(&cpu_rq(cpu)->nr_iowait);
+}
+
+static void __sched notrace __schedule(unsigned int sched_mode)
+{
+	struct task_struct *prev;
+}
+
+asmlinkage __visible void __sched schedule(void)
+{
+	__schedule(SM_NONE);
+}
+`
+	ft, err := ParseFile("core.c", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{"nr_context_switches": false, "__schedule": true, "schedule": false}
+	got := map[string]bool{}
+	for _, d := range ft.Defs {
+		if _, ok := want[d.Name]; !ok {
+			continue
+		}
+		got[d.Name] = true
+		if d.Local || !d.TopLevel || d.Scope != "" {
+			t.Errorf("%s: local %v, top-level %v, scope %q; want a top-level function", d.Name, d.Local, d.TopLevel, d.Scope)
+		}
+		if d.Private != want[d.Name] {
+			t.Errorf("%s: private %v, want %v (static in a .c file)", d.Name, d.Private, want[d.Name])
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("defs %v, want %v", got, want)
+	}
+	if d := ft.Defs[0]; d.Name == "nr_context_switches" && d.EndLine > 11 {
+		t.Errorf("nr_context_switches ends on line %d, want it clipped before the next function", d.EndLine)
+	}
+}
+
+// In a C header, what includers use is API; its static inline helpers and
+// all-caps macros (constants, helpers) are not.
+func TestTagsCHeaderVisibility(t *testing.T) {
+	src := `#define EXT4_SB(sb) ((sb)->s_fs_info)
+#define ext4_iget(sb, ino) __ext4_iget((sb), (ino))
+struct ext4_sb_info { int s_count; };
+extern struct inode *__ext4_iget(struct super_block *sb, unsigned long ino);
+static inline int cpu_of(struct rq *rq) { return rq->cpu; }
+extern const struct file_operations ext4_file_operations;
+`
+	ft, err := ParseFile("fs/ext4/ext4.h", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{"EXT4_SB": true, "ext4_iget": false, "ext4_sb_info": false, "__ext4_iget": false, "cpu_of": true, "ext4_file_operations": false}
+	for _, d := range ft.Defs {
+		p, ok := want[d.Name]
+		if !ok {
+			continue
+		}
+		delete(want, d.Name)
+		if d.Private != p {
+			t.Errorf("%s (%s): private %v, want %v", d.Name, d.Kind, d.Private, p)
+		}
+		if api := isAPI("c", &d); api == p {
+			t.Errorf("%s: isAPI %v", d.Name, api)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("not tagged: %v", want)
+	}
+}
+
+// A Python module's __all__ is its API: a public-looking top-level name it
+// leaves out is not, and the members of a listed class still are.
+func TestPythonAllIsAPI(t *testing.T) {
+	src := `__all__ = ["Parser", "parse"]
+
+class Parser:
+    def feed(self, data):
+        pass
+
+def parse(text):
+    return helper(text)
+
+def helper(text):
+    return text
+`
+	ft, err := ParseFile("email/parser.py", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	exported := exportedNames(ft)
+	want := map[string]bool{"Parser": true, "feed": true, "parse": true, "helper": false}
+	for i := range ft.Defs {
+		d := &ft.Defs[i]
+		w, ok := want[d.Name]
+		if !ok {
+			continue
+		}
+		delete(want, d.Name)
+		if got := isAPI(ft.Language, d) && !unlisted(ft, exported, d); got != w {
+			t.Errorf("%s: API %v, want %v", d.Name, got, w)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("not tagged: %v", want)
 	}
 }

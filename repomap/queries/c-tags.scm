@@ -10,7 +10,26 @@
 (type_definition declarator: (type_identifier) @name) @definition.type
 (preproc_def name: (identifier) @name) @definition.macro
 (preproc_function_def name: (identifier) @name) @definition.macro
+; File-scope variables (`const struct file_operations ext4_file_operations =
+; {...}`, a header's `extern` declaration), at the top level or inside a
+; conditional block; not the locals of a function body.
+(translation_unit (declaration declarator: [
+  (identifier) @name
+  (array_declarator declarator: (identifier) @name)
+  (init_declarator declarator: [(identifier) @name (pointer_declarator declarator: (identifier) @name) (array_declarator declarator: (identifier) @name)])]) @definition.variable)
+(preproc_ifdef (declaration declarator: [
+  (identifier) @name
+  (array_declarator declarator: (identifier) @name)
+  (init_declarator declarator: [(identifier) @name (pointer_declarator declarator: (identifier) @name) (array_declarator declarator: (identifier) @name)])]) @definition.variable)
+(preproc_if (declaration declarator: [
+  (identifier) @name
+  (array_declarator declarator: (identifier) @name)
+  (init_declarator declarator: [(identifier) @name (pointer_declarator declarator: (identifier) @name) (array_declarator declarator: (identifier) @name)])]) @definition.variable)
 
+; EXPORT_SYMBOL(name) (and _GPL): the kernel's list of what a file offers
+; to the rest of the kernel and to modules, as an export list.
+((expression_statement (call_expression function: (identifier) @_export arguments: (argument_list (identifier) @name))) @reference.export
+  (#match? @_export "^EXPORT_SYMBOL"))
 (call_expression function: (identifier) @name) @reference.call
 (call_expression function: (field_expression field: (field_identifier) @name)) @reference.call
 (type_identifier) @reference.type

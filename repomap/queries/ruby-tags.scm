@@ -7,6 +7,9 @@
 (module name: (constant) @name) @definition.module
 (module name: (scope_resolution name: (constant) @name)) @definition.module
 (assignment left: (constant) @name) @definition.constant
+; attr_reader :code defines the method code (and attr_writer code=).
+((call method: (identifier) @_attr arguments: (argument_list (simple_symbol) @name)) @definition.method
+  (#match? @_attr "^attr_(reader|writer|accessor)$"))
 
 (call method: (identifier) @name) @reference.call
 (superclass (constant) @name) @reference.class

@@ -16,6 +16,14 @@
 (impl_item type: (generic_type type: (type_identifier) @name)) @scope
 (impl_item type: (scoped_type_identifier name: (type_identifier) @name)) @scope
 
+; `pub use self::buffered::{BufReader, BufWriter}`: a module's re-exports
+; name what it offers, as an export list (not pub(crate)).
+((use_declaration (visibility_modifier) @_vis argument: (scoped_use_list list: (use_list (identifier) @name))) @reference.export
+  (#eq? @_vis "pub"))
+((use_declaration (visibility_modifier) @_vis argument: (scoped_use_list list: (use_list (use_as_clause alias: (identifier) @name)))) @reference.export
+  (#eq? @_vis "pub"))
+((use_declaration (visibility_modifier) @_vis argument: (scoped_identifier name: (identifier) @name)) @reference.export
+  (#eq? @_vis "pub"))
 (call_expression function: (identifier) @name) @reference.call
 (call_expression function: (field_expression field: (field_identifier) @name)) @reference.call
 (call_expression function: (scoped_identifier name: (identifier) @name)) @reference.call

@@ -19,6 +19,14 @@ public class Sample implements Runnable {
         void onEvent(String name);
     }
 
+    public interface Callback {
+        void done(String name);
+    }
+
+    protected int size() {
+        return names.size();
+    }
+
     enum State { ON, OFF }
 
     static class Helper {

@@ -28,3 +28,25 @@ int main(void) {
     puts(describe(p));
     return count_items(&p, 1);
 }
+
+const struct ops sample_ops = { .describe = describe };
+static int hidden_table[4];
+extern int shared_count;
+
+/* A macro the parser cannot expand leaves the body unclosed. */
+unsigned long total(void)
+{
+	int i;
+	unsigned long sum = 0;
+
+	for_each_item(i)
+		sum += i;
+
+	return sum;
+}
+
+int after_total(int x)
+{
+	return x + 1;
+}
+EXPORT_SYMBOL(after_total);

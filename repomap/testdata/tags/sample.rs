@@ -1,4 +1,6 @@
 use std::collections::HashMap;
+pub use self::store::{Backend, Memory as Mem};
+pub(crate) use self::store::Hidden;
 
 pub const LIMIT: usize = 10;
 
@@ -19,6 +21,10 @@ impl<K, V> Cache<K, V> {
     pub fn new() -> Self {
         Cache { map: HashMap::new() }
     }
+
+    pub(crate) fn shrink(&mut self) {}
+
+    fn evict(&mut self) {}
 }
 
 impl Store for Cache<String, String> {
@@ -37,6 +43,9 @@ pub fn run(mode: Mode) -> usize {
     let c: Cache<String, String> = Cache::new();
     helper(square!(LIMIT))
 }
+
+#[unstable(feature = "preview", issue = "none")]
+pub fn preview() {}
 
 fn helper(n: usize) -> usize {
     n
