@@ -72,8 +72,10 @@ func (r *Roots) Add(f workspace.Folder) error {
 	opts.StateDir = FolderStateDir(r.opts.StateDir, f.Root)
 	if opts.Progress != nil {
 		name, progress := f.Name, opts.Progress
+		// A kind of its own per folder: progress reports of one kind
+		// are one task to the editor, and two folders build at once.
 		opts.Progress = func(p Progress) {
-			p.Message = strings.TrimSpace(name + ": " + p.Message)
+			p.Kind = fmt.Sprintf("%s (%s)", p.Kind, name)
 			progress(p)
 		}
 	}

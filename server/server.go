@@ -95,7 +95,8 @@ type Server struct {
 	tracer         *trace.Recorder
 	mcp            *mcp.Manager
 	mcpReady       chan struct{} // closed when the latest MCP configuration has started
-	index          *codeindex.Local
+	index          *codeindex.Roots
+	engines        *agent.Engines // adds and removes workspace folders (folders.go)
 	guard          settingsGuard // process-starting settings held for the user's word (sensitive.go)
 }
 
