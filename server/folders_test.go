@@ -69,8 +69,8 @@ func TestWorkspaceFolders(t *testing.T) {
 		t.Fatalf("want 6 tool results, got %d", len(tm))
 	}
 	for i, want := range []string{
-		"billing/inv/invoice.go:3:",     // search reaches the second folder
-		"billing/inv/invoice.go:",       // so does the map
+		"billing/inv/invoice.go:3:",      // search reaches the second folder
+		"billing/inv/invoice.go:",        // so does the map
 		"func Surcharge(days int) int {", // read_file
 	} {
 		if !strings.Contains(tm[i].Content, want) {

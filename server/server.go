@@ -97,7 +97,7 @@ type Server struct {
 	mcpReady       chan struct{} // closed when the latest MCP configuration has started
 	index          *codeindex.Roots
 	engines        *agent.Engines // adds and removes workspace folders (folders.go)
-	guard          settingsGuard // process-starting settings held for the user's word (sensitive.go)
+	guard          settingsGuard  // process-starting settings held for the user's word (sensitive.go)
 }
 
 type clientCaps struct {
