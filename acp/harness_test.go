@@ -153,8 +153,9 @@ type harnessConfig struct {
 	// perRootState gives each workspace root its own state directory under
 	// stateDir (as cmd/cairn does); otherwise every root shares stateDir.
 	perRootState bool
-	rootsFile    string // Options.RootsFile
-	terminal     bool   // the client offers terminal/* (terminal_test.go)
+	rootsFile    string   // Options.RootsFile
+	terminal     bool     // the client offers terminal/* (terminal_test.go)
+	dirs         []string // session/new's additionalDirectories (folders_test.go)
 }
 
 // rootStateDir is the state directory of root under perRootState.
@@ -230,7 +231,7 @@ func newHarness(t *testing.T, files map[string]string, script string, cfg harnes
 	if _, err := h.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber, ClientCapabilities: caps}); err != nil {
 		t.Fatalf("initialize: %v", err)
 	}
-	resp, err := h.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: root, McpServers: []sdk.McpServer{}})
+	resp, err := h.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: root, McpServers: []sdk.McpServer{}, AdditionalDirectories: cfg.dirs})
 	if err != nil {
 		t.Fatalf("session/new: %v", err)
 	}
