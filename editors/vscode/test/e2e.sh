@@ -3,7 +3,8 @@
 # 4.100.3) driven by headless Chromium (playwright-core), with the real cairn
 # binary and an OpenAI-compatible test endpoint (editors/test-model.mjs): the
 # chat view, threads and follow-ups, the diff editor, accept/reject whole and
-# per hunk, undo, cancel, approvals, a run started from the lightbulb.
+# per hunk, undo, cancel, approvals, a run started from the lightbulb; then a
+# two-folder .code-workspace (test/e2e/multiroot.mjs).
 #
 # Installs what it needs, skipping what is already there: Debian's chromium,
 # ripgrep and libkrb5-dev; the extension's npm packages; code-server and
