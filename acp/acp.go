@@ -165,6 +165,8 @@ func (a *adapter) Initialize(ctx context.Context, p sdk.InitializeRequest) (_ sd
 				List:   &sdk.SessionListCapabilities{},
 				Resume: &sdk.SessionResumeCapabilities{},
 				Close:  &sdk.SessionCloseCapabilities{},
+				// additionalDirectories on session/new, load and resume (folders.go).
+				AdditionalDirectories: &sdk.SessionAdditionalDirectoriesCapabilities{},
 			},
 		},
 		AgentInfo:   &sdk.Implementation{Name: "cairn", Title: &title, Version: a.opts.Version},

@@ -159,6 +159,7 @@ type harnessConfig struct {
 	// modelName names the model runs ask for.
 	model     func(model.Provider) model.Provider
 	modelName string
+	dirs      []string // session/new's additionalDirectories (folders_test.go)
 }
 
 // rootStateDir is the state directory of root under perRootState.
@@ -238,7 +239,7 @@ func newHarness(t *testing.T, files map[string]string, script string, cfg harnes
 	if _, err := h.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber, ClientCapabilities: caps}); err != nil {
 		t.Fatalf("initialize: %v", err)
 	}
-	resp, err := h.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: root, McpServers: []sdk.McpServer{}})
+	resp, err := h.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: root, McpServers: []sdk.McpServer{}, AdditionalDirectories: cfg.dirs})
 	if err != nil {
 		t.Fatalf("session/new: %v", err)
 	}

@@ -41,7 +41,6 @@ const maxAttachment = 20000
 // resources are attached to the question; images and audio are refused
 // (the capabilities do not offer them).
 func parsePrompt(ws *workspace.Workspace, readFile func(abs string) (string, bool), blocks []sdk.ContentBlock) (ask, error) {
-	root := ws.Root()
 	var q ask
 	var text []string
 	var attached []string
@@ -59,7 +58,7 @@ func parsePrompt(ws *workspace.Workspace, readFile func(abs string) (string, boo
 				q.abs, q.sel = abs, sel
 				continue
 			}
-			attached = append(attached, fmt.Sprintf("(the user also referred to %s%s)", rel(root, abs), lines(sel)))
+			attached = append(attached, fmt.Sprintf("(the user also referred to %s%s)", ws.Rel(abs), lines(sel)))
 		case b.Resource != nil:
 			res := b.Resource.Resource.TextResourceContents
 			if res == nil {
@@ -87,7 +86,7 @@ func parsePrompt(ws *workspace.Workspace, readFile func(abs string) (string, boo
 			}
 			name := res.Uri
 			if ok {
-				name = rel(root, abs) + lines(sel)
+				name = ws.Rel(abs) + lines(sel)
 			}
 			body := res.Text
 			if len(body) > maxAttachment {
@@ -190,14 +189,6 @@ func locate(whole, part string) *contextengine.Selection {
 	start := strings.Count(whole[:i], "\n") + 1
 	end := start + strings.Count(strings.TrimSuffix(part, "\n"), "\n")
 	return &contextengine.Selection{StartLine: start, EndLine: end}
-}
-
-func rel(root, abs string) string {
-	r, err := filepath.Rel(root, abs)
-	if err != nil {
-		return abs
-	}
-	return filepath.ToSlash(r)
 }
 
 func lines(sel *contextengine.Selection) string {

@@ -96,6 +96,9 @@ func (a *adapter) session(id sdk.SessionId) (*session, error) {
 // session on it; the client's MCP servers join the workspace's.
 func (a *adapter) NewSession(ctx context.Context, p sdk.NewSessionRequest) (_ sdk.NewSessionResponse, err error) {
 	defer recoverTo(&err, "NewSession")
+	if err := checkDirectories(p.AdditionalDirectories); err != nil {
+		return sdk.NewSessionResponse{}, invalidParams("%v", err)
+	}
 	w, err := a.workspaceFor(p.Cwd)
 	if err != nil {
 		return sdk.NewSessionResponse{}, invalidParams("%v", err)
@@ -106,6 +109,9 @@ func (a *adapter) NewSession(ctx context.Context, p sdk.NewSessionRequest) (_ sd
 	}
 	id := sdk.SessionId(threadID)
 	s := newSession(id, w)
+	if err := w.addDirectories(s, p.AdditionalDirectories); err != nil {
+		return sdk.NewSessionResponse{}, invalidParams("%v", err)
+	}
 	a.addSession(s, p.McpServers)
 	modes, options := a.sessionSettings(s)
 	return sdk.NewSessionResponse{SessionId: id, Modes: modes, ConfigOptions: options, Models: a.modelState(s)}, nil
@@ -134,9 +140,15 @@ func (a *adapter) addSession(s *session, servers []sdk.McpServer) {
 // again), then the session takes prompts as before.
 func (a *adapter) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (_ sdk.LoadSessionResponse, err error) {
 	defer recoverTo(&err, "LoadSession")
+	if err := checkDirectories(p.AdditionalDirectories); err != nil {
+		return sdk.LoadSessionResponse{}, invalidParams("%v", err)
+	}
 	s, err := a.reattach(p.Cwd, p.SessionId, p.McpServers)
 	if err != nil {
 		return sdk.LoadSessionResponse{}, err
+	}
+	if err := s.w.addDirectories(s, p.AdditionalDirectories); err != nil {
+		return sdk.LoadSessionResponse{}, invalidParams("%v", err)
 	}
 	a.replay(s)
 	modes, options := a.sessionSettings(s)
@@ -146,9 +158,15 @@ func (a *adapter) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (_ 
 // ResumeSession reattaches a session without replaying it.
 func (a *adapter) ResumeSession(ctx context.Context, p sdk.ResumeSessionRequest) (_ sdk.ResumeSessionResponse, err error) {
 	defer recoverTo(&err, "ResumeSession")
+	if err := checkDirectories(p.AdditionalDirectories); err != nil {
+		return sdk.ResumeSessionResponse{}, invalidParams("%v", err)
+	}
 	s, err := a.reattach(p.Cwd, p.SessionId, p.McpServers)
 	if err != nil {
 		return sdk.ResumeSessionResponse{}, err
+	}
+	if err := s.w.addDirectories(s, p.AdditionalDirectories); err != nil {
+		return sdk.ResumeSessionResponse{}, invalidParams("%v", err)
 	}
 	modes, options := a.sessionSettings(s)
 	return sdk.ResumeSessionResponse{Modes: modes, ConfigOptions: options, Models: a.modelState(s)}, nil

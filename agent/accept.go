@@ -11,7 +11,6 @@ import (
 	"github.com/cairn-dev/cairn/checkpoint"
 	"github.com/cairn-dev/cairn/protocol"
 	"github.com/cairn-dev/cairn/tools"
-	"github.com/cairn-dev/cairn/workspace"
 )
 
 // Accepting and rejecting proposed edits, whole or hunk by hunk. Every
@@ -268,7 +267,7 @@ func (m *Manager) acceptedFiles(e *Edit, sel map[int]bool) ([]tools.FileChange, 
 		// A protected path was confirmed, naming it, before its edit was
 		// proposed. One that was not (a journal of an older version, a
 		// path that became protected since) is never written by an accept.
-		if why, protected := workspace.Protected(m.ws.Root(), f.Rel); protected && f.Protected == "" {
+		if why, protected := m.ws.Protected(f.Rel); protected && f.Protected == "" {
 			return nil, nil, fmt.Errorf("cannot accept the change: %s is a protected path (%s) and the edit was not confirmed as one when it was proposed; ask for the change again: %w",
 				f.Rel, why, ErrUnconfirmedProtected)
 		}

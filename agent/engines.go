@@ -61,7 +61,8 @@ type Engines struct {
 	Sandbox  *tools.CommandSandbox
 	Tracer   *trace.Recorder // nil when traces are off
 	MCP      *mcp.Manager
-	Index    *codeindex.Local // nil when the index could not open
+	Index    *codeindex.Roots // one index per workspace folder; nil when the first could not open
+	ws       *workspace.Workspace
 }
 
 // OpenEngines assembles the engines of o.WS. Indexing starts in the
@@ -116,11 +117,16 @@ func OpenEngines(ctx context.Context, o EngineOptions) (*Engines, error) {
 	})
 	// The repo map and the search index build in the background; questions
 	// use what is indexed so far.
-	ix, err := codeindex.Open(o.WS, codeindex.Options{StateDir: o.StateDir, Progress: o.IndexProgress,
+	ixOpts := codeindex.Options{StateDir: o.StateDir, Progress: o.IndexProgress,
 		ExcludePath: func(rel string) bool { return redact.IsSecretPath(red, rel) },
-		Redact:      func(text []byte) []byte { return []byte(red.KeepLines(string(text))) }})
+		Redact:      func(text []byte) []byte { return []byte(red.KeepLines(string(text))) }}
+	local, err := codeindex.Open(o.WS, ixOpts)
 	if err != nil {
 		o.Log(slog.LevelWarn, err.Error())
+	}
+	var ix *codeindex.Roots
+	if local != nil {
+		ix = codeindex.NewRoots(o.WS, local, ixOpts)
 	}
 	deps := Deps{WS: o.WS, Registry: reg, Gate: gate, Checkpoints: cps, Diagnostics: o.Diagnostics, Redactor: red, Tracer: rec,
 		FaultPoint: o.FaultPoint}
@@ -129,7 +135,58 @@ func OpenEngines(ctx context.Context, o EngineOptions) (*Engines, error) {
 		ix.Start(ctx)
 	}
 	mgr := NewManager(Config{StateDir: o.StateDir, NewID: o.NewID}, deps)
-	return &Engines{Manager: mgr, Registry: reg, Gate: gate, Sandbox: sb, Tracer: rec, MCP: bridge, Index: ix}, nil
+	e := &Engines{Manager: mgr, Registry: reg, Gate: gate, Sandbox: sb, Tracer: rec, MCP: bridge, Index: ix, ws: o.WS}
+	for _, f := range o.WS.Folders() { // folders added before the engines
+		if err := e.indexFolder(f); err != nil {
+			o.Log(slog.LevelWarn, err.Error())
+		}
+	}
+	return e, nil
+}
+
+// AddFolder adds dir as a workspace folder named name (empty: its base
+// name): its paths resolve for every tool, commands may write it under
+// workspace-write, and it is indexed in the background. The returned
+// folder says the name its paths begin with.
+func (e *Engines) AddFolder(dir, name string) (workspace.Folder, error) {
+	f, err := e.ws.AddFolder(dir, name)
+	if err != nil {
+		return f, err
+	}
+	return f, e.indexFolder(f)
+}
+
+// indexFolder opens the index of f and lets commands write it. An index
+// that cannot open leaves the folder reachable by path, unsearched: the
+// error says why.
+func (e *Engines) indexFolder(f workspace.Folder) error {
+	e.Sandbox.SetFolders(e.folderRoots())
+	if e.Index == nil {
+		return nil
+	}
+	return e.Index.Add(f)
+}
+
+// RemoveFolder removes the workspace folder at dir: its paths stop
+// resolving and its files leave the index.
+func (e *Engines) RemoveFolder(dir string) (workspace.Folder, bool) {
+	f, ok := e.ws.RemoveFolder(dir)
+	if !ok {
+		return f, false
+	}
+	e.Sandbox.SetFolders(e.folderRoots())
+	if e.Index != nil {
+		e.Index.Remove(f.Root)
+	}
+	return f, true
+}
+
+func (e *Engines) folderRoots() []string {
+	var roots []string
+	for _, f := range e.ws.Folders() {
+		roots = append(roots, f.Root)
+	}
+	return roots
 }
 
 // Close cancels the runs, stops the MCP servers' process groups, closes

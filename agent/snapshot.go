@@ -42,7 +42,7 @@ type snapshot struct {
 }
 
 func takeSnapshot(ws *workspace.Workspace) *snapshot {
-	files, _ := ws.Walk(workspace.WalkOptions{AllFiles: true})
+	files, _ := ws.WalkAll(workspace.WalkOptions{AllFiles: true})
 	s := &snapshot{files: make(map[string]fileStat, len(files))}
 	var total int64
 	for i, f := range files {
@@ -86,7 +86,7 @@ type commandChangesRecord struct {
 // each changed or deleted file is stored in blobs; isSecret tells which of
 // them hold secrets (secretChanged lists those).
 func (s *snapshot) diff(ws *workspace.Workspace, blobs *checkpoint.Blobs, isSecret func(rel, text string) bool) (out []commandChange, secretChanged []string) {
-	files, _ := ws.Walk(workspace.WalkOptions{AllFiles: true})
+	files, _ := ws.WalkAll(workspace.WalkOptions{AllFiles: true})
 	seen := map[string]bool{}
 	keep := func(rel string, before fileStat) string {
 		if before.hash == "" {

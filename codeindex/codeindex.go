@@ -434,6 +434,9 @@ func (ix *Local) DocumentSaved(abs string) {
 }
 
 func (ix *Local) rel(abs string) (string, bool) {
+	if _, ok := ix.ws.FolderOf(abs); ok {
+		return "", false // another workspace folder's index takes it (Roots)
+	}
 	rel := ix.ws.Rel(abs)
 	if rel == "" || strings.HasPrefix(rel, "..") {
 		return "", false

@@ -55,6 +55,9 @@ type Options struct {
 	// Progress, when set, hears each $/progress message: its kind (begin,
 	// report, end), and the title or message it carries.
 	Progress func(kind, text string)
+	// Folders are more workspace folders after the root, named by their
+	// base names (a multi-root workspace).
+	Folders []string
 }
 
 // Editor is one editor session connected to a server.
@@ -101,11 +104,15 @@ func Connect(ctx context.Context, rwc io.ReadWriteCloser, root string, opts Opti
 	e.conn = jsonrpc2.NewConn(jsonrpc2.NewHeaderStream(rwc))
 	e.conn.Go(ctx, e.handle)
 	docChanges := !opts.NoDocumentChanges
+	folders := []any{map[string]any{"uri": workspace.FileURI(abs), "name": filepath.Base(abs)}}
+	for _, f := range opts.Folders {
+		folders = append(folders, map[string]any{"uri": workspace.FileURI(f), "name": filepath.Base(f)})
+	}
 	init := map[string]any{
 		"processId":        os.Getpid(),
 		"clientInfo":       map[string]any{"name": "cairn-lspclient"},
 		"rootUri":          workspace.FileURI(abs),
-		"workspaceFolders": []any{map[string]any{"uri": workspace.FileURI(abs), "name": filepath.Base(abs)}},
+		"workspaceFolders": folders,
 		"capabilities": map[string]any{
 			"workspace": map[string]any{
 				"applyEdit":     true,

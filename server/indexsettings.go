@@ -41,12 +41,16 @@ func (s *Server) applyIndexSettings(st Settings) []string {
 	if changed {
 		sc := s.ws.Scope()
 		s.logToClient(slog.LevelInfo, fmt.Sprintf("Cairn: index scope changed (include %q, exclude %q): re-indexing", sc.Include, sc.Exclude))
-		ix.ScopeChanged(func() {
+		// The scope's globs are relative to the first folder, the one
+		// whose workspace holds them; other folders are indexed whole.
+		ix.Primary().ScopeChanged(func() {
 			stats := ix.Stats()
 			s.logToClient(slog.LevelInfo, fmt.Sprintf("Cairn: index scope applied: %d files in the repo map, %d in the search index", stats.MapFiles, stats.SearchFiles))
 		})
 	}
-	return append(warnings, s.applyZoekt(ix, strings.TrimSpace(st.Search.Zoekt))...)
+	// Zoekt serves the first folder's searches (its paths are relative to
+	// that root); other folders are searched locally and merged.
+	return append(warnings, s.applyZoekt(ix.Primary(), strings.TrimSpace(st.Search.Zoekt))...)
 }
 
 // zoektName is how status lines name a Zoekt backend.

@@ -23,7 +23,7 @@ import (
 )
 
 // initializeRoot is the workspace root an initialize request names: the
-// first of its workspaceFolders (one root per server for now), else the
+// first of its workspaceFolders (the others are added by addFolders), else the
 // rootUri, else the rootPath that LSP 3.0 clients still send. The older
 // fields are deprecated in the protocol, not in the clients that send them
 // (Emacs' eglot and Neovim's older LSP client send rootUri alone).
@@ -91,6 +91,7 @@ func (s *Server) Initialize(ctx context.Context, params *lsp.InitializeParams) (
 		return nil, jsonrpc2.Errorf(jsonrpc2.InternalError, "initialize: %v", err)
 	}
 	s.applySettings(settings, warnings)
+	s.addFolders(otherFolders(params))
 	slog.Info("initialized", "root", ws.Root(), "state", stateDir)
 
 	change := lsp.TextDocumentSyncKindIncremental
@@ -104,6 +105,7 @@ func (s *Server) Initialize(ctx context.Context, params *lsp.InitializeParams) (
 			},
 			CodeActionProvider:     lsp.Boolean(true),
 			ExecuteCommandProvider: lsp.ExecuteCommandOptions{Commands: append([]string(nil), protocol.Commands...)},
+			Workspace:              workspaceFoldersCapability(),
 		},
 		ServerInfo: lsp.ServerInfo{Name: "cairn", Version: lsp.NewOptional(Version)},
 	}, nil
@@ -133,7 +135,7 @@ func (s *Server) setupEngines(initial Settings) error {
 	}
 	s.mu.Lock()
 	s.registry, s.gate, s.tracer, s.mcp, s.index, s.sandbox = e.Registry, e.Gate, e.Tracer, e.MCP, e.Index, e.Sandbox
-	s.mgr = e.Manager
+	s.mgr, s.engines = e.Manager, e
 	s.mu.Unlock()
 	e.Manager.SetEndedRunEvents(s.notifyRunEvent)
 	e.Manager.SetIndexWaitObserver(func(w agent.IndexWait) {

@@ -95,8 +95,9 @@ type Server struct {
 	tracer         *trace.Recorder
 	mcp            *mcp.Manager
 	mcpReady       chan struct{} // closed when the latest MCP configuration has started
-	index          *codeindex.Local
-	guard          settingsGuard // process-starting settings held for the user's word (sensitive.go)
+	index          *codeindex.Roots
+	engines        *agent.Engines // adds and removes workspace folders (folders.go)
+	guard          settingsGuard  // process-starting settings held for the user's word (sensitive.go)
 }
 
 type clientCaps struct {

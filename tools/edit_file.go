@@ -133,7 +133,7 @@ func runEditFile(ctx context.Context, env *Env, input json.RawMessage, root stri
 	// gate asks for every ProtectedEdit detail). The resolved path is
 	// checked again: one the classification did not see as protected (a
 	// registry without the workspace's root) is refused, not proposed.
-	why, protected := workspace.Protected(env.WS.Root(), rel)
+	why, protected := env.WS.Protected(rel)
 	if protected {
 		if _, confirmed := protectedEditPath(root, in.Path); !confirmed {
 			return errorResult("cannot edit %s: it is a protected path (%s) and this call was not confirmed as one", rel, why), nil

@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-const listFilesDescription = `List the files of the workspace (ignored, vendored and oversized files are left out). Optional path restricts the listing to a directory; optional glob filters names ("*.go", "internal/**/*_test.go").`
+const listFilesDescription = `List the files of the workspace, every folder of it (ignored, vendored and oversized files are left out). Optional path restricts the listing to a directory; optional glob filters names ("*.go", "internal/**/*_test.go").`
 
 // ListFiles is the list_files tool.
 func ListFiles() *Tool {
@@ -42,7 +42,7 @@ func runListFiles(ctx context.Context, env *Env, input json.RawMessage) (Result,
 	if prefix == "." {
 		prefix = ""
 	}
-	files, _ := env.WS.Walk(walkOptions)
+	files, _ := env.WS.WalkAll(walkOptions) // every workspace folder
 	seen := map[string]bool{}
 	var out []string
 	add := func(rel string) {

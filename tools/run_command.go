@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -56,6 +57,17 @@ type CommandSandbox struct {
 	stateDir string
 	settings SandboxSettings
 	probe    func() sandbox.Status
+	// folders are the workspace's other folders (SetFolders): writable
+	// like the root under workspace-write, their protected paths kept.
+	folders []string
+}
+
+// SetFolders sets the real paths of the workspace folders besides the
+// first (the command's working directory stays the first).
+func (c *CommandSandbox) SetFolders(roots []string) {
+	c.mu.Lock()
+	c.folders = append([]string(nil), roots...)
+	c.mu.Unlock()
 }
 
 // NewCommandSandbox returns the sandbox for commands run in root, in
@@ -126,11 +138,20 @@ func (c *CommandSandbox) isolated() bool {
 // may write: a command may have made a new nested repository since the
 // last one.
 func (c *CommandSandbox) protectedPaths() (paths []string, complete bool) {
-	protected, err := workspace.FindProtected(c.root)
-	if err != nil {
-		// What was found is still protected; the rest of the walk
-		// failed on a directory the command may not list either.
-		slog.Warn("run_command: finding the protected paths", "root", c.root, "err", err)
+	c.mu.Lock()
+	roots := append([]string{c.root}, c.folders...)
+	c.mu.Unlock()
+	var protected []string
+	var err error
+	for _, root := range roots {
+		found, ferr := workspace.FindProtected(root)
+		if ferr != nil {
+			// What was found is still protected; the rest of the walk
+			// failed on a directory the command may not list either.
+			slog.Warn("run_command: finding the protected paths", "root", root, "err", ferr)
+			err = ferr
+		}
+		protected = append(protected, found...)
 	}
 	if protected == nil {
 		protected = []string{}
@@ -149,7 +170,7 @@ func (c *CommandSandbox) policy(risk Risk, protected []string) sandbox.Policy {
 		Workspace:      c.root,
 		StateDir:       c.stateDir,
 		ReadableRoots:  c.settings.ReadableRoots,
-		WritableRoots:  c.settings.WritableRoots,
+		WritableRoots:  append(slices.Clip(c.settings.WritableRoots), c.folders...),
 		Protected:      protected,
 		ProtectedNames: workspace.ProtectedRootNames,
 		Limits:         c.settings.Limits,
@@ -161,6 +182,7 @@ func (c *CommandSandbox) policy(risk Risk, protected []string) sandbox.Policy {
 		p.Profile = sandbox.ReadOnly
 		p.Network = false
 		p.WritableRoots = nil
+		p.ReadableRoots = append(slices.Clip(c.settings.ReadableRoots), c.folders...)
 	}
 	return p
 }

@@ -24,6 +24,7 @@ type Workspace struct {
 	Recent   *RecentEdits
 	stateDir string
 	scope    atomic.Pointer[compiledScope] // nil: everything is indexed (SetScope)
+	extra    *folderSet                    // the folders besides this one (folders.go)
 }
 
 // Open returns the workspace rooted at dir.
@@ -43,7 +44,7 @@ func Open(dir string) (*Workspace, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("workspace root %q is not a directory", dir)
 	}
-	return &Workspace{root: real, opened: filepath.Clean(abs), Docs: NewDocuments(), Recent: NewRecentEdits(50)}, nil
+	return &Workspace{root: real, opened: filepath.Clean(abs), Docs: NewDocuments(), Recent: NewRecentEdits(50), extra: &folderSet{}}, nil
 }
 
 // Root is the absolute, symlink-free path of the workspace.
@@ -57,12 +58,18 @@ func (w *Workspace) SetStateDir(dir string) {
 		dir = real
 	}
 	w.stateDir = dir
+	for _, f := range w.Folders() {
+		f.WS.stateDir = dir
+	}
 }
 
 // ClientPath returns abs (a real path inside the workspace) as the client
 // names it: under the root it opened, which may go through a symlink (macOS
 // /tmp is /private/tmp), so URIs sent back match the editor's documents.
 func (w *Workspace) ClientPath(abs string) string {
+	if f, ok := w.FolderOf(abs); ok {
+		return f.WS.ClientPath(abs)
+	}
 	if w.opened == w.root || !within(w.root, abs) {
 		return abs
 	}
@@ -103,6 +110,15 @@ func (w *Workspace) Resolve(p string) (string, error) {
 	}
 	if p == "" || p == "." || p == "./" {
 		return w.root, nil
+	}
+	// Another workspace folder: by its name, or by an absolute path in it.
+	if f, rest, ok := w.folderOfRel(p); ok {
+		return f.WS.Resolve(rest)
+	}
+	if filepath.IsAbs(p) && !within(w.root, filepath.Clean(p)) && !within(w.opened, filepath.Clean(p)) {
+		if f, ok := w.folderOfAbs(filepath.Clean(p)); ok {
+			return f.WS.Resolve(p)
+		}
 	}
 	if strings.HasPrefix(p, "~") {
 		return "", fmt.Errorf("path %q: home-relative paths are not allowed: %w", p, ErrOutside)
@@ -160,6 +176,12 @@ func (w *Workspace) ResolveWritable(p string) (string, error) {
 
 // Rel returns the slash-separated workspace-relative form of an absolute path.
 func (w *Workspace) Rel(abs string) string {
+	if f, ok := w.FolderOf(abs); ok {
+		if r := f.WS.Rel(abs); r != "." {
+			return f.Name + "/" + r
+		}
+		return f.Name
+	}
 	r, err := filepath.Rel(w.root, abs)
 	if err != nil {
 		return filepath.ToSlash(abs)
@@ -169,7 +191,12 @@ func (w *Workspace) Rel(abs string) string {
 
 // Abs returns the absolute path of a workspace-relative path without checks;
 // use Resolve for untrusted input.
-func (w *Workspace) Abs(rel string) string { return filepath.Join(w.root, filepath.FromSlash(rel)) }
+func (w *Workspace) Abs(rel string) string {
+	if f, rest, ok := w.folderOfRel(rel); ok {
+		return f.WS.Abs(rest)
+	}
+	return filepath.Join(w.root, filepath.FromSlash(rel))
+}
 
 func within(root, p string) bool {
 	if p == root {

@@ -3,7 +3,8 @@
 # 4.100.3) driven by headless Chromium (playwright-core), with the real cairn
 # binary and an OpenAI-compatible test endpoint (editors/test-model.mjs): the
 # chat view, threads and follow-ups, the diff editor, accept/reject whole and
-# per hunk, undo, cancel, approvals, a run started from the lightbulb.
+# per hunk, undo, cancel, approvals, a run started from the lightbulb; then a
+# two-folder .code-workspace (test/e2e/multiroot.mjs).
 #
 # Installs what it needs, skipping what is already there: Debian's chromium,
 # ripgrep and libkrb5-dev; the extension's npm packages; code-server and
@@ -86,6 +87,13 @@ CAIRN_BIN="$CAIRN_BIN" VSIX="$vsix" WORK="$work" SHOTS="${SHOTS-$work}" \
   CODE_SERVER="$code_server" CHROMIUM="${CHROMIUM:-$(command -v chromium)}" TEST_MODEL="$repo/editors/test-model.mjs" \
   HOME="$work/home" XDG_CACHE_HOME="$work/cache" TMPDIR="$work/tmp" CAIRN_STATE_DIR="$work/state" \
   timeout 900 node "$here/test/e2e/run.mjs" || status=$?
+# A multi-root workspace (.code-workspace with two folders), in its own code-server.
+if [ "$status" -eq 0 ]; then
+  CAIRN_BIN="$CAIRN_BIN" VSIX="$vsix" WORK="$work" \
+    CODE_SERVER="$code_server" CHROMIUM="${CHROMIUM:-$(command -v chromium)}" TEST_MODEL="$repo/editors/test-model.mjs" \
+    HOME="$work/home" XDG_CACHE_HOME="$work/cache" TMPDIR="$work/tmp" \
+    timeout 600 node "$here/test/e2e/multiroot.mjs" || status=$?
+fi
 if [ "$status" -ne 0 ]; then
   log "FAILED (exit $status); logs and failure.png in $work"
   exit "$status"

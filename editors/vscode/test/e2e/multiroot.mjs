@@ -1,0 +1,229 @@
+// End-to-end test of a multi-root workspace in real VS Code (code-server)
+// driven by headless Chromium: a `.code-workspace` with two folders (app,
+// billing), a question asked from a file of the first whose answer needs the
+// second. The model's search_code call must get a hit in the second folder
+// (`billing/inv/invoice.go`), and its edit of that file, accepted in the
+// editor, must land in the second folder on disk. Run through ../e2e.sh,
+// after run.mjs; same environment (CAIRN_BIN, VSIX, WORK, CODE_SERVER,
+// CHROMIUM, TEST_MODEL).
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { chromium } from 'playwright-core';
+
+const env = (k, d) => process.env[k] || d;
+const CAIRN_BIN = env('CAIRN_BIN');
+const VSIX = env('VSIX');
+const WORK = env('WORK');
+const CODE_SERVER = env('CODE_SERVER');
+const CHROMIUM = env('CHROMIUM', '/usr/bin/chromium');
+const TEST_MODEL = env('TEST_MODEL');
+const STEP_TIMEOUT = Number(env('STEP_TIMEOUT_MS', '60000'));
+for (const [k, v] of Object.entries({ CAIRN_BIN, VSIX, WORK, CODE_SERVER, TEST_MODEL })) {
+  if (!v) throw new Error(`${k} is not set`);
+}
+
+const MAIN = 'package main\n\nimport "fmt"\n\nfunc main() {\n\tfmt.Println(total(3))\n}\n';
+const INVOICE = 'package inv\n\n// Surcharge is the late payment penalty.\nfunc Surcharge(days int) int {\n\treturn days * 3\n}\n';
+const TURNS = [
+  { toolCalls: [{ name: 'search_code', arguments: { query: 'late payment penalty' } }] },
+  { toolCalls: [{ name: 'edit_file', arguments: { path: 'billing/inv/invoice.go', oldText: 'days * 3', newText: 'days * 4' } }] },
+  { text: 'The penalty is `Surcharge` in billing/inv/invoice.go; I raised it to 4 per day.' },
+];
+
+const t0 = Date.now();
+const log = (...a) => console.log(`[e2e-multiroot ${((Date.now() - t0) / 1000).toFixed(1)}s]`, ...a);
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const p = s.address().port;
+      s.close(() => resolve(p));
+    });
+    s.on('error', reject);
+  });
+}
+
+async function waitFor(what, fn, timeout = STEP_TIMEOUT, every = 250) {
+  const end = Date.now() + timeout;
+  let last;
+  while (Date.now() < end) {
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch (e) {
+      last = e;
+    }
+    await new Promise((r) => setTimeout(r, every));
+  }
+  throw new Error(`timed out waiting for ${what}${last ? `: ${last.message}` : ''}`);
+}
+
+const root = path.join(WORK, 'multiroot');
+const dirs = {};
+for (const d of ['app', 'billing', 'user-data', 'extensions', 'home', 'state', 'tmp', 'cache']) {
+  dirs[d] = path.join(root, d);
+  fs.mkdirSync(dirs[d], { recursive: true });
+}
+fs.writeFileSync(path.join(dirs.app, 'main.go'), MAIN);
+fs.writeFileSync(path.join(dirs.app, 'go.mod'), 'module example.com/app\n\ngo 1.22\n');
+fs.mkdirSync(path.join(dirs.billing, 'inv'));
+const invoicePath = path.join(dirs.billing, 'inv', 'invoice.go');
+fs.writeFileSync(invoicePath, INVOICE);
+const workspaceFile = path.join(root, 'multi.code-workspace');
+fs.writeFileSync(workspaceFile, JSON.stringify({ folders: [{ path: 'app' }, { path: 'billing' }] }, null, 2));
+
+const turnsPath = path.join(root, 'turns.json');
+const requestsPath = path.join(root, 'requests.jsonl');
+const portPath = path.join(root, 'model.port');
+fs.writeFileSync(turnsPath, JSON.stringify(TURNS));
+const model = spawn(process.execPath, [TEST_MODEL, turnsPath, requestsPath, portPath], { stdio: ['ignore', 'inherit', 'inherit'] });
+const modelPort = await waitFor('the test model endpoint', async () => fs.existsSync(portPath) && fs.readFileSync(portPath, 'utf8'), 15000, 50);
+const cairnSettings = {
+  'cairn.serverPath': CAIRN_BIN,
+  'cairn.model.provider': 'openai',
+  'cairn.model.name': 'test-model',
+  'cairn.model.baseURL': `http://127.0.0.1:${modelPort}/v1`,
+  'cairn.approval.mode': 'ask',
+};
+fs.mkdirSync(path.join(dirs['user-data'], 'User'), { recursive: true });
+fs.mkdirSync(path.join(dirs['user-data'], 'Machine'), { recursive: true });
+fs.writeFileSync(path.join(dirs['user-data'], 'Machine', 'settings.json'), JSON.stringify(cairnSettings, null, 2));
+fs.writeFileSync(path.join(dirs['user-data'], 'User', 'settings.json'), JSON.stringify({
+  ...cairnSettings,
+  'workbench.startupEditor': 'none',
+  'workbench.tips.enabled': false,
+  'security.workspace.trust.enabled': false,
+  'extensions.ignoreRecommendations': true,
+  'extensions.autoCheckUpdates': false,
+  'extensions.autoUpdate': false,
+  'telemetry.telemetryLevel': 'off',
+  'update.mode': 'none',
+  'files.autoSave': 'off',
+  'chat.commandCenter.enabled': false,
+}, null, 2));
+const childEnv = { ...process.env, HOME: dirs.home, XDG_CACHE_HOME: dirs.cache, TMPDIR: dirs.tmp, CAIRN_STATE_DIR: dirs.state };
+
+log('installing the extension', VSIX);
+const inst = spawnSync(CODE_SERVER, ['--user-data-dir', dirs['user-data'], '--extensions-dir', dirs.extensions, '--install-extension', VSIX], { env: childEnv, encoding: 'utf8' });
+if (inst.status !== 0) throw new Error(`install-extension failed: ${inst.stdout}\n${inst.stderr}`);
+const port = await freePort();
+const csLog = fs.createWriteStream(path.join(root, 'code-server.log'));
+const cs = spawn(CODE_SERVER, [
+  '--auth', 'none', '--bind-addr', `127.0.0.1:${port}`, '--disable-telemetry', '--disable-update-check',
+  '--disable-workspace-trust', '--disable-getting-started-override', '--user-data-dir', dirs['user-data'],
+  '--extensions-dir', dirs.extensions, workspaceFile,
+], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+cs.stdout.pipe(csLog);
+cs.stderr.pipe(csLog);
+
+let browser;
+let page;
+const cleanup = async () => {
+  try { if (browser) await browser.close(); } catch { /* gone */ }
+  try { process.kill(-cs.pid, 'SIGTERM'); } catch { /* gone */ }
+  try { model.kill('SIGTERM'); } catch { /* gone */ }
+};
+
+async function palette(title) {
+  let tries = 0;
+  await waitFor(`command "${title}" in the palette`, async () => {
+    if (tries++ > 0) await page.keyboard.press('Escape');
+    await page.keyboard.press('F1');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible', timeout: 5000 });
+    await input.fill('>' + title);
+    const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
+    try {
+      await row.waitFor({ state: 'visible', timeout: 2000 });
+    } catch {
+      return false;
+    }
+    await row.click();
+    return true;
+  });
+}
+
+async function chatText() {
+  for (const f of page.frames()) {
+    try {
+      if (await f.$('#conversation')) return (await f.locator('#conversation').innerText()).replace(/\u00a0/g, ' ');
+    } catch { /* detached */ }
+  }
+  return '';
+}
+
+const modelRequests = () => fs.readFileSync(requestsPath, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+
+let failed = false;
+try {
+  await waitFor('code-server /healthz', async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, 30000);
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  const context = await browser.newContext({ viewport: { width: 1400, height: 860 } });
+  page = await context.newPage();
+  page.on('pageerror', (e) => log('page error:', e.message));
+  await page.goto(`http://127.0.0.1:${port}/?workspace=${encodeURIComponent(workspaceFile)}`);
+  await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
+  log('ok - workbench loaded with two folders');
+
+  await waitFor('main.go in an editor', async () => {
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('F1');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible', timeout: 5000 });
+    await input.fill('main.go');
+    const row = page.locator('.quick-input-list .monaco-list-row', { hasText: 'main.go' }).first();
+    await row.waitFor({ state: 'visible', timeout: 3000 });
+    await page.keyboard.press('Enter');
+    await page.locator('.tab.active', { hasText: 'main.go' }).waitFor({ timeout: 5000 });
+    return true;
+  });
+  await palette('Cairn: Show Chat');
+  await page.locator('.statusbar-item', { hasText: 'Cairn: openai/test-model' }).first().waitFor({ timeout: STEP_TIMEOUT });
+  log('ok - Cairn server running');
+
+  await page.locator('.editor-instance .monaco-editor .view-lines').first().click();
+  await page.keyboard.press('Control+Home');
+  for (let i = 0; i < 4; i++) await page.keyboard.press('ArrowDown');
+  for (let i = 0; i < 2; i++) await page.keyboard.press('Shift+ArrowDown');
+  await page.keyboard.press('Shift+End');
+  await palette('Cairn: Ask about Selection');
+  const box = page.locator('.quick-input-widget input');
+  await waitFor('the question input box', async () => (await box.getAttribute('placeholder') ?? '').includes('e.g.'), 10000);
+  await box.fill('Where is the late payment penalty? Raise it to 4.');
+  await page.keyboard.press('Enter');
+  log('asked');
+
+  await waitFor('the answer in the chat view', async () => (await chatText()).includes('I raised it to 4 per day'));
+  const reqs = modelRequests();
+  const hit = (reqs[1]?.messages ?? []).find((m) => m.role === 'tool');
+  if (!hit || !String(hit.content).includes('billing/inv/invoice.go:3:')) throw new Error(`search did not reach the second folder: ${JSON.stringify(hit)}`);
+  log('ok - search_code found the symbol in the second folder');
+
+  // The proposal opens in the diff editor; accept it from the title bar.
+  await page.locator('.tab.active', { hasText: 'Cairn proposed' }).waitFor({ timeout: STEP_TIMEOUT });
+  const accept = page.locator('.editor-actions .action-label[aria-label*="Accept Proposed Edit"]').first();
+  await accept.waitFor({ state: 'visible', timeout: 10000 });
+  await accept.click();
+  await waitFor('the accepted edit on disk in the second folder', async () => fs.readFileSync(invoicePath, 'utf8').includes('days * 4'));
+  log('ok - the edit of billing/inv/invoice.go, accepted, landed in the second folder');
+} catch (e) {
+  failed = true;
+  console.error(e);
+  try { if (page) await page.screenshot({ path: path.join(root, 'failure.png') }); } catch { /* gone */ }
+} finally {
+  await cleanup();
+}
+if (failed) {
+  log('FAILED; logs in', root);
+  process.exit(1);
+}
+log('passed');
+process.exit(0);
