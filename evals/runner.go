@@ -637,12 +637,14 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// waitFile waits until a file exists in the workspace (a command's side
-// effect).
+// waitFile waits until a file exists in the workspace and holds something
+// (a command's side effect). Existence alone is not enough: `echo x >> f`
+// creates f before it writes, and a kill between the two would leave the
+// empty file the case did not mean to test.
 func (h *harness) waitFile(rel string) error {
 	p := filepath.Join(h.ws, filepath.FromSlash(rel))
 	for {
-		if _, err := os.Stat(p); err == nil {
+		if fi, err := os.Stat(p); err == nil && fi.Size() > 0 {
 			return nil
 		}
 		select {
