@@ -79,7 +79,8 @@ func (a *adapter) openEngines(ws *workspace.Workspace) (*workspaceEngines, error
 	// The same engines `cairn serve` assembles, then this workspace's
 	// settings on them.
 	e, err := agent.OpenEngines(a.ctx, agent.EngineOptions{WS: ws, StateDir: stateDir, Version: a.opts.Version,
-		Asker: &asker{a: a}, Environ: a.opts.Environ, OTLPEndpoint: setup.OTLPEndpoint})
+		Asker: &asker{a: a}, Environ: a.opts.Environ, OTLPEndpoint: setup.OTLPEndpoint,
+		OnMCPEvent: func(msg string) { a.mcpProblem(ws.Root(), msg) }})
 	if err != nil {
 		return nil, err
 	}
@@ -129,6 +130,24 @@ func (w *workspaceEngines) setSessionMCP(ctx context.Context, id sdk.SessionId, 
 	w.mu.Unlock()
 	w.updateMCP(ctx)
 	return problems
+}
+
+// mcpProblem logs an MCP server that cannot be used (it failed to start or
+// connect, or went away) and tells the folder's sessions at their next
+// turn: the user must act on it.
+func (a *adapter) mcpProblem(root, msg string) {
+	slog.Warn(msg)
+	a.mu.Lock()
+	var sessions []*session
+	for _, s := range a.sessions {
+		if s.w != nil && s.w.ws.Root() == root {
+			sessions = append(sessions, s)
+		}
+	}
+	a.mu.Unlock()
+	for _, s := range sessions {
+		s.notice(msg)
+	}
 }
 
 // sessionServerConfig is the bridge's config of an MCP server a client
