@@ -2,7 +2,9 @@
 // registry, using the official Go SDK (github.com/modelcontextprotocol/go-sdk).
 //
 // A Manager starts every configured stdio server as a child process in its
-// own process group, performs the MCP handshake under a timeout, lists the
+// own process group, or connects to a remote one (a URL: streamable HTTP or
+// SSE, with its configured headers on every request; remote.go), performs
+// the MCP handshake under a timeout, lists the
 // server's tools and registers each one in a *tools.Registry as
 // mcp__<server>__<tool> (see ToolName), with the server's input schema as
 // the tool schema and a description that names the server. It follows
