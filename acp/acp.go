@@ -161,6 +161,9 @@ func (a *adapter) Initialize(ctx context.Context, p sdk.InitializeRequest) (_ sd
 		AgentCapabilities: sdk.AgentCapabilities{
 			LoadSession:        true,
 			PromptCapabilities: sdk.PromptCapabilities{EmbeddedContext: true},
+			// A session's MCP servers may be remote too (tools/mcp connects
+			// with the MCP SDK's streamable HTTP and SSE transports).
+			McpCapabilities: sdk.McpCapabilities{Http: true, Sse: true},
 			SessionCapabilities: sdk.SessionCapabilities{
 				List:   &sdk.SessionListCapabilities{},
 				Resume: &sdk.SessionResumeCapabilities{},

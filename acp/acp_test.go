@@ -533,14 +533,16 @@ func TestNoticesAtTurnStart(t *testing.T) {
 	h.mustPrompt(sdk.TextBlock("first"))
 	updates, _, _ := h.client.snapshot()
 	first := agentText(updates)
-	for _, want := range []string{"configuration: model.maxOutputTokens is too big", "only stdio MCP servers are supported", "one"} {
+	// The http server cannot be reached (port 1): it is reported as an MCP
+	// server that cannot be used.
+	for _, want := range []string{"configuration: model.maxOutputTokens is too big", "MCP server web", "127.0.0.1:1", "one"} {
 		if !strings.Contains(first, want) {
 			t.Errorf("first turn lacks %q: %q", want, first)
 		}
 	}
 	h.mustPrompt(sdk.TextBlock("second"))
 	updates, _, _ = h.client.snapshot()
-	if got := strings.Count(agentText(updates), "only stdio"); got != 1 {
+	if got := strings.Count(agentText(updates), "MCP server web"); got != 1 {
 		t.Errorf("the notice was shown %d times", got)
 	}
 }

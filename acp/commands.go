@@ -109,7 +109,9 @@ func (a *adapter) runCommand(ctx context.Context, s *session, line string) (sdk.
 			return end, invalidRequest("/resume: this session has no run yet")
 		}
 		t := &turn{a: a, s: s, ctx: ctx, calls: map[string]*callState{}}
-		run, err := mgr.Resume(ctx, last, t.emit)
+		// The session's model, not the workspace's: a choice made in the
+		// session (or restored with it) holds for the resumed run too.
+		run, err := mgr.ResumeWithModel(ctx, last, s.chosenModel(), t.emit)
 		if err != nil {
 			return end, invalidRequest("/resume: %v", err)
 		}

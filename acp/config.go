@@ -73,6 +73,36 @@ func (s *session) currentModel() string {
 	return s.w.mgr.Config().ModelName
 }
 
+// chosenModel is the model chosen for the session, "" when it asks the
+// workspace's.
+func (s *session) chosenModel() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.model
+}
+
+// restoreModel takes up, for a session reopened from disk, the model its
+// last run was asked to use, when the endpoint still offers it.
+func (a *adapter) restoreModel(s *session) {
+	runs := s.runs()
+	if len(runs) == 0 {
+		return
+	}
+	id := s.w.mgr.RunModel(runs[len(runs)-1])
+	if id == "" {
+		return
+	}
+	for _, m := range a.models(s.w) {
+		if m == id {
+			s.mu.Lock()
+			s.model = id
+			s.mu.Unlock()
+			return
+		}
+	}
+	slog.Info("the session's model is no longer offered; it asks the configured one", "session", s.id, "model", id)
+}
+
 // setModel chooses the session's model; other sessions of the workspace
 // keep theirs.
 func (a *adapter) setModel(s *session, id string) error {

@@ -84,7 +84,13 @@ func openAIHarness(t *testing.T, srv *httptest.Server, configured string) (*sdk.
 	if err := os.WriteFile(filepath.Join(root, "a.txt"), []byte("hello\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	stateDir := t.TempDir()
+	return openAIHarnessAt(t, srv, configured, root, t.TempDir())
+}
+
+// openAIHarnessAt is openAIHarness on a given workspace and state (a
+// restart).
+func openAIHarnessAt(t *testing.T, srv *httptest.Server, configured, root, stateDir string) (*sdk.ClientSideConnection, *fakeClient, string) {
+	t.Helper()
 	p, err := model.NewOpenAI(model.OpenAIConfig{BaseURL: srv.URL + "/v1", Model: configured})
 	if err != nil {
 		t.Fatal(err)

@@ -102,10 +102,10 @@ func respond(out io.Writer, id json.RawMessage, err error) {
 }
 
 // envArrays rewrites each mcpServers[].env object of a session request as
-// the [{name, value}] array the schema has; ok is false when there was
-// nothing to rewrite.
+// the [{name, value}] array the schema has (and headers objects of http/sse
+// servers alike); ok is false when there was nothing to rewrite.
 func envArrays(line []byte) ([]byte, bool) {
-	if !bytes.Contains(line, []byte(`"env"`)) {
+	if !bytes.Contains(line, []byte(`"env"`)) && !bytes.Contains(line, []byte(`"headers"`)) {
 		return nil, false
 	}
 	var msg map[string]json.RawMessage
@@ -122,28 +122,30 @@ func envArrays(line []byte) ([]byte, bool) {
 	}
 	changed := false
 	for _, s := range servers {
-		var obj map[string]json.RawMessage
-		if json.Unmarshal(s["env"], &obj) != nil || obj == nil {
-			continue // an array (the schema's shape), null or missing
-		}
-		names := make([]string, 0, len(obj))
-		for n := range obj {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		vars := make([]sdk.EnvVariable, 0, len(obj))
-		for _, n := range names {
-			var v string
-			if json.Unmarshal(obj[n], &v) != nil {
-				v = string(obj[n]) // a number or a boolean, as written
+		for _, key := range []string{"env", "headers"} {
+			var obj map[string]json.RawMessage
+			if json.Unmarshal(s[key], &obj) != nil || obj == nil {
+				continue // an array (the schema's shape), null or missing
 			}
-			vars = append(vars, sdk.EnvVariable{Name: n, Value: v})
+			names := make([]string, 0, len(obj))
+			for n := range obj {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			vars := make([]sdk.EnvVariable, 0, len(obj)) // {name, value}: a header's shape too
+			for _, n := range names {
+				var v string
+				if json.Unmarshal(obj[n], &v) != nil {
+					v = string(obj[n]) // a number or a boolean, as written
+				}
+				vars = append(vars, sdk.EnvVariable{Name: n, Value: v})
+			}
+			b, err := json.Marshal(vars)
+			if err != nil {
+				return nil, false
+			}
+			s[key], changed = b, true
 		}
-		b, err := json.Marshal(vars)
-		if err != nil {
-			return nil, false
-		}
-		s["env"], changed = b, true
 	}
 	if !changed {
 		return nil, false

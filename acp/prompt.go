@@ -244,6 +244,8 @@ func (a *adapter) Prompt(ctx context.Context, p sdk.PromptRequest) (_ sdk.Prompt
 		question = "[Cairn] Since the last turn: " + strings.Join(notes, " ") + "\n\n" + question
 	}
 	s.w.waitForMCP(turnCtx)
+	// An MCP server that failed to start meanwhile is said before the answer.
+	a.flushNotices(s)
 	if turnCtx.Err() != nil {
 		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
 	}

@@ -203,6 +203,7 @@ func (a *adapter) reattach(cwd string, id sdk.SessionId, servers []sdk.McpServer
 	}
 	s = newSession(id, w)
 	a.seedCallIDs(s)
+	a.restoreModel(s)
 	a.addSession(s, servers)
 	return s, nil
 }

@@ -49,6 +49,18 @@ func TestEnvArrays(t *testing.T) {
 	if _, ok := envArrays([]byte(`{"method":"session/new","params":{"mcpServers":[{"name":"a","env":[]}]}}`)); ok {
 		t.Error("an env array was rewritten")
 	}
+	// An http server's headers given as an object are taken alike.
+	fixed, ok = envArrays([]byte(`{"id":4,"method":"session/new","params":{"cwd":"/w","mcpServers":[` +
+		`{"type":"http","name":"h","url":"http://x/mcp","headers":{"Authorization":"Bearer k"}}]}}`))
+	if !ok {
+		t.Fatal("a headers object was not rewritten")
+	}
+	if err := json.Unmarshal(fixed, &req); err != nil {
+		t.Fatalf("the rewritten line does not decode: %v\n%s", err, fixed)
+	}
+	if hs := req.Params.McpServers[0].Http; hs == nil || len(hs.Headers) != 1 || hs.Headers[0].Value != "Bearer k" {
+		t.Errorf("headers = %+v", req.Params.McpServers[0])
+	}
 }
 
 // A session saved by an earlier process in another folder is listed without

@@ -21,6 +21,8 @@ type turn struct {
 	s     *session
 	ctx   context.Context
 	calls map[string]*callState // by the model's call id
+	// hidden are the calls shown otherwise than as a card (update_plan).
+	hidden map[string]bool
 	// runID is the run whose events these are.
 	runID string
 	// current is the call whose tool is running (mu: the terminal reads
@@ -66,7 +68,18 @@ func (t *turn) emit(ev protocol.RunEvent) {
 		t.a.send(id, sdk.UpdateAgentMessageText(ev.Delta))
 	case protocol.EventThought:
 		t.a.send(id, sdk.UpdateAgentThoughtText(ev.Delta))
+	case protocol.EventPlan:
+		t.a.send(id, sdk.UpdatePlan(planEntries(ev.Plan)...))
 	case protocol.EventToolCall:
+		if ev.Tool == planTool {
+			// The plan is its own update (the plan panel); a card for the
+			// call that carried it would only repeat it.
+			if t.hidden == nil {
+				t.hidden = map[string]bool{}
+			}
+			t.hidden[ev.CallID] = true
+			return
+		}
 		tcID := t.s.calls.start(t.runID, ev.CallID)
 		t.calls[ev.CallID] = &callState{id: tcID, tool: ev.Tool, input: ev.Input}
 		t.mu.Lock()
@@ -77,6 +90,9 @@ func (t *turn) emit(ev protocol.RunEvent) {
 			Status: sdk.ToolCallStatusPending, Locations: t.locations(ev.Input), RawInput: rawJSON(ev.Input),
 		}})
 	case protocol.EventApproval:
+		if t.hidden[ev.CallID] {
+			return
+		}
 		status := sdk.ToolCallStatusInProgress
 		if !toolsDecisionAllowed(ev.Decision) {
 			status = sdk.ToolCallStatusFailed
@@ -88,6 +104,9 @@ func (t *turn) emit(ev protocol.RunEvent) {
 			c.editID = ev.EditID
 		}
 	case protocol.EventToolResult:
+		if t.hidden[ev.CallID] {
+			return
+		}
 		c := t.calls[ev.CallID]
 		ok := ev.OK != nil && *ev.OK
 		if c != nil && c.editID != "" && ok {
@@ -164,6 +183,19 @@ func (t *turn) response(run *agent.Run) (sdk.PromptResponse, error) {
 		}
 	}
 	return resp, nil
+}
+
+// planTool is the tool whose calls become plan updates.
+const planTool = "update_plan"
+
+// planEntries are a plan event's steps as ACP plan entries (the same
+// status and priority names).
+func planEntries(plan []protocol.PlanEntry) []sdk.PlanEntry {
+	out := make([]sdk.PlanEntry, len(plan))
+	for i, e := range plan {
+		out[i] = sdk.PlanEntry{Content: e.Content, Status: sdk.PlanEntryStatus(e.Status), Priority: sdk.PlanEntryPriority(e.Priority)}
+	}
+	return out
 }
 
 func toolsDecisionAllowed(d string) bool {

@@ -79,7 +79,8 @@ func (a *adapter) openEngines(ws *workspace.Workspace) (*workspaceEngines, error
 	// The same engines `cairn serve` assembles, then this workspace's
 	// settings on them.
 	e, err := agent.OpenEngines(a.ctx, agent.EngineOptions{WS: ws, StateDir: stateDir, Version: a.opts.Version,
-		Asker: &asker{a: a}, Environ: a.opts.Environ, OTLPEndpoint: setup.OTLPEndpoint})
+		Asker: &asker{a: a}, Environ: a.opts.Environ, OTLPEndpoint: setup.OTLPEndpoint,
+		OnMCPEvent: func(msg string) { a.mcpProblem(ws.Root(), msg) }})
 	if err != nil {
 		return nil, err
 	}
@@ -109,19 +110,16 @@ func (w *workspaceEngines) setSessionMCP(ctx context.Context, id sdk.SessionId, 
 	var cfgs []mcp.ServerConfig
 	var problems []string
 	for _, s := range servers {
-		if s.Stdio == nil {
-			problems = append(problems, "only stdio MCP servers are supported; an http/sse server was ignored")
+		c, ok := sessionServerConfig(s)
+		if !ok {
+			problems = append(problems, "an MCP server of a transport Cairn does not support (only stdio, http and sse) was ignored")
 			continue
-		}
-		c := mcp.ServerConfig{Name: s.Stdio.Name, Command: s.Stdio.Command, Args: s.Stdio.Args, Env: map[string]string{}}
-		for _, e := range s.Stdio.Env {
-			c.Env[e.Name] = e.Value
 		}
 		// A server the client sends is untrusted, as any server without a
 		// trust level is; the user's settings may mark a server of the same
-		// name (and command) trusted.
+		// name (and command or URL) trusted.
 		for _, t := range w.setup.MCPServers {
-			if t.Name == c.Name && t.Command == c.Command {
+			if t.Name == c.Name && t.Command == c.Command && t.URL == c.URL {
 				c.Trust = t.Trust
 			}
 		}
@@ -132,6 +130,49 @@ func (w *workspaceEngines) setSessionMCP(ctx context.Context, id sdk.SessionId, 
 	w.mu.Unlock()
 	w.updateMCP(ctx)
 	return problems
+}
+
+// mcpProblem logs an MCP server that cannot be used (it failed to start or
+// connect, or went away) and tells the folder's sessions at their next
+// turn: the user must act on it.
+func (a *adapter) mcpProblem(root, msg string) {
+	slog.Warn(msg)
+	a.mu.Lock()
+	var sessions []*session
+	for _, s := range a.sessions {
+		if s.w != nil && s.w.ws.Root() == root {
+			sessions = append(sessions, s)
+		}
+	}
+	a.mu.Unlock()
+	for _, s := range sessions {
+		s.notice(msg)
+	}
+}
+
+// sessionServerConfig is the bridge's config of an MCP server a client
+// sent: stdio, or remote over streamable HTTP or SSE with its headers.
+func sessionServerConfig(s sdk.McpServer) (mcp.ServerConfig, bool) {
+	headers := func(hs []sdk.HttpHeader) map[string]string {
+		m := map[string]string{}
+		for _, h := range hs {
+			m[h.Name] = h.Value
+		}
+		return m
+	}
+	switch {
+	case s.Stdio != nil:
+		c := mcp.ServerConfig{Name: s.Stdio.Name, Command: s.Stdio.Command, Args: s.Stdio.Args, Env: map[string]string{}}
+		for _, e := range s.Stdio.Env {
+			c.Env[e.Name] = e.Value
+		}
+		return c, true
+	case s.Http != nil:
+		return mcp.ServerConfig{Name: s.Http.Name, Type: mcp.TypeHTTP, URL: s.Http.Url, Headers: headers(s.Http.Headers)}, true
+	case s.Sse != nil:
+		return mcp.ServerConfig{Name: s.Sse.Name, Type: mcp.TypeSSE, URL: s.Sse.Url, Headers: headers(s.Sse.Headers)}, true
+	}
+	return mcp.ServerConfig{}, false
 }
 
 // updateMCP starts the union of configured servers in the background; a

@@ -7,6 +7,7 @@ import (
 	"github.com/cairn-dev/cairn/checkpoint"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/protocol"
+	"github.com/cairn-dev/cairn/redact"
 	"github.com/cairn-dev/cairn/tools"
 )
 
@@ -42,7 +43,8 @@ func (m *Manager) History(runID string) (question string, events []protocol.RunE
 		s, _ := m.cps.Blobs.Get(h)
 		return s
 	}
-	byID := map[string]int{} // edit id → index in edits
+	byID := map[string]int{}                   // edit id → index in edits
+	planInputs := map[string]json.RawMessage{} // update_plan inputs by call id
 	finished := false
 	var usage protocol.Usage
 	for _, rec := range effectiveRecords(recs) {
@@ -68,6 +70,9 @@ func (m *Manager) History(runID string) (question string, events []protocol.RunE
 					input, _ = json.Marshal(c.Arguments)
 				}
 				add(protocol.RunEvent{Kind: protocol.EventToolCall, CallID: c.ID, Tool: c.Name, Input: input})
+				if c.Name == "update_plan" {
+					planInputs[c.ID] = input
+				}
 			}
 		case checkpoint.RecToolResult:
 			var tr toolResultRecord
@@ -75,6 +80,12 @@ func (m *Manager) History(runID string) (question string, events []protocol.RunE
 				continue
 			}
 			ok := tr.OK
+			if in, isPlan := planInputs[tr.CallID]; isPlan && ok {
+				// The plan is not journaled apart: it is the call's input.
+				if entries, err := tools.ParsePlan(in); err == nil {
+					add(protocol.RunEvent{Kind: protocol.EventPlan, Plan: planEntries(redact.Default(), entries)})
+				}
+			}
 			add(protocol.RunEvent{Kind: protocol.EventToolResult, CallID: tr.CallID, OK: &ok, Summary: tr.Summary})
 		case checkpoint.RecEdit:
 			var er editRecord

@@ -65,6 +65,9 @@ type runStartedRecord struct {
 		StartLine int `json:"StartLine"`
 		EndLine   int `json:"EndLine"`
 	} `json:"selection"`
+	// Model is the model the run was asked to use instead of the
+	// workspace's (a session's choice); a resume keeps it.
+	Model string `json:"model,omitempty"`
 }
 
 // modelErrorRecordData is a failed model call: retried or final.

@@ -259,7 +259,11 @@ func (m *Manager) Start(parent context.Context, req AskRequest, emit func(protoc
 			if req.Abs != "" {
 				rel = m.ws.Rel(req.Abs)
 			}
-			r.jrnl(checkpoint.RecRunStarted, 0, map[string]any{"question": req.Question, "file": rel, "selection": req.Selection, "threadId": threadID})
+			started := map[string]any{"question": req.Question, "file": rel, "selection": req.Selection, "threadId": threadID}
+			if req.Model != "" {
+				started["model"] = req.Model
+			}
+			r.jrnl(checkpoint.RecRunStarted, 0, started)
 		}
 	}
 	r.tr = m.tracer.StartRun(trace.RunInfo{ID: r.ID, Question: req.Question, Provider: providerName(cfg.Provider), Model: cfg.ModelName, Redact: r.red().String})

@@ -101,6 +101,13 @@ func (m *Manager) MarkInterrupted(ir InterruptedRun) protocol.RunEvent {
 // the workspace is checked against the recorded file hashes; a resume note
 // goes into the prompt; then the loop goes on.
 func (m *Manager) Resume(parent context.Context, runID string, emit func(protocol.RunEvent)) (*Run, error) {
+	return m.ResumeWithModel(parent, runID, "", emit)
+}
+
+// ResumeWithModel is Resume asking the model named (a session's current
+// choice); with "" the run keeps the model it was started with, or the
+// workspace's when it was started without a choice.
+func (m *Manager) ResumeWithModel(parent context.Context, runID, modelName string, emit func(protocol.RunEvent)) (*Run, error) {
 	if err := protocol.ValidateID("runId", runID); err != nil {
 		return nil, err
 	}
@@ -131,6 +138,12 @@ func (m *Manager) Resume(parent context.Context, runID string, emit func(protoco
 		if rec.Type == checkpoint.RecFinished {
 			return nil, fmt.Errorf("run %s already ended; nothing to resume", runID)
 		}
+	}
+	if modelName == "" {
+		modelName = startedModel(recs)
+	}
+	if modelName != "" {
+		cfg.ModelName = modelName
 	}
 	ctx, cancel := context.WithCancelCause(parent)
 	r := &Run{ID: runID, m: m, cfg: cfg, ctx: ctx, cancel: cancel, drafts: workspace.NewDrafts(m.ws), line: newEventLine(0, emit),
@@ -430,4 +443,38 @@ func (m *Manager) ContextReport(runID string) (string, error) {
 		return "", fmt.Errorf("run %s stored no context report", runID)
 	}
 	return m.cps.Blobs.Get(hash)
+}
+
+// startedModel is the model a run was started with when it was not the
+// workspace's ("" otherwise).
+func startedModel(recs []checkpoint.Record) string {
+	for _, rec := range recs {
+		if rec.Type == checkpoint.RecRunStarted {
+			var rs runStartedRecord
+			if json.Unmarshal(rec.Data, &rs) == nil {
+				return rs.Model
+			}
+		}
+	}
+	return ""
+}
+
+// RunModel is the model the run was started with when a choice (a
+// session's model) replaced the workspace's, "" otherwise or when the run
+// is unknown: a session reopened after a restart asks it again.
+func (m *Manager) RunModel(runID string) string {
+	if protocol.ValidateID("runId", runID) != nil {
+		return ""
+	}
+	m.mu.Lock()
+	dir := m.cfg.StateDir
+	m.mu.Unlock()
+	if dir == "" {
+		return ""
+	}
+	recs, _, err := checkpoint.ReadJournal(journalPath(dir, runID))
+	if err != nil {
+		return ""
+	}
+	return startedModel(recs)
 }

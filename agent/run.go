@@ -785,6 +785,10 @@ func (r *Run) execTool(step int, env *tools.Env, call model.ToolCall) (content s
 		span.EditID = e.ID
 		res.Content += fmt.Sprintf(" (edit id %s)", e.ID)
 	}
+	if len(res.Plan) > 0 && !res.IsError {
+		// Before the result, so a client shows the plan when the call ends.
+		r.send(protocol.RunEvent{Kind: protocol.EventPlan, Plan: planEntries(r.red(), res.Plan)})
+	}
 	content = finish(!res.IsError, res.Summary, res.Content)
 	r.m.faultPoint("after_tool_result")
 	return content, false

@@ -20,6 +20,7 @@ You answer questions about the user's code and propose changes.
 - Use the tools to look at the code before you answer; cite files and line numbers.
 - To change code, call edit_file. Your edits are proposals: the user reviews each one in a diff view and accepts or rejects it. Nothing you propose is on disk until the user accepts.
 - Keep edits minimal and focused on what was asked. Do not reformat unrelated code.
+- For a change of several steps, call update_plan with the steps first and again as each starts or ends.
 - When you are done, answer in a few sentences: what you found or what you changed and why.`
 
 // Selection is the user's selection, 1-based inclusive lines.

@@ -86,6 +86,10 @@ const (
 	// or some became conflicting, or a redo recomputed them): fetch it again
 	// with cairn.getEdit and refresh any diff view of it.
 	EventEditUpdated = "editUpdated"
+	// EventPlan (plan): the agent's plan for a task of several steps, the
+	// whole list each time a step's status changes (the model's
+	// update_plan tool).
+	EventPlan        = "plan"
 	EventFinished    = "finished"
 	EventFailed      = "failed"
 	EventCancelled   = "cancelled"
@@ -324,6 +328,8 @@ type RunEvent struct {
 	EditID string          `json:"editId,omitempty"` // editProposed
 	Edit   json.RawMessage `json:"edit,omitempty"`   // editProposed: LSP WorkspaceEdit
 
+	Plan []PlanEntry `json:"plan,omitempty"` // plan: every step, in order
+
 	CheckpointID string `json:"checkpointId,omitempty"` // checkpoint
 	Step         int    `json:"step,omitempty"`         // checkpoint
 
@@ -339,6 +345,14 @@ type RunEvent struct {
 
 	Error string `json:"error,omitempty"` // failed, cancelled, interrupted
 	Class string `json:"class,omitempty"` // failed
+}
+
+// PlanEntry is one step of a plan event: status pending, in_progress or
+// completed; priority high, medium or low (ACP's plan entry).
+type PlanEntry struct {
+	Content  string `json:"content"`
+	Status   string `json:"status"`
+	Priority string `json:"priority"`
 }
 
 // Approval actions offered through window/showMessageRequest.

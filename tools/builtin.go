@@ -9,7 +9,7 @@ var walkOptions = workspace.WalkOptions{AllFiles: true}
 // Builtins returns the built-in tools for the workspace at root; commands
 // are confined by sb.
 func Builtins(root string, sb *CommandSandbox) []*Tool {
-	return []*Tool{ReadFile(), ListFiles(), EditFileIn(root), GetDiagnostics(), RunCommandWith(root, sb), SearchCode(), RepoMap()}
+	return []*Tool{ReadFile(), ListFiles(), EditFileIn(root), GetDiagnostics(), RunCommandWith(root, sb), SearchCode(), RepoMap(), UpdatePlan()}
 }
 
 // NewBuiltinRegistry returns a registry holding the built-in tools, with

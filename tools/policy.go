@@ -454,7 +454,7 @@ func namesDestructive(prefix string) bool {
 
 // neverDestructive are the built-in tools whose calls are never rated
 // destructive: a rule for them lifts nothing.
-var neverDestructive = map[string]bool{"read_file": true, "list_files": true, "search_code": true, "repo_map": true, "get_diagnostics": true, "edit_file": true}
+var neverDestructive = map[string]bool{"read_file": true, "list_files": true, "search_code": true, "repo_map": true, "get_diagnostics": true, "edit_file": true, "update_plan": true}
 
 // lifts reports whether a is a valid action other than deny.
 func lifts(a Action) bool {

@@ -79,6 +79,9 @@ type Result struct {
 	Change *FileChange
 	// Truncated says the output policy cut the content.
 	Truncated bool
+	// Plan is the whole plan the model just showed (update_plan): the run
+	// sends it to the editor as a plan event.
+	Plan []PlanEntry
 }
 
 // FileChange is a proposed change of one file (never written by the tool).

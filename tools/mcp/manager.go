@@ -2,7 +2,9 @@
 // registry, using the official Go SDK (github.com/modelcontextprotocol/go-sdk).
 //
 // A Manager starts every configured stdio server as a child process in its
-// own process group, performs the MCP handshake under a timeout, lists the
+// own process group, or connects to a remote one (a URL: streamable HTTP or
+// SSE, with its configured headers on every request; remote.go), performs
+// the MCP handshake under a timeout, lists the
 // server's tools and registers each one in a *tools.Registry as
 // mcp__<server>__<tool> (see ToolName), with the server's input schema as
 // the tool schema and a description that names the server. It follows
@@ -51,10 +53,17 @@ const (
 )
 
 // ServerConfig is one entry of the mcpServers setting:
-// { name: { command, args, env, trust } }.
+// { name: { command, args, env, trust } } for a server Cairn starts, or
+// { name: { type, url, headers, trust } } for one it connects to over HTTP.
 type ServerConfig struct {
-	Name    string            `json:"-"` // the key in mcpServers
-	Command string            `json:"command"`
+	Name    string `json:"-"` // the key in mcpServers
+	Command string `json:"command,omitempty"`
+	// URL, when set, makes the server remote: Type TypeHTTP (streamable
+	// HTTP, the default) or TypeSSE, with Headers sent on every request;
+	// Command, Args and Env are then unused.
+	Type    string            `json:"type,omitempty"`
+	URL     string            `json:"url,omitempty"`
+	Headers map[string]string `json:"headers,omitempty"`
 	Args    []string          `json:"args,omitempty"`
 	Env     map[string]string `json:"env,omitempty"`
 	// Trust is "trusted" or "untrusted"; empty (and anything else) means untrusted.
@@ -62,8 +71,14 @@ type ServerConfig struct {
 }
 
 func (c ServerConfig) equal(d ServerConfig) bool {
-	if c.Name != d.Name || c.Command != d.Command || c.Trust != d.Trust || len(c.Args) != len(d.Args) || len(c.Env) != len(d.Env) {
+	if c.Name != d.Name || c.Command != d.Command || c.Trust != d.Trust || len(c.Args) != len(d.Args) || len(c.Env) != len(d.Env) ||
+		c.Type != d.Type || c.URL != d.URL || len(c.Headers) != len(d.Headers) {
 		return false
+	}
+	for k, v := range c.Headers {
+		if w, ok := d.Headers[k]; !ok || w != v {
+			return false
+		}
 	}
 	for i := range c.Args {
 		if c.Args[i] != d.Args[i] {

@@ -36,18 +36,20 @@ type server struct {
 
 	stderr tailBuffer
 
-	mu         sync.Mutex
-	state      string
-	err        string
-	info       string
-	cmd        *exec.Cmd
-	session    *sdk.ClientSession
-	stdin      *os.File // parent ends of the pipes
-	stdout     *os.File
-	done       chan struct{} // closed once the process has exited
-	waitErr    error         // set before done is closed
-	registered map[string]string
-	noted      map[string]bool // tools whose schema problem was already reported
+	mu      sync.Mutex
+	state   string
+	err     string
+	info    string
+	cmd     *exec.Cmd
+	session *sdk.ClientSession
+	// cancelRemote ends the connection to a remote (http/sse) server.
+	cancelRemote context.CancelFunc
+	stdin        *os.File // parent ends of the pipes
+	stdout       *os.File
+	done         chan struct{} // closed once the process has exited
+	waitErr      error         // set before done is closed
+	registered   map[string]string
+	noted        map[string]bool // tools whose schema problem was already reported
 
 	stopCh   chan struct{} // closed when the server is stopped or failed
 	stopOnce sync.Once
@@ -115,6 +117,10 @@ func (s *server) environ() []string {
 func (s *server) start(ctx context.Context) {
 	if s.cfg.Trust != "" && s.cfg.Trust != TrustTrusted && s.cfg.Trust != TrustUntrusted {
 		s.m.event(s.cfg.Name, fmt.Sprintf("MCP server %s: unknown trust %q (use \"trusted\" or \"untrusted\"); treating the server as untrusted", s.cfg.Name, s.cfg.Trust))
+	}
+	if s.cfg.URL != "" {
+		s.startRemote(ctx)
+		return
 	}
 	if strings.TrimSpace(s.cfg.Command) == "" {
 		s.fail("failed to start: no command configured")
@@ -206,21 +212,28 @@ func (s *server) start(ctx context.Context) {
 		}
 		return
 	}
+	s.serve(ctx, r.cs, done)
+}
+
+// serve takes a connected session: it records it, watches it, lists the
+// tools and registers them.
+func (s *server) serve(ctx context.Context, cs *sdk.ClientSession, done <-chan struct{}) {
+	timeout := s.m.opts.HandshakeTimeout
 	s.mu.Lock()
-	s.session = r.cs
-	if ir := r.cs.InitializeResult(); ir != nil && ir.ServerInfo != nil {
+	s.session = cs
+	if ir := cs.InitializeResult(); ir != nil && ir.ServerInfo != nil {
 		s.info = strings.TrimSpace(ir.ServerInfo.Name + " " + ir.ServerInfo.Version)
 	}
 	stopped := s.state != StateStarting
 	s.mu.Unlock()
 	if stopped {
-		_ = r.cs.Close()
+		_ = cs.Close()
 		return
 	}
-	go s.watch(r.cs, done)
+	go s.watch(cs, done)
 
 	lctx, lcancel := context.WithTimeout(ctx, timeout)
-	list, err := listTools(lctx, r.cs)
+	list, err := listTools(lctx, cs)
 	timedOut := lctx.Err() == context.DeadlineExceeded
 	lcancel()
 	switch {
@@ -394,8 +407,12 @@ func (s *server) shutdown() {
 	s.stopOnce.Do(func() { close(s.stopCh) })
 	s.downOnce.Do(func() {
 		s.mu.Lock()
-		cmd, cs, stdin, stdout, done := s.cmd, s.session, s.stdin, s.stdout, s.done
+		cmd, cs, stdin, stdout, done, cancelRemote := s.cmd, s.session, s.stdin, s.stdout, s.done, s.cancelRemote
 		s.mu.Unlock()
+		if cancelRemote != nil {
+			// A remote server's session ends with its connection.
+			defer cancelRemote()
+		}
 		if cs != nil {
 			// Closing the session closes our ends of the pipes; the server
 			// sees end of input (the MCP stdio shutdown sequence).
