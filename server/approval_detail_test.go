@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"go.lsp.dev/jsonrpc2"
 	lsp "go.lsp.dev/protocol"
 
 	"github.com/cairn-dev/cairn/protocol"
@@ -24,12 +25,10 @@ func TestApprovalParamsCarryEveryCommand(t *testing.T) {
 			{Text: "wc -c", Risk: tools.RiskRead},
 		},
 	}
-	p := approvalParams{
-		ShowMessageRequestParams: lsp.ShowMessageRequestParams{Type: lsp.MessageTypeWarning, Message: tools.ApprovalText(req),
-			Actions: []lsp.MessageActionItem{{Title: protocol.ActionDeny}}},
-		Cairn: approvalDetailOf(req),
-	}
-	b, err := json.Marshal(p)
+	p := &approvalParams{Type: lsp.MessageTypeWarning, Message: tools.ApprovalText(req),
+		Actions: []lsp.MessageActionItem{{Title: protocol.ActionDeny}}, Cairn: approvalDetailOf(req)}
+	// Encoded as the connection encodes it (encoding/json/v2).
+	b, err := jsonrpc2.JSONCodec{}.Marshal(p)
 	if err != nil {
 		t.Fatal(err)
 	}

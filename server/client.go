@@ -141,12 +141,10 @@ func (s *Server) AskApproval(ctx context.Context, req tools.ApprovalRequest) (to
 	// Code's modal answers Enter with it). Only calls above read, or
 	// outside the sandbox, or of protected paths ask by default.
 	params := &approvalParams{
-		ShowMessageRequestParams: lsp.ShowMessageRequestParams{
-			Type:    lsp.MessageTypeWarning,
-			Message: tools.ApprovalText(req),
-			Actions: []lsp.MessageActionItem{{Title: protocol.ActionDeny}, {Title: protocol.ActionAllowOnce}, {Title: protocol.ActionAllowSession}},
-		},
-		Cairn: approvalDetailOf(req),
+		Type:    lsp.MessageTypeWarning,
+		Message: tools.ApprovalText(req),
+		Actions: []lsp.MessageActionItem{{Title: protocol.ActionDeny}, {Title: protocol.ActionAllowOnce}, {Title: protocol.ActionAllowSession}},
+		Cairn:   approvalDetailOf(req),
 	}
 	var raw jsonrpc2.RawMessage
 	if err := s.callClient(ctx, s.approvalTimeout(), "window/showMessageRequest", params, &raw); err != nil {
@@ -173,10 +171,13 @@ func (s *Server) AskApproval(ctx context.Context, req tools.ApprovalRequest) (to
 // structured detail beside the LSP fields: a client that knows it (the VS
 // Code chat) shows the approval inline in the run's thread, every command
 // of the line with its own risk; other clients ignore the extra field and
-// show the message.
+// show the message. The LSP fields are spelled out, not embedded: the
+// embedded type's own JSON methods would be promoted and drop "cairn".
 type approvalParams struct {
-	lsp.ShowMessageRequestParams
-	Cairn approvalDetail `json:"cairn"`
+	Type    lsp.MessageType         `json:"type"`
+	Message string                  `json:"message"`
+	Actions []lsp.MessageActionItem `json:"actions"`
+	Cairn   approvalDetail          `json:"cairn"`
 }
 
 type approvalDetail struct {

@@ -6,6 +6,7 @@ import { exec } from './client';
 import { redoEdit, openDiff, settleEdit } from './review';
 import { answerApproval } from './approvals';
 import { ask, cancelRun, lspRange, LspRange, resumeRun, showContextReport } from './runs';
+import { settingValue } from './settings';
 import { app } from './state';
 
 export async function onChatAction(a: ChatAction): Promise<void> {
@@ -101,7 +102,10 @@ async function applyCode(code: string, runId?: string): Promise<void> {
 /** Fills the chat's model picker (cairn.models); the setting's model when the server lists none. */
 export async function listModels(): Promise<void> {
   const res = await exec<{ current: string; available: string[] }>('cairn.models', {});
-  app.chat.models = { current: res?.current ?? '', available: Array.isArray(res?.available) ? res.available : [] };
+  // The setting is what the next run asks (the server may not have applied a change yet).
+  const configured = settingValue('model.name');
+  const current = typeof configured === 'string' && configured.trim() ? configured.trim() : res?.current ?? '';
+  app.chat.models = { current, available: Array.isArray(res?.available) ? res.available : [] };
   app.chatView.update();
 }
 

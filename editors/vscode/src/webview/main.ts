@@ -159,7 +159,7 @@ function approvalCard(a: ApprovalItem): HTMLElement {
     const ul = el('ul', { class: 'ap-commands', 'aria-label': `${shown.length} command${shown.length > 1 ? 's' : ''}` });
     for (const c of shown) {
       const what = c.redirection ? `redirection ${c.text}` : c.whole && !c.text ? 'the whole line' : c.via ? `${c.text} (run by ${c.via})` : c.text;
-      ul.append(el('li', {}, el('span', { class: `risk r-${c.risk}` }, c.risk), what, ...(c.reason ? [el('span', { class: 'ap-why' }, ` — ${c.reason}`)] : [])));
+      ul.append(el('li', {}, el('span', { class: `risk r-${c.risk}` }, c.risk), ' ', what, ...(c.reason ? [el('span', { class: 'ap-why' }, ` — ${c.reason}`)] : [])));
     }
     card.append(ul);
   }
