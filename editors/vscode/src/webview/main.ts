@@ -188,8 +188,12 @@ function runMeta(r: ChatRun): HTMLElement | undefined {
   const parts: HTMLElement[] = [];
   if (r.context && r.context.length > 0) {
     const files = el('span', { class: 'context-files', 'aria-label': 'Context of this answer' }, el('span', { class: 'label' }, 'Context:'));
+    const seen = new Set<string>();
     for (const c of r.context) {
       const lines = c.startLine ? `:${c.startLine}${c.endLine && c.endLine !== c.startLine ? `-${c.endLine}` : ''}` : '';
+      // One link per place (a file can come from two sources, e.g. open documents and recent edits).
+      if (seen.has(c.path + lines)) continue;
+      seen.add(c.path + lines);
       files.append(el('a', {
         role: 'link', tabindex: '0', class: 'ctx-file', title: `${c.source}, ${c.tokens} tokens: open ${c.path}${lines}`,
         'data-action': JSON.stringify({ type: 'openContext', path: c.path, startLine: c.startLine, endLine: c.endLine }),
