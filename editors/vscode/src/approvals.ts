@@ -17,7 +17,8 @@ export async function showMessageRequest(params: ShowMessageRequestParams, token
   if (isApproval(actions)) {
     app.answers.appendLine(`⚖ approval asked: ${params.message.replace(/\s+/g, ' ')}`);
     const inline = inlineApproval(params as ShowMessageRequestParams & { cairn?: unknown });
-    if (inline) return askInline(inline, actions, token);
+    // Inline only where the chat shows the run (it has its question); else the modal.
+    if (inline && app.chat.run(inline.runId)?.question) return askInline(inline, actions, token);
     const p = approvalPrompt(params.message);
     // Deny is the first button, the modal's default (Enter); dismissing the
     // modal (Escape, its Cancel button) also denies.

@@ -266,7 +266,8 @@ try {
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: `http://127.0.0.1:${port}` });
   page = await context.newPage();
   page.on('pageerror', (e) => log('page error:', e.message));
-  await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(dirs.ws)}`);
+  // A busy machine serves the workbench slowly: the step deadline, not Playwright's 30 s.
+  await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(dirs.ws)}`, { timeout: STEP_TIMEOUT * 2 });
   await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
   ok('workbench loaded');
 
