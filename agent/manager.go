@@ -226,6 +226,9 @@ func (m *Manager) Start(parent context.Context, req AskRequest, emit func(protoc
 	m.mu.Lock()
 	cfg := m.cfg
 	m.mu.Unlock()
+	if req.Provider != nil {
+		cfg.Provider, cfg.ProviderErr = req.Provider, nil
+	}
 	if err := cfg.noProvider(); err != nil {
 		return nil, err
 	}

@@ -62,6 +62,10 @@ type AskRequest struct {
 	// Model, when set, is the model id this run asks instead of the
 	// configured one (an ACP session's model picker).
 	Model string
+	// Provider, when set, answers this run instead of the configured one:
+	// cairn.proposeEdit's run replays one scripted edit_file call, so the
+	// edit is a proposal like any other (reviewed, accepted, undone).
+	Provider model.Provider
 }
 
 // Run is one question being answered.
@@ -592,6 +596,9 @@ func (r *Run) buildContext(shrink int) (*contextengine.Built, error) {
 	r.mu.Lock()
 	r.report = b.Report
 	r.mu.Unlock()
+	if items := contextItems(r.m.ws, b.Report); len(items) > 0 {
+		r.send(protocol.RunEvent{Kind: protocol.EventContext, Context: items})
+	}
 	return b, nil
 }
 

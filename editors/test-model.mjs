@@ -8,6 +8,9 @@
 //
 // TURNS.json: [{ "text"?: string, "toolCalls"?: [{ "name", "arguments": {} }], "delayMs"?: n }]
 // or an error turn: { "status": 401, "error"?: "message" } answers with that HTTP error.
+// A turn with "wantKey": "K" is served only to a request carrying
+// "Authorization: Bearer K"; any other request gets a 401 and the turn waits.
+// env TEST_MODEL_LIST: comma-separated ids GET /models lists (default test-model).
 // Each request appends one line (its JSON body) to REQUESTS.jsonl; the port
 // is written to PORTFILE once the server listens. Runs until killed.
 import fs from 'node:fs';
@@ -47,13 +50,20 @@ const server = createServer((req, res) => {
     if (req.method === 'GET' && req.url.endsWith('/models')) {
       // What a health check probes; not a model request.
       res.writeHead(200, { 'Content-Type': 'application/json' });
-      res.end(JSON.stringify({ object: 'list', data: [{ id: 'test-model', object: 'model' }] }));
+      const ids = (process.env.TEST_MODEL_LIST || 'test-model').split(',').filter(Boolean);
+      res.end(JSON.stringify({ object: 'list', data: ids.map((id) => ({ id, object: 'model' })) }));
       return;
     }
     fs.appendFileSync(requestsPath, body.replace(/\n/g, ' ') + '\n');
     if (req.method !== 'POST' || !req.url.endsWith('/chat/completions')) {
       res.writeHead(404, { 'Content-Type': 'application/json' });
       res.end(JSON.stringify({ error: { message: `no route ${req.method} ${req.url}` } }));
+      return;
+    }
+    if (turns[served]?.wantKey && req.headers.authorization !== `Bearer ${turns[served].wantKey}`) {
+      // A provider that refuses the key (or its absence); the turn waits for the right one.
+      res.writeHead(401, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ error: { message: 'Incorrect API key provided', type: 'invalid_request_error' } }));
       return;
     }
     const turn = turns[served++];

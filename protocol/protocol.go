@@ -39,10 +39,17 @@ const (
 )
 
 // Commands lists every command advertised in executeCommandProvider.
+// CommandProposeEdit proposes an editor-supplied text (a chat code block's
+// Apply) as an edit: a run whose one step is that edit, reviewed like any.
+const CommandProposeEdit = "cairn.proposeEdit"
+
+// CommandModels lists the models the configured endpoint offers.
+const CommandModels = "cairn.models"
+
 var Commands = []string{
 	CommandAsk, CommandCancel, CommandResume, CommandAcceptEdit, CommandRejectEdit,
 	CommandUndo, CommandRewind, CommandContextReport, CommandGetEdit, CommandListRuns, CommandListThreads,
-	CommandGetThread, CommandRedoHunks,
+	CommandGetThread, CommandRedoHunks, CommandProposeEdit, CommandModels,
 }
 
 // A client declares itself a Cairn client (it shows cairn/runEvent itself)
@@ -89,7 +96,10 @@ const (
 	// EventPlan (plan): the agent's plan for a task of several steps, the
 	// whole list each time a step's status changes (the model's
 	// update_plan tool).
-	EventPlan        = "plan"
+	EventPlan = "plan"
+	// EventContext (context): the workspace files and lines the prompt
+	// holds, sent each time the run builds its context.
+	EventContext     = "context"
 	EventFinished    = "finished"
 	EventFailed      = "failed"
 	EventCancelled   = "cancelled"
@@ -243,6 +253,31 @@ type ContextReportResult struct {
 	Markdown string `json:"markdown"`
 }
 
+// ContextItem is one file range that went into a run's prompt. Lines are
+// 1-based and inclusive; 0 when the item is a whole file or a diff.
+type ContextItem struct {
+	Path      string `json:"path"`
+	StartLine int    `json:"startLine,omitempty"`
+	EndLine   int    `json:"endLine,omitempty"`
+	Tokens    int    `json:"tokens"`
+	Source    string `json:"source"`
+}
+
+// ProposeEditParams is cairn.proposeEdit's argument: replace Range (the
+// whole file when absent) of URI with NewText, as a proposal.
+type ProposeEditParams struct {
+	URI      string `json:"uri"`
+	Range    *Range `json:"range,omitempty"`
+	NewText  string `json:"newText"`
+	ThreadID string `json:"threadId,omitempty"`
+}
+
+// ModelsResult is cairn.models' result.
+type ModelsResult struct {
+	Current   string   `json:"current"`
+	Available []string `json:"available"`
+}
+
 // EditFile is one file of a proposed edit, as returned by cairn.getEdit.
 type EditFile struct {
 	URI      string `json:"uri"`
@@ -324,6 +359,8 @@ type RunEvent struct {
 	Output string `json:"-"`
 
 	Decision string `json:"decision,omitempty"` // approval: allow_once, allow_session, deny, policy_allow, policy_deny
+
+	Context []ContextItem `json:"context,omitempty"` // context
 
 	EditID string          `json:"editId,omitempty"` // editProposed
 	Edit   json.RawMessage `json:"edit,omitempty"`   // editProposed: LSP WorkspaceEdit

@@ -55,10 +55,14 @@ func (s *Server) callClient(ctx context.Context, timeout time.Duration, method s
 	})
 	defer nudge.Stop()
 	id, err := s.conn.Call(cctx, method, params, result)
-	if err != nil && ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
+	if err != nil && cctx.Err() != nil {
+		// Timed out, or the caller gave up (a cancelled run's approval):
+		// either way the client may drop the request (and its inline card).
 		if raw, ok := idJSON(id); ok {
 			_ = s.conn.Notify(s.ctx, lsp.MethodCancelRequest, jsonrpc2.RawMessage(`{"id":`+raw+`}`))
 		}
+	}
+	if err != nil && ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
 		slog.Warn("the client did not answer a request in time", "method", method, "timeout", timeout)
 		return fmt.Errorf("%s: %w within %s", method, errNoAnswer, timeout)
 	}
@@ -136,10 +140,11 @@ func (s *Server) AskApproval(ctx context.Context, req tools.ApprovalRequest) (to
 	// Deny comes first: editors make the first action the default (VS
 	// Code's modal answers Enter with it). Only calls above read, or
 	// outside the sandbox, or of protected paths ask by default.
-	params := &lsp.ShowMessageRequestParams{
+	params := &approvalParams{
 		Type:    lsp.MessageTypeWarning,
 		Message: tools.ApprovalText(req),
 		Actions: []lsp.MessageActionItem{{Title: protocol.ActionDeny}, {Title: protocol.ActionAllowOnce}, {Title: protocol.ActionAllowSession}},
+		Cairn:   approvalDetailOf(req),
 	}
 	var raw jsonrpc2.RawMessage
 	if err := s.callClient(ctx, s.approvalTimeout(), "window/showMessageRequest", params, &raw); err != nil {
@@ -160,4 +165,48 @@ func (s *Server) AskApproval(ctx context.Context, req tools.ApprovalRequest) (to
 	default:
 		return tools.DecisionDeny, nil
 	}
+}
+
+// approvalParams is an approval's window/showMessageRequest with Cairn's
+// structured detail beside the LSP fields: a client that knows it (the VS
+// Code chat) shows the approval inline in the run's thread, every command
+// of the line with its own risk; other clients ignore the extra field and
+// show the message. The LSP fields are spelled out, not embedded: the
+// embedded type's own JSON methods would be promoted and drop "cairn".
+type approvalParams struct {
+	Type    lsp.MessageType         `json:"type"`
+	Message string                  `json:"message"`
+	Actions []lsp.MessageActionItem `json:"actions"`
+	Cairn   approvalDetail          `json:"cairn"`
+}
+
+type approvalDetail struct {
+	RunID    string            `json:"runId"`
+	CallID   string            `json:"callId"`
+	Tool     string            `json:"tool"`
+	Risk     tools.Risk        `json:"risk"`
+	Command  string            `json:"command,omitempty"`
+	Commands []approvalCommand `json:"commands,omitempty"`
+	Packages []string          `json:"packages,omitempty"`
+}
+
+type approvalCommand struct {
+	Text        string     `json:"text"`
+	Risk        tools.Risk `json:"risk"`
+	Reason      string     `json:"reason,omitempty"`
+	Via         string     `json:"via,omitempty"`
+	Redirection bool       `json:"redirection,omitempty"`
+	Whole       bool       `json:"whole,omitempty"`
+}
+
+func approvalDetailOf(req tools.ApprovalRequest) approvalDetail {
+	d := approvalDetail{RunID: req.RunID, CallID: req.CallID, Tool: req.Tool, Risk: req.Risk, Command: req.Command, Packages: req.Packages}
+	cmds := req.Commands
+	if len(cmds) == 0 && req.Command != "" {
+		cmds = []tools.CommandPart{{Text: req.Command, Risk: req.Risk}}
+	}
+	for _, c := range cmds {
+		d.Commands = append(d.Commands, approvalCommand{Text: c.Text, Risk: c.Risk, Reason: c.Reason, Via: c.Via, Redirection: c.Redirection, Whole: c.Whole})
+	}
+	return d
 }

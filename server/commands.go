@@ -75,6 +75,10 @@ func (s *Server) ExecuteCommand(ctx context.Context, params *lsp.ExecuteCommandP
 		result = s.listRuns(mgr)
 	case protocol.CommandListThreads:
 		result = mgr.Threads()
+	case protocol.CommandProposeEdit:
+		result, err = s.cmdProposeEdit(ctx, mgr, arg)
+	case protocol.CommandModels:
+		result = s.cmdModels(ctx, mgr)
 	case protocol.CommandGetThread:
 		var p protocol.ThreadRef
 		if err = decodeArg(arg, &p, "threadId"); err == nil {

@@ -4,7 +4,9 @@ import * as vscode from 'vscode';
 import { ChatAction } from './chatView';
 import { exec } from './client';
 import { redoEdit, openDiff, settleEdit } from './review';
-import { ask, cancelRun, lspRange, LspRange, resumeRun } from './runs';
+import { answerApproval } from './approvals';
+import { ask, cancelRun, lspRange, LspRange, resumeRun, showContextReport } from './runs';
+import { settingValue } from './settings';
 import { app } from './state';
 
 export async function onChatAction(a: ChatAction): Promise<void> {
@@ -42,7 +44,78 @@ export async function onChatAction(a: ChatAction): Promise<void> {
     case 'openSettings':
       await vscode.commands.executeCommand('workbench.action.openSettings', a.setting);
       return;
+    case 'approve': return answerApproval(a.id, a.title);
+    case 'openContext': return openContext(a.path, a.startLine, a.endLine);
+    case 'contextReport': return showContextReport(a.runId);
+    case 'applyCode': return applyCode(a.code, a.runId);
+    case 'setApiKey':
+      await vscode.commands.executeCommand('cairn.setApiKey');
+      return;
+    case 'selectModel': return selectModel(a.model);
+    case 'listModels': return listModels();
   }
+}
+
+/** Opens a file of a run's context at its lines (path relative to the workspace root). */
+async function openContext(rel: string, startLine?: number, endLine?: number): Promise<void> {
+  const folder = vscode.workspace.workspaceFolders?.[0];
+  if (!folder) throw new Error('no workspace folder is open.');
+  const uri = vscode.Uri.joinPath(folder.uri, ...rel.split('/'));
+  const doc = await vscode.workspace.openTextDocument(uri);
+  let selection: vscode.Range | undefined;
+  if (startLine && startLine >= 1) {
+    const last = Math.min(Math.max(endLine ?? startLine, startLine), doc.lineCount) - 1;
+    selection = new vscode.Range(startLine - 1, 0, last, doc.lineAt(last).text.length);
+  }
+  const editor = await vscode.window.showTextDocument(doc, { selection, preview: true });
+  if (selection) editor.revealRange(selection, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+}
+
+/**
+ * Apply: the code block becomes a proposal (cairn.proposeEdit), reviewed in
+ * the diff editor hunk by hunk like any of Cairn's edits; nothing is
+ * written to disk here. It replaces the selection the question was asked
+ * about, else the active editor's selection (at the cursor when empty).
+ */
+async function applyCode(code: string, runId?: string): Promise<void> {
+  const run = runId ? app.chat.run(runId) : undefined;
+  let uri: string | undefined;
+  let range: LspRange | undefined;
+  if (run?.uri && run.range) {
+    uri = run.uri;
+    range = run.range as LspRange;
+  } else {
+    const isFile = (e: vscode.TextEditor | undefined) => !!e && e.document.uri.scheme === 'file';
+    const active = vscode.window.activeTextEditor;
+    const editor = isFile(active) ? active : vscode.window.visibleTextEditors.find(isFile);
+    if (!editor) throw new Error('select the code to replace in a file first (Apply proposes the block in its place).');
+    uri = editor.document.uri.toString();
+    range = lspRange(editor.selection);
+  }
+  const doc = await vscode.workspace.openTextDocument(vscode.Uri.parse(uri));
+  const r = new vscode.Range(range.start.line, range.start.character, range.end.line, range.end.character);
+  // A fenced block ends with a newline; a selection that does not keeps its own end.
+  const newText = code.endsWith('\n') && !r.isEmpty && !doc.getText(r).endsWith('\n') ? code.slice(0, -1) : code;
+  await exec('cairn.proposeEdit', { uri, range, newText, threadId: run?.threadId });
+}
+
+/** Fills the chat's model picker (cairn.models); the setting's model when the server lists none. */
+export async function listModels(): Promise<void> {
+  const res = await exec<{ current: string; available: string[] }>('cairn.models', {});
+  // The setting is what the next run asks (the server may not have applied a change yet).
+  const configured = settingValue('model.name');
+  const current = typeof configured === 'string' && configured.trim() ? configured.trim() : res?.current ?? '';
+  app.chat.models = { current, available: Array.isArray(res?.available) ? res.available : [] };
+  app.chatView.update();
+}
+
+/** The model picker's choice: the workspace's cairn.model.name (the server follows the setting). */
+async function selectModel(model: string): Promise<void> {
+  const target = vscode.workspace.workspaceFolders?.length ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
+  await vscode.workspace.getConfiguration('cairn').update('model.name', model, target);
+  if (app.chat.models) app.chat.models = { ...app.chat.models, current: model };
+  app.chatView.update();
+  vscode.window.setStatusBarMessage(`Cairn: model ${model}`, 5000);
 }
 
 /**

@@ -1,4 +1,5 @@
-// The Cairn chat view: a webview view in the panel that shows the current
+// The Cairn chat view: a webview view in Cairn's own view container (the
+// activity bar; movable to the secondary side bar) that shows the current
 // thread (questions, streamed Markdown answers, tool calls, approvals, edit
 // cards) and takes follow-ups. State lives in the extension (ChatModel); the
 // page only renders it and posts the user's actions back.
@@ -18,7 +19,14 @@ export type ChatAction =
   | { type: 'listThreads' }
   | { type: 'copyCode' | 'insertCode'; code: string }
   | { type: 'retry'; runId: string }
-  | { type: 'openSettings'; setting: string };
+  | { type: 'openSettings'; setting: string }
+  | { type: 'approve'; id: string; title: string }
+  | { type: 'openContext'; path: string; startLine?: number; endLine?: number }
+  | { type: 'contextReport'; runId: string }
+  | { type: 'applyCode'; code: string; runId?: string }
+  | { type: 'setApiKey' }
+  | { type: 'selectModel'; model: string }
+  | { type: 'listModels' };
 
 export class ChatViewProvider implements vscode.WebviewViewProvider {
   static readonly viewType = 'cairn.chat';
@@ -95,6 +103,10 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     </div>
     <div id="threads" role="listbox" aria-label="Threads"></div>
   </details>
+  <div id="model-bar">
+    <label for="model">Model</label>
+    <select id="model" title="The model Cairn asks (cairn.model.name, set for this workspace)"></select>
+  </div>
   <main id="conversation" tabindex="0" aria-label="Conversation"></main>
   <form id="ask">
     <label for="input" class="sr-only">Question</label>
@@ -122,6 +134,26 @@ body { margin: 0; padding: 0; color: var(--vscode-foreground); background: var(-
 .thread:hover { background: var(--vscode-list-hoverBackground); }
 .t-count { color: var(--vscode-descriptionForeground); margin-left: 8px; }
 #conversation { flex: 1; overflow: auto; padding: 8px 12px; }
+#model-bar { display: flex; align-items: center; gap: 6px; padding: 3px 8px; border-bottom: 1px solid var(--vscode-panel-border, transparent); color: var(--vscode-descriptionForeground); }
+#model { flex: 1; min-width: 0; color: var(--vscode-dropdown-foreground); background: var(--vscode-dropdown-background); border: 1px solid var(--vscode-dropdown-border, transparent); padding: 2px 4px; font-family: inherit; font-size: inherit; }
+.approval { border: 1px solid var(--vscode-editorWarning-foreground, var(--vscode-panel-border)); border-radius: 4px; padding: 6px 8px; margin: 6px 0; background: var(--vscode-editorWidget-background); }
+.approval.answered, .approval.cancelled { border-color: var(--vscode-panel-border, var(--vscode-widget-border)); }
+.ap-head { font-weight: 600; }
+.ap-line { font-family: var(--vscode-editor-font-family); margin: 4px 0; white-space: pre-wrap; word-break: break-all; }
+.ap-commands { margin: 4px 0; padding-left: 4px; list-style: none; font-family: var(--vscode-editor-font-family); font-size: 0.92em; }
+.ap-commands li { margin: 2px 0; white-space: pre-wrap; word-break: break-all; }
+.risk { display: inline-block; min-width: 5.5em; font-family: var(--vscode-font-family); font-size: 0.85em; padding: 0 4px; margin-right: 6px; border-radius: 3px; text-align: center;
+  background: var(--vscode-badge-background); color: var(--vscode-badge-foreground); }
+.risk.r-read { background: transparent; color: var(--vscode-descriptionForeground); border: 1px solid var(--vscode-panel-border, currentColor); }
+.risk.r-destructive, .risk.r-install, .risk.r-network { background: var(--vscode-inputValidation-errorBackground, var(--vscode-badge-background)); color: var(--vscode-errorForeground); }
+.ap-why { color: var(--vscode-descriptionForeground); }
+.ap-outcome { margin-top: 4px; font-style: italic; }
+.ap-outcome.good { color: var(--vscode-testing-iconPassed, var(--vscode-charts-green)); }
+.ap-outcome.bad { color: var(--vscode-errorForeground); }
+.run-meta { color: var(--vscode-descriptionForeground); font-size: 0.9em; margin-top: 4px; display: flex; flex-wrap: wrap; gap: 4px 10px; align-items: baseline; }
+.context-files { display: flex; flex-wrap: wrap; gap: 2px 8px; align-items: baseline; }
+.run-meta a, .context-files a { color: var(--vscode-textLink-foreground); cursor: pointer; text-decoration: none; font-family: var(--vscode-editor-font-family); }
+.run-meta a:hover, .context-files a:hover { text-decoration: underline; }
 #conversation:focus { outline: 1px solid var(--vscode-focusBorder); outline-offset: -1px; }
 .run { margin-bottom: 14px; }
 .question { background: var(--vscode-textBlockQuote-background, var(--vscode-editor-inactiveSelectionBackground)); border-left: 3px solid var(--vscode-textLink-foreground); padding: 6px 8px; border-radius: 2px; }

@@ -4,6 +4,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as vscode from 'vscode';
 import {
+  CancellationToken,
   DidChangeConfigurationNotification,
   ExecuteCommandRequest,
   LanguageClient,
@@ -16,6 +17,7 @@ import {
   StaticFeature,
   TransportKind,
 } from 'vscode-languageclient/node';
+import { keyEnv } from './logic/apiKey';
 import { MACHINE_KEYS, memoryKey, resolveMachineSetting, suggestionPrompt } from './logic/machineSettings';
 import { RunEvent } from './logic/runs';
 import { resolveServerPath } from './logic/serverPath';
@@ -26,7 +28,7 @@ import { updateStatus } from './status';
 /** What the rest of the extension does with the server's messages. */
 export interface ServerHooks {
   onRunEvent(ev: RunEvent): void;
-  onShowMessageRequest(params: ShowMessageRequestParams): Promise<MessageActionItem | null>;
+  onShowMessageRequest(params: ShowMessageRequestParams, token: CancellationToken): Promise<MessageActionItem | null>;
   /** The server runs: forward what it should know already (diagnostics). */
   onRunning(): void;
 }
@@ -107,7 +109,8 @@ export async function startClient(ctx: vscode.ExtensionContext, hooks: ServerHoo
     command: resolved.path,
     args: ['serve'],
     transport: TransportKind.stdio,
-    options: { env: process.env },
+    // Keys set with "Cairn: Set API Key" reach the server only here, in its environment.
+    options: { env: { ...process.env, ...(await keyEnv((k) => ctx.secrets.get(k))) } },
   };
   const clientOptions: LanguageClientOptions = {
     documentSelector: [{ scheme: 'file' }],
@@ -131,8 +134,9 @@ export async function startClient(ctx: vscode.ExtensionContext, hooks: ServerHoo
   }
   ctx.subscriptions.push(
     c.onNotification('cairn/runEvent', (ev: RunEvent) => hooks.onRunEvent(ev)),
-    // Approvals: a modal that shows the whole message (the command text).
-    c.onRequest(ShowMessageRequest.type, (params) => hooks.onShowMessageRequest(params)),
+    // Approvals: a card in the chat (a modal for a server without Cairn's
+    // detail); the token is cancelled when the server stops waiting.
+    c.onRequest(ShowMessageRequest.type, (params, token) => hooks.onShowMessageRequest(params, token)),
   );
   hooks.onRunning();
   updateStatus();
@@ -179,5 +183,9 @@ export function onConfigChange(e: vscode.ConfigurationChangeEvent): void {
   }
   runningClient()?.sendNotification(DidChangeConfigurationNotification.type, { settings: { cairn: settings() } });
   updateStatus();
+  if (e.affectsConfiguration('cairn.model')) {
+    // The chat's model picker follows the setting (the server may list other models for it).
+    void vscode.commands.executeCommand('cairn.refreshModels');
+  }
   void askWorkspaceSuggestions();
 }

@@ -7,7 +7,8 @@
 //   runs         asking, run events, cancel, resume, context report
 //   chatActions  the chat view's buttons and input box
 //   review       diff editors, CodeLenses, accept/reject/redo, undo
-//   approvals    window/showMessageRequest
+//   approvals    window/showMessageRequest (inline cards in the chat)
+//   apiKey       "Cairn: Set API Key" (SecretStorage → the server's environment)
 //   diagnostics  forwarding diagnostics
 //   status       the status bar item
 //
@@ -17,7 +18,8 @@
 // server and indexes nothing.
 import * as vscode from 'vscode';
 import { showMessageRequest } from './approvals';
-import { onChatAction, listThreads, retryRun } from './chatActions';
+import { setApiKey } from './apiKey';
+import { onChatAction, listModels, listThreads, retryRun } from './chatActions';
 import { ChatViewProvider } from './chatView';
 import { askWorkspaceSuggestions, onConfigChange, startClient, stopClient } from './client';
 import { forwardAllDiagnostics, registerDiagnostics } from './diagnostics';
@@ -34,8 +36,19 @@ const hooks = {
     // The thread list is the server's (it survives reloads): load it whenever
     // the server starts, so the chat view never shows "Threads (0)" until Refresh.
     listThreads(false).catch((err) => app.answers.appendLine(`could not list threads: ${errorText(err)}`));
+    listModels().catch((err) => app.answers.appendLine(`could not list models: ${errorText(err)}`));
   },
 };
+
+/** "Cairn: Choose Model": the chat's model picker as a Quick Pick. */
+async function chooseModel(): Promise<void> {
+  await listModels();
+  const m = app.chat.models;
+  const pick = await vscode.window.showQuickPick((m?.available ?? []).map((id) => ({ label: id, description: id === m?.current ? 'current' : undefined })), {
+    title: 'Cairn: model for this workspace',
+  });
+  if (pick) await onChatAction({ type: 'selectModel', model: pick.label });
+}
 
 export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
   app.workspaceMemory = ctx.workspaceState;
@@ -80,6 +93,9 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
   reg('cairn.showOutput', () => app.chatView.reveal(true));
   reg('cairn.showLog', () => app.answers.show(true));
   reg('cairn.restartServer', async () => { await stopClient(); await startClient(ctx, hooks); });
+  reg('cairn.setApiKey', () => setApiKey(ctx.secrets, async () => { await stopClient(); await startClient(ctx, hooks); }));
+  reg('cairn.chooseModel', chooseModel);
+  reg('cairn.refreshModels', () => listModels().catch(() => undefined));
 
   await startClient(ctx, hooks);
   void askWorkspaceSuggestions();

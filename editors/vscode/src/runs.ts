@@ -1,6 +1,7 @@
 // Runs: asking about the selection (a new thread each time), the run events
 // streamed into the chat view and the log, cancel, resume, the context report.
 import * as vscode from 'vscode';
+import { endApprovals } from './approvals';
 import { exec } from './client';
 import { FIX_QUESTION } from './logic/questions';
 import { humanError } from './logic/errors';
@@ -95,6 +96,9 @@ function beginRun(runId: string, question: string, where?: string, meta: { threa
 
 export function onRunEvent(ev: RunEvent & Record<string, any>): void {
   if (!app.runs.apply(ev)) return;
+  // The run ended: an approval it still waited for is denied (before the
+  // chat marks the card as withdrawn).
+  if (TERMINAL.has(ev.kind)) endApprovals(ev.runId);
   app.chat.apply(ev);
   app.chatView.update();
   const r = app.runs.get(ev.runId)!;

@@ -34,3 +34,41 @@ export function approvalPrompt(message: string): { message: string; detail?: str
   const detail = rest.join('\n').trim();
   return detail ? { message: first, detail } : { message: first };
 }
+
+/** The structured detail the server sends beside an approval's message (protocol/README.md). */
+export interface ApprovalDetail {
+  runId: string;
+  callId?: string;
+  tool: string;
+  risk: string;
+  command?: string;
+  commands?: { text: string; risk: string; reason?: string; via?: string; redirection?: boolean; whole?: boolean }[];
+}
+
+/**
+ * The inline card's content for an approval request, or undefined when the
+ * request lacks Cairn's detail (an older server: the modal shows it).
+ */
+export function inlineApproval(params: { message: string; actions?: { title: string }[]; cairn?: unknown }):
+  { runId: string; callId?: string; tool: string; risk: string; message: string; command?: string; commands: NonNullable<ApprovalDetail['commands']>; actions: string[] } | undefined {
+  const d = params.cairn as Partial<ApprovalDetail> | undefined;
+  if (!d || typeof d !== 'object' || typeof d.runId !== 'string' || !d.runId) return undefined;
+  const commands = Array.isArray(d.commands)
+    ? d.commands.filter((c) => c && typeof c.text === 'string' && typeof c.risk === 'string')
+    : [];
+  return {
+    runId: d.runId,
+    callId: typeof d.callId === 'string' ? d.callId : undefined,
+    tool: typeof d.tool === 'string' ? d.tool : 'tool',
+    risk: typeof d.risk === 'string' ? d.risk : 'unknown',
+    message: params.message,
+    command: typeof d.command === 'string' && d.command ? d.command : undefined,
+    commands,
+    actions: denyFirst(params.actions ?? []).map((a) => a.title),
+  };
+}
+
+/** Whether an approval's default (focused) answer must be Deny: anything above read. */
+export function denyByDefault(risk: string): boolean {
+  return risk !== 'read';
+}

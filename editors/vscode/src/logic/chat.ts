@@ -1,7 +1,7 @@
 // The chat view's model: threads, their runs, and each run's items (streamed
 // text, tool calls with their results and approvals, proposed edits), built
 // from cairn/runEvent. Pure: the webview renders what view() returns.
-import { RunEvent, summarizeInput, TERMINAL, Usage } from './runs';
+import { ContextItem, RunEvent, summarizeInput, TERMINAL, Usage } from './runs';
 
 export interface ToolItem {
   kind: 'tool';
@@ -17,7 +17,29 @@ export interface ToolItem {
 }
 export interface TextItem { kind: 'text'; text: string }
 export interface EditItem { kind: 'edit'; editId: string }
-export type Item = TextItem | ToolItem | EditItem;
+/** One command of an approval's line, with its own risk (the server's window/showMessageRequest `cairn.commands`). */
+export interface ApprovalCommand { text: string; risk: string; reason?: string; via?: string; redirection?: boolean; whole?: boolean }
+/**
+ * An approval asked inline in the run's thread. pending: the server waits
+ * for the answer; answered: the user chose `answer`; cancelled: the run
+ * ended (or the server withdrew the request) before an answer: denied.
+ */
+export interface ApprovalItem {
+  kind: 'approval';
+  id: string;
+  callId?: string;
+  tool: string;
+  risk: string;
+  /** The server's whole message: what the modal would have shown. */
+  message: string;
+  command?: string;
+  commands: ApprovalCommand[];
+  /** The actions offered, Deny first. */
+  actions: string[];
+  state: 'pending' | 'answered' | 'cancelled';
+  answer?: string;
+}
+export type Item = TextItem | ToolItem | EditItem | ApprovalItem;
 
 /**
  * conflict: every undecided hunk overlaps the user's own edits (redo or
@@ -38,6 +60,8 @@ export interface ChatRun {
   status: 'running' | 'finished' | 'failed' | 'cancelled' | 'interrupted';
   items: Item[];
   usage?: Usage;
+  /** The files and lines of the prompt (the last `context` event). */
+  context?: ContextItem[];
   /** Index sources not ready when the question went ahead (finished). */
   notReady?: string[];
   error?: string;
@@ -55,6 +79,8 @@ export interface ViewState {
   unseen: number;
   runs: ChatRun[];
   edits: Record<string, EditView>;
+  /** The model picker: the current model and the choices (cairn.models). */
+  models?: { current: string; available: string[] };
 }
 
 export const DECISION_TEXT: Record<string, string> = {
@@ -177,6 +203,9 @@ export class ChatModel {
           if (!this.editViews.has(ev.editId)) this.editViews.set(ev.editId, { editId: ev.editId, state: 'pending', files: [], hunks: [] });
         }
         break;
+      case 'context':
+        if (Array.isArray(ev.context)) r.context = (ev.context as ContextItem[]).filter((c) => c && typeof c.path === 'string');
+        break;
       case 'finished':
         r.status = 'finished';
         r.usage = ev.usage;
@@ -186,6 +215,7 @@ export class ChatModel {
         break;
       default:
         if (TERMINAL.has(ev.kind)) {
+          for (const i of r.items) if (i.kind === 'approval' && i.state === 'pending') i.state = 'cancelled';
           r.status = ev.kind as ChatRun['status'];
           r.error = ev.error;
           if (typeof ev.class === 'string') r.errorClass = ev.class;
@@ -199,6 +229,43 @@ export class ChatModel {
       const it = r.items[i];
       if (it.kind === 'tool' && it.callId === callId) return it;
     }
+    return undefined;
+  }
+
+  /** Shows an approval inline in its run (registering the run if needed). */
+  addApproval(runId: string, a: Omit<ApprovalItem, 'kind' | 'state'>): ApprovalItem {
+    const r = this.ensure(runId);
+    const item: ApprovalItem = { kind: 'approval', state: 'pending', ...a };
+    r.items.push(item);
+    return item;
+  }
+
+  /** Records the user's answer; false when the approval is no longer pending. */
+  answerApproval(id: string, answer: string): boolean {
+    const a = this.approval(id);
+    if (!a || a.state !== 'pending') return false;
+    a.state = 'answered';
+    a.answer = answer;
+    return true;
+  }
+
+  /** Withdraws pending approvals (of one run, or the one with that id); returns their ids. */
+  cancelApprovals(match: { runId?: string; id?: string }): string[] {
+    const out: string[] = [];
+    for (const r of this.runs.values()) {
+      if (match.runId && r.runId !== match.runId) continue;
+      for (const i of r.items) {
+        if (i.kind === 'approval' && i.state === 'pending' && (!match.id || i.id === match.id)) {
+          i.state = 'cancelled';
+          out.push(i.id);
+        }
+      }
+    }
+    return out;
+  }
+
+  approval(id: string): ApprovalItem | undefined {
+    for (const r of this.runs.values()) for (const i of r.items) if (i.kind === 'approval' && i.id === id) return i;
     return undefined;
   }
 
@@ -238,6 +305,9 @@ export class ChatModel {
     return rs[rs.length - 1];
   }
 
+  /** The model picker's state (cairn.models), when the server answered it. */
+  models?: { current: string; available: string[] };
+
   view(): ViewState {
     const t = this.current ? this.threads.get(this.current) : undefined;
     const runs = this.threadRuns(this.current);
@@ -254,6 +324,7 @@ export class ChatModel {
       unseen: t ? t.runs.length - runs.length : 0,
       runs,
       edits,
+      models: this.models,
     };
   }
 }

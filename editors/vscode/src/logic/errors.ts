@@ -1,7 +1,8 @@
 // A failed run, said as one sentence a user can act on. The server's error is
 // a chain ("auth (HTTP 401): openai: authentication failed (…); check …");
-// the chat shows the sentence, offers Retry, and Open Settings where a
-// setting is the likely cause; the raw chain stays available as detail.
+// the chat shows the sentence, offers Retry, Open Settings where a setting
+// is the likely cause, and Set API Key for a refused key; the raw chain stays
+// available as detail.
 
 export interface HumanError {
   /** One sentence, ending with a full stop. */
@@ -10,6 +11,8 @@ export interface HumanError {
   setting?: string;
   /** The server's own text, for the detail. */
   detail: string;
+  /** A command that fixes the cause (an id and its button's label), e.g. setting the API key. */
+  fix?: { command: string; label: string };
 }
 
 /** humanError turns a failed run's error class and text into a sentence. */
@@ -24,9 +27,10 @@ export function humanError(cls: string | undefined, raw: string | undefined): Hu
         return { text: `The model provider says the account's quota is used up${http}.`, detail };
       }
       return {
-        text: `The model provider refused the API key${http}: set OPENAI_API_KEY or ANTHROPIC_API_KEY where Cairn's server starts, or check the endpoint in Cairn's model settings.`,
+        text: `The model provider refused the API key${http}: set the key with "Cairn: Set API Key" (or OPENAI_API_KEY / ANTHROPIC_API_KEY where Cairn's server starts), or check the endpoint in Cairn's model settings.`,
         setting: 'cairn.model',
         detail,
+        fix: { command: 'cairn.setApiKey', label: 'Set API Key' },
       };
     case 'rate_limit':
       return { text: `The model provider is limiting requests${http}; wait a moment and retry.`, detail };

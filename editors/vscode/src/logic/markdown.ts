@@ -53,7 +53,7 @@ export const FORBIDDEN_TAGS = ['img', 'picture', 'source', 'video', 'audio', 'tr
 export function markdownRenderer(): MarkdownIt {
   const md = new MarkdownIt({ html: false, linkify: true, breaks: false, highlight: highlightCode });
   // Each fenced block gets a bar with its language and Copy / Insert at
-  // cursor buttons. The buttons carry no code: the page reads the block's
+  // cursor / Apply buttons (Apply proposes it as a reviewed edit). The buttons carry no code: the page reads the block's
   // text when one is clicked (markdown-it's html is off, so model text
   // cannot forge such a button).
   const fence = md.renderer.rules.fence!;
@@ -63,6 +63,7 @@ export function markdownRenderer(): MarkdownIt {
     return `<div class="codeblock"><div class="code-tools"><span class="code-lang">${esc(lang)}</span>` +
       '<button type="button" class="code-action" data-code-action="copy" title="Copy the code">Copy</button>' +
       '<button type="button" class="code-action" data-code-action="insert" title="Insert the code at the cursor of the last active editor">Insert at cursor</button>' +
+      '<button type="button" class="code-action" data-code-action="apply" title="Propose the code in place of the selection it answers, for review in the diff editor">Apply</button>' +
       `</div>${fence(tokens, idx, options, env, self)}</div>`;
   };
   md.renderer.rules.image = (tokens, idx, _options, _env, self) => {

@@ -1,6 +1,9 @@
 // Run events: tracking runs and rendering them into the answer view.
 
-export interface Usage { inputTokens: number; outputTokens: number; costUSD?: number }
+export interface Usage { inputTokens: number; outputTokens: number; cachedInputTokens?: number; estimated?: boolean; costUSD?: number }
+
+/** A workspace file range that went into a run's prompt (the `context` event). Lines are 1-based, inclusive; absent for a whole file. */
+export interface ContextItem { path: string; startLine?: number; endLine?: number; tokens: number; source: string }
 
 export interface RunEvent {
   runId: string;
@@ -19,6 +22,8 @@ export interface RunEvent {
   step?: number;
   answer?: string;
   usage?: Usage;
+  /** context: the files and lines in the prompt. */
+  context?: ContextItem[];
   /** finished: the code index's sources still being built when the question went ahead. */
   notReady?: string[];
   error?: string;

@@ -13,7 +13,8 @@
 // data (data-action) and one listener dispatches clicks, so a kept button and
 // a fresh one behave the same.
 import DOMPurify from 'dompurify';
-import type { ChatRun, EditView, HunkView, Item, ViewState } from '../logic/chat';
+import type { ApprovalItem, ChatRun, EditView, HunkView, Item, ViewState } from '../logic/chat';
+import { denyByDefault } from '../logic/approval';
 import { humanError } from '../logic/errors';
 import { FORBIDDEN_TAGS, markdownRenderer } from '../logic/markdown';
 
@@ -139,6 +140,80 @@ function editCard(editId: string, e: EditView | undefined): HTMLElement {
   return card;
 }
 
+const APPROVAL_OUTCOME: Record<string, string> = { 'Allow once': 'Allowed once', 'Allow for session': 'Allowed for the session', Deny: 'Denied' };
+
+/** Approvals whose Deny was focused once (a re-render does not steal the focus again). */
+const focusedApprovals = new Set<string>();
+
+/**
+ * An approval inline in the thread: the tool and its risk, the line, every
+ * command of it with its own risk and why, the server's whole message on
+ * demand, and the actions, Deny first (focused for anything above read).
+ */
+function approvalCard(a: ApprovalItem): HTMLElement {
+  const card = el('div', { class: `approval ${a.state}`, role: 'group', 'aria-label': `Approval: ${a.tool} (${a.risk} risk)`, 'data-approval': a.id });
+  card.append(el('div', { class: 'ap-head' }, '⚖ Cairn wants to run ', el('code', {}, a.tool), ' · ', el('span', { class: `risk r-${a.risk}` }, a.risk), ' risk'));
+  if (a.command) card.append(el('div', { class: 'ap-line' }, el('span', { class: 'label' }, 'command '), a.command));
+  const shown = a.commands.filter((c) => !c.redirection || a.commands.length > 1);
+  if (shown.length > 0) {
+    const ul = el('ul', { class: 'ap-commands', 'aria-label': `${shown.length} command${shown.length > 1 ? 's' : ''}` });
+    for (const c of shown) {
+      const what = c.redirection ? `redirection ${c.text}` : c.whole && !c.text ? 'the whole line' : c.via ? `${c.text} (run by ${c.via})` : c.text;
+      ul.append(el('li', {}, el('span', { class: `risk r-${c.risk}` }, c.risk), ' ', what, ...(c.reason ? [el('span', { class: 'ap-why' }, ` — ${c.reason}`)] : [])));
+    }
+    card.append(ul);
+  }
+  card.append(el('details', { class: 'ap-detail' }, el('summary', {}, 'what Cairn asked'), el('pre', {}, a.message)));
+  if (a.state === 'pending') {
+    const row = el('div', { class: 'actions' });
+    const focusDeny = denyByDefault(a.risk);
+    for (const t of a.actions) {
+      const primary = t === 'Deny' ? focusDeny : !focusDeny && t === 'Allow once';
+      row.append(button(t, { type: 'approve', id: a.id, title: t }, t === 'Deny' ? 'Do not run it (the default)' : t === 'Allow once' ? 'Run it this time' : 'Run it, and calls like it, until the server restarts', `${primary ? 'primary' : 'secondary'} ap-${t === 'Deny' ? 'deny' : t === 'Allow once' ? 'once' : 'session'}`));
+    }
+    card.append(row);
+  } else {
+    const said = a.state === 'cancelled' ? 'Denied: the run ended before an answer' : APPROVAL_OUTCOME[a.answer ?? ''] ?? a.answer ?? '';
+    card.append(el('div', { class: `ap-outcome ${a.answer && a.answer !== 'Deny' && a.state === 'answered' ? 'good' : 'bad'}` }, said));
+  }
+  return card;
+}
+
+function money(usd: number): string {
+  return usd >= 0.01 ? `$${usd.toFixed(2)}` : `$${usd.toFixed(4)}`;
+}
+
+/** Under an answer: the files and lines of its prompt (each opens there), tokens and cost, its context report. */
+function runMeta(r: ChatRun): HTMLElement | undefined {
+  const parts: HTMLElement[] = [];
+  if (r.context && r.context.length > 0) {
+    const files = el('span', { class: 'context-files', 'aria-label': 'Context of this answer' }, el('span', { class: 'label' }, 'Context:'));
+    const seen = new Set<string>();
+    for (const c of r.context) {
+      const lines = c.startLine ? `:${c.startLine}${c.endLine && c.endLine !== c.startLine ? `-${c.endLine}` : ''}` : '';
+      // One link per place (a file can come from two sources, e.g. open documents and recent edits).
+      if (seen.has(c.path + lines)) continue;
+      seen.add(c.path + lines);
+      files.append(el('a', {
+        role: 'link', tabindex: '0', class: 'ctx-file', title: `${c.source}, ${c.tokens} tokens: open ${c.path}${lines}`,
+        'data-action': JSON.stringify({ type: 'openContext', path: c.path, startLine: c.startLine, endLine: c.endLine }),
+      }, `${c.path}${lines}`));
+    }
+    parts.push(files);
+  }
+  if (r.usage) {
+    const u = r.usage;
+    const cached = u.cachedInputTokens ? ` (${u.cachedInputTokens} cached)` : '';
+    const cost = typeof u.costUSD === 'number' && u.costUSD > 0 ? ` · ${money(u.costUSD)}` : '';
+    parts.push(el('span', { class: 'usage', title: u.estimated ? 'counted by Cairn: the provider reported no usage' : 'as the provider reported' },
+      `${u.estimated ? '≈' : ''}${u.inputTokens} in${cached} / ${u.outputTokens} out tokens${cost}`));
+  }
+  if (r.status !== 'running' && (r.context || r.usage)) {
+    parts.push(el('a', { role: 'link', tabindex: '0', class: 'ctx-report', title: 'What went into the prompt, and why (cairn.contextReport)', 'data-action': JSON.stringify({ type: 'contextReport', runId: r.runId }) }, 'Context report'));
+  }
+  return parts.length ? el('div', { class: 'run-meta' }, ...parts) : undefined;
+}
+
 function renderRun(r: ChatRun, edits: Record<string, EditView>): HTMLElement {
   const status: Record<string, string> = { running: 'running…', finished: '', failed: 'failed', cancelled: 'cancelled', interrupted: 'interrupted' };
   const head = el('div', { class: 'question' },
@@ -148,6 +223,7 @@ function renderRun(r: ChatRun, edits: Record<string, EditView>): HTMLElement {
   for (const it of r.items) {
     if (it.kind === 'text') body.append(markdown(it.text));
     else if (it.kind === 'tool') body.append(toolLine(it));
+    else if (it.kind === 'approval') body.append(approvalCard(it));
     else body.append(editCard(it.editId, edits[it.editId]));
   }
   const foot = el('div', { class: `run-status ${r.status}` });
@@ -157,18 +233,18 @@ function renderRun(r: ChatRun, edits: Record<string, EditView>): HTMLElement {
     // One sentence, Retry, Open Settings where a setting is the cause; the server's text on demand.
     const h = humanError(r.errorClass, r.error);
     foot.append(el('span', { class: 'error-text' }, `■ ${h.text}`), button('Retry', { type: 'retry', runId: r.runId }, 'Ask the same question again', 'primary'));
+    if (h.fix?.command === 'cairn.setApiKey') foot.append(button(h.fix.label, { type: 'setApiKey' }, 'Store the key in the editor\'s secret storage and restart the server with it'));
     if (h.setting) foot.append(button('Open Settings', { type: 'openSettings', setting: h.setting }, `Open the ${h.setting} settings`));
     if (h.detail) foot.append(el('details', { class: 'error-detail' }, el('summary', {}, 'details'), el('pre', {}, h.detail)));
   } else if (r.status !== 'finished') {
     foot.append(`■ ${status[r.status]}${r.error ? `: ${r.error}` : ''}`);
     if (r.status === 'interrupted') foot.append(' ', button('Resume', { type: 'resume', runId: r.runId }));
-  } else if (r.usage) {
-    foot.append(`${r.usage.inputTokens} in / ${r.usage.outputTokens} out tokens`);
   }
   if (r.status === 'finished' && r.notReady && r.notReady.length > 0) {
     foot.append(el('div', { class: 'not-ready' }, `Not ready when asked: ${r.notReady.join(', ')}; the answer used what was indexed so far.`));
   }
-  return el('section', { class: 'run', 'data-run': r.runId }, head, body, foot);
+  const meta = runMeta(r);
+  return el('section', { class: 'run', 'data-run': r.runId }, head, body, ...(meta ? [meta] : []), foot);
 }
 
 function render(): void {
@@ -192,9 +268,37 @@ function render(): void {
   for (const r of state.runs) conv.append(renderRun(r, state.edits));
   morphChildren(live, conv);
   if (atBottom) live.scrollTop = live.scrollHeight;
+  // A new approval above read: Deny takes the focus, so Enter denies.
+  for (const card of Array.from(live.querySelectorAll<HTMLElement>('.approval.pending'))) {
+    const id = card.dataset.approval ?? '';
+    if (focusedApprovals.has(id)) continue;
+    focusedApprovals.add(id);
+    card.scrollIntoView({ block: 'nearest' });
+    const deny = card.querySelector<HTMLButtonElement>('button.ap-deny.primary');
+    deny?.focus();
+  }
+  renderModels();
   const input = $<HTMLTextAreaElement>('input');
   input.placeholder = state.current ? 'Ask a follow-up in this thread (Enter sends, Shift+Enter new line)' : 'Ask about the active file (Enter sends)';
 }
+
+/** The model picker: the current model selected, the server's list as the choices. */
+function renderModels(): void {
+  const sel = $<HTMLSelectElement>('model');
+  const m = state?.models;
+  const ids = m ? [...new Set([...(m.current ? [m.current] : []), ...m.available])] : [];
+  const want = ids.join('\n') + '\u0000' + (m?.current ?? '');
+  if (sel.dataset.rendered === want) return;
+  sel.dataset.rendered = want;
+  sel.textContent = '';
+  if (ids.length === 0) sel.append(el('option', { value: '' }, m ? 'the server\'s default model' : 'loading…'));
+  for (const id of ids) sel.append(el('option', { value: id }, id));
+  sel.value = m?.current ?? '';
+}
+$('model').addEventListener('change', () => {
+  const v = $<HTMLSelectElement>('model').value;
+  if (v) vscode.postMessage({ type: 'selectModel', model: v });
+});
 
 window.addEventListener('message', (e) => {
   const m = e.data;
@@ -227,7 +331,12 @@ document.addEventListener('click', (e) => {
   const code = t?.closest('[data-code-action]');
   if (code) {
     const text = code.closest('.codeblock')?.querySelector('pre code')?.textContent ?? '';
-    vscode.postMessage({ type: code.getAttribute('data-code-action') === 'insert' ? 'insertCode' : 'copyCode', code: text });
+    const act = code.getAttribute('data-code-action');
+    if (act === 'apply') {
+      vscode.postMessage({ type: 'applyCode', code: text, runId: code.closest('[data-run]')?.getAttribute('data-run') ?? undefined });
+      return;
+    }
+    vscode.postMessage({ type: act === 'insert' ? 'insertCode' : 'copyCode', code: text });
     if (code.getAttribute('data-code-action') === 'copy') {
       code.textContent = 'Copied';
       setTimeout(() => { code.textContent = 'Copy'; }, 1500);
@@ -236,6 +345,7 @@ document.addEventListener('click', (e) => {
   }
   const b = t?.closest('[data-action]');
   if (!b) return;
+  e.preventDefault();
   try {
     vscode.postMessage(JSON.parse(b.getAttribute('data-action') ?? ''));
   } catch { /* not ours */ }
@@ -250,4 +360,12 @@ document.addEventListener('toggle', (e) => {
 }, true);
 $('new-thread').addEventListener('click', () => vscode.postMessage({ type: 'newThread' }));
 $('refresh').addEventListener('click', () => vscode.postMessage({ type: 'listThreads' }));
+// Links (context files, the context report) open with Enter as buttons do.
+document.addEventListener('keydown', (e) => {
+  const t = e.target instanceof HTMLElement ? e.target : null;
+  if (e.key === 'Enter' && t?.matches('a[data-action]')) {
+    e.preventDefault();
+    t.click();
+  }
+});
 vscode.postMessage({ type: 'ready' });

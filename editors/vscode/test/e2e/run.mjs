@@ -41,15 +41,15 @@ const TURNS = [
   // 1: ask on a selection → read, edit, answer (accepted, undone)
   { text: 'Reading the file.', toolCalls: [{ name: 'read_file', arguments: { path: 'hello.go' } }] },
   { toolCalls: [edit('hello.go', 'Hello', 'Hello, world')] },
-  { text: 'I changed the greeting to **"Hello, world"**; accept the edit to apply it.' },
+  { text: 'I changed the greeting to **"Hello, world"**; accept the edit to apply it.\n\n```go\nfunc main() {\n\tfmt.Println("Hello, world")\n}\n```' },
   // 2: a proposal rejected through a CodeLens
   { toolCalls: [edit('hello.go', 'Hello', 'Hi')] },
   // The answer carries HTML: the chat view shows it as text and runs nothing.
   { text: 'Proposed "Hi". <script>window.__cairnPwned = 1</script><img src=x onerror="window.__cairnPwned = 2"> [link](javascript:window.__cairnPwned=3)' },
   // 3: a slow answer, cancelled from the status bar
   { text: Array.from({ length: 60 }, (_, i) => `word${i}`).join(' '), delayMs: 250 },
-  // 4: a write command, approved in the modal
-  { toolCalls: [{ name: 'run_command', arguments: { command: 'touch approved.txt' } }] },
+  // 4: a compound command line, approved inline in the chat
+  { toolCalls: [{ name: 'run_command', arguments: { command: 'touch approved.txt && ls -la' } }] },
   { text: 'Created `approved.txt` with `touch`: it is **empty**.' },
   // 5: a follow-up in the same thread, from the chat view's input box
   // (streamed slowly: a selection made in the answer before it must survive the stream)
@@ -62,9 +62,11 @@ const TURNS = [
   // 8: a two-hunk edit of two.go while the user types into it
   { toolCalls: [edit('two.go', 'return "one"\n}\n\nfunc two() string {\n\treturn "two"', 'return "uno"\n}\n\nfunc two() string {\n\treturn "dos"')] },
   { text: 'Two changes again.' },
-  // 9: the provider refuses the key; Retry asks again and gets an answer
-  { status: 401, error: 'Incorrect API key provided' },
-  { text: 'Answered on the retry.' },
+  // 9: the provider refuses requests without this key (401) until the user
+  // sets it with "Set API Key"; Retry then gets the answer
+  { text: 'Answered on the retry.', wantKey: 'sk-e2e-secret-key' },
+  // 10: an approval the user never answers: cancelling the run denies it
+  { toolCalls: [{ name: 'run_command', arguments: { command: 'curl -s http://127.0.0.1:9/never' } }] },
 ];
 
 const t0 = Date.now();
@@ -112,7 +114,9 @@ const turnsPath = path.join(WORK, 'turns.json');
 const requestsPath = path.join(WORK, 'requests.jsonl');
 const portPath = path.join(WORK, 'model.port');
 fs.writeFileSync(turnsPath, JSON.stringify(TURNS));
-const model = spawn(process.execPath, [TEST_MODEL, turnsPath, requestsPath, portPath], { stdio: ['ignore', 'inherit', 'inherit'] });
+const model = spawn(process.execPath, [TEST_MODEL, turnsPath, requestsPath, portPath], {
+  stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, TEST_MODEL_LIST: 'test-model,test-model-b' },
+});
 const modelPort = await waitFor('the test model endpoint', async () => fs.existsSync(portPath) && fs.readFileSync(portPath, 'utf8'), 15000, 50);
 fs.mkdirSync(path.join(dirs['user-data'], 'User'), { recursive: true });
 fs.mkdirSync(path.join(dirs['user-data'], 'Machine'), { recursive: true });
@@ -143,6 +147,8 @@ fs.writeFileSync(path.join(dirs['user-data'], 'User', 'settings.json'), JSON.str
   'update.mode': 'none',
   'files.autoSave': 'off',
   'editor.minimap.enabled': false,
+  // The chat takes a wide side bar: keep the diff editor side by side (the tests read each side).
+  'diffEditor.useInlineViewWhenSpaceIsLimited': false,
   'chat.commandCenter.enabled': false,
   'workbench.colorTheme': 'Default Dark Modern',
   'window.zoomLevel': 0,
@@ -181,6 +187,9 @@ const cleanup = async () => {
 
 async function shot(name) {
   const p = path.join(WORK, name);
+  // No hover tooltip over the picture: the pointer rests on the editor's empty part.
+  await page.mouse.move(1300, 760);
+  await page.waitForTimeout(300);
   await page.screenshot({ path: p });
   if (SHOTS) {
     fs.mkdirSync(SHOTS, { recursive: true });
@@ -257,7 +266,8 @@ try {
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: `http://127.0.0.1:${port}` });
   page = await context.newPage();
   page.on('pageerror', (e) => log('page error:', e.message));
-  await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(dirs.ws)}`);
+  // A busy machine serves the workbench slowly: the step deadline, not Playwright's 30 s.
+  await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(dirs.ws)}`, { timeout: STEP_TIMEOUT * 2 });
   await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
   ok('workbench loaded');
 
@@ -288,6 +298,25 @@ try {
   // Wait until the server runs: the status bar item shows the model.
   await page.locator('.statusbar-item', { hasText: 'Cairn: openai/test-model' }).first().waitFor({ timeout: STEP_TIMEOUT });
   ok('Cairn server running (status bar)');
+
+  // The chat lives in its own view container in the side bar (an activity
+  // bar entry; VS Code lets the user move it to the secondary side bar), not
+  // in the bottom panel.
+  await page.locator('.part.sidebar .composite.title', { hasText: /cairn/i }).first().waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
+  if ((await page.locator('.part.activitybar .action-item [aria-label^="Cairn"], .part.activitybar .action-item[aria-label^="Cairn"]').count()) === 0) {
+    throw new Error('no Cairn entry in the activity bar');
+  }
+  if ((await page.locator('.part.panel .composite.title', { hasText: /cairn/i }).count()) > 0) throw new Error('the chat is in the bottom panel');
+  await waitFor('the chat page in the side bar', async () => !!(await chatFrame()));
+  // Widen the side bar (drag its edge) so the chat reads as a user would set it.
+  {
+    const sb = await page.locator('.part.sidebar').first().boundingBox();
+    await page.mouse.move(sb.x + sb.width - 1, sb.y + sb.height / 2);
+    await page.mouse.down();
+    await page.mouse.move(sb.x + sb.width + 200, sb.y + sb.height / 2, { steps: 8 });
+    await page.mouse.up();
+  }
+  ok('the chat is in its own view container in the side bar, with an activity bar entry');
 
   // Select the body of main (lines 5-7).
   await page.locator('.editor-instance .monaco-editor .view-lines').first().click();
@@ -349,6 +378,25 @@ try {
   await waitFor('the edit card to say undone', async () => (await chatText()).includes('· undone'));
   ok('undone: file restored (and saved) on disk; the card says undone');
 
+  // Apply on the answer's code block: a proposal of that block in place of
+  // the selection the question was about, reviewed in the diff editor;
+  // nothing reaches the disk until it is accepted.
+  {
+    const f = await chatFrame();
+    const first = f.locator('.run', { hasText: 'Make the greeting friendlier.' }).first();
+    await first.locator('.codeblock button', { hasText: 'Apply' }).first().click();
+    await page.locator('.tab.active', { hasText: 'Cairn proposed' }).waitFor({ timeout: STEP_TIMEOUT });
+    await waitFor('the block on the proposed side', async () =>
+      (await editorText('.editor-instance .monaco-diff-editor .editor.modified .view-lines')).includes('Hello, world'));
+    if (fs.readFileSync(file, 'utf8') !== ORIGINAL) throw new Error('Apply wrote to disk before review');
+    await waitFor('the Apply run in the chat', async () => (await chatText()).includes('Apply the code block to hello.go:5-7'));
+    await page.locator('.editor-actions .action-label[aria-label*="Accept Proposed Edit"]').first().click();
+    await waitFor('hello.go on disk with the applied block, exactly', async () => fs.readFileSync(file, 'utf8') === EDITED, 20000);
+    await palette('Cairn: Undo Last Accepted Edit');
+    await waitFor('hello.go restored after the applied block', async () => fs.readFileSync(file, 'utf8') === ORIGINAL, 20000);
+    ok('Apply on a code block proposes it for the asked-about selection; accepted, the file is exact; undone');
+  }
+
   // Second run: reject through the CodeLens on the file.
   await page.locator('.editor-instance .monaco-editor .view-lines').first().click();
   await page.keyboard.press('Control+Home');
@@ -397,35 +445,69 @@ try {
   if ((await chatText()).includes('word59')) throw new Error('the run streamed to its end despite the cancel');
   ok('cancelled from the status bar');
 
-  // The context report of a run opens as a Markdown preview.
-  await palette('Cairn: Show Context Report');
-  const pick = page.locator('.quick-input-list .monaco-list-row', { hasText: 'Make the greeting friendlier.' }).first();
-  await pick.waitFor({ state: 'visible', timeout: 10000 });
-  await pick.click();
-  await page.locator('.tab', { hasText: 'Preview' }).first().waitFor({ timeout: STEP_TIMEOUT });
-  await page.waitForTimeout(1000);
-  await page.screenshot({ path: path.join(WORK, 'context-report.png') });
-  ok('context report opens as a Markdown preview');
+  // Under each answer: the files and lines of its prompt (each opens the
+  // file there), the tokens, and a link to that answer's context report.
+  {
+    const f = await chatFrame();
+    await f.locator('#thread-box summary').click();
+    await f.locator('.thread', { hasText: 'Make the greeting friendlier.' }).first().click();
+    await f.locator('#thread-box summary').click();
+    const run = f.locator('.run', { hasText: 'Make the greeting friendlier.' }).first();
+    const ctxFile = run.locator('.run-meta .ctx-file', { hasText: /^hello\.go:\d+-\d+$/ }).first();
+    await ctxFile.waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
+    const meta = (await run.locator('.run-meta').innerText()).replace(/\u00a0/g, ' ');
+    if (!/\d+ in( \(\d+ cached\))? \/ \d+ out tokens/.test(meta)) throw new Error(`no token count under the answer: ${meta}`);
+    const [, a, b] = /hello\.go:(\d+)-(\d+)/.exec(await ctxFile.innerText());
+    await ctxFile.click();
+    await page.locator('.tab.active', { hasText: /^hello\.go$/ }).waitFor({ timeout: 10000 });
+    await page.locator('.statusbar-item', { hasText: `Ln ${b},` }).first().waitFor({ timeout: 10000 });
+    if (Number(b) > Number(a)) await page.locator('.statusbar-item', { hasText: /selected\)/ }).first().waitFor({ timeout: 10000 });
+    await run.locator('.run-meta .ctx-report').click();
+    await page.locator('.tab', { hasText: 'Preview' }).first().waitFor({ timeout: STEP_TIMEOUT });
+    await waitFor('the report of that answer', async () => (await page.locator('.tab', { hasText: /context-report-run/ }).count()) > 0 || (await page.locator('.tab', { hasText: 'Preview' }).count()) > 0);
+    await page.waitForTimeout(1000);
+    await page.screenshot({ path: path.join(WORK, 'context-report.png') });
+    ok(`under the answer: its context files (hello.go:${a}-${b} opens there), tokens, and its context report`);
+  }
 
-  // Fourth run: the approval modal shows the command; "Allow once" runs it.
+  // Fourth run: the approval is a card in the thread (no modal): every
+  // command of the line with its risk, Deny first and focused; the editor
+  // stays usable while it waits; "Allow once" runs it.
   await page.locator('.tab', { hasText: /^hello\.go$/ }).first().click();
   await palette('Cairn: Ask about Selection');
   await waitFor('the question input box', async () => (await box.getAttribute('placeholder') ?? '').includes('e.g.'), 10000);
   await box.fill('Create a marker file.');
   await page.keyboard.press('Enter');
-  const dialog = page.locator('.monaco-dialog-box').first();
-  await dialog.waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
-  const dialogText = (await dialog.innerText()).replace(/\u00a0/g, ' ');
-  if (!dialogText.includes('touch approved.txt')) throw new Error(`the approval dialog does not show the command: ${dialogText}`);
-  for (const b of ['Allow once', 'Allow for session', 'Deny']) {
-    if ((await dialog.locator('.monaco-button', { hasText: b }).count()) === 0) throw new Error(`no "${b}" button in: ${dialogText}`);
+  {
+    const f = await chatFrame();
+    const card = f.locator('.approval.pending').first();
+    await card.waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
+    if ((await page.locator('.monaco-dialog-box').count()) > 0) throw new Error('the approval is a modal dialog');
+    const text = (await card.innerText()).replace(/\u00a0/g, ' ');
+    for (const want of ['run_command', 'touch approved.txt && ls -la']) {
+      if (!text.includes(want)) throw new Error(`the approval card lacks "${want}": ${text}`);
+    }
+    const rows = await card.locator('.ap-commands li').allInnerTexts();
+    const cmds = rows.map((r) => r.replace(/\u00a0/g, ' ').replace(/\s+/g, ' ').trim());
+    if (!cmds.some((c) => /^write touch approved\.txt/.test(c)) || !cmds.some((c) => /^read ls -la/.test(c))) {
+      throw new Error(`the card does not list every command with its risk: ${JSON.stringify(cmds)}`);
+    }
+    const labels = await card.locator('.actions button').allInnerTexts();
+    if (labels.join('|') !== 'Deny|Allow once|Allow for session') throw new Error(`actions ${labels.join('|')}: Deny must come first`);
+    await waitFor('Deny focused (the default)', async () => f.evaluate(() => document.activeElement?.classList.contains('ap-deny') ?? false), 10000);
+    // Non-blocking: while it waits, the editor takes typing-free commands (the palette opens and closes).
+    await page.keyboard.press('F1');
+    await page.locator('.quick-input-widget input').waitFor({ state: 'visible', timeout: 10000 });
+    await page.keyboard.press('Escape');
+    if (fs.existsSync(path.join(dirs.ws, 'approved.txt'))) throw new Error('the command ran before it was approved');
+    await shot('vscode-approval.png');
+    await card.locator('button', { hasText: 'Allow once' }).click();
+    await waitFor('approved.txt to be created', async () => fs.existsSync(path.join(dirs.ws, 'approved.txt')), 20000);
+    await waitFor('the card to say allowed once', async () => (await f.locator('.approval.answered .ap-outcome').first().innerText()).includes('Allowed once'));
+    await waitFor('"allowed once" inline in the chat view', async () => (await chatText()).includes('allowed once'));
+    await waitFor('the answer after the approval', async () => (await chatText()).includes('it is empty'));
   }
-  await shot('vscode-approval.png');
-  await dialog.locator('.monaco-button', { hasText: 'Allow once' }).first().click();
-  await waitFor('approved.txt to be created', async () => fs.existsSync(path.join(dirs.ws, 'approved.txt')), 20000);
-  await waitFor('"allowed once" inline in the chat view', async () => (await chatText()).includes('allowed once'));
-  await waitFor('the answer after the approval', async () => (await chatText()).includes('it is empty'));
-  ok('approval modal shows the command; Allow once runs it; the decision is shown inline');
+  ok('approval inline in the thread: each command with its risk, Deny first and focused, no modal; Allow once runs it');
 
   // A follow-up from the chat view's input box continues the thread.
   {
@@ -481,15 +563,11 @@ try {
     await waitFor('the current thread with 2 runs in the list', async () =>
       (await f.locator('.thread.current .t-count').first().innerText()).trim() === '2', 15000);
     await f.locator('#thread-box summary').click();
-    // The whole thread on screen: the panel maximized for the picture, then restored.
-    await palette('View: Toggle Maximized Panel');
-    await page.waitForTimeout(300);
     const fr = await chatFrame();
     await fr.locator('details.tool').first().click(); // one tool call's detail opened
     await fr.locator('#conversation').evaluate((el) => { el.scrollTop = 0; });
     await page.waitForTimeout(500);
     await shot('vscode-chat.png');
-    await palette('View: Toggle Maximized Panel');
     ok('follow-up in the same thread: its model request holds the first exchange; the thread list shows it');
   }
 
@@ -651,6 +729,7 @@ try {
     await foot.waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
     const said = (await foot.locator('.error-text').innerText()).replace(/\u00a0/g, ' ');
     if (!/refused the API key \(HTTP 401\)/.test(said) || /auth \(HTTP|failed \(auth\)/.test(said)) throw new Error(`the failure is not one human sentence: ${said}`);
+    if ((await foot.locator('button', { hasText: 'Set API Key' }).count()) === 0) throw new Error('no Set API Key on a refused key');
     if ((await foot.locator('button', { hasText: 'Open Settings' }).count()) === 0) throw new Error('no Open Settings on an auth failure');
     if ((await page.locator('.notifications-toasts .notification-toast').count()) > 0) {
       const toast = await page.locator('.notifications-toasts').innerText();
@@ -660,9 +739,36 @@ try {
     await page.locator('.settings-editor').first().waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
     await waitFor('the settings editor searching for cairn.model', async () =>
       (await page.locator('.settings-editor .suggest-input-container .view-lines').first().innerText()).replace(/\u00a0/g, ' ').includes('cairn.model'), 15000);
+    // The key, set from the editor: stored in SecretStorage, given to the restarted server.
+    await foot.locator('button', { hasText: 'Set API Key' }).click();
+    const keyBox = page.locator('.quick-input-widget input');
+    await waitFor('the API key input box', async () => (await page.locator('.quick-input-widget', { hasText: 'API key for openai' }).count()) > 0, 15000);
+    if ((await keyBox.getAttribute('type')) !== 'password') throw new Error('the API key input box shows the key');
+    await keyBox.fill('sk-e2e-secret-key');
+    await page.keyboard.press('Enter');
+    await page.locator('.statusbar-item', { hasText: 'API key for openai saved' }).first().waitFor({ timeout: STEP_TIMEOUT });
+    await page.locator('.statusbar-item', { hasText: 'Cairn: openai/test-model' }).first().waitFor({ timeout: STEP_TIMEOUT });
     await foot.locator('button', { hasText: 'Retry' }).click();
     await waitFor('the retried answer', async () => (await chatText()).includes('Answered on the retry.'));
-    ok('a failed run says one sentence with Retry and Open Settings; Retry asks again');
+    for (const d of ['User', 'Machine']) {
+      const t = fs.readFileSync(path.join(dirs['user-data'], d, 'settings.json'), 'utf8');
+      if (t.includes('sk-e2e-secret-key')) throw new Error(`the API key was written to ${d} settings`);
+    }
+    const wsSettings = path.join(dirs.ws, '.vscode', 'settings.json');
+    if (fs.existsSync(wsSettings) && fs.readFileSync(wsSettings, 'utf8').includes('sk-e2e-secret-key')) throw new Error('the API key was written to workspace settings');
+    ok('a failed run says one sentence with Retry, Open Settings and Set API Key; the key set in the editor reaches the server; Retry answers');
+
+    // An approval left unanswered: cancelling the run denies it and the card says so.
+    const input = f.locator('#input');
+    await input.click();
+    await input.fill('Fetch something.');
+    await input.press('Enter');
+    const card = f.locator('.approval.pending', { hasText: 'curl -s http://127.0.0.1:9/never' }).first();
+    await card.waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
+    await f.locator('.run:last-child .run-status button', { hasText: 'Cancel' }).click();
+    await waitFor('the withdrawn card', async () => (await f.locator('.approval.cancelled .ap-outcome').last().innerText()).includes('Denied: the run ended'));
+    await waitFor('"cancelled" under the run', async () => (await f.locator('.run:last-child .run-status').innerText()).includes('cancelled'));
+    ok('cancelling a run whose approval waits denies it; the card says so');
   }
 
   // After a reload the thread list is there without Refresh.
@@ -675,6 +781,21 @@ try {
     return f && Number(await f.locator('#thread-count').innerText()) >= 3;
   });
   ok('after a reload the thread list is loaded without Refresh');
+
+  // The model picker in the chat: the current model and the endpoint's list;
+  // a choice is this workspace's cairn.model.name.
+  {
+    const f = await chatFrame();
+    const sel = f.locator('#model');
+    await waitFor('the model list in the picker', async () => (await sel.locator('option').allInnerTexts()).join('|') === 'test-model|test-model-b');
+    if ((await sel.inputValue()) !== 'test-model') throw new Error(`the picker shows ${await sel.inputValue()}, not the current model`);
+    await sel.selectOption('test-model-b');
+    await page.locator('.statusbar-item', { hasText: 'Cairn: openai/test-model-b' }).first().waitFor({ timeout: STEP_TIMEOUT });
+    const wsSettings = JSON.parse(fs.readFileSync(path.join(dirs.ws, '.vscode', 'settings.json'), 'utf8'));
+    if (wsSettings['cairn.model.name'] !== 'test-model-b') throw new Error(`workspace settings: ${JSON.stringify(wsSettings)}`);
+    await waitFor('the picker on the new model', async () => (await sel.inputValue()) === 'test-model-b');
+    ok('the chat\'s model picker lists the endpoint\'s models and sets this workspace\'s model');
+  }
 } catch (err) {
   failed = true;
   console.error('E2E FAILED:', err && err.stack ? err.stack : err);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { approvalAnswer, approvalPrompt, denyFirst, isApproval } from '../../src/logic/approval';
+import { approvalAnswer, approvalPrompt, denyByDefault, denyFirst, inlineApproval, isApproval } from '../../src/logic/approval';
 
 test('approval requests are recognised by their three actions', () => {
   assert.equal(isApproval([{ title: 'Allow once' }, { title: 'Allow for session' }, { title: 'Deny' }]), true);
@@ -34,4 +34,28 @@ test('a prompt with every command of a line keeps them in the detail', () => {
   const p = approvalPrompt(msg);
   assert.equal(p.message, 'Cairn wants to run run_command (destructive risk)');
   assert.ok(p.detail?.includes('[destructive] rm -rf docs'));
+});
+
+test('an approval with Cairn\'s detail becomes an inline card: every command, Deny first', () => {
+  const a = inlineApproval({
+    message: 'Cairn wants to run run_command (write risk)\ncommand: echo hi && touch a.txt',
+    actions: [{ title: 'Allow once' }, { title: 'Allow for session' }, { title: 'Deny' }],
+    cairn: { runId: 'r1', callId: 'c1', tool: 'run_command', risk: 'write', command: 'echo hi && touch a.txt',
+      commands: [{ text: 'echo hi', risk: 'read' }, { text: 'touch a.txt', risk: 'write', reason: 'creates files' }, { bogus: 1 }] },
+  });
+  assert.ok(a);
+  assert.equal(a!.runId, 'r1');
+  assert.deepEqual(a!.actions, ['Deny', 'Allow once', 'Allow for session']);
+  assert.deepEqual(a!.commands.map((c) => `${c.risk}:${c.text}`), ['read:echo hi', 'write:touch a.txt']);
+  assert.equal(a!.command, 'echo hi && touch a.txt');
+});
+
+test('an approval without Cairn\'s detail (an older server) is not inline', () => {
+  assert.equal(inlineApproval({ message: 'x', actions: [{ title: 'Deny' }] }), undefined);
+  assert.equal(inlineApproval({ message: 'x', cairn: { tool: 'run_command' } }), undefined);
+});
+
+test('Deny is the default for anything above read', () => {
+  assert.equal(denyByDefault('read'), false);
+  for (const r of ['write', 'network', 'install', 'destructive', 'unknown']) assert.equal(denyByDefault(r), true, r);
 });

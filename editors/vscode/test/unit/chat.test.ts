@@ -113,3 +113,30 @@ test('an edit whose accepted hunks were all undone is undone; rejected ones do n
   assert.equal(editState([{ state: 'accepted' }, { state: 'rejected' }]), 'partial');
   assert.equal(editState([{ state: 'rejected' }]), 'rejected');
 });
+
+test('an inline approval waits in its run until answered; a run that ends withdraws it', () => {
+  const m = new ChatModel();
+  m.begin('r1', { threadId: 't1', question: 'q' });
+  m.apply(ev('r1', 1, 'toolCall', { callId: 'c1', tool: 'run_command', input: { command: 'touch a' } }));
+  const a = m.addApproval('r1', { id: 'a1', callId: 'c1', tool: 'run_command', risk: 'write', message: 'm', commands: [{ text: 'touch a', risk: 'write' }], actions: ['Deny', 'Allow once'] });
+  assert.equal(a.state, 'pending');
+  assert.equal(m.view().runs[0].items[1].kind, 'approval');
+  assert.equal(m.answerApproval('a1', 'Allow once'), true);
+  assert.equal(m.answerApproval('a1', 'Deny'), false, 'answered once only');
+  assert.equal(m.approval('a1')!.answer, 'Allow once');
+  m.addApproval('r1', { id: 'a2', tool: 'run_command', risk: 'write', message: 'm', commands: [], actions: ['Deny'] });
+  m.apply(ev('r1', 2, 'cancelled', { error: 'by user' }));
+  assert.equal(m.approval('a2')!.state, 'cancelled');
+  assert.deepEqual(m.cancelApprovals({ runId: 'r1' }), [], 'nothing left pending');
+});
+
+test('the context event lists the prompt\'s files under the answer; usage keeps cached tokens and cost', () => {
+  const m = new ChatModel();
+  m.begin('r1', { threadId: 't1', question: 'q' });
+  m.apply(ev('r1', 1, 'context', { context: [{ path: 'a.go', startLine: 3, endLine: 9, tokens: 40, source: 'selection' }, { bad: true }] }));
+  m.apply(ev('r1', 2, 'finished', { usage: { inputTokens: 100, outputTokens: 5, cachedInputTokens: 60, costUSD: 0.0012 } }));
+  const r = m.view().runs[0];
+  assert.deepEqual(r.context, [{ path: 'a.go', startLine: 3, endLine: 9, tokens: 40, source: 'selection' }]);
+  assert.equal(r.usage!.cachedInputTokens, 60);
+  assert.equal(r.usage!.costUSD, 0.0012);
+});
