@@ -107,6 +107,9 @@ T.test('transcript renders a run', function()
     '',
   })
   T.eq(t.render({ kind = 'failed', error = 'boom', class = 'provider' }), '-- failed (provider): boom\n')
+  T.eq(t.render({ kind = 'toolCall', callId = 'p1', tool = 'update_plan', input = { entries = {} } }), '')
+  T.eq(t.render({ kind = 'plan', plan = { { content = 'Read a.go', status = 'completed' }, { content = 'Fix it', status = 'in_progress' }, { content = 'Test', status = 'pending' } } }),
+    '> plan (1/3 done): [x] Read a.go; [>] Fix it; [ ] Test\n')
   T.eq(t.render({ kind = 'finished', usage = { inputTokens = 4000, outputTokens = 100, cachedInputTokens = 3072, costUSD = 0.0072 } }),
     '-- finished - 4000 in (3072 cached) / 100 out tokens, $0.0072\n')
   T.eq(t.render({ kind = 'finished', notReady = { 'repo map', 'search' } }),

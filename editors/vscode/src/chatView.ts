@@ -136,6 +136,10 @@ body { margin: 0; padding: 0; color: var(--vscode-foreground); background: var(-
 #conversation { flex: 1; overflow: auto; padding: 8px 12px; }
 #model-bar { display: flex; align-items: center; gap: 6px; padding: 3px 8px; border-bottom: 1px solid var(--vscode-panel-border, transparent); color: var(--vscode-descriptionForeground); }
 #model { flex: 1; min-width: 0; color: var(--vscode-dropdown-foreground); background: var(--vscode-dropdown-background); border: 1px solid var(--vscode-dropdown-border, transparent); padding: 2px 4px; font-family: inherit; font-size: inherit; }
+.plan-card { margin: 6px 0; }
+.plan { margin: 2px 0 0; padding-left: 1.2em; list-style: none; }
+.plan li.plan-completed { opacity: 0.7; text-decoration: line-through; }
+.plan li.plan-in_progress { font-weight: 600; }
 .approval { border: 1px solid var(--vscode-editorWarning-foreground, var(--vscode-panel-border)); border-radius: 4px; padding: 6px 8px; margin: 6px 0; background: var(--vscode-editorWidget-background); }
 .approval.answered, .approval.cancelled { border-color: var(--vscode-panel-border, var(--vscode-widget-border)); }
 .ap-head { font-weight: 600; }

@@ -337,6 +337,9 @@ function M.transcript()
       if ev.callId then
         t.tools[ev.callId] = ev.tool
       end
+      if ev.tool == 'update_plan' then
+        return '' -- shown as the plan event that follows
+      end
       -- Only the input's telling field (command, path, query), never its JSON.
       local what = ''
       if type(ev.input) == 'table' then
@@ -362,6 +365,16 @@ function M.transcript()
       local paths = M.edit_paths(ev.edit, root)
       local files = #paths > 0 and (' to ' .. table.concat(paths, ', ')) or ''
       return line(('> edit proposed%s: review it in the diff tab (ga accept, gx reject)'):format(files))
+    elseif k == 'plan' then
+      -- One line per plan event: the steps with their state, the whole list each time.
+      local marks, steps, done = { completed = '[x]', in_progress = '[>]' }, {}, 0
+      for _, e in ipairs(type(ev.plan) == 'table' and ev.plan or {}) do
+        if type(e) == 'table' and type(e.content) == 'string' then
+          done = done + (e.status == 'completed' and 1 or 0)
+          table.insert(steps, (marks[e.status] or '[ ]') .. ' ' .. e.content)
+        end
+      end
+      return #steps > 0 and line(('> plan (%d/%d done): %s'):format(done, #steps, table.concat(steps, '; '))) or ''
     elseif k == 'checkpoint' then
       return ''
     elseif k == 'finished' then

@@ -39,7 +39,11 @@ export interface ApprovalItem {
   state: 'pending' | 'answered' | 'cancelled';
   answer?: string;
 }
-export type Item = TextItem | ToolItem | EditItem | ApprovalItem;
+/** One step of the agent's plan (the `plan` event, from its update_plan tool). */
+export interface PlanEntry { content: string; status: string; priority?: string }
+/** The run's plan: one per run, replaced by each `plan` event where it first appeared. */
+export interface PlanItem { kind: 'plan'; entries: PlanEntry[] }
+export type Item = TextItem | ToolItem | EditItem | ApprovalItem | PlanItem;
 
 /**
  * conflict: every undecided hunk overlaps the user's own edits (redo or
@@ -179,6 +183,8 @@ export class ChatModel {
         else if (ev.delta) r.items.push({ kind: 'text', text: ev.delta });
         break;
       case 'toolCall':
+        // The plan tool shows as the plan itself (the `plan` event), not as a call.
+        if (ev.tool === 'update_plan') break;
         r.items.push({
           kind: 'tool', callId: ev.callId ?? '', tool: ev.tool ?? 'tool',
           title: toolTitle(ev.tool ?? 'tool', ev.input), input: pretty(ev.input),
@@ -203,6 +209,15 @@ export class ChatModel {
           if (!this.editViews.has(ev.editId)) this.editViews.set(ev.editId, { editId: ev.editId, state: 'pending', files: [], hunks: [] });
         }
         break;
+      case 'plan': {
+        if (!Array.isArray(ev.plan)) break;
+        const entries = (ev.plan as PlanEntry[]).filter((e) => e && typeof e.content === 'string')
+          .map((e) => ({ content: e.content, status: typeof e.status === 'string' ? e.status : 'pending', ...(e.priority ? { priority: e.priority } : {}) }));
+        const shown = r.items.find((i): i is PlanItem => i.kind === 'plan');
+        if (shown) shown.entries = entries;
+        else r.items.push({ kind: 'plan', entries });
+        break;
+      }
       case 'context':
         if (Array.isArray(ev.context)) r.context = (ev.context as ContextItem[]).filter((c) => c && typeof c.path === 'string');
         break;

@@ -13,7 +13,7 @@
 // data (data-action) and one listener dispatches clicks, so a kept button and
 // a fresh one behave the same.
 import DOMPurify from 'dompurify';
-import type { ApprovalItem, ChatRun, EditView, HunkView, Item, ViewState } from '../logic/chat';
+import type { ApprovalItem, ChatRun, EditView, HunkView, Item, PlanEntry, ViewState } from '../logic/chat';
 import { denyByDefault } from '../logic/approval';
 import { humanError } from '../logic/errors';
 import { FORBIDDEN_TAGS, markdownRenderer } from '../logic/markdown';
@@ -150,6 +150,16 @@ const focusedApprovals = new Set<string>();
  * command of it with its own risk and why, the server's whole message on
  * demand, and the actions, Deny first (focused for anything above read).
  */
+function planCard(entries: PlanEntry[]): HTMLElement {
+  const done = entries.filter((e) => e.status === 'completed').length;
+  const mark: Record<string, string> = { completed: '☑', in_progress: '▸', pending: '☐' };
+  const ol = el('ol', { class: 'plan', 'aria-label': `Plan: ${done} of ${entries.length} steps done` });
+  for (const e of entries) {
+    ol.append(el('li', { class: `plan-${e.status}` }, el('span', { class: 'plan-mark', 'aria-hidden': 'true' }, mark[e.status] ?? '☐'), ' ', e.content));
+  }
+  return el('div', { class: 'plan-card' }, el('div', { class: 'label' }, `Plan · ${done}/${entries.length} done`), ol);
+}
+
 function approvalCard(a: ApprovalItem): HTMLElement {
   const card = el('div', { class: `approval ${a.state}`, role: 'group', 'aria-label': `Approval: ${a.tool} (${a.risk} risk)`, 'data-approval': a.id });
   card.append(el('div', { class: 'ap-head' }, '⚖ Cairn wants to run ', el('code', {}, a.tool), ' · ', el('span', { class: `risk r-${a.risk}` }, a.risk), ' risk'));
@@ -224,6 +234,7 @@ function renderRun(r: ChatRun, edits: Record<string, EditView>): HTMLElement {
     if (it.kind === 'text') body.append(markdown(it.text));
     else if (it.kind === 'tool') body.append(toolLine(it));
     else if (it.kind === 'approval') body.append(approvalCard(it));
+    else if (it.kind === 'plan') body.append(planCard(it.entries));
     else body.append(editCard(it.editId, edits[it.editId]));
   }
   const foot = el('div', { class: `run-status ${r.status}` });

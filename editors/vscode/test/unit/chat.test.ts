@@ -140,3 +140,15 @@ test('the context event lists the prompt\'s files under the answer; usage keeps 
   assert.equal(r.usage!.cachedInputTokens, 60);
   assert.equal(r.usage!.costUSD, 0.0012);
 });
+
+test('a plan shows once per run, replaced by each plan event; the update_plan call is not a tool line', () => {
+  const m = new ChatModel();
+  m.begin('r1', { threadId: 't1', question: 'q' });
+  m.apply(ev('r1', 1, 'toolCall', { callId: 'c1', tool: 'update_plan', input: { entries: [] } }));
+  m.apply(ev('r1', 2, 'plan', { plan: [{ content: 'Read a.go', status: 'in_progress', priority: 'high' }, { content: 'Fix it', status: 'pending' }] }));
+  m.apply(ev('r1', 3, 'text', { delta: 'Reading.' }));
+  m.apply(ev('r1', 4, 'plan', { plan: [{ content: 'Read a.go', status: 'completed' }, { content: 'Fix it', status: 'in_progress' }, { bad: 1 }] }));
+  const items = m.view().runs[0].items;
+  assert.deepEqual(items.map((i) => i.kind), ['plan', 'text']);
+  assert.deepEqual((items[0] as { entries: unknown }).entries, [{ content: 'Read a.go', status: 'completed' }, { content: 'Fix it', status: 'in_progress' }]);
+});
