@@ -8,6 +8,7 @@ import { answerApproval } from './approvals';
 import { ask, cancelRun, lspRange, LspRange, resumeRun, showContextReport } from './runs';
 import { settingValue } from './settings';
 import { app } from './state';
+import type { ThreadSummary } from './logic/chat';
 
 export async function onChatAction(a: ChatAction): Promise<void> {
   switch (a.type) {
@@ -145,7 +146,7 @@ export async function retryRun(runId: string): Promise<void> {
 
 /** Merges the server's thread list into the chat view; reveal: also show the view. */
 export async function listThreads(reveal = true): Promise<void> {
-  const list = await exec<{ threadId: string; title: string; runs: string[]; updated?: string }[]>('cairn.listThreads', {});
+  const list = await exec<ThreadSummary[]>('cairn.listThreads', {});
   app.chat.mergeThreads(list ?? []);
   app.chatView.update();
   if (reveal) await app.chatView.reveal(false);

@@ -3,6 +3,17 @@
 // from cairn/runEvent. Pure: the webview renders what view() returns.
 import { ContextItem, RunEvent, summarizeInput, TERMINAL, Usage } from './runs';
 
+/** Adds b to a thread's total; cost stays known only while every part has one. */
+function addUsage(a: Usage | undefined, b: Usage): Usage {
+  if (!a) return { ...b };
+  const cost = typeof a.costUSD === 'number' && typeof b.costUSD === 'number' ? a.costUSD + b.costUSD : a.costUSD ?? b.costUSD;
+  return {
+    inputTokens: a.inputTokens + b.inputTokens, outputTokens: a.outputTokens + b.outputTokens,
+    cachedInputTokens: (a.cachedInputTokens ?? 0) + (b.cachedInputTokens ?? 0),
+    ...(cost !== undefined ? { costUSD: cost } : {}),
+  };
+}
+
 export interface ToolItem {
   kind: 'tool';
   callId: string;
@@ -74,10 +85,16 @@ export interface ChatRun {
   lastSeq: number;
 }
 
-export interface ThreadSummary { threadId: string; title: string; runs: string[]; updated?: string }
+export interface ThreadSummary {
+  threadId: string; title: string; runs: string[]; updated?: string;
+  /** The thread's usage: the server's total (cairn.listThreads) plus the runs finished here since. */
+  usage?: Usage;
+  /** Runs whose usage is in `usage` (so a run is never counted twice). */
+  counted?: string[];
+}
 
 export interface ViewState {
-  threads: { threadId: string; title: string; runs: number; updated?: string; current: boolean }[];
+  threads: { threadId: string; title: string; runs: number; updated?: string; current: boolean; usage?: Usage }[];
   current?: string;
   /** Runs of the current thread the server reported but this window never saw. */
   unseen: number;
@@ -221,13 +238,19 @@ export class ChatModel {
       case 'context':
         if (Array.isArray(ev.context)) r.context = (ev.context as ContextItem[]).filter((c) => c && typeof c.path === 'string');
         break;
-      case 'finished':
+      case 'finished': {
         r.status = 'finished';
         r.usage = ev.usage;
+        const t = r.threadId ? this.threads.get(r.threadId) : undefined;
+        if (t && ev.usage && typeof ev.usage.inputTokens === 'number' && !(t.counted ?? []).includes(r.runId)) {
+          t.usage = addUsage(t.usage, ev.usage);
+          t.counted = [...(t.counted ?? []), r.runId];
+        }
         if (Array.isArray(ev.notReady) && ev.notReady.length > 0) r.notReady = ev.notReady.filter((s) => typeof s === 'string');
         // A run whose text never streamed still shows its answer.
         if (ev.answer && !r.items.some((i) => i.kind === 'text')) r.items.push({ kind: 'text', text: ev.answer });
         break;
+      }
       default:
         if (TERMINAL.has(ev.kind)) {
           for (const i of r.items) if (i.kind === 'approval' && i.state === 'pending') i.state = 'cancelled';
@@ -298,8 +321,15 @@ export class ChatModel {
         for (const id of t.runs ?? []) if (!have.runs.includes(id)) have.runs.push(id);
         if (t.title) have.title = t.title;
         have.updated = t.updated;
+        // The server's total counts its finished runs; runs finished here
+        // that it does not list yet stay added on top.
+        if (t.usage) {
+          const extra = (have.counted ?? []).filter((id) => !(t.runs ?? []).includes(id));
+          have.usage = extra.reduce((u, id) => { const ru = this.runs.get(id)?.usage; return ru ? addUsage(u, ru) : u; }, { ...t.usage } as Usage);
+          have.counted = [...(t.runs ?? []), ...extra];
+        }
       } else {
-        this.threads.set(t.threadId, { threadId: t.threadId, title: t.title || t.threadId, runs: [...(t.runs ?? [])], updated: t.updated });
+        this.threads.set(t.threadId, { threadId: t.threadId, title: t.title || t.threadId, runs: [...(t.runs ?? [])], updated: t.updated, ...(t.usage ? { usage: { ...t.usage }, counted: [...(t.runs ?? [])] } : {}) });
       }
       if (!this.threadOrder.includes(t.threadId)) this.threadOrder.push(t.threadId);
     }
@@ -333,7 +363,7 @@ export class ChatModel {
     }
     return {
       threads: this.threadOrder.map((id) => this.threads.get(id)!).map((x) => ({
-        threadId: x.threadId, title: x.title, runs: x.runs.length, updated: x.updated, current: x.threadId === this.current,
+        threadId: x.threadId, title: x.title, runs: x.runs.length, updated: x.updated, current: x.threadId === this.current, ...(x.usage ? { usage: x.usage } : {}),
       })),
       current: this.current,
       unseen: t ? t.runs.length - runs.length : 0,

@@ -258,6 +258,15 @@ function renderRun(r: ChatRun, edits: Record<string, EditView>): HTMLElement {
   return el('section', { class: 'run', 'data-run': r.runId }, head, body, ...(meta ? [meta] : []), foot);
 }
 
+/** A thread's runs and, once any finished, its tokens and total cost. */
+function threadMeta(t: ViewState['threads'][number]): string {
+  const runs = `${t.runs} run${t.runs === 1 ? '' : 's'}`;
+  const u = t.usage;
+  if (!u) return runs;
+  const cost = typeof u.costUSD === 'number' && u.costUSD > 0 ? ` · ${money(u.costUSD)}` : '';
+  return `${runs} · ${u.inputTokens + u.outputTokens} tokens${cost}`;
+}
+
 function render(): void {
   if (!state) return;
   const list = el('div');
@@ -265,7 +274,7 @@ function render(): void {
     list.append(el('button', {
       type: 'button', class: `thread${t.current ? ' current' : ''}`, role: 'option', 'aria-selected': String(t.current), title: t.title,
       'data-action': JSON.stringify({ type: 'selectThread', threadId: t.threadId }),
-    }, el('span', { class: 't-title' }, t.title), el('span', { class: 't-count' }, `${t.runs}`)));
+    }, el('span', { class: 't-title' }, t.title), el('span', { class: 't-count' }, threadMeta(t))));
   }
   morphChildren($('threads'), list);
   $('thread-count').textContent = String(state.threads.length);

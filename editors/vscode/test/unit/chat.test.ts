@@ -152,3 +152,19 @@ test('a plan shows once per run, replaced by each plan event; the update_plan ca
   assert.deepEqual(items.map((i) => i.kind), ['plan', 'text']);
   assert.deepEqual((items[0] as { entries: unknown }).entries, [{ content: 'Read a.go', status: 'completed' }, { content: 'Fix it', status: 'in_progress' }]);
 });
+
+test('a thread shows its total usage: the server\'s total plus runs finished here, each counted once', () => {
+  const m = new ChatModel();
+  m.mergeThreads([{ threadId: 't1', title: 'Why?', runs: ['r0'], usage: { inputTokens: 1000, outputTokens: 10, cachedInputTokens: 0, costUSD: 0.01 } }]);
+  m.begin('r1', { threadId: 't1', question: 'and then?' });
+  m.apply(ev('r1', 1, 'finished', { usage: { inputTokens: 2000, outputTokens: 20, cachedInputTokens: 1500, costUSD: 0.002 } }));
+  m.apply(ev('r1', 2, 'finished', { usage: { inputTokens: 2000, outputTokens: 20, costUSD: 0.002 } })); // stale duplicate: dropped by seq
+  let t = m.view().threads.find((x) => x.threadId === 't1')!;
+  assert.equal(t.usage!.inputTokens, 3000);
+  assert.equal(t.usage!.cachedInputTokens, 1500);
+  assert.ok(Math.abs(t.usage!.costUSD! - 0.012) < 1e-9);
+  // The server's next list counts r1 in its own total: not added again.
+  m.mergeThreads([{ threadId: 't1', title: 'Why?', runs: ['r0', 'r1'], usage: { inputTokens: 3000, outputTokens: 30, cachedInputTokens: 1500, costUSD: 0.012 } }]);
+  t = m.view().threads.find((x) => x.threadId === 't1')!;
+  assert.equal(t.usage!.inputTokens, 3000);
+});
