@@ -22,7 +22,7 @@ import (
 // Counts are per file (a file's documented declarations count once per
 // word and per pair), so one file with a hundred similar methods does not
 // make an association; a file's contribution is kept, persisted in the
-// manifest, and subtracted when the file changes.
+// manifest, and replaced when the file changes.
 
 // Expansion knobs, picked on the dev half of testdata/heldout.tsv.
 var (
@@ -195,20 +195,17 @@ var docStopWords = map[string]bool{
 	"since": true, "deprecated": true, "version": true, "author": true, "exception": true,
 }
 
-// vocab holds the per-file contributions and, once a query needs them,
-// the counts over all files, kept current as files change.
+// vocab holds the per-file contributions. The counts a question needs are
+// made when it is asked, by one pass over the contributions: flat arrays of
+// term ids (a few hundred thousand on the Go tree), so there are no
+// word-pair maps to build at open or to keep current as files change.
 type vocab struct {
 	mu    sync.Mutex
 	ids   map[string]uint32
 	terms []string
-	// files: per file, [k, k word ids, then (word, part) id pairs].
+	// files: per file, [k, m, k word ids, m part ids, then (word, part)
+	// id pairs].
 	files map[string][]uint32
-
-	built bool
-	nDocs int32                       // files with a documented declaration
-	nWord map[uint32]int32            // word → files
-	nPart map[uint32]int32            // part → files
-	pairs map[uint32]map[uint32]int32 // word → part → files
 }
 
 func newVocab() *vocab {
@@ -225,68 +222,36 @@ func (v *vocab) id(t string) uint32 {
 	return i
 }
 
-// set replaces rel's contribution (an empty one removes it).
+// set replaces rel's contribution (an empty one removes it). Terms no
+// file uses any more keep their ids: the table only grows by new words.
 func (v *vocab) set(rel string, fv fileVocab) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if old, ok := v.files[rel]; ok {
-		v.count(old, -1)
-		delete(v.files, rel)
-	}
+	delete(v.files, rel)
 	if len(fv.words) == 0 {
 		return
 	}
-	enc := make([]uint32, 0, 1+len(fv.words)+2*len(fv.pairs))
-	enc = append(enc, uint32(len(fv.words)))
+	var parts []uint32
+	seen := map[uint32]bool{}
+	for _, p := range fv.pairs {
+		if id := v.id(p[1]); !seen[id] {
+			seen[id] = true
+			parts = append(parts, id)
+		}
+	}
+	enc := make([]uint32, 0, 2+len(fv.words)+len(parts)+2*len(fv.pairs))
+	enc = append(enc, uint32(len(fv.words)), uint32(len(parts)))
 	for _, w := range fv.words {
 		enc = append(enc, v.id(w))
 	}
+	enc = append(enc, parts...)
 	for _, p := range fv.pairs {
 		enc = append(enc, v.id(p[0]), v.id(p[1]))
 	}
 	v.files[rel] = enc
-	v.count(enc, 1)
 }
 
 func (v *vocab) remove(rel string) { v.set(rel, fileVocab{}) }
-
-// count adds d times one file's contribution to the counts, when built.
-func (v *vocab) count(enc []uint32, d int32) {
-	if !v.built || len(enc) == 0 {
-		return
-	}
-	k := int(enc[0])
-	v.nDocs += d
-	for _, w := range enc[1 : 1+k] {
-		v.nWord[w] += d
-	}
-	seen := map[uint32]bool{}
-	for i := 1 + k; i+1 < len(enc); i += 2 {
-		w, p := enc[i], enc[i+1]
-		m := v.pairs[w]
-		if m == nil {
-			m = map[uint32]int32{}
-			v.pairs[w] = m
-		}
-		m[p] += d
-		if !seen[p] {
-			seen[p] = true
-			v.nPart[p] += d
-		}
-	}
-}
-
-func (v *vocab) build() {
-	if v.built {
-		return
-	}
-	v.built = true
-	v.nDocs = 0
-	v.nWord, v.nPart, v.pairs = map[uint32]int32{}, map[uint32]int32{}, map[uint32]map[uint32]int32{}
-	for _, enc := range v.files {
-		v.count(enc, 1)
-	}
-}
 
 // snapshot copies the persisted part (for the manifest).
 func (v *vocab) snapshot() ([]string, map[string][]uint32) {
@@ -303,13 +268,51 @@ func (v *vocab) snapshot() ([]string, map[string][]uint32) {
 func (v *vocab) load(terms []string, files map[string][]uint32) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	v.terms, v.files, v.ids, v.built = terms, files, make(map[string]uint32, len(terms)), false
+	v.terms, v.files, v.ids = terms, files, make(map[string]uint32, len(terms))
 	if v.files == nil {
 		v.files = map[string][]uint32{}
 	}
 	for i, t := range terms {
 		v.ids[t] = uint32(i)
 	}
+}
+
+// counts returns, for the question's word ids, how many files' docs have
+// each (nWord), how many files document a name with each part (nPart, by
+// id), how many files pair each word with each part, and the number of
+// files with documented declarations.
+func (v *vocab) counts(q []uint32) (nWord map[uint32]int, nPart []int32, pairs map[uint32]map[uint32]int, nDocs int) {
+	in := make(map[uint32]bool, len(q))
+	for _, id := range q {
+		in[id] = true
+	}
+	nWord, pairs = map[uint32]int{}, map[uint32]map[uint32]int{}
+	nPart = make([]int32, len(v.terms))
+	for _, enc := range v.files {
+		if len(enc) < 2 || 2+int(enc[0])+int(enc[1]) > len(enc) {
+			continue // not written by set: a damaged manifest
+		}
+		k, m := int(enc[0]), int(enc[1])
+		for _, w := range enc[2 : 2+k] {
+			if in[w] {
+				nWord[w]++
+			}
+		}
+		for _, p := range enc[2+k : 2+k+m] {
+			nPart[p]++
+		}
+		for i := 2 + k + m; i+1 < len(enc); i += 2 {
+			if w := enc[i]; in[w] {
+				pm := pairs[w]
+				if pm == nil {
+					pm = map[uint32]int{}
+					pairs[w] = pm
+				}
+				pm[enc[i+1]]++
+			}
+		}
+	}
+	return nWord, nPart, pairs, len(v.files)
 }
 
 // expansion is a name part a question's words point to, with its weight.
@@ -332,28 +335,30 @@ func (v *vocab) expand(words []string) []expansion {
 	sort.Strings(qs) // a map's order must not decide ties
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	v.build()
-	if v.nDocs == 0 {
+	var qids []uint32
+	for _, q := range qs {
+		if id, ok := v.ids[q]; ok && len(q) >= minTermLen && isLetters(q) {
+			qids = append(qids, id)
+		}
+	}
+	if len(qids) == 0 {
 		return nil
 	}
+	nWord, nPart, pairs, nDocs := v.counts(qids)
 	best := map[string]float64{} // part → summed share over the question's words
 	support := map[string]int{}  // part → question words pointing to it
-	for _, q := range qs {
-		if len(q) < minTermLen || !isLetters(q) {
+	for _, wid := range qids {
+		if nWord[wid] == 0 {
 			continue
 		}
-		wid, ok := v.ids[q]
-		if !ok || v.nWord[wid] == 0 {
-			continue
-		}
-		nw := float64(v.nWord[wid])
+		nw := float64(nWord[wid])
 		var cands []expansion
-		for pid, c := range v.pairs[wid] {
+		for pid, c := range pairs[wid] {
 			if int(c) < expandMinFiles {
 				continue
 			}
 			share := float64(c) / nw
-			lift := share / (float64(v.nPart[pid]) / float64(v.nDocs))
+			lift := share / (float64(nPart[pid]) / float64(nDocs))
 			part := v.terms[pid]
 			if share < expandMinShare || lift < expandMinLift || own[part] || own[stemOf(part)] {
 				continue
