@@ -275,6 +275,25 @@ func (v *vocab) load(terms []string, files map[string][]uint32) {
 	for i, t := range terms {
 		v.ids[t] = uint32(i)
 	}
+	for rel, enc := range v.files {
+		if !wellFormed(enc, len(terms)) {
+			delete(v.files, rel) // not written by set: a damaged manifest
+		}
+	}
+}
+
+// wellFormed reports whether enc has the layout set writes, with ids
+// below n.
+func wellFormed(enc []uint32, n int) bool {
+	if len(enc) < 2 || 2+int(enc[0])+int(enc[1]) > len(enc) || (len(enc)-2-int(enc[0])-int(enc[1]))%2 != 0 {
+		return false
+	}
+	for _, id := range enc[2:] {
+		if int(id) >= n {
+			return false
+		}
+	}
+	return true
 }
 
 // counts returns, for the question's word ids, how many files' docs have
@@ -282,16 +301,14 @@ func (v *vocab) load(terms []string, files map[string][]uint32) {
 // id), how many files pair each word with each part, and the number of
 // files with documented declarations.
 func (v *vocab) counts(q []uint32) (nWord map[uint32]int, nPart []int32, pairs map[uint32]map[uint32]int, nDocs int) {
-	in := make(map[uint32]bool, len(q))
+	// A dense set: the pass looks up every id of every file.
+	in := make([]bool, len(v.terms))
 	for _, id := range q {
 		in[id] = true
 	}
 	nWord, pairs = map[uint32]int{}, map[uint32]map[uint32]int{}
 	nPart = make([]int32, len(v.terms))
 	for _, enc := range v.files {
-		if len(enc) < 2 || 2+int(enc[0])+int(enc[1]) > len(enc) {
-			continue // not written by set: a damaged manifest
-		}
 		k, m := int(enc[0]), int(enc[1])
 		for _, w := range enc[2 : 2+k] {
 			if in[w] {

@@ -197,3 +197,23 @@ func TestDocWords(t *testing.T) {
 		t.Errorf("stem(waits) = %q: doc words and index terms must stem alike", stem([]byte("waits")))
 	}
 }
+
+// TestVocabLoadDropsDamaged: a manifest's contribution that set could not
+// have written (ids past the table, a truncated layout) is dropped at load
+// rather than read out of bounds by a question.
+func TestVocabLoadDropsDamaged(t *testing.T) {
+	v := newVocab()
+	v.set("a.go", fileVocab{words: []string{"admit"}, pairs: [][2]string{{"admit", "gate"}}})
+	terms, files := v.snapshot()
+	files["bad1.go"] = []uint32{1, 1, 0}           // truncated
+	files["bad2.go"] = []uint32{1, 1, 0, 1, 0, 99} // id past the table
+	w := newVocab()
+	w.load(terms, files)
+	if _, ok := w.files["a.go"]; !ok || len(w.files) != 1 {
+		t.Fatalf("loaded files %v: want a.go only", w.files)
+	}
+	nWord, _, pairs, n := w.counts([]uint32{w.ids["admit"]})
+	if n != 1 || nWord[w.ids["admit"]] != 1 || pairs[w.ids["admit"]][w.ids["gate"]] != 1 {
+		t.Errorf("counts %v %v %d: want admit in 1 file, paired with gate once", nWord, pairs, n)
+	}
+}
