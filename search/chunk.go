@@ -34,6 +34,12 @@ type chunk struct {
 	Kind       string
 	Text       []byte
 	Head       []byte // doc comment and declaration line, for declarations
+	// DeclLine is the first line of the chunk's own declaration, when the
+	// chunk starts one (0 for windows and a large declaration's later windows).
+	DeclLine int
+	// Docs are the documented declarations the chunk starts (its own and
+	// nested ones), for the vocabulary (vocab.go).
+	Docs []symDoc
 }
 
 // lineStarts returns the byte offset of each line's start; a final line
@@ -138,9 +144,10 @@ func chunkFile(content []byte, decls []Decl) []chunk {
 			windows(s, d.EndLine, d.Symbol, d.Kind)
 			if first < len(out) {
 				out[first].Head = clip(lineText(content, starts, s, d.StartLine))
+				out[first].DeclLine = d.StartLine
 			}
 		} else {
-			out = append(out, chunk{Start: s, End: d.EndLine, Symbol: d.Symbol, Kind: d.Kind, Text: clip(lineText(content, starts, s, d.EndLine))})
+			out = append(out, chunk{Start: s, End: d.EndLine, Symbol: d.Symbol, Kind: d.Kind, Text: clip(lineText(content, starts, s, d.EndLine)), DeclLine: d.StartLine})
 		}
 		out[len(out)-1].Head = clip(lineText(content, starts, s, d.StartLine))
 		next = d.EndLine + 1
@@ -148,7 +155,215 @@ func chunkFile(content []byte, decls []Decl) []chunk {
 	if next <= n {
 		windows(next, n, "", "text")
 	}
+	addDocs(out, ds, line, n)
 	return out
+}
+
+// maxHeadBytes bounds the documentation a chunk's Head collects (a window of
+// a large class with many documented members), so one chunk's meta field
+// stays a summary rather than a second body.
+const maxHeadBytes = 8 << 10
+
+// addDocs completes the chunks' Heads with the documentation that the
+// chunking alone leaves in the body, where it counts as code: a Python
+// docstring under its def or class; the doc comments (and docstrings) of
+// declarations nested in a chunk (a Java class's methods, a Ruby module's
+// defs, a Python class's methods), each with its declaration line; and the
+// file's own documentation (Go's package comment, Rust's //!, a module
+// docstring, a C or Ruby file's header comment) for the chunk holding it.
+// ds is sorted by start line.
+func addDocs(out []chunk, ds []Decl, line func(int) []byte, n int) {
+	if len(out) == 0 {
+		return
+	}
+	j := 0 // first decl not before the chunk
+	for i := range out {
+		c := &out[i]
+		// Head slices the file's content: appending must copy, not
+		// write over the lines after it.
+		c.Head = c.Head[:len(c.Head):len(c.Head)]
+		for j < len(ds) && ds[j].StartLine < c.Start {
+			j++
+		}
+		for k := j; k < len(ds) && ds[k].StartLine <= c.End && len(c.Head) < maxHeadBytes; k++ {
+			d := ds[k]
+			mark := len(c.Head)
+			if d.StartLine == c.DeclLine {
+				// The chunk's own declaration: its comment is in Head already.
+				mark = 0
+				c.Head = appendDocstring(c.Head, line, d.StartLine, d.EndLine, 60)
+			} else {
+				c.Head = appendCommentAbove(c.Head, line, d.StartLine, 1) // the comment may begin in the window before
+				c.Head = append(append(c.Head, bytes.TrimSpace(line(d.StartLine))...), '\n')
+				c.Head = appendDocstring(c.Head, line, d.StartLine, d.EndLine, nestedDocLines)
+			}
+			if doc := c.Head[mark:]; bytes.IndexByte(doc, '\n') < len(doc)-1 { // more than the declaration line
+				c.Docs = append(c.Docs, symDoc{Sym: d.Symbol, Doc: doc[:len(doc):len(doc)]})
+			}
+		}
+		if len(c.Head) > maxHeadBytes {
+			c.Head = c.Head[:maxHeadBytes]
+		}
+	}
+	if out[0].Kind == "text" {
+		out[0].Head = out[0].Head[:len(out[0].Head):len(out[0].Head)]
+		// The file's header runs over its leading windows.
+		end := out[0].End
+		for i := 1; i < len(out) && out[i].Kind == "text"; i++ {
+			end = out[i].End
+		}
+		out[0].Head = append(out[0].Head, fileDoc(line, min(n, end))...)
+	}
+}
+
+// appendCommentAbove appends the comment lines right above line at (not
+// above from) to head.
+func appendCommentAbove(head []byte, line func(int) []byte, at, from int) []byte {
+	s := at
+	for s > from && s > at-40 && isDocLine(line(s-1)) {
+		s--
+	}
+	n := 0
+	for l := s; l < at && n < nestedDocLines; l++ {
+		t := bytes.TrimSpace(line(l))
+		if len(bytes.Trim(t, "/*#! \t")) == 0 {
+			continue
+		}
+		head = append(append(head, t...), '\n')
+		n++
+	}
+	return head
+}
+
+// nestedDocLines are the lines of a nested declaration's doc comment that
+// its enclosing chunk's Head takes: its summary. A window of a large class
+// holds many members; their whole docs made its meta field a second body.
+var nestedDocLines = 1
+
+// appendDocstring appends the docstring of the def or class at line at (a
+// Python string literal first in its body, after a signature ending in a
+// colon), at most max lines of it, to head.
+func appendDocstring(head []byte, line func(int) []byte, at, end, max int) []byte {
+	l := at
+	for ; l <= end && l < at+10; l++ {
+		if bytes.HasSuffix(bytes.TrimRight(line(l), " \t\r"), []byte(":")) {
+			break
+		}
+	}
+	if l >= end || l >= at+10 {
+		return head
+	}
+	l++
+	for l <= end && len(bytes.TrimSpace(line(l))) == 0 {
+		l++
+	}
+	if l > end {
+		return head
+	}
+	doc, _ := stringLiteral(line, l, end)
+	for i, n := 0, 0; i < len(doc); i++ {
+		if doc[i] == '\n' {
+			if n++; n == max {
+				doc = doc[:i+1]
+				break
+			}
+		}
+	}
+	return append(head, doc...)
+}
+
+// stringLiteral returns the lines of a triple-quoted string starting at
+// line at (nil when none starts there) and the line after it.
+func stringLiteral(line func(int) []byte, at, end int) ([]byte, int) {
+	t := bytes.TrimLeft(bytes.TrimSpace(line(at)), "rRbBuU")
+	var q []byte
+	switch {
+	case bytes.HasPrefix(t, []byte(`"""`)):
+		q = []byte(`"""`)
+	case bytes.HasPrefix(t, []byte(`'''`)):
+		q = []byte(`'''`)
+	default:
+		return nil, at
+	}
+	var doc []byte
+	for l := at; l <= end && l < at+60; l++ {
+		t := bytes.TrimSpace(line(l))
+		doc = append(append(doc, t...), '\n')
+		if bytes.Count(t, q) >= 2 || (l > at && bytes.Contains(t, q)) {
+			return doc, l + 1
+		}
+	}
+	return doc, at + 60
+}
+
+// fileDoc is a file's documentation: the comment blocks and the module
+// docstring before its first line of code (up to to), without licence
+// boilerplate.
+func fileDoc(line func(int) []byte, to int) []byte {
+	var doc, block []byte
+	license := false
+	flush := func() {
+		if !license {
+			doc = append(doc, block...)
+		}
+		block, license = block[:0:0], false
+	}
+	inBlock := false // inside a /* */ comment
+	for l := 1; l <= to && len(doc) < maxHeadBytes; l++ {
+		t := bytes.TrimSpace(line(l))
+		switch {
+		case inBlock:
+			if bytes.Contains(t, []byte("*/")) {
+				inBlock = false
+			}
+		case len(t) == 0:
+			flush()
+			continue
+		case bytes.HasPrefix(t, []byte("/*")):
+			flush()
+			inBlock = !bytes.Contains(t[2:], []byte("*/"))
+		case isDocLine(t) || bytes.HasPrefix(t, []byte("#!")) || bytes.HasPrefix(t, []byte("#[")):
+		default:
+			if s, next := stringLiteral(line, l, to); s != nil {
+				flush()
+				doc = append(doc, s...)
+				l = next - 1
+				continue
+			}
+			if bytes.HasPrefix(t, []byte("package ")) || bytes.HasPrefix(t, []byte("import ")) ||
+				bytes.HasPrefix(t, []byte("#include")) || bytes.HasPrefix(t, []byte("require")) ||
+				bytes.HasPrefix(t, []byte("use ")) || bytes.HasPrefix(t, []byte("from ")) {
+				// Declarations of what the file uses: the doc may follow
+				// (a Python docstring after imports does not count; a C
+				// file's comment after its includes does).
+				flush()
+				continue
+			}
+			flush()
+			return doc
+		}
+		lt := bytes.ToLower(t)
+		if bytes.Contains(lt, []byte("copyright")) || bytes.Contains(lt, []byte("license")) ||
+			bytes.Contains(lt, []byte("spdx-")) || bytes.Contains(lt, []byte("frozen_string_literal")) {
+			license = true
+		}
+		block = append(append(block, t...), '\n')
+	}
+	flush()
+	return doc
+}
+
+// isDocLine reports whether a line is a comment that may document what
+// follows: //, /* and * lines (Go, C, Java, Rust, JavaScript), # lines
+// that are comments rather than directives (Python, Ruby, shell).
+func isDocLine(l []byte) bool {
+	t := bytes.TrimSpace(l)
+	if bytes.HasPrefix(t, []byte("#")) {
+		// "#include", "#define" (C), "#!" and "#[" (Rust attributes) are no comments.
+		return len(t) == 1 || !(t[1] >= 'a' && t[1] <= 'z' || t[1] == '!' || t[1] == '[')
+	}
+	return bytes.HasPrefix(t, []byte("//")) || bytes.HasPrefix(t, []byte("/*")) ||
+		bytes.HasPrefix(t, []byte("*")) || bytes.HasPrefix(t, []byte("--"))
 }
 
 func clip(b []byte) []byte {

@@ -55,6 +55,10 @@ func loadFresh(t testing.TB) []freshCase {
 	return out
 }
 
+// freshCorpora are the corpora fresh.tsv covers. The set is frozen: corpora
+// added later get their questions in heldout.tsv, not here.
+var freshCorpora = []string{"go", "python", "rxjs", "zod"}
+
 func TestFreshSetWellFormed(t *testing.T) {
 	per := map[string]int{}
 	for _, c := range loadFresh(t) {
@@ -63,7 +67,7 @@ func TestFreshSetWellFormed(t *testing.T) {
 			t.Errorf("%q: %v", c.query, err)
 		}
 	}
-	for _, c := range corpora.Names {
+	for _, c := range freshCorpora {
 		if per[c] < 8 {
 			t.Errorf("corpus %s has %d questions, want at least 8", c, per[c])
 		}
@@ -216,7 +220,7 @@ func TestFreshRetrieval(t *testing.T) {
 	_, rgErr := exec.LookPath("rg")
 	var allRg score
 	rows := []string{fmt.Sprintf("%-8s %4s %9s %7s %9s %9s %7s", "corpus", "n", "files@5", "MRR", "hits@5", "rg@5", "rg MRR")}
-	for _, name := range corpora.Names {
+	for _, name := range freshCorpora {
 		t.Run(name, func(t *testing.T) {
 			ix := openCorpusIndex(t, name)
 			defer ix.Close()

@@ -43,7 +43,7 @@ import (
 
 // FormatVersion names the on-disk layout and analysis. An index written with
 // another version is moved aside and rebuilt.
-const FormatVersion = 5
+const FormatVersion = 7
 
 // Field names.
 const (
@@ -155,6 +155,10 @@ type manifest struct {
 	Version int
 	Docs    uint64 // documents in the index when saved: a cross-check at open
 	Files   map[string]fileState
+	// Terms and Vocab are the doc-word vocabulary (vocab.go): the terms,
+	// and per file its contribution as term ids.
+	Terms []string
+	Vocab map[string][]uint32
 }
 
 // Index is a workspace's code search index. It is safe for concurrent use:
@@ -185,6 +189,7 @@ type Index struct {
 	manifestMu sync.Mutex // one manifest save at a time, in order
 	recMu      sync.Mutex
 	lines      lineCache
+	vocab      *vocab
 
 	indexing atomic.Bool
 	running  sync.WaitGroup
@@ -223,6 +228,7 @@ func Open(ws *workspace.Workspace, opts Options) (*Index, error) {
 		log:     log,
 		dir:     filepath.Join(opts.StateDir, "search"),
 		files:   map[string]fileState{},
+		vocab:   newVocab(),
 		gen:     map[string]uint64{},
 		skipped: map[string]int{},
 		done:    make(chan struct{}),
@@ -566,6 +572,7 @@ func (ix *Index) loadManifest() (docs uint64, ok bool) {
 	if ix.files == nil {
 		ix.files = map[string]fileState{}
 	}
+	ix.vocab.load(m.Terms, m.Vocab)
 	return m.Docs, true
 }
 
@@ -585,6 +592,7 @@ func (ix *Index) saveManifest() error {
 	for k, v := range ix.files {
 		m.Files[k] = v
 	}
+	m.Terms, m.Vocab = ix.vocab.snapshot()
 	ix.dirty = false
 	ix.mu.Unlock()
 	ix.writeMu.Unlock()
@@ -748,6 +756,7 @@ type prepared struct {
 	state  fileState
 	lang   string
 	chunks []chunk
+	vocab  fileVocab
 	gen    uint64
 	remove bool // the file turned out binary or unreadable
 	same   bool // content unchanged: only the manifest's stat changes
@@ -1124,6 +1133,7 @@ func (ix *Index) prepare(f workspace.File, gen uint64) prepared {
 	}
 	p.lang = workspace.LanguageOf(f.Rel)
 	p.chunks = chunkFile(ix.redacted(b), ix.decls(f.Rel, p.lang, b))
+	p.vocab = docVocab(p.chunks)
 	return p
 }
 
@@ -1188,6 +1198,9 @@ func (ix *Index) commit(items []prepared, fresh bool) (int, error) {
 			delete(ix.files, p.rel)
 		} else {
 			ix.files[p.rel] = p.state
+		}
+		if !p.same {
+			ix.vocab.set(p.rel, p.vocab)
 		}
 	}
 	ix.mu.Unlock()
@@ -1340,6 +1353,7 @@ func (ix *Index) removePaths(rels []string) error {
 	for _, rel := range rels {
 		delete(ix.files, rel)
 		ix.gen[rel]++
+		ix.vocab.remove(rel)
 	}
 	ix.mu.Unlock()
 	return nil
@@ -1468,6 +1482,7 @@ func (ix *Index) UpdateFiles(rels []string) error {
 	for _, it := range items {
 		ix.files[it.rel] = it.st
 		ix.gen[it.rel]++
+		ix.vocab.set(it.rel, docVocab(it.chunks))
 	}
 	ix.mu.Unlock()
 	ix.markDirty()
@@ -1513,6 +1528,7 @@ func (ix *Index) indexFile(rel string, content []byte, lang string, decls []Decl
 	ix.mu.Lock()
 	ix.files[rel] = st
 	ix.gen[rel]++
+	ix.vocab.set(rel, docVocab(chunks))
 	ix.mu.Unlock()
 	ix.markDirty()
 	return nil

@@ -428,7 +428,13 @@ func (ix *Index) search(ctx context.Context, p Parsed, limit int) (res *Result, 
 	}
 	qt := queryTerms(&p)
 	files := map[string]*fileLines{}
-	cands := rerank(pool(sr.Hits), aboutTests(&p), aboutDocs(&p))
+	pooled := pool(sr.Hits)
+	if len(p.Words) > 0 {
+		if err := ix.expansionScores(ctx, pooled, ix.vocab.expand(p.Words), stats); err != nil {
+			return nil, fmt.Errorf("search: scoring the question's expansions: %w", err)
+		}
+	}
+	cands := rerank(pooled, aboutTests(&p), aboutDocs(&p))
 	if len(cands) > limit {
 		cands = cands[:limit]
 	}

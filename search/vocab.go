@@ -1,0 +1,470 @@
+package search
+
+import (
+	"context"
+	"sort"
+	"sync"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/search"
+	"github.com/blevesearch/bleve/v2/search/query"
+)
+
+// The repository's own vocabulary (issue 29): which identifier parts the
+// words of doc comments come with. A question says "wait for a collection
+// of goroutines to finish"; the code says WaitGroup, and its doc comment
+// says "waits for a collection of goroutines to finish". Counted over the
+// workspace's documented declarations, a doc word that often documents
+// declarations whose names have a part (and more often than that part is
+// named at all) expands a question's word to that part, at a fraction of
+// an original word's weight. Nothing comes from outside the workspace.
+//
+// Counts are per file (a file's documented declarations count once per
+// word and per pair), so one file with a hundred similar methods does not
+// make an association; a file's contribution is kept, persisted in the
+// manifest, and replaced when the file changes.
+
+// Expansion knobs, picked on the dev half of testdata/heldout.tsv.
+var (
+	expandMinFiles = 3    // files a (word, part) pair must occur in
+	expandMinShare = 0.15 // of the files whose docs have the word
+	expandMinLift  = 4.0  // share over the part's share of all documented files
+	expandPerWord  = 2    // parts a question word expands to, at most
+	expandMax      = 6    // parts a question expands to, at most
+	boostExpand    = 0.5  // weight of an expansion, times its share, against an original word
+	// expandMinSupport: question words that must point to a part, unless
+	// one word alone has a share of expandAlone.
+	expandMinSupport = 2
+	expandAlone      = 0.5
+)
+
+const (
+	maxDocWords = 40 // words of one declaration's doc that count
+	minTermLen  = 3
+)
+
+// symDoc is one declaration's name and documentation, as chunking found it.
+type symDoc struct {
+	Sym string
+	Doc []byte
+}
+
+// fileVocab is what one file contributes: the distinct doc words (stems)
+// of its documented declarations, and the distinct (word, name part) pairs.
+type fileVocab struct {
+	words []string
+	pairs [][2]string
+}
+
+// docVocab collects a file's contribution from its chunks.
+func docVocab(chunks []chunk) fileVocab {
+	var fv fileVocab
+	words := map[string]bool{}
+	pairs := map[[2]string]bool{}
+	var parts []string
+	for i := range chunks {
+		for _, d := range chunks[i].Docs {
+			parts = nameParts(d.Sym, parts[:0])
+			if len(parts) == 0 {
+				continue
+			}
+			n := 0
+			forDocWords(d.Doc, func(w string) bool {
+				for _, p := range parts {
+					if p == w || stemOf(p) == w {
+						return true
+					}
+				}
+				n++
+				if !words[w] {
+					words[w] = true
+					fv.words = append(fv.words, w)
+				}
+				for _, p := range parts {
+					k := [2]string{w, p}
+					if !pairs[k] {
+						pairs[k] = true
+						fv.pairs = append(fv.pairs, k)
+					}
+				}
+				return n < maxDocWords
+			})
+		}
+	}
+	return fv
+}
+
+// nameParts appends the lowercase parts of a declaration's own name (the
+// last dotted component) worth expanding to: three letters or more, not a
+// stop word.
+func nameParts(sym string, out []string) []string {
+	for i := len(sym) - 1; i >= 0; i-- {
+		if sym[i] == '.' || sym[i] == ':' {
+			sym = sym[i+1:]
+			break
+		}
+	}
+	b := []byte(sym)
+	for _, p := range splitIdent(b, nil) {
+		w := string(lower(b[p[0]:p[1]], true))
+		if len(w) < minTermLen || stopWords[w] || !isLetters(w) {
+			continue
+		}
+		dup := false
+		for _, o := range out {
+			dup = dup || o == w
+		}
+		if !dup {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// forDocWords calls f with the stem of each prose word of a doc comment:
+// runs of letters, lowercase or capitalized (a camelCase or ALLCAPS run is
+// an identifier the doc mentions, not a word of it), three letters or more,
+// not stop words. f returns false to stop.
+func forDocWords(doc []byte, f func(string) bool) {
+	i := 0
+	for i < len(doc) {
+		c := doc[i]
+		if !isLetter(c) {
+			i++
+			continue
+		}
+		s := i
+		for i < len(doc) && (isLetter(doc[i]) || doc[i] == '_' || (doc[i] >= '0' && doc[i] <= '9')) {
+			i++
+		}
+		w := doc[s:i]
+		if len(w) < minTermLen || len(w) > 24 || !proseWord(w) {
+			continue
+		}
+		lw := string(lower(w, true))
+		if stopWords[lw] || docStopWords[lw] {
+			continue
+		}
+		if !f(stemOf(lw)) {
+			return
+		}
+	}
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+func isLetters(w string) bool {
+	for i := 0; i < len(w); i++ {
+		if !isLetter(w[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// proseWord: all letters, with at most the first one a capital.
+func proseWord(w []byte) bool {
+	for i, c := range w {
+		if !isLetter(c) || (i > 0 && c >= 'A' && c <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
+
+// stemOf is the word's Porter stem, or the word.
+func stemOf(w string) string {
+	if st := stem([]byte(w)); st != nil {
+		return string(st)
+	}
+	return w
+}
+
+// docStopWords are words of doc comments that say nothing about what a
+// declaration does (markup and the grammar of API docs).
+var docStopWords = map[string]bool{
+	"returns": true, "param": true, "see": true, "link": true, "null": true, "throws": true,
+	"note": true, "also": true, "may": true, "must": true, "not": true, "will": true, "has": true,
+	"have": true, "any": true, "all": true, "than": true, "such": true, "other": true, "then": true,
+	"used": true, "use": true, "uses": true, "new": true, "given": true, "specified": true,
+	"example": true, "should": true, "only": true, "same": true, "each": true, "one": true,
+	"called": true, "call": true, "calls": true, "method": true, "class": true, "type": true,
+	"object": true, "instance": true, "argument": true, "arguments": true, "otherwise": true,
+	"but": true, "more": true, "most": true, "been": true, "these": true, "those": true,
+	"like": true, "some": true, "because": true, "whether": true, "after": true, "before": true,
+	"since": true, "deprecated": true, "version": true, "author": true, "exception": true,
+}
+
+// vocab holds the per-file contributions. The counts a question needs are
+// made when it is asked, by one pass over the contributions: flat arrays of
+// term ids (a few hundred thousand on the Go tree), so there are no
+// word-pair maps to build at open or to keep current as files change.
+type vocab struct {
+	mu    sync.Mutex
+	ids   map[string]uint32
+	terms []string
+	// files: per file, [k, m, k word ids, m part ids, then (word, part)
+	// id pairs].
+	files map[string][]uint32
+}
+
+func newVocab() *vocab {
+	return &vocab{ids: map[string]uint32{}, files: map[string][]uint32{}}
+}
+
+func (v *vocab) id(t string) uint32 {
+	if i, ok := v.ids[t]; ok {
+		return i
+	}
+	i := uint32(len(v.terms))
+	v.ids[t] = i
+	v.terms = append(v.terms, t)
+	return i
+}
+
+// set replaces rel's contribution (an empty one removes it). Terms no
+// file uses any more keep their ids: the table only grows by new words.
+func (v *vocab) set(rel string, fv fileVocab) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	delete(v.files, rel)
+	if len(fv.words) == 0 {
+		return
+	}
+	var parts []uint32
+	seen := map[uint32]bool{}
+	for _, p := range fv.pairs {
+		if id := v.id(p[1]); !seen[id] {
+			seen[id] = true
+			parts = append(parts, id)
+		}
+	}
+	enc := make([]uint32, 0, 2+len(fv.words)+len(parts)+2*len(fv.pairs))
+	enc = append(enc, uint32(len(fv.words)), uint32(len(parts)))
+	for _, w := range fv.words {
+		enc = append(enc, v.id(w))
+	}
+	enc = append(enc, parts...)
+	for _, p := range fv.pairs {
+		enc = append(enc, v.id(p[0]), v.id(p[1]))
+	}
+	v.files[rel] = enc
+}
+
+func (v *vocab) remove(rel string) { v.set(rel, fileVocab{}) }
+
+// snapshot copies the persisted part (for the manifest).
+func (v *vocab) snapshot() ([]string, map[string][]uint32) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	files := make(map[string][]uint32, len(v.files))
+	for k, e := range v.files {
+		files[k] = e
+	}
+	return append([]string(nil), v.terms...), files
+}
+
+// load replaces the contents with a manifest's.
+func (v *vocab) load(terms []string, files map[string][]uint32) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.terms, v.files, v.ids = terms, files, make(map[string]uint32, len(terms))
+	if v.files == nil {
+		v.files = map[string][]uint32{}
+	}
+	for i, t := range terms {
+		v.ids[t] = uint32(i)
+	}
+	for rel, enc := range v.files {
+		if !wellFormed(enc, len(terms)) {
+			delete(v.files, rel) // not written by set: a damaged manifest
+		}
+	}
+}
+
+// wellFormed reports whether enc has the layout set writes, with ids
+// below n.
+func wellFormed(enc []uint32, n int) bool {
+	if len(enc) < 2 || 2+int(enc[0])+int(enc[1]) > len(enc) || (len(enc)-2-int(enc[0])-int(enc[1]))%2 != 0 {
+		return false
+	}
+	for _, id := range enc[2:] {
+		if int(id) >= n {
+			return false
+		}
+	}
+	return true
+}
+
+// counts returns, for the question's word ids, how many files' docs have
+// each (nWord), how many files document a name with each part (nPart, by
+// id), how many files pair each word with each part, and the number of
+// files with documented declarations.
+func (v *vocab) counts(q []uint32) (nWord map[uint32]int, nPart []int32, pairs map[uint32]map[uint32]int, nDocs int) {
+	// A dense set: the pass looks up every id of every file.
+	in := make([]bool, len(v.terms))
+	for _, id := range q {
+		in[id] = true
+	}
+	nWord, pairs = map[uint32]int{}, map[uint32]map[uint32]int{}
+	nPart = make([]int32, len(v.terms))
+	for _, enc := range v.files {
+		k, m := int(enc[0]), int(enc[1])
+		for _, w := range enc[2 : 2+k] {
+			if in[w] {
+				nWord[w]++
+			}
+		}
+		for _, p := range enc[2+k : 2+k+m] {
+			nPart[p]++
+		}
+		for i := 2 + k + m; i+1 < len(enc); i += 2 {
+			if w := enc[i]; in[w] {
+				pm := pairs[w]
+				if pm == nil {
+					pm = map[uint32]int{}
+					pairs[w] = pm
+				}
+				pm[enc[i+1]]++
+			}
+		}
+	}
+	return nWord, nPart, pairs, len(v.files)
+}
+
+// expansion is a name part a question's words point to, with its weight.
+type expansion struct {
+	term   string
+	weight float64
+}
+
+// expand returns the name parts the query's words are associated with,
+// strongest first, leaving out the query's own terms.
+func (v *vocab) expand(words []string) []expansion {
+	own := map[string]bool{}
+	var qs []string
+	for _, t := range (stopFilter{}).Filter(tokenize([]byte(joinWords(words)), nil)) {
+		own[string(t.Term)] = true
+	}
+	for w := range own {
+		qs = append(qs, w)
+	}
+	sort.Strings(qs) // a map's order must not decide ties
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	var qids []uint32
+	for _, q := range qs {
+		if id, ok := v.ids[q]; ok && len(q) >= minTermLen && isLetters(q) {
+			qids = append(qids, id)
+		}
+	}
+	if len(qids) == 0 {
+		return nil
+	}
+	nWord, nPart, pairs, nDocs := v.counts(qids)
+	best := map[string]float64{} // part → summed share over the question's words
+	support := map[string]int{}  // part → question words pointing to it
+	for _, wid := range qids {
+		if nWord[wid] == 0 {
+			continue
+		}
+		nw := float64(nWord[wid])
+		var cands []expansion
+		for pid, c := range pairs[wid] {
+			if int(c) < expandMinFiles {
+				continue
+			}
+			share := float64(c) / nw
+			lift := share / (float64(nPart[pid]) / float64(nDocs))
+			part := v.terms[pid]
+			if share < expandMinShare || lift < expandMinLift || own[part] || own[stemOf(part)] {
+				continue
+			}
+			cands = append(cands, expansion{part, share})
+		}
+		sort.Slice(cands, func(i, j int) bool {
+			if cands[i].weight != cands[j].weight {
+				return cands[i].weight > cands[j].weight
+			}
+			return cands[i].term < cands[j].term
+		})
+		if len(cands) > expandPerWord {
+			cands = cands[:expandPerWord]
+		}
+		for _, c := range cands {
+			best[c.term] += c.weight
+			support[c.term]++
+		}
+	}
+	out := make([]expansion, 0, len(best))
+	for t, w := range best {
+		if support[t] < expandMinSupport && w < expandAlone {
+			continue
+		}
+		out = append(out, expansion{t, min(w, 1)})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].weight != out[j].weight {
+			return out[i].weight > out[j].weight
+		}
+		return out[i].term < out[j].term
+	})
+	if len(out) > expandMax {
+		out = out[:expandMax]
+	}
+	return out
+}
+
+func joinWords(ws []string) string {
+	n := 0
+	for _, w := range ws {
+		n += len(w) + 1
+	}
+	b := make([]byte, 0, n)
+	for _, w := range ws {
+		b = append(append(b, w...), ' ')
+	}
+	return string(b)
+}
+
+// expansionScores scores the pool's chunks on the expansion terms (BM25 on
+// body and meta, as the question's words are scored, times each term's
+// weight) and adds boostExpand times that to their scores. Only chunks the
+// question's words found are rescored: an expansion reorders what the
+// question matched, it finds nothing on its own.
+func (ix *Index) expansionScores(ctx context.Context, hits search.DocumentMatchCollection, exp []expansion, stats *search.BM25Stats) error {
+	if len(exp) == 0 || len(hits) == 0 {
+		return nil
+	}
+	ids := make([]string, len(hits))
+	for i, h := range hits {
+		ids[i] = h.ID
+	}
+	var terms []query.Query
+	for _, e := range exp {
+		b := bleve.NewTermQuery(e.term)
+		b.SetField(fBody)
+		b.SetBoost(e.weight)
+		m := bleve.NewTermQuery(e.term)
+		m.SetField(fMeta)
+		m.SetBoost(e.weight * boostMeta)
+		terms = append(terms, b, m)
+	}
+	in := bleve.NewDocIDQuery(ids)
+	in.SetBoost(0)
+	q := bleve.NewConjunctionQuery(in, bleve.NewDisjunctionQuery(terms...))
+	req := bleve.NewSearchRequestOptions(q, len(ids), 0, false)
+	req.PreSearchData = map[string]interface{}{search.BM25PreSearchDataKey: stats}
+	sr, err := ix.idx.SearchInContext(ctx, req)
+	if err != nil {
+		return err
+	}
+	add := make(map[string]float64, len(sr.Hits))
+	for _, h := range sr.Hits {
+		add[h.ID] = h.Score
+	}
+	for _, h := range hits {
+		h.Score += boostExpand * add[h.ID]
+	}
+	return nil
+}

@@ -1,0 +1,219 @@
+package search
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/workspace"
+)
+
+// TestChunkDocs: the documentation chunking leaves in the body reaches the
+// chunks' Heads (the meta field): a Python module docstring and def
+// docstrings, a file's header comment without its licence, the summary of
+// nested members' doc comments.
+func TestChunkDocs(t *testing.T) {
+	py := `"""Queues that coordinate producers and consumers."""
+
+import collections
+
+
+class Gate:
+    """A gate lets a bounded number of holders through at once."""
+
+    def enter(self):
+        """Wait until a place is free, then take it."""
+        pass
+`
+	cs := chunkFile([]byte(py), treeSitterDecls("q.py", "python", []byte(py)))
+	head := string(allHeads(cs))
+	for _, want := range []string{"coordinate producers and consumers", "bounded number of holders", "Wait until a place is free"} {
+		if !strings.Contains(head, want) {
+			t.Errorf("python: Heads lack %q:\n%s", want, head)
+		}
+	}
+	goSrc := `// Copyright 2009 The Authors. All rights reserved.
+// Use of this source code is governed by a BSD-style
+// license that can be found in the LICENSE file.
+
+// Package gate admits a bounded number of holders.
+package gate
+
+import "sync"
+
+// Enter blocks until a place is free.
+func Enter(m *sync.Mutex) {}
+`
+	cs = chunkFile([]byte(goSrc), treeSitterDecls("gate.go", "go", []byte(goSrc)))
+	if len(cs) < 2 || cs[0].Kind != "text" {
+		t.Fatalf("go: chunks %+v", cs)
+	}
+	if h := string(cs[0].Head); !strings.Contains(h, "Package gate admits") || strings.Contains(h, "Copyright") || strings.Contains(h, "BSD") {
+		t.Errorf("go: header Head %q: want the package doc without the licence", h)
+	}
+	// A large class is windowed; each window names the members it starts
+	// with their doc's summary, not the whole doc.
+	var java strings.Builder
+	java.WriteString("/**\n * A table of entries.\n */\npublic class Table {\n")
+	for i := 0; i < 40; i++ {
+		fmt.Fprintf(&java, "    /**\n     * Summary of member %d.\n     * Second line.\n     * Third line.\n     * Fourth line, left out.\n     */\n    public void m%d() {\n    }\n\n", i, i)
+	}
+	java.WriteString("}\n")
+	src := []byte(java.String())
+	cs = chunkFile(src, treeSitterDecls("Table.java", "java", src))
+	if string(src) != java.String() {
+		t.Fatalf("java: chunking wrote into the file's content")
+	}
+	for _, c := range cs {
+		if !strings.Contains(java.String(), string(c.Text)) {
+			t.Fatalf("java: chunk %d-%d's text is not the file's", c.Start, c.End)
+		}
+	}
+	head = string(allHeads(cs))
+	if !strings.Contains(head, "Summary of member 39.") || !strings.Contains(head, "public void m39()") {
+		t.Errorf("java: the last member's summary is missing from the Heads")
+	}
+	if strings.Contains(head, "Fourth line") {
+		t.Errorf("java: a nested doc's fourth line reached a Head")
+	}
+}
+
+func allHeads(cs []chunk) []byte {
+	var b []byte
+	for _, c := range cs {
+		b = append(b, c.Head...)
+	}
+	return b
+}
+
+// vocabFixture writes n Go files whose documented functions pair the doc
+// words "admits" and "holders" with the name part "gate", and one file
+// that uses the part without those words.
+func vocabFixture(t *testing.T, root string, n int) {
+	t.Helper()
+	for i := 0; i < n; i++ {
+		writeFile(t, root, fmt.Sprintf("p%d/g.go", i), fmt.Sprintf(`package p%d
+
+// OpenGate%d admits a bounded number of holders at once.
+func OpenGate%d() {}
+
+// Other%d parses numbers.
+func Other%d() {}
+`, i, i, i, i, i))
+	}
+	writeFile(t, root, "z/z.go", "package z\n\n// Reads holders of tickets from a file.\nfunc ReadTickets() {}\n\n// Describes a gate.\nfunc gateDoc() {}\n")
+	for i := 0; i < 16; i++ { // other documented code, so a part's share of all files is small
+		writeFile(t, root, fmt.Sprintf("f%d/f.go", i), fmt.Sprintf("package f%d\n\n// Parse%d reads numbers.\nfunc Parse%d() {}\n", i, i, i))
+	}
+}
+
+// TestVocabExpansion: a question's words expand to the name parts they
+// document across the workspace, the counts follow updates and removals,
+// and the vocabulary survives a reopen through the manifest.
+func TestVocabExpansion(t *testing.T) {
+	root := t.TempDir()
+	vocabFixture(t, root, 4)
+	ws, err := workspace.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := t.TempDir()
+	ix := openIndex(t, ws, state, nil)
+	if _, err := ix.Reconcile(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	q := []string{"what", "admits", "holders"}
+	has := func(ix *Index, term string) bool {
+		for _, e := range ix.vocab.expand(q) {
+			if e.term == term {
+				return e.weight > 0
+			}
+		}
+		return false
+	}
+	if !has(ix, "gate") {
+		t.Fatalf("expand(%v) = %v, want gate", q, ix.vocab.expand(q))
+	}
+	for _, e := range ix.vocab.expand(q) {
+		if e.term == "admit" || e.term == "holder" {
+			t.Errorf("expand(%v) = %v: a question's own word came back", q, ix.vocab.expand(q))
+		}
+	}
+	// The question finds z.go's gateDoc ahead of nothing it lacked:
+	// expansions only rescore what the words matched, so the hits keep
+	// their order without them when no chunk has the part.
+	hits := mustSearch(t, ix, "admits holders")
+	if len(hits) == 0 || !strings.HasPrefix(hits[0].Path, "p") {
+		t.Errorf("hits %v: want a documented OpenGate first", hits)
+	}
+	// Below expandMinFiles files the pair no longer counts.
+	for i := 1; i < 4; i++ {
+		if err := ix.IndexFile(fmt.Sprintf("p%d/g.go", i), []byte(fmt.Sprintf("package p%d\n", i)), "go", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if has(ix, "gate") {
+		t.Errorf("after rewriting 3 of 4 files, expand(%v) = %v: want no gate", q, ix.vocab.expand(q))
+	}
+	if err := ix.Close(); err != nil {
+		t.Fatal(err)
+	}
+	vocabFixture(t, root, 4)
+	ix2 := openIndex(t, ws, state, nil)
+	if _, err := ix2.Reconcile(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !has(ix2, "gate") {
+		t.Fatalf("after restoring the files and reopening, expand(%v) = %v, want gate", q, ix2.vocab.expand(q))
+	}
+	if err := ix2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Reopened without changes, the manifest alone restores it.
+	ix3 := openIndex(t, ws, state, nil)
+	if n := len(ix3.vocab.files); n != 21 {
+		t.Errorf("reopened vocabulary has %d files, want 21 (4 p*/g.go, z/z.go, 16 f*/f.go)", n)
+	}
+	if !has(ix3, "gate") {
+		t.Errorf("reopened: expand(%v) = %v, want gate", q, ix3.vocab.expand(q))
+	}
+}
+
+// TestDocWords: prose words are stemmed as the index stems them; names
+// the doc mentions (camelCase, ALLCAPS) and stop words are not words.
+func TestDocWords(t *testing.T) {
+	var got []string
+	forDocWords([]byte("// WaitGroup waits for a collection of goroutines; see HTTP and the_thing."), func(w string) bool {
+		got = append(got, w)
+		return true
+	})
+	want := []string{"wait", "collect", "goroutin"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("doc words %v, want %v", got, want)
+	}
+	if !bytes.Equal(stem([]byte("waits")), []byte("wait")) {
+		t.Errorf("stem(waits) = %q: doc words and index terms must stem alike", stem([]byte("waits")))
+	}
+}
+
+// TestVocabLoadDropsDamaged: a manifest's contribution that set could not
+// have written (ids past the table, a truncated layout) is dropped at load
+// rather than read out of bounds by a question.
+func TestVocabLoadDropsDamaged(t *testing.T) {
+	v := newVocab()
+	v.set("a.go", fileVocab{words: []string{"admit"}, pairs: [][2]string{{"admit", "gate"}}})
+	terms, files := v.snapshot()
+	files["bad1.go"] = []uint32{1, 1, 0}           // truncated
+	files["bad2.go"] = []uint32{1, 1, 0, 1, 0, 99} // id past the table
+	w := newVocab()
+	w.load(terms, files)
+	if _, ok := w.files["a.go"]; !ok || len(w.files) != 1 {
+		t.Fatalf("loaded files %v: want a.go only", w.files)
+	}
+	nWord, _, pairs, n := w.counts([]uint32{w.ids["admit"]})
+	if n != 1 || nWord[w.ids["admit"]] != 1 || pairs[w.ids["admit"]][w.ids["gate"]] != 1 {
+		t.Errorf("counts %v %v %d: want admit in 1 file, paired with gate once", nWord, pairs, n)
+	}
+}
