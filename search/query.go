@@ -318,24 +318,6 @@ func (ix *Index) Search(ctx context.Context, q string, limit int) (res *Result, 
 	return ix.SearchParsed(ctx, p, limit)
 }
 
-// BestPerFile keeps the first (best) hit of each file, up to n files: a
-// result grouped by file (`cairn search --files`). Search keeps at most 3
-// hits per file, so a search for 3n hits holds n files when there are.
-func BestPerFile(hits []Hit, n int) []Hit {
-	seen := map[string]bool{}
-	var out []Hit
-	for _, h := range hits {
-		if len(out) == n {
-			break
-		}
-		if !seen[h.Path] {
-			seen[h.Path] = true
-			out = append(out, h)
-		}
-	}
-	return out
-}
-
 // SearchParsed runs an already parsed query.
 func (ix *Index) SearchParsed(ctx context.Context, p Parsed, limit int) (*Result, error) {
 	return ix.search(ctx, p, limit)

@@ -251,16 +251,17 @@ func TestRankingTestsAndFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files := BestPerFile(res.Hits, 8)
-	seen := map[string]bool{}
-	for _, h := range files {
-		if seen[h.Path] {
-			t.Errorf("BestPerFile gave %s twice", h.Path)
+	// Search keeps at most 3 hits per file, so 24 hits span at least 8 files
+	// (the grouping `cairn search --files` relies on, codeindex.BestPerFile).
+	perFile := map[string]int{}
+	for _, h := range res.Hits {
+		perFile[h.Path]++
+		if perFile[h.Path] > 3 {
+			t.Errorf("%s has %d hits of 24, want at most 3", h.Path, perFile[h.Path])
 		}
-		seen[h.Path] = true
 	}
-	if len(files) < 5 || files[0] != res.Hits[0] {
-		t.Errorf("BestPerFile gave %d files (want at least 5), first %v (want the first hit %v)", len(files), files[0], res.Hits[0])
+	if len(res.Hits) == 24 && len(perFile) < 8 {
+		t.Errorf("24 hits in %d files, want at least 8", len(perFile))
 	}
 }
 
