@@ -6,23 +6,11 @@
 // editor, must land in the second folder on disk. Run through ../e2e.sh,
 // after run.mjs; same environment (CAIRN_BIN, VSIX, WORK, CODE_SERVER,
 // CHROMIUM, TEST_MODEL).
-import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
-import { chromium } from 'playwright-core';
+import { E, cairnSettings, launchBrowser, logger, palette as paletteOn, startCodeServer, startModel, waitFor, writeSettings } from './lib.mjs';
 
-const env = (k, d) => process.env[k] || d;
-const CAIRN_BIN = env('CAIRN_BIN');
-const VSIX = env('VSIX');
-const WORK = env('WORK');
-const CODE_SERVER = env('CODE_SERVER');
-const CHROMIUM = env('CHROMIUM', '/usr/bin/chromium');
-const TEST_MODEL = env('TEST_MODEL');
-const STEP_TIMEOUT = Number(env('STEP_TIMEOUT_MS', '60000'));
-for (const [k, v] of Object.entries({ CAIRN_BIN, VSIX, WORK, CODE_SERVER, TEST_MODEL })) {
-  if (!v) throw new Error(`${k} is not set`);
-}
+const { WORK, STEP_TIMEOUT } = E;
 
 const MAIN = 'package main\n\nimport "fmt"\n\nfunc main() {\n\tfmt.Println(total(3))\n}\n';
 const INVOICE = 'package inv\n\n// Surcharge is the late payment penalty.\nfunc Surcharge(days int) int {\n\treturn days * 3\n}\n';
@@ -32,34 +20,7 @@ const TURNS = [
   { text: 'The penalty is `Surcharge` in billing/inv/invoice.go; I raised it to 4 per day.' },
 ];
 
-const t0 = Date.now();
-const log = (...a) => console.log(`[e2e-multiroot ${((Date.now() - t0) / 1000).toFixed(1)}s]`, ...a);
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const p = s.address().port;
-      s.close(() => resolve(p));
-    });
-    s.on('error', reject);
-  });
-}
-
-async function waitFor(what, fn, timeout = STEP_TIMEOUT, every = 250) {
-  const end = Date.now() + timeout;
-  let last;
-  while (Date.now() < end) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch (e) {
-      last = e;
-    }
-    await new Promise((r) => setTimeout(r, every));
-  }
-  throw new Error(`timed out waiting for ${what}${last ? `: ${last.message}` : ''}`);
-}
+const log = logger('e2e-multiroot');
 
 const root = path.join(WORK, 'multiroot');
 const dirs = {};
@@ -75,76 +36,22 @@ fs.writeFileSync(invoicePath, INVOICE);
 const workspaceFile = path.join(root, 'multi.code-workspace');
 fs.writeFileSync(workspaceFile, JSON.stringify({ folders: [{ path: 'app' }, { path: 'billing' }] }, null, 2));
 
-const turnsPath = path.join(root, 'turns.json');
-const requestsPath = path.join(root, 'requests.jsonl');
-const portPath = path.join(root, 'model.port');
-fs.writeFileSync(turnsPath, JSON.stringify(TURNS));
-const model = spawn(process.execPath, [TEST_MODEL, turnsPath, requestsPath, portPath], { stdio: ['ignore', 'inherit', 'inherit'] });
-const modelPort = await waitFor('the test model endpoint', async () => fs.existsSync(portPath) && fs.readFileSync(portPath, 'utf8'), 15000, 50);
-const cairnSettings = {
-  'cairn.serverPath': CAIRN_BIN,
-  'cairn.model.provider': 'openai',
-  'cairn.model.name': 'test-model',
-  'cairn.model.baseURL': `http://127.0.0.1:${modelPort}/v1`,
-  'cairn.approval.mode': 'ask',
-};
-fs.mkdirSync(path.join(dirs['user-data'], 'User'), { recursive: true });
-fs.mkdirSync(path.join(dirs['user-data'], 'Machine'), { recursive: true });
-fs.writeFileSync(path.join(dirs['user-data'], 'Machine', 'settings.json'), JSON.stringify(cairnSettings, null, 2));
-fs.writeFileSync(path.join(dirs['user-data'], 'User', 'settings.json'), JSON.stringify({
-  ...cairnSettings,
-  'workbench.startupEditor': 'none',
-  'workbench.tips.enabled': false,
-  'security.workspace.trust.enabled': false,
-  'extensions.ignoreRecommendations': true,
-  'extensions.autoCheckUpdates': false,
-  'extensions.autoUpdate': false,
-  'telemetry.telemetryLevel': 'off',
-  'update.mode': 'none',
-  'files.autoSave': 'off',
-  'chat.commandCenter.enabled': false,
-}, null, 2));
-const childEnv = { ...process.env, HOME: dirs.home, XDG_CACHE_HOME: dirs.cache, TMPDIR: dirs.tmp, CAIRN_STATE_DIR: dirs.state };
+const model = await startModel(root, TURNS);
+writeSettings(dirs['user-data'], cairnSettings(model.port));
 
-log('installing the extension', VSIX);
-const inst = spawnSync(CODE_SERVER, ['--user-data-dir', dirs['user-data'], '--extensions-dir', dirs.extensions, '--install-extension', VSIX], { env: childEnv, encoding: 'utf8' });
-if (inst.status !== 0) throw new Error(`install-extension failed: ${inst.stdout}\n${inst.stderr}`);
-const port = await freePort();
-const csLog = fs.createWriteStream(path.join(root, 'code-server.log'));
-const cs = spawn(CODE_SERVER, [
-  '--auth', 'none', '--bind-addr', `127.0.0.1:${port}`, '--disable-telemetry', '--disable-update-check',
-  '--disable-workspace-trust', '--disable-getting-started-override', '--user-data-dir', dirs['user-data'],
-  '--extensions-dir', dirs.extensions, workspaceFile,
-], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-cs.stdout.pipe(csLog);
-cs.stderr.pipe(csLog);
+log('installing the extension and starting code-server');
+const cs = await startCodeServer(dirs, workspaceFile, path.join(root, 'code-server.log'));
+const port = cs.port;
 
 let browser;
 let page;
 const cleanup = async () => {
   try { if (browser) await browser.close(); } catch { /* gone */ }
-  try { process.kill(-cs.pid, 'SIGTERM'); } catch { /* gone */ }
-  try { model.kill('SIGTERM'); } catch { /* gone */ }
+  try { process.kill(-cs.proc.pid, 'SIGTERM'); } catch { /* gone */ }
+  try { model.proc.kill('SIGTERM'); } catch { /* gone */ }
 };
 
-async function palette(title) {
-  let tries = 0;
-  await waitFor(`command "${title}" in the palette`, async () => {
-    if (tries++ > 0) await page.keyboard.press('Escape');
-    await page.keyboard.press('F1');
-    const input = page.locator('.quick-input-widget input');
-    await input.waitFor({ state: 'visible', timeout: 5000 });
-    await input.fill('>' + title);
-    const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
-    try {
-      await row.waitFor({ state: 'visible', timeout: 2000 });
-    } catch {
-      return false;
-    }
-    await row.click();
-    return true;
-  });
-}
+const palette = (title) => paletteOn(page, title);
 
 async function chatText() {
   for (const f of page.frames()) {
@@ -155,17 +62,12 @@ async function chatText() {
   return '';
 }
 
-const modelRequests = () => fs.readFileSync(requestsPath, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+const modelRequests = model.requests;
 
 let failed = false;
 try {
   await waitFor('code-server /healthz', async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, 30000);
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchBrowser();
   const context = await browser.newContext({ viewport: { width: 1400, height: 860 } });
   page = await context.newPage();
   page.on('pageerror', (e) => log('page error:', e.message));

@@ -12,24 +12,11 @@
 // scratch directory), SHOTS (where to save screenshots; optional),
 // CODE_SERVER (code-server binary), CHROMIUM (browser binary), TEST_MODEL
 // (editors/test-model.mjs).
-import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
-import { chromium } from 'playwright-core';
+import { E, launchBrowser, logger, palette as paletteOn, startCodeServer, startModel, waitFor, writeSettings, cairnSettings as settingsFor } from './lib.mjs';
 
-const env = (k, d) => process.env[k] || d;
-const CAIRN_BIN = env('CAIRN_BIN');
-const VSIX = env('VSIX');
-const WORK = env('WORK');
-const SHOTS = env('SHOTS', '');
-const CODE_SERVER = env('CODE_SERVER');
-const CHROMIUM = env('CHROMIUM', '/usr/bin/chromium');
-const TEST_MODEL = env('TEST_MODEL');
-const STEP_TIMEOUT = Number(env('STEP_TIMEOUT_MS', '60000'));
-for (const [k, v] of Object.entries({ CAIRN_BIN, VSIX, WORK, CODE_SERVER, TEST_MODEL })) {
-  if (!v) throw new Error(`${k} is not set`);
-}
+const { CAIRN_BIN, WORK, SHOTS, STEP_TIMEOUT } = E;
 
 const ORIGINAL = 'package main\n\nimport "fmt"\n\nfunc main() {\n\tfmt.Println("Hello")\n}\n';
 const EDITED = ORIGINAL.replace('Hello', 'Hello, world');
@@ -69,34 +56,7 @@ const TURNS = [
   { toolCalls: [{ name: 'run_command', arguments: { command: 'curl -s http://127.0.0.1:9/never' } }] },
 ];
 
-const t0 = Date.now();
-const log = (...a) => console.log(`[e2e ${((Date.now() - t0) / 1000).toFixed(1)}s]`, ...a);
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const p = s.address().port;
-      s.close(() => resolve(p));
-    });
-    s.on('error', reject);
-  });
-}
-
-async function waitFor(what, fn, timeout = STEP_TIMEOUT, every = 250) {
-  const end = Date.now() + timeout;
-  let last;
-  while (Date.now() < end) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch (e) {
-      last = e;
-    }
-    await new Promise((r) => setTimeout(r, every));
-  }
-  throw new Error(`timed out waiting for ${what}${last ? `: ${last.message}` : ''}`);
-}
+const log = logger('e2e');
 
 const dirs = {};
 for (const d of ['ws', 'user-data', 'extensions', 'browser', 'home', 'state', 'tmp', 'cache']) {
@@ -110,79 +70,26 @@ fs.writeFileSync(twoFile, TWO);
 const notesFile = path.join(dirs.ws, 'notes.txt');
 fs.writeFileSync(notesFile, '');
 fs.writeFileSync(path.join(dirs.ws, 'go.mod'), 'module example.com/hello\n\ngo 1.22\n');
-const turnsPath = path.join(WORK, 'turns.json');
-const requestsPath = path.join(WORK, 'requests.jsonl');
-const portPath = path.join(WORK, 'model.port');
-fs.writeFileSync(turnsPath, JSON.stringify(TURNS));
-const model = spawn(process.execPath, [TEST_MODEL, turnsPath, requestsPath, portPath], {
-  stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, TEST_MODEL_LIST: 'test-model,test-model-b' },
-});
-const modelPort = await waitFor('the test model endpoint', async () => fs.existsSync(portPath) && fs.readFileSync(portPath, 'utf8'), 15000, 50);
-fs.mkdirSync(path.join(dirs['user-data'], 'User'), { recursive: true });
-fs.mkdirSync(path.join(dirs['user-data'], 'Machine'), { recursive: true });
-const cairnSettings = {
-  'cairn.serverPath': CAIRN_BIN,
-  'cairn.model.provider': 'openai',
-  'cairn.model.name': 'test-model',
-  'cairn.model.baseURL': `http://127.0.0.1:${modelPort}/v1`,
-  'cairn.approval.mode': 'ask',
-};
-// code-server's window is a remote one: machine-scoped settings belong in its
-// Machine (Remote) settings too, or a reloaded window may start without them.
-fs.writeFileSync(path.join(dirs['user-data'], 'Machine', 'settings.json'), JSON.stringify(cairnSettings, null, 2));
-fs.writeFileSync(path.join(dirs['user-data'], 'User', 'settings.json'), JSON.stringify({
-  'cairn.serverPath': CAIRN_BIN,
-  'cairn.model.provider': 'openai',
-  'cairn.model.name': 'test-model',
-  'cairn.model.baseURL': `http://127.0.0.1:${modelPort}/v1`,
-  'cairn.approval.mode': 'ask',
-  'workbench.startupEditor': 'none',
-  'workbench.tips.enabled': false,
-  'workbench.welcomePage.walkthroughs.openOnInstall': false,
-  'security.workspace.trust.enabled': false,
-  'extensions.ignoreRecommendations': true,
-  'extensions.autoCheckUpdates': false,
-  'extensions.autoUpdate': false,
-  'telemetry.telemetryLevel': 'off',
-  'update.mode': 'none',
-  'files.autoSave': 'off',
+const model = await startModel(WORK, TURNS, { TEST_MODEL_LIST: 'test-model,test-model-b' });
+writeSettings(dirs['user-data'], settingsFor(model.port), {
   'editor.minimap.enabled': false,
   // The chat takes a wide side bar: keep the diff editor side by side (the tests read each side).
   'diffEditor.useInlineViewWhenSpaceIsLimited': false,
-  'chat.commandCenter.enabled': false,
   'workbench.colorTheme': 'Default Dark Modern',
   'window.zoomLevel': 0,
-}, null, 2));
+});
 
-const childEnv = {
-  ...process.env,
-  HOME: dirs.home,
-  XDG_CACHE_HOME: dirs.cache,
-  TMPDIR: dirs.tmp,
-  CAIRN_STATE_DIR: dirs.state,
-};
-
-log('installing the extension', VSIX);
-const inst = spawnSync(CODE_SERVER, ['--user-data-dir', dirs['user-data'], '--extensions-dir', dirs.extensions, '--install-extension', VSIX], { env: childEnv, encoding: 'utf8' });
-if (inst.status !== 0) throw new Error(`install-extension failed: ${inst.stdout}\n${inst.stderr}`);
-
-const port = await freePort();
-log('starting code-server on port', port);
-const csLog = fs.createWriteStream(path.join(WORK, 'code-server.log'));
-const cs = spawn(CODE_SERVER, [
-  '--auth', 'none', '--bind-addr', `127.0.0.1:${port}`, '--disable-telemetry', '--disable-update-check',
-  '--disable-workspace-trust', '--disable-getting-started-override', '--user-data-dir', dirs['user-data'],
-  '--extensions-dir', dirs.extensions, dirs.ws,
-], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-cs.stdout.pipe(csLog);
-cs.stderr.pipe(csLog);
+log('installing the extension and starting code-server');
+const cs = await startCodeServer(dirs, dirs.ws, path.join(WORK, 'code-server.log'));
+const port = cs.port;
+log('code-server on port', port);
 
 let browser;
 let page;
 const cleanup = async () => {
   try { if (browser) await browser.close(); } catch { /* gone */ }
-  try { process.kill(-cs.pid, 'SIGTERM'); } catch { /* gone */ }
-  try { model.kill('SIGTERM'); } catch { /* gone */ }
+  try { process.kill(-cs.proc.pid, 'SIGTERM'); } catch { /* gone */ }
+  try { model.proc.kill('SIGTERM'); } catch { /* gone */ }
 };
 
 async function shot(name) {
@@ -198,26 +105,7 @@ async function shot(name) {
   log('screenshot', name);
 }
 
-/** Runs a command from the palette, reopening it until the extension has registered it. */
-async function palette(title) {
-  let tries = 0;
-  await waitFor(`command "${title}" in the palette`, async () => {
-    // Escape would also drop the editor's selection: only between retries.
-    if (tries++ > 0) await page.keyboard.press('Escape');
-    await page.keyboard.press('F1');
-    const input = page.locator('.quick-input-widget input');
-    await input.waitFor({ state: 'visible', timeout: 5000 });
-    await input.fill('>' + title);
-    const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
-    try {
-      await row.waitFor({ state: 'visible', timeout: 2000 });
-    } catch {
-      return false;
-    }
-    await row.click();
-    return true;
-  });
-}
+const palette = (title) => paletteOn(page, title);
 
 /** The text of the visible editor whose tab is active (Monaco renders nbsp). */
 async function editorText(selector = '.editor-instance .monaco-editor .view-lines') {
@@ -241,9 +129,7 @@ async function chatText() {
 }
 
 /** Every request body the model endpoint received, in order. */
-function modelRequests() {
-  return fs.readFileSync(requestsPath, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
-}
+const modelRequests = model.requests;
 const messagesText = (req) => (req.messages ?? []).map((m) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? ''))).join('\n');
 
 let failed = false;
@@ -254,13 +140,8 @@ function ok(what) {
 }
 try {
   await waitFor('code-server /healthz', async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, 30000);
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    // Playwright gives the browser a fresh profile under TMPDIR each run.
-  });
+  // Playwright gives the browser a fresh profile under TMPDIR each run.
+  browser = await launchBrowser();
   const context = await browser.newContext({ viewport: { width: 1400, height: 860 } });
   // Copy in the chat writes the clipboard through VS Code (navigator.clipboard in the browser).
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: `http://127.0.0.1:${port}` });

@@ -1,0 +1,166 @@
+// What the code-server end-to-end scripts share (run.mjs, multiroot.mjs):
+// their environment, polling, the recording test model, a user-data dir
+// with Cairn's settings, the extension installed into code-server, code-server
+// itself, headless Chromium, and the command palette.
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { chromium } from 'playwright-core';
+
+const env = (k, d) => process.env[k] || d;
+export const E = {
+  CAIRN_BIN: env('CAIRN_BIN'),
+  VSIX: env('VSIX'),
+  WORK: env('WORK'),
+  SHOTS: env('SHOTS', ''),
+  CODE_SERVER: env('CODE_SERVER'),
+  CHROMIUM: env('CHROMIUM', '/usr/bin/chromium'),
+  TEST_MODEL: env('TEST_MODEL'),
+  STEP_TIMEOUT: Number(env('STEP_TIMEOUT_MS', '60000')),
+};
+for (const k of ['CAIRN_BIN', 'VSIX', 'WORK', 'CODE_SERVER', 'TEST_MODEL']) {
+  if (!E[k]) throw new Error(`${k} is not set`);
+}
+
+/** A logger whose lines carry the script's name and the seconds since it started. */
+export function logger(name) {
+  const t0 = Date.now();
+  return (...a) => console.log(`[${name} ${((Date.now() - t0) / 1000).toFixed(1)}s]`, ...a);
+}
+
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const p = s.address().port;
+      s.close(() => resolve(p));
+    });
+    s.on('error', reject);
+  });
+}
+
+/** Polls fn until it returns something truthy; the deadline is generous, never an assertion on time. */
+export async function waitFor(what, fn, timeout = E.STEP_TIMEOUT, every = 250) {
+  const end = Date.now() + timeout;
+  let last;
+  while (Date.now() < end) {
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch (e) {
+      last = e;
+    }
+    await new Promise((r) => setTimeout(r, every));
+  }
+  throw new Error(`timed out waiting for ${what}${last ? `: ${last.message}` : ''}`);
+}
+
+/**
+ * Starts editors/test-model.mjs with the model's turns; it records every
+ * request in dir/requests.jsonl. Returns the process, its port and a reader
+ * of the recorded requests.
+ */
+export async function startModel(dir, turns, extraEnv = {}) {
+  const turnsPath = path.join(dir, 'turns.json');
+  const requestsPath = path.join(dir, 'requests.jsonl');
+  const portPath = path.join(dir, 'model.port');
+  fs.writeFileSync(turnsPath, JSON.stringify(turns));
+  const proc = spawn(process.execPath, [E.TEST_MODEL, turnsPath, requestsPath, portPath], {
+    stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, ...extraEnv },
+  });
+  const port = await waitFor('the test model endpoint', async () => fs.existsSync(portPath) && fs.readFileSync(portPath, 'utf8'), 15000, 50);
+  const requests = () => fs.readFileSync(requestsPath, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  return { proc, port, requestsPath, requests };
+}
+
+/** Cairn's settings pointing at the test model. */
+export function cairnSettings(modelPort) {
+  return {
+    'cairn.serverPath': E.CAIRN_BIN,
+    'cairn.model.provider': 'openai',
+    'cairn.model.name': 'test-model',
+    'cairn.model.baseURL': `http://127.0.0.1:${modelPort}/v1`,
+    'cairn.approval.mode': 'ask',
+  };
+}
+
+/**
+ * Writes code-server's user settings: Cairn's, a quiet workbench, and
+ * extra. code-server's window is a remote one: machine-scoped settings
+ * belong in its Machine (Remote) settings too, or a reloaded window may
+ * start without them.
+ */
+export function writeSettings(userData, cairn, extra = {}) {
+  fs.mkdirSync(path.join(userData, 'User'), { recursive: true });
+  fs.mkdirSync(path.join(userData, 'Machine'), { recursive: true });
+  fs.writeFileSync(path.join(userData, 'Machine', 'settings.json'), JSON.stringify(cairn, null, 2));
+  fs.writeFileSync(path.join(userData, 'User', 'settings.json'), JSON.stringify({
+    ...cairn,
+    'workbench.startupEditor': 'none',
+    'workbench.tips.enabled': false,
+    'workbench.welcomePage.walkthroughs.openOnInstall': false,
+    'security.workspace.trust.enabled': false,
+    'extensions.ignoreRecommendations': true,
+    'extensions.autoCheckUpdates': false,
+    'extensions.autoUpdate': false,
+    'telemetry.telemetryLevel': 'off',
+    'update.mode': 'none',
+    'files.autoSave': 'off',
+    'chat.commandCenter.enabled': false,
+    ...extra,
+  }, null, 2));
+}
+
+/** The environment code-server and the Cairn server run in: everything under dirs. */
+export function childEnv(dirs) {
+  return { ...process.env, HOME: dirs.home, XDG_CACHE_HOME: dirs.cache, TMPDIR: dirs.tmp, CAIRN_STATE_DIR: dirs.state };
+}
+
+/** Installs the packaged extension, then starts code-server on a free port opening target. */
+export async function startCodeServer(dirs, target, logFile) {
+  const cenv = childEnv(dirs);
+  const inst = spawnSync(E.CODE_SERVER, ['--user-data-dir', dirs['user-data'], '--extensions-dir', dirs.extensions, '--install-extension', E.VSIX], { env: cenv, encoding: 'utf8' });
+  if (inst.status !== 0) throw new Error(`install-extension failed: ${inst.stdout}\n${inst.stderr}`);
+  const port = await freePort();
+  const out = fs.createWriteStream(logFile);
+  const proc = spawn(E.CODE_SERVER, [
+    '--auth', 'none', '--bind-addr', `127.0.0.1:${port}`, '--disable-telemetry', '--disable-update-check',
+    '--disable-workspace-trust', '--disable-getting-started-override', '--user-data-dir', dirs['user-data'],
+    '--extensions-dir', dirs.extensions, target,
+  ], { env: cenv, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  proc.stdout.pipe(out);
+  proc.stderr.pipe(out);
+  return { proc, port };
+}
+
+/** Headless Chromium with the flags this machine's closed network needs; a fresh profile each run. */
+export function launchBrowser() {
+  return chromium.launch({
+    executablePath: E.CHROMIUM,
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+}
+
+/** Runs a command from the palette, reopening it until the extension has registered it. */
+export async function palette(page, title) {
+  let tries = 0;
+  await waitFor(`command "${title}" in the palette`, async () => {
+    // Escape would also drop the editor's selection: only between retries.
+    if (tries++ > 0) await page.keyboard.press('Escape');
+    await page.keyboard.press('F1');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible', timeout: 5000 });
+    await input.fill('>' + title);
+    const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
+    try {
+      await row.waitFor({ state: 'visible', timeout: 2000 });
+    } catch {
+      return false;
+    }
+    await row.click();
+    return true;
+  });
+}
