@@ -34,12 +34,23 @@ type freshCase struct {
 
 func loadFresh(t testing.TB) []freshCase {
 	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", "fresh.tsv"))
+	var out []freshCase
+	for _, p := range readTSV(t, "fresh.tsv", 3) {
+		out = append(out, freshCase{corpus: p[0], query: p[1], files: strings.Split(p[2], ",")})
+	}
+	return out
+}
+
+// readTSV reads testdata/name: its lines that are neither empty nor
+// comments, each split at tabs into exactly cols fields.
+func readTSV(t testing.TB, name string, cols int) [][]string {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var out []freshCase
+	var out [][]string
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		line := sc.Text()
@@ -47,10 +58,13 @@ func loadFresh(t testing.TB) []freshCase {
 			continue
 		}
 		p := strings.Split(line, "\t")
-		if len(p) != 3 {
-			t.Fatalf("fresh.tsv: bad line %q", line)
+		if len(p) != cols {
+			t.Fatalf("%s: bad line %q (want %d tab-separated fields)", name, line, cols)
 		}
-		out = append(out, freshCase{corpus: p[0], query: p[1], files: strings.Split(p[2], ",")})
+		out = append(out, p)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatalf("reading %s: %v", name, err)
 	}
 	return out
 }

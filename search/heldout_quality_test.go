@@ -1,12 +1,10 @@
 package search_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -32,26 +30,12 @@ type heldoutCase struct {
 
 func loadHeldout(t testing.TB) []heldoutCase {
 	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", "heldout.tsv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	var out []heldoutCase
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		p := strings.Split(line, "\t")
-		if len(p) != 4 || (p[1] != "dev" && p[1] != "test") {
-			t.Fatalf("heldout.tsv: bad line %q", line)
+	for _, p := range readTSV(t, "heldout.tsv", 4) {
+		if p[1] != "dev" && p[1] != "test" {
+			t.Fatalf("heldout.tsv: split %q, want dev or test", p[1])
 		}
 		out = append(out, heldoutCase{freshCase: freshCase{corpus: p[0], query: p[2], files: strings.Split(p[3], ",")}, split: p[1]})
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
 	}
 	return out
 }
