@@ -438,11 +438,12 @@ try {
       if (!t.includes(want)) throw new Error(`the follow-up's model request lacks the first exchange (${want}): ${t.slice(0, 2000)}`);
     }
     if ((await f.locator('.md pre code', { hasText: 'wc -c approved.txt' }).count()) === 0) throw new Error('the code block is not rendered');
-    // The thread list (cairn.listThreads) shows this thread with its two runs.
+    // The thread list (cairn.listThreads) shows this thread with its two runs
+    // and the tokens they used.
     await f.locator('#thread-box summary').click();
     await f.locator('#refresh').click();
-    await waitFor('the current thread with 2 runs in the list', async () =>
-      (await f.locator('.thread.current .t-count').first().innerText()).trim() === '2', 15000);
+    await waitFor('the current thread with 2 runs and its tokens in the list', async () =>
+      /^2 runs · \d+ tokens/.test((await f.locator('.thread.current .t-count').first().innerText()).trim()), 15000);
     await f.locator('#thread-box summary').click();
     const fr = await chatFrame();
     await fr.locator('details.tool').first().click(); // one tool call's detail opened
