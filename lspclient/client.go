@@ -55,6 +55,12 @@ type Options struct {
 	// Progress, when set, hears each $/progress message: its kind (begin,
 	// report, end), and the title or message it carries.
 	Progress func(kind, text string)
+	// ApprovalDetail declares experimental.cairn.approvalDetail (as the VS
+	// Code extension does): approvals then carry their structured detail.
+	ApprovalDetail bool
+	// ApprovalParams, when set, hears each window/showMessageRequest's
+	// params as the server sent them.
+	ApprovalParams func(params json.RawMessage)
 	// Folders are more workspace folders after the root, named by their
 	// base names (a multi-root workspace).
 	Folders []string
@@ -126,7 +132,11 @@ func Connect(ctx context.Context, rwc io.ReadWriteCloser, root string, opts Opti
 	if opts.Plain {
 		caps["window"].(map[string]any)["showDocument"] = map[string]any{"support": !opts.NoShowDocument}
 	} else {
-		caps["experimental"] = map[string]any{protocol.ExperimentalKey: map[string]any{protocol.ExperimentalRunEvents: true}}
+		cairn := map[string]any{protocol.ExperimentalRunEvents: true}
+		if opts.ApprovalDetail {
+			cairn[protocol.ExperimentalApprovalDetail] = true
+		}
+		caps["experimental"] = map[string]any{protocol.ExperimentalKey: cairn}
 	}
 	var res json.RawMessage
 	if _, err := e.conn.Call(ctx, "initialize", init, &res); err != nil {
@@ -185,6 +195,9 @@ func (e *Editor) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 		return nil, nil
 	case "window/showMessageRequest":
 		jsonrpc2.Async(ctx)
+		if e.opts.ApprovalParams != nil {
+			e.opts.ApprovalParams(json.RawMessage(params))
+		}
 		var m struct {
 			Message string `json:"message"`
 			Actions []struct {

@@ -56,9 +56,16 @@ var Commands = []string{
 // with capabilities.experimental.cairn.runEvents: true in initialize. Any
 // other client gets each answer through window/showDocument or
 // window/showMessage, and each proposed edit as code actions.
+//
+// experimental.cairn.approvalDetail: true asks for each approval's
+// structured detail (run, call, every command with its risk) under
+// "cairn" in window/showMessageRequest, for a client that shows approvals
+// itself. It is opt-in: some clients refuse a request with a parameter
+// they do not know (eglot 1.9 answers it with an error).
 const (
-	ExperimentalKey       = "cairn"
-	ExperimentalRunEvents = "runEvents"
+	ExperimentalKey            = "cairn"
+	ExperimentalRunEvents      = "runEvents"
+	ExperimentalApprovalDetail = "approvalDetail"
 )
 
 // Titles of the code actions a plain LSP client gets for a proposed edit.

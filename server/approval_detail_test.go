@@ -26,7 +26,9 @@ func TestApprovalParamsCarryEveryCommand(t *testing.T) {
 		},
 	}
 	p := &approvalParams{Type: lsp.MessageTypeWarning, Message: tools.ApprovalText(req),
-		Actions: []lsp.MessageActionItem{{Title: protocol.ActionDeny}}, Cairn: approvalDetailOf(req)}
+		Actions: []lsp.MessageActionItem{{Title: protocol.ActionDeny}}}
+	d := approvalDetailOf(req)
+	p.Cairn = &d
 	// Encoded as the connection encodes it (encoding/json/v2).
 	b, err := jsonrpc2.JSONCodec{}.Marshal(p)
 	if err != nil {

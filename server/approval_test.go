@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -238,5 +239,51 @@ turns:
 	}
 	if _, err := os.Stat(filepath.Join(e.root, "approved.txt")); err != nil {
 		t.Fatalf("the command allowed once did not run: %v", err)
+	}
+}
+
+// TestApprovalDetailOnlyToClientsThatAskForIt: an approval's "cairn"
+// detail goes only to a client that declared
+// experimental.cairn.approvalDetail; every other client (eglot 1.9 answers
+// a request carrying a parameter it does not know with an error, which
+// denied every approval in Emacs) gets the LSP fields alone, and the
+// answer it gives is the decision.
+func TestApprovalDetailOnlyToClientsThatAskForIt(t *testing.T) {
+	const script = `
+turns:
+  - toolCalls:
+      - name: run_command
+        arguments: {command: "touch approved.txt"}
+  - text: done
+`
+	for _, declared := range []bool{false, true} {
+		var mu sync.Mutex
+		var got []json.RawMessage
+		e := newEnv(t, greetWS, withScript(script), withEditor(lspclient.Options{
+			ApprovalDetail: declared,
+			ApprovalParams: func(p json.RawMessage) { mu.Lock(); got = append(got, p); mu.Unlock() },
+		}))
+		evs := e.waitRun(e.ask("greet/greet.go", 0, 0, "make the file"))
+		if last(evs).Kind != protocol.EventFinished {
+			t.Fatalf("declared=%v: run %s", declared, kinds(evs))
+		}
+		if _, err := os.Stat(filepath.Join(e.root, "approved.txt")); err != nil {
+			t.Errorf("declared=%v: the command allowed once did not run: %v", declared, err)
+		}
+		mu.Lock()
+		if len(got) != 1 {
+			t.Fatalf("declared=%v: %d approval requests, want 1", declared, len(got))
+		}
+		var p map[string]json.RawMessage
+		if err := json.Unmarshal(got[0], &p); err != nil {
+			t.Fatal(err)
+		}
+		mu.Unlock()
+		if _, has := p["cairn"]; has != declared {
+			t.Errorf("declared=%v: params %s", declared, got[0])
+		}
+		if !strings.Contains(string(p["message"]), "touch approved.txt") {
+			t.Errorf("declared=%v: message %s", declared, p["message"])
+		}
 	}
 }

@@ -140,11 +140,17 @@ func (s *Server) AskApproval(ctx context.Context, req tools.ApprovalRequest) (to
 	// Deny comes first: editors make the first action the default (VS
 	// Code's modal answers Enter with it). Only calls above read, or
 	// outside the sandbox, or of protected paths ask by default.
+	s.mu.Lock()
+	detail := s.caps.approvalDetail
+	s.mu.Unlock()
 	params := &approvalParams{
 		Type:    lsp.MessageTypeWarning,
 		Message: tools.ApprovalText(req),
 		Actions: []lsp.MessageActionItem{{Title: protocol.ActionDeny}, {Title: protocol.ActionAllowOnce}, {Title: protocol.ActionAllowSession}},
-		Cairn:   approvalDetailOf(req),
+	}
+	if detail {
+		d := approvalDetailOf(req)
+		params.Cairn = &d
 	}
 	var raw jsonrpc2.RawMessage
 	if err := s.callClient(ctx, s.approvalTimeout(), "window/showMessageRequest", params, &raw); err != nil {
@@ -177,7 +183,7 @@ type approvalParams struct {
 	Type    lsp.MessageType         `json:"type"`
 	Message string                  `json:"message"`
 	Actions []lsp.MessageActionItem `json:"actions"`
-	Cairn   approvalDetail          `json:"cairn"`
+	Cairn   *approvalDetail         `json:"cairn,omitempty"` // only to a client that declared approvalDetail
 }
 
 type approvalDetail struct {

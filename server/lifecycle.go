@@ -80,6 +80,7 @@ func (s *Server) Initialize(ctx context.Context, params *lsp.InitializeParams) (
 		caps.showDocument = w.ShowDocument != nil && w.ShowDocument.Support
 	}
 	caps.cairnClient = declaresRunEvents(params.Capabilities.Experimental)
+	caps.approvalDetail = declaresCairn(params.Capabilities.Experimental, protocol.ExperimentalApprovalDetail)
 
 	settings, warnings := parseSettings(params.InitializationOptions)
 	s.mu.Lock()
@@ -348,6 +349,11 @@ func (s *Server) DidChangeConfiguration(ctx context.Context, params *lsp.DidChan
 
 // declaresRunEvents reads capabilities.experimental.cairn.runEvents.
 func declaresRunEvents(experimental lsp.LSPAny) bool {
+	return declaresCairn(experimental, protocol.ExperimentalRunEvents)
+}
+
+// declaresCairn reads the boolean capabilities.experimental.cairn.<key>.
+func declaresCairn(experimental lsp.LSPAny, key string) bool {
 	raw, err := json.Marshal(experimental)
 	if err != nil {
 		return false
@@ -356,7 +362,7 @@ func declaresRunEvents(experimental lsp.LSPAny) bool {
 	if json.Unmarshal(raw, &exp) != nil {
 		return false
 	}
-	v, _ := exp[protocol.ExperimentalKey][protocol.ExperimentalRunEvents].(bool)
+	v, _ := exp[protocol.ExperimentalKey][key].(bool)
 	return v
 }
 

@@ -107,8 +107,11 @@ type clientCaps struct {
 	showMessageReq  bool
 	// cairnClient: capabilities.experimental.cairn.runEvents is true; the
 	// client shows cairn/runEvent itself (plain.go serves the others).
-	cairnClient  bool
-	showDocument bool
+	cairnClient bool
+	// approvalDetail: capabilities.experimental.cairn.approvalDetail is
+	// true; approvals carry their structured detail under "cairn".
+	approvalDetail bool
+	showDocument   bool
 }
 
 // Serve runs a server on in/out until the client sends exit or goes away.

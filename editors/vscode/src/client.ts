@@ -36,7 +36,8 @@ export interface ServerHooks {
 /** Declares a Cairn client: the server then streams cairn/runEvent instead of showDocument. */
 const cairnClientFeature: StaticFeature = {
   fillClientCapabilities(caps) {
-    caps.experimental = { ...(caps.experimental as object | undefined), cairn: { runEvents: true } };
+    // approvalDetail: approvals carry their structured detail, shown inline in the chat.
+    caps.experimental = { ...(caps.experimental as object | undefined), cairn: { runEvents: true, approvalDetail: true } };
   },
   initialize() { /* nothing to set up */ },
   getState: () => ({ kind: 'static' }),
