@@ -258,6 +258,12 @@ func (s *Server) cmdResume(mgr *agent.Manager, arg []byte) (any, error) {
 	if err := decodeArg(arg, &p, "runId"); err != nil {
 		return nil, err
 	}
+	s.announceMu.Lock()
+	if s.resumed == nil {
+		s.resumed = map[string]bool{}
+	}
+	s.resumed[p.RunID] = true
+	s.announceMu.Unlock()
 	emit, abort := s.runEmitter("")
 	run, err := mgr.Resume(s.ctx, p.RunID, emit)
 	if err != nil {

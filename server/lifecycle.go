@@ -305,7 +305,11 @@ func (s *Server) Initialized(ctx context.Context, params *lsp.InitializedParams)
 	// deadlock with it.
 	go func() {
 		for _, ir := range runs {
-			s.notifyRunEvent(mgr.MarkInterrupted(ir))
+			s.announceMu.Lock()
+			if !s.resumed[ir.ID] {
+				s.notifyRunEvent(mgr.MarkInterrupted(ir))
+			}
+			s.announceMu.Unlock()
 		}
 		msg := fmt.Sprintf("Cairn: %d run(s) were interrupted when the server stopped, the latest: %q. Resume with cairn.resume {runId: %q}.",
 			len(runs), truncate(runs[0].Question, 80), runs[0].ID)

@@ -73,6 +73,13 @@ type Server struct {
 	gotInitialized chan struct{}
 	initOnce       sync.Once
 
+	// announceMu orders the announcement of interrupted runs (sent after
+	// initialized, off the read loop) with cairn.resume: a run resumed
+	// before its announcement went out is not announced, so a client never
+	// sees `interrupted` after the resumed run's own events.
+	announceMu sync.Mutex
+	resumed    map[string]bool
+
 	mu          sync.Mutex
 	initialized bool
 	shutdown    bool
