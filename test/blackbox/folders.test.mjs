@@ -6,15 +6,12 @@
 // longer finds it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync, readFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import {
-  createProtocolConnection, StreamMessageReader, StreamMessageWriter,
-} from 'vscode-languageserver-protocol/node.js';
 import { cairnBinary, startModelServer, toolTurn, textTurn } from './helpers.mjs';
+import { startServe } from './serve.mjs';
 
 function applyTextEdits(text, edits) {
   const lines = text.split('\n');
@@ -47,21 +44,7 @@ test('two workspace folders: the second is searched, edited, then removed', asyn
   writeFileSync(join(app, 'src', 'main.js'), 'export function main() {\n  return 1;\n}\n');
   const invoice = '// Surcharge is the late payment penalty.\nexport function surcharge(days) {\n  return days * 3;\n}\n';
   writeFileSync(join(billing, 'inv', 'invoice.js'), invoice);
-  const home = mkdtempSync(join(tmpdir(), 'cairn-home-'));
-
-  const proc = spawn(bin, ['serve', '--stdio'], {
-    env: {
-      PATH: process.env.PATH, HOME: home, XDG_CACHE_HOME: join(home, 'cache'),
-      CAIRN_PROVIDER: 'openai', CAIRN_MODEL: 'gpt-test', OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`,
-      OPENAI_API_KEY: 'sk-test-not-a-real-key',
-    },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  proc.stderr.on('data', (d) => { stderr += d; });
-  const exited = new Promise((ok) => proc.on('exit', (code) => ok(code)));
-
-  const conn = createProtocolConnection(new StreamMessageReader(proc.stdout), new StreamMessageWriter(proc.stdin));
+  const { conn, exited, stderr: logged } = startServe(bin, port);
   const events = [];
   let wake = () => {};
   conn.onNotification('cairn/runEvent', (ev) => { events.push(ev); wake(); });
@@ -85,7 +68,7 @@ test('two workspace folders: the second is searched, edited, then removed', asyn
 
   const until = (what, cond) => new Promise((ok, fail) => {
     // Generous: only a hang should fail this on a loaded machine.
-    const timer = setTimeout(() => fail(new Error(`timed out waiting for ${what}: ${JSON.stringify(events)}\n${stderr}`)), 120000);
+    const timer = setTimeout(() => fail(new Error(`timed out waiting for ${what}: ${JSON.stringify(events)}\n${logged()}`)), 120000);
     wake = () => { if (cond()) { clearTimeout(timer); ok(); } };
     wake();
   });
@@ -133,5 +116,5 @@ test('two workspace folders: the second is searched, edited, then removed', asyn
 
   await conn.sendRequest('shutdown');
   await conn.sendNotification('exit');
-  assert.equal(await exited, 0, stderr);
+  assert.equal(await exited, 0, logged());
 });

@@ -91,3 +91,4 @@ export function startModelServer(script, opts = {}) {
   });
   return new Promise((ok) => server.listen(0, '127.0.0.1', () => ok({ server, requests, port: server.address().port })));
 }
+

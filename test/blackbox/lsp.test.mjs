@@ -5,15 +5,12 @@
 // deltas split across chunks and a [DONE] terminator.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync, readFileSync, mkdirSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import {
-  createProtocolConnection, StreamMessageReader, StreamMessageWriter,
-} from 'vscode-languageserver-protocol/node.js';
 import { cairnBinary, startModelServer, toolTurn, textTurn } from './helpers.mjs';
+import { startServe } from './serve.mjs';
 
 // The model's turns, served in order, each as an SSE stream.
 function turns() {
@@ -46,21 +43,7 @@ test('ask → tool calls over OpenAI SSE → proposed edit → accept → undo r
   mkdirSync(join(ws, 'src'));
   const original = '// calc — tiny arithmetic\nexport function add(a, b) {\n  return a - b;\n}\n// héllo 🙂 unicode stays intact\n';
   writeFileSync(join(ws, 'src', 'calc.js'), original);
-  const home = mkdtempSync(join(tmpdir(), 'cairn-home-'));
-
-  const proc = spawn(bin, ['serve', '--stdio'], {
-    env: {
-      PATH: process.env.PATH, HOME: home, XDG_CACHE_HOME: join(home, 'cache'),
-      CAIRN_PROVIDER: 'openai', CAIRN_MODEL: 'gpt-test', OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`,
-      OPENAI_API_KEY: 'sk-test-not-a-real-key',
-    },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  proc.stderr.on('data', (d) => { stderr += d; });
-  const exited = new Promise((ok) => proc.on('exit', (code) => ok(code)));
-
-  const conn = createProtocolConnection(new StreamMessageReader(proc.stdout), new StreamMessageWriter(proc.stdin));
+  const { home, conn, exited, stderr: logged } = startServe(bin, port);
   const events = [];
   let onEvent = () => {};
   conn.onNotification('cairn/runEvent', (ev) => { events.push(ev); onEvent(); });
@@ -102,7 +85,7 @@ test('ask → tool calls over OpenAI SSE → proposed edit → accept → undo r
   });
   assert.match(runId, /^run-/);
   await new Promise((ok, fail) => {
-    const timer = setTimeout(() => fail(new Error(`run did not finish: ${JSON.stringify(events)}\n${stderr}`)), 120000); // generous: a loaded machine is slow, and only a hang should fail this
+    const timer = setTimeout(() => fail(new Error(`run did not finish: ${JSON.stringify(events)}\n${logged()}`)), 120000); // generous: a loaded machine is slow, and only a hang should fail this
     onEvent = () => { if (events.some((e) => ['finished', 'failed', 'cancelled'].includes(e.kind))) { clearTimeout(timer); ok(); } };
     onEvent();
   });
@@ -139,7 +122,7 @@ test('ask → tool calls over OpenAI SSE → proposed edit → accept → undo r
   assert.match(report.markdown, /Context report/);
 
   // Nothing but protocol frames on stdout, and the key never reaches a log.
-  assert.ok(!stderr.includes('sk-test-not-a-real-key'));
+  assert.ok(!logged().includes('sk-test-not-a-real-key'));
   await conn.sendRequest('shutdown');
   await conn.sendNotification('exit');
   assert.equal(await exited, 0);
