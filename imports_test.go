@@ -13,7 +13,7 @@ import (
 // rather than one strict row order (tools, listed below codeindex, imports
 // it), so the layers are what those lists imply.
 var layers = [][]string{
-	{"workspace", "redact", "tokencount", "tools/shell/sandbox", "internal/corpora", "internal/benchlat", "internal/testenv"},
+	{"workspace", "redact", "tokencount", "tools/shell/sandbox", "internal/corpora", "internal/benchlat", "internal/testenv", "internal/mcptest"},
 	{"model", "protocol", "checkpoint", "trace", "repomap", "search", "tools/shell"},
 	{"codeindex", "lspclient"},
 	{"contextengine", "tools"},
@@ -40,6 +40,7 @@ var allowed = map[string][]string{
 	"internal/corpora":    {}, // test support: finds the real corpora of the quality sets
 	"internal/benchlat":   {}, // test support: how latency benchmarks report percentiles and CPU time
 	"internal/testenv":    {}, // test support: what a test needs from the machine (skip, or fail under CI)
+	"internal/mcptest":    {}, // test support: a real MCP server over HTTP or SSE behind a header check
 
 	"model":       {"tokencount"},
 	"protocol":    {"workspace", "tokencount"},

@@ -2,14 +2,14 @@ package acp
 
 import (
 	"context"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	sdk "github.com/coder/acp-go-sdk"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cairn-dev/cairn/internal/mcptest"
 )
 
 // remoteMCP serves a real MCP server (the MCP Go SDK's) with one tool,
@@ -24,21 +24,7 @@ func remoteMCP(t *testing.T, sse bool) (url string, refused *atomic.Int64) {
 	mcpsdk.AddTool(srv, &mcpsdk.Tool{Name: "shout", Description: "upper-cases text"}, func(ctx context.Context, req *mcpsdk.CallToolRequest, a in) (*mcpsdk.CallToolResult, any, error) {
 		return &mcpsdk.CallToolResult{Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: strings.ToUpper(a.Text)}}}, nil, nil
 	})
-	var h http.Handler = mcpsdk.NewStreamableHTTPHandler(func(*http.Request) *mcpsdk.Server { return srv }, nil)
-	if sse {
-		h = mcpsdk.NewSSEHandler(func(*http.Request) *mcpsdk.Server { return srv }, nil)
-	}
-	refused = &atomic.Int64{}
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") != "Bearer t0k" {
-			refused.Add(1)
-			http.Error(w, "unauthorized", http.StatusUnauthorized)
-			return
-		}
-		h.ServeHTTP(w, r)
-	}))
-	t.Cleanup(ts.Close)
-	return ts.URL + "/mcp", refused
+	return mcptest.Serve(t, srv, sse, "Authorization", "Bearer t0k")
 }
 
 // A session's http and sse MCP servers are connected with their headers;

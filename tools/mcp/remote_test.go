@@ -2,14 +2,14 @@ package mcp
 
 import (
 	"context"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cairn-dev/cairn/internal/mcptest"
 )
 
 // httpMCPServer serves a real go-sdk MCP server with one tool, echo, over
@@ -29,23 +29,7 @@ func httpMCPServer(t *testing.T, kind string) (url string, refused *atomic.Int64
 		}
 		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "echo: " + a.Text + " key=" + key}}}, nil, nil
 	})
-	var h http.Handler
-	if kind == TypeSSE {
-		h = sdk.NewSSEHandler(func(*http.Request) *sdk.Server { return srv }, nil)
-	} else {
-		h = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil)
-	}
-	refused = &atomic.Int64{}
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("X-Api-Key") != "k1" {
-			refused.Add(1)
-			http.Error(w, "missing key", http.StatusUnauthorized)
-			return
-		}
-		h.ServeHTTP(w, r)
-	}))
-	t.Cleanup(ts.Close)
-	return ts.URL + "/mcp", refused
+	return mcptest.Serve(t, srv, kind == TypeSSE, "X-Api-Key", "k1")
 }
 
 // A server configured with a URL is reached over streamable HTTP or SSE
