@@ -46,8 +46,17 @@ func TestInitializeRoot(t *testing.T) {
 				return ""
 			}
 			serverEnd, clientEnd := net.Pipe()
-			defer clientEnd.Close()
-			go server.Serve(context.Background(), serverEnd, serverEnd, server.Options{Getenv: env})
+			served := make(chan struct{})
+			go func() {
+				defer close(served)
+				server.Serve(context.Background(), serverEnd, serverEnd, server.Options{Getenv: env})
+			}()
+			// The server's index writes under cache until Serve returns;
+			// the temporary directories are removed only after that.
+			defer func() {
+				clientEnd.Close()
+				<-served
+			}()
 			rc := &rawConn{t: t, c: clientEnd, r: bufio.NewReader(clientEnd)}
 			rc.send(frame(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"processId":null,"capabilities":{},` + tc.params(a, b) + `}}`))
 			m := rc.next()
