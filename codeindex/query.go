@@ -67,6 +67,10 @@ type Query struct {
 	// Warnings say where the text was read other than as written (an
 	// unbalanced quote, words beyond the limit dropped).
 	Warnings []string
+	// folder, when set, is the workspace folder (by name) whose index runs
+	// the query: its path: filters are written over the workspace's paths,
+	// which carry that name first (Roots).
+	folder string
 }
 
 func (q Query) String() string { return q.Root.String() }
@@ -111,7 +115,7 @@ func ParseQuery(text string) (Query, error) {
 
 // parsed is q as the embedded search engine's query.
 func (q Query) parsed() (search.Parsed, error) {
-	p := search.Parsed{Warnings: q.Warnings}
+	p := search.Parsed{Warnings: q.Warnings, PathPrefix: q.folder}
 	var add func(n Q) error
 	add = func(n Q) error {
 		switch c := n.(type) {

@@ -58,6 +58,15 @@ func NewRoots(ws *workspace.Workspace, primary *Local, opts Options) *Roots {
 // Primary is the first folder's index.
 func (r *Roots) Primary() *Local { return r.primary }
 
+// Locals returns every folder's index, the first folder's first.
+func (r *Roots) Locals() []*Local {
+	var out []*Local
+	for _, e := range r.all() {
+		out = append(out, e.ix)
+	}
+	return out
+}
+
 // FolderStateDir is where the index of the folder at root keeps its state.
 func FolderStateDir(stateDir, root string) string {
 	sum := sha256.Sum256([]byte(root))
@@ -233,7 +242,9 @@ func (r *Roots) Search(ctx context.Context, q Query, limit int) (*SearchResult, 
 	var firstErr error
 	searched := 0
 	for _, e := range all {
-		res, err := e.ix.Search(ctx, q, limit)
+		fq := q
+		fq.folder = e.name
+		res, err := e.ix.Search(ctx, fq, limit)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cairn-dev/cairn/workspace"
 )
 
 func TestRootsSearchMapAndRemove(t *testing.T) {
@@ -39,6 +41,30 @@ func TestRootsSearchMapAndRemove(t *testing.T) {
 	if !searchHas(r, "value added tax", "pkg/tax.go")() {
 		t.Fatal("search misses the first folder's pkg/tax.go")
 	}
+	// path: filters are written over the paths the user sees, the
+	// folder's name first.
+	for _, tc := range []struct {
+		q, path string
+		want    bool
+	}{
+		{"payment path:billing/inv", "billing/inv/invoice.go", true},
+		{"payment path:billing", "billing/inv/invoice.go", true},
+		{"payment path:ing/inv/inv", "billing/inv/invoice.go", true},
+		{"payment path:inv/invoice.go", "billing/inv/invoice.go", true},
+		{"payment path:billing/*.go", "billing/inv/invoice.go", true},
+		{"payment path:*/inv/*.go", "billing/inv/invoice.go", true},
+		{"payment path:billing/inv/invoice.go", "billing/inv/invoice.go", true},
+		{"payment path:pkg", "billing/inv/invoice.go", false},
+		{"payment path:other/inv", "billing/inv/invoice.go", false},
+		{"payment path:billing/pkg", "billing/inv/invoice.go", false},
+		{"tax path:billing", "pkg/tax.go", false},
+		{"tax path:pkg/", "pkg/tax.go", true},
+	} {
+		if got := searchHas(r, tc.q, tc.path)(); got != tc.want {
+			out, err := SearchText(ctx, r, tc.q, 5)
+			t.Errorf("search %q has %s: %v, want %v (%q %v)", tc.q, tc.path, got, tc.want, out, err)
+		}
+	}
 	m := MapText(r, []string{"billing/inv/invoice.go"}, 512)
 	if !strings.Contains(m, "billing/inv/invoice.go:") || !strings.Contains(m, "func Surcharge") || !strings.Contains(m, "pkg/tax.go:") {
 		t.Fatalf("map misses a folder:\n%s", m)
@@ -67,4 +93,66 @@ func TestRootsSearchMapAndRemove(t *testing.T) {
 		t.Fatalf("a removed folder is still mapped:\n%s", m)
 	}
 	r.Close()
+}
+
+// TestRootsScopeReachesEveryFolder: index.include and index.exclude are
+// written over the workspace's paths; each folder rescans under its part.
+func TestRootsScopeReachesEveryFolder(t *testing.T) {
+	ws, primary, state := newIndex(t, false)
+	second := filepath.Join(t.TempDir(), "billing")
+	for f, text := range map[string]string{
+		"inv/invoice.go": "package inv\n\n// Surcharge is the late payment penalty.\nfunc Surcharge(days int) int { return days * 3 }\n",
+		"old/legacy.go":  "package old\n\n// Dunning sends the late payment reminder.\nfunc Dunning() {}\n",
+	} {
+		os.MkdirAll(filepath.Join(second, filepath.Dir(f)), 0o755)
+		os.WriteFile(filepath.Join(second, f), []byte(text), 0o644)
+	}
+	r := NewRoots(ws, primary, Options{StateDir: state, Watch: primary.opts.Watch})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	defer r.Close()
+	r.Start(ctx)
+	f, err := ws.AddFolder(second, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Add(f); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "both billing files searchable", func() bool {
+		return searchHas(r, "late payment", "billing/inv/invoice.go")() && searchHas(r, "late payment", "billing/old/legacy.go")()
+	})
+	rescan := func(s workspace.Scope) {
+		t.Helper()
+		changed, err := ws.SetScope(s)
+		if err != nil || !changed {
+			t.Fatalf("SetScope(%+v): %v, %v", s, changed, err)
+		}
+		done := make(chan struct{}, 2)
+		for _, l := range r.Locals() {
+			l.ScopeChanged(func() { done <- struct{}{} })
+		}
+		for range r.Locals() {
+			select {
+			case <-done:
+			case <-time.After(60 * time.Second):
+				t.Fatal("a folder never finished rescanning")
+			}
+		}
+	}
+	rescan(workspace.Scope{Exclude: []string{"billing/old"}})
+	if !searchHas(r, "late payment", "billing/inv/invoice.go")() || searchHas(r, "late payment", "billing/old/legacy.go")() {
+		t.Error("exclude billing/old: the folder's old/ is still searched, or inv/ is not")
+	}
+	if !searchHas(r, "value added tax", "pkg/tax.go")() {
+		t.Error("exclude billing/old took the first folder's files")
+	}
+	rescan(workspace.Scope{Include: []string{"billing"}})
+	if searchHas(r, "value added tax", "pkg/tax.go")() || !searchHas(r, "late payment", "billing/old/legacy.go")() {
+		t.Error("include billing: the first folder is still searched, or billing is not")
+	}
+	rescan(workspace.Scope{Include: []string{"pkg"}})
+	if !searchHas(r, "value added tax", "pkg/tax.go")() || searchHas(r, "late payment", "billing/inv/invoice.go")() {
+		t.Error("include pkg: billing is still searched, or pkg is not")
+	}
 }

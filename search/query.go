@@ -61,6 +61,10 @@ type Parsed struct {
 	Langs    []string // lang: filters
 	Syms     []string // sym: filters (exact symbol, case-insensitive; * globs)
 	Warnings []string
+	// PathPrefix, when set, is what the paths of this index are known by
+	// outside it (a workspace folder's name in a multi-root workspace):
+	// path: filters match PathPrefix + "/" + path, as the user sees it.
+	PathPrefix string
 }
 
 var filterNames = map[string]bool{"path": true, "lang": true, "sym": true, "file": true}
@@ -256,7 +260,7 @@ func (p *Parsed) build(ix *Index, checkPhrases bool) query.Query {
 		}
 	}
 	for _, v := range p.Paths {
-		must = append(must, pathFilter(v))
+		must = append(must, pathFilter(v, p.PathPrefix))
 	}
 	if len(p.Langs) > 0 {
 		var any []query.Query
@@ -286,24 +290,80 @@ func (p *Parsed) build(ix *Index, checkPhrases bool) query.Query {
 }
 
 // pathFilter matches paths containing v, or matching v as a glob when it has
-// * or ?. Path matching is case-sensitive.
-func pathFilter(v string) query.Query {
+// * or ?. Path matching is case-sensitive. With a prefix the filter applies
+// to prefix + "/" + path; the index holds paths without it.
+func pathFilter(v, prefix string) query.Query {
 	v = strings.TrimPrefix(v, "./")
-	if !strings.ContainsAny(v, "*?") {
-		w := bleve.NewWildcardQuery("*" + v + "*") // bleve escapes regexp metacharacters
-		w.SetField(fPath)
-		return w
+	// Each pattern matches a whole path (bleve's * and ? cross "/").
+	var whole []string
+	switch {
+	case !strings.ContainsAny(v, "*?"):
+		whole = []string{"*" + v + "*"}
+	case strings.HasPrefix(v, "*"):
+		whole = []string{v}
+	default:
+		// A glob matches the whole path, or a tail of it starting at a
+		// directory boundary ("*.py", "net/http/*.go" anywhere below the root).
+		whole = []string{v, "*/" + v}
 	}
-	// A glob matches the whole path, or a tail of it starting at a
-	// directory boundary ("*.py", "net/http/*.go" anywhere below the root).
-	w := bleve.NewWildcardQuery(v)
-	w.SetField(fPath)
-	if strings.HasPrefix(v, "*") {
-		return w
+	if prefix != "" {
+		whole = deriveWildcards(whole, prefix+"/")
 	}
-	below := bleve.NewWildcardQuery("*/" + v)
-	below.SetField(fPath)
-	return bleve.NewDisjunctionQuery(w, below)
+	var any []query.Query
+	for _, w := range whole {
+		if w == "" {
+			continue // matches only the empty path
+		}
+		q := bleve.NewWildcardQuery(w) // bleve escapes regexp metacharacters
+		q.SetField(fPath)
+		any = append(any, q)
+	}
+	switch len(any) {
+	case 0:
+		return bleve.NewMatchNoneQuery()
+	case 1:
+		return any[0]
+	}
+	return bleve.NewDisjunctionQuery(any...)
+}
+
+// deriveWildcards returns the wildcard patterns that match a string s
+// exactly when one of pats matches prefix+s: each pattern with prefix
+// consumed (Brzozowski's derivative, one rune at a time). A folder's
+// index can then filter its own paths by patterns written over the
+// workspace's.
+func deriveWildcards(pats []string, prefix string) []string {
+	cur := pats
+	for _, c := range prefix {
+		seen := map[string]bool{}
+		var next []string
+		var step func(p string)
+		step = func(p string) {
+			if p == "" {
+				return
+			}
+			r, size := utf8.DecodeRuneInString(p)
+			switch {
+			case r == '*':
+				// The star takes c and stays, or matches nothing here.
+				if !seen[p] {
+					seen[p] = true
+					next = append(next, p)
+				}
+				step(p[size:])
+			case r == '?' || r == c:
+				if rest := p[size:]; !seen[rest] {
+					seen[rest] = true
+					next = append(next, rest)
+				}
+			}
+		}
+		for _, p := range cur {
+			step(p)
+		}
+		cur = next
+	}
+	return cur
 }
 
 // Search runs a query and returns up to limit hits (DefaultLimit when limit

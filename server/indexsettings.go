@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/url"
 	"strings"
+	"sync"
 
 	lsp "go.lsp.dev/protocol"
 
@@ -41,12 +42,24 @@ func (s *Server) applyIndexSettings(st Settings) []string {
 	if changed {
 		sc := s.ws.Scope()
 		s.logToClient(slog.LevelInfo, fmt.Sprintf("Cairn: index scope changed (include %q, exclude %q): re-indexing", sc.Include, sc.Exclude))
-		// The scope's globs are relative to the first folder, the one
-		// whose workspace holds them; other folders are indexed whole.
-		ix.Primary().ScopeChanged(func() {
-			stats := ix.Stats()
-			s.logToClient(slog.LevelInfo, fmt.Sprintf("Cairn: index scope applied: %d files in the repo map, %d in the search index", stats.MapFiles, stats.SearchFiles))
-		})
+		// Every folder rescans under its part of the scope (the patterns
+		// are over workspace paths, another folder's beginning with its
+		// name); the user hears once, when the last one is done.
+		locals := ix.Locals()
+		var mu sync.Mutex
+		left := len(locals)
+		for _, l := range locals {
+			l.ScopeChanged(func() {
+				mu.Lock()
+				left--
+				last := left == 0
+				mu.Unlock()
+				if last {
+					stats := ix.Stats()
+					s.logToClient(slog.LevelInfo, fmt.Sprintf("Cairn: index scope applied: %d files in the repo map, %d in the search index", stats.MapFiles, stats.SearchFiles))
+				}
+			})
+		}
 	}
 	// Zoekt serves the first folder's searches (its paths are relative to
 	// that root); other folders are searched locally and merged.

@@ -62,6 +62,7 @@ func (w *Workspace) AddFolder(dir, name string) (Folder, error) {
 		}
 	}
 	f := Folder{Name: w.uniqueName(fs.list, folderName(name, sub.root)), Root: sub.root, WS: sub}
+	sub.setFolderScope(w.Scope().ForFolder(f.Name))
 	fs.list = append(fs.list, f)
 	return f, nil
 }

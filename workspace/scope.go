@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"fmt"
+	"log/slog"
 	"path"
 	"slices"
 	"strings"
@@ -95,7 +96,63 @@ func (w *Workspace) SetScope(s Scope) (bool, error) {
 		newSrc = c.src
 	}
 	w.scope.Store(c)
-	return !oldSrc.Equal(newSrc) && !(oldSrc.IsZero() && newSrc.IsZero()), nil
+	changed := !oldSrc.Equal(newSrc) && !(oldSrc.IsZero() && newSrc.IsZero())
+	for _, f := range w.Folders() {
+		if f.WS.setFolderScope(newSrc.ForFolder(f.Name)) {
+			changed = true
+		}
+	}
+	return changed, nil
+}
+
+// setFolderScope sets a folder's part of the workspace's scope and reports
+// whether it changed. The part of a valid scope is valid but for a brace
+// alternative cut at a slash; then the folder is indexed whole, and says so.
+func (w *Workspace) setFolderScope(s Scope) bool {
+	changed, err := w.SetScope(s)
+	if err != nil {
+		slog.Warn("index scope: a pattern does not apply to a workspace folder; the folder is indexed whole", "folder", w.root, "err", err)
+		changed, _ = w.SetScope(Scope{})
+	}
+	return changed
+}
+
+// ForFolder is the part of s that concerns the workspace folder named
+// name, over that folder's own paths. The patterns are written over the
+// workspace's paths, where another folder's begin with its name: a
+// pattern whose first segment matches name applies with that segment
+// taken off (one that is just the name covers the whole folder), one that
+// begins with ** applies as it is, any other names the first folder's
+// files and drops out. When s includes only other folders' files, the
+// result excludes everything.
+func (s Scope) ForFolder(name string) Scope {
+	narrow := func(pats []string) []string {
+		var out []string
+		for _, p := range pats {
+			q := strings.TrimPrefix(path.Clean(strings.TrimSpace(p)), "./")
+			seg, rest, _ := strings.Cut(q, "/")
+			switch {
+			case seg == "**":
+				out = append(out, q)
+			case matchSegment(seg, name):
+				if rest == "" {
+					rest = "**"
+				}
+				out = append(out, rest)
+			}
+		}
+		return out
+	}
+	f := Scope{Include: narrow(s.Include), Exclude: narrow(s.Exclude)}
+	if len(s.Include) > 0 && len(f.Include) == 0 {
+		f.Exclude = []string{"**"}
+	}
+	return f
+}
+
+func matchSegment(pattern, name string) bool {
+	m, err := doublestar.Match(pattern, name)
+	return err == nil && m
 }
 
 // Scope returns the scope in effect.

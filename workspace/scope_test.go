@@ -133,3 +133,61 @@ func TestWatcherFollowsScopeChange(t *testing.T) {
 	os.WriteFile(filepath.Join(root, "b", "z.go"), []byte("package b\n"), 0o644)
 	waitFor("b/z.go", func(c Change) bool { return slices.Contains(c.Paths, "b/z.go") })
 }
+
+// TestScopeForFolder: patterns written over the workspace's paths reach a
+// folder by its name; a folder the include patterns leave out is excluded
+// whole, and a folder added later gets its part at once.
+func TestScopeForFolder(t *testing.T) {
+	for _, tc := range []struct {
+		in   Scope
+		want Scope
+	}{
+		{Scope{}, Scope{}},
+		{Scope{Include: []string{"billing/inv", "services"}}, Scope{Include: []string{"inv"}}},
+		{Scope{Include: []string{"billing"}}, Scope{Include: []string{"**"}}},
+		{Scope{Include: []string{"./billing/"}}, Scope{Include: []string{"**"}}},
+		{Scope{Include: []string{"bill*/**/*.go"}}, Scope{Include: []string{"**/*.go"}}},
+		{Scope{Include: []string{"services"}}, Scope{Exclude: []string{"**"}}},
+		{Scope{Exclude: []string{"**/testdata", "billing/old", "vendor"}}, Scope{Exclude: []string{"**/testdata", "old"}}},
+		{Scope{Include: []string{"**/*.go"}, Exclude: []string{"billing"}}, Scope{Include: []string{"**/*.go"}, Exclude: []string{"**"}}},
+	} {
+		if got := tc.in.ForFolder("billing"); !got.Equal(tc.want) {
+			t.Errorf("%+v.ForFolder(billing) = %+v, want %+v", tc.in, got, tc.want)
+		}
+	}
+
+	first := t.TempDir()
+	base := t.TempDir()
+	for _, f := range []string{"billing/inv/a.go", "billing/old/b.go", "ledger/book/c.go"} {
+		os.MkdirAll(filepath.Join(base, filepath.Dir(f)), 0o755)
+		os.WriteFile(filepath.Join(base, f), []byte("package x\n"), 0o644)
+	}
+	w, err := Open(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	billing, err := w.AddFolder(filepath.Join(base, "billing"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed, err := w.SetScope(Scope{Include: []string{"billing/inv", "src"}})
+	if err != nil || !changed {
+		t.Fatalf("SetScope: %v, %v", changed, err)
+	}
+	if !billing.WS.InScope("inv/a.go") || billing.WS.InScope("old/b.go") {
+		t.Errorf("billing's scope: inv/a.go %v, old/b.go %v", billing.WS.InScope("inv/a.go"), billing.WS.InScope("old/b.go"))
+	}
+	ledger, err := w.AddFolder(filepath.Join(base, "ledger"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ledger.WS.InScope("book/c.go") {
+		t.Error("a folder added later is indexed although index.include names only other folders")
+	}
+	if changed, _ := w.SetScope(Scope{Include: []string{"billing/inv", "src"}}); changed {
+		t.Error("the same scope again reports a change")
+	}
+	if changed, _ := w.SetScope(Scope{Include: []string{"billing/inv", "src", "ledger"}}); !changed || !ledger.WS.InScope("book/c.go") {
+		t.Errorf("including a folder: changed %v, in scope %v", changed, ledger.WS.InScope("book/c.go"))
+	}
+}
