@@ -333,7 +333,18 @@ func (e *Editor) Close(ctx context.Context) error {
 func (e *Editor) Conn() jsonrpc2.Conn { return e.conn }
 
 // Abs returns the absolute path of a workspace-relative path.
-func (e *Editor) Abs(rel string) string { return filepath.Join(e.Root, filepath.FromSlash(rel)) }
+// A path whose first segment names one of Options.Folders is in that
+// folder, as the server names a folder's files.
+func (e *Editor) Abs(rel string) string {
+	if first, rest, ok := strings.Cut(rel, "/"); ok {
+		for _, f := range e.opts.Folders {
+			if filepath.Base(f) == first {
+				return filepath.Join(f, filepath.FromSlash(rest))
+			}
+		}
+	}
+	return filepath.Join(e.Root, filepath.FromSlash(rel))
+}
 
 // URI returns the file URI of a workspace-relative path.
 func (e *Editor) URI(rel string) string { return workspace.FileURI(e.Abs(rel)) }

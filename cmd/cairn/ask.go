@@ -24,7 +24,7 @@ import (
 )
 
 const (
-	askSynopsis     = "cairn ask [--root DIR] --file PATH [--range L1-L2] [--apply] [--apply-protected PATH,...] [--zoekt URL] QUESTION"
+	askSynopsis     = "cairn ask [--root DIR] [--folder DIR]... --file PATH [--range L1-L2] [--apply] [--apply-protected PATH,...] [--zoekt URL] QUESTION"
 	contextSynopsis = "cairn context [--root DIR] --file PATH [--range L1-L2] [--tokens N] [--max-output N] QUESTION"
 )
 
@@ -43,6 +43,8 @@ func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	file := fs.String("file", "", "workspace-relative file the question is about (required)")
 	rng := fs.String("range", "", "selected lines, 1-based inclusive: L1-L2")
 	apply := fs.Bool("apply", false, "write the proposed edits (each with a checkpoint for undo)")
+	var folders folderList
+	fs.Var(&folders, "folder", "another workspace folder (repeatable): a multi-root workspace whose folders' paths begin with the folder's base name")
 	applyProtected := fs.String("apply-protected", "", "comma-separated workspace-relative protected paths (.vscode/settings.json, .github/workflows/ci.yml, ...) whose edits may be proposed; only these")
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
@@ -55,8 +57,11 @@ func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	if err := folders.resolve(); err != nil {
+		return err
+	}
 	if from > 0 {
-		b, err := os.ReadFile(filepath.Join(*root, filepath.FromSlash(*file)))
+		b, err := os.ReadFile(folders.abs(*root, *file))
 		if err != nil {
 			return fmt.Errorf("reading %s: %w", *file, err)
 		}
@@ -92,6 +97,7 @@ func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		edOpts = lspclient.Options{Settings: map[string]any{"approval": map[string]any{"mode": "ask"}, "index": index},
 			Approve: func(msg string, _ []string) string { return confirmNamed(msg, named) }}
 	}
+	edOpts.Folders = folders
 	var waitSaid sync.Once
 	edOpts.Progress = func(kind, text string) {
 		if kind == "report" && strings.HasPrefix(text, "indexing the workspace") {
@@ -315,4 +321,50 @@ func usageSummary(u protocol.Usage) string {
 		fmt.Fprintf(&b, "; cost $%.4f", u.CostUSD)
 	}
 	return b.String()
+}
+
+// folderList is the repeatable --folder flag: workspace folders after the
+// root, each named by its base name as a multi-root editor names them.
+type folderList []string
+
+func (l *folderList) String() string { return strings.Join(*l, ",") }
+
+func (l *folderList) Set(dir string) error {
+	*l = append(*l, dir)
+	return nil
+}
+
+// resolve makes every folder absolute and checks that it is a directory
+// and that no two share a name.
+func (l folderList) resolve() error {
+	names := map[string]string{}
+	for i, dir := range l {
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			return fmt.Errorf("--folder %s: %w", dir, err)
+		}
+		if st, err := os.Stat(abs); err != nil || !st.IsDir() {
+			return fmt.Errorf("--folder %s: not a directory", dir)
+		}
+		name := filepath.Base(abs)
+		if other, ok := names[name]; ok {
+			return fmt.Errorf("--folder %s: its name %q is %s's too; paths could not tell them apart", dir, name, other)
+		}
+		names[name] = dir
+		l[i] = abs
+	}
+	return nil
+}
+
+// abs is the file of workspace path rel: in the folder its first segment
+// names, else under root.
+func (l folderList) abs(root, rel string) string {
+	if first, rest, ok := strings.Cut(rel, "/"); ok {
+		for _, f := range l {
+			if filepath.Base(f) == first {
+				return filepath.Join(f, filepath.FromSlash(rest))
+			}
+		}
+	}
+	return filepath.Join(root, filepath.FromSlash(rel))
 }
