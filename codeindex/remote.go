@@ -11,6 +11,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/cairn-dev/cairn/search"
 )
 
 // ErrUnavailable wraps a remote backend's failure to answer (unreachable,
@@ -204,7 +206,7 @@ func zoektQuery(q Q) (string, error) {
 		}
 		// A glob matches the whole path, or a tail of it starting at a
 		// directory boundary, as the embedded index reads it.
-		re := globRegexp(strings.TrimPrefix(q.Pattern, "./"))
+		re := search.WildcardRegexp(strings.TrimPrefix(q.Pattern, "./"))
 		if strings.HasPrefix(q.Pattern, "*") {
 			return "file:" + zoektString("^"+re+"$"), nil
 		}
@@ -212,25 +214,9 @@ func zoektQuery(q Q) (string, error) {
 	case Lang:
 		return "lang:" + zoektString(q.Name), nil
 	case Sym:
-		return "sym:" + zoektString("(?i)^"+globRegexp(q.Name)+"$"), nil
+		return "sym:" + zoektString("(?i)^"+search.WildcardRegexp(q.Name)+"$"), nil
 	}
 	return "", fmt.Errorf("%w: %s is not supported by the Zoekt backend", ErrBadQuery, q)
-}
-
-// globRegexp is a glob (* any run of characters, ? one) as a regexp.
-func globRegexp(glob string) string {
-	var b strings.Builder
-	for _, r := range glob {
-		switch r {
-		case '*':
-			b.WriteString(".*")
-		case '?':
-			b.WriteString(".")
-		default:
-			b.WriteString(regexp.QuoteMeta(string(r)))
-		}
-	}
-	return b.String()
 }
 
 // zoektString writes s as one Zoekt query value: bare when it is a plain

@@ -11,14 +11,19 @@ import (
 	"github.com/cairn-dev/cairn/workspace"
 )
 
-func TestRootsSearchMapAndRemove(t *testing.T) {
+// newRootsWithBilling is newIndex's workspace with a second folder,
+// billing, holding files, both indexed and ready; closed by the test's end.
+func newRootsWithBilling(t *testing.T, files map[string]string) (*workspace.Workspace, *Roots, workspace.Folder) {
+	t.Helper()
 	ws, primary, state := newIndex(t, false)
 	second := filepath.Join(t.TempDir(), "billing")
-	os.MkdirAll(filepath.Join(second, "inv"), 0o755)
-	os.WriteFile(filepath.Join(second, "inv/invoice.go"), []byte("package inv\n\n// Surcharge is the late payment penalty.\nfunc Surcharge(days int) int { return days * 3 }\n"), 0o644)
+	for f, text := range files {
+		os.MkdirAll(filepath.Join(second, filepath.Dir(f)), 0o755)
+		os.WriteFile(filepath.Join(second, f), []byte(text), 0o644)
+	}
 	r := NewRoots(ws, primary, Options{StateDir: state, Watch: primary.opts.Watch})
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	t.Cleanup(func() { r.Close(); cancel() })
 	r.Start(ctx)
 	f, err := ws.AddFolder(second, "")
 	if err != nil {
@@ -27,13 +32,20 @@ func TestRootsSearchMapAndRemove(t *testing.T) {
 	if err := r.Add(f); err != nil {
 		t.Fatal(err)
 	}
-	wctx, wcancel := context.WithTimeout(ctx, 60*time.Second)
-	defer wcancel()
 	select {
 	case <-r.Ready():
-	case <-wctx.Done():
+	case <-time.After(60 * time.Second):
 		t.Fatal("the folders' indexes never became ready")
 	}
+	return ws, r, f
+}
+
+func TestRootsSearchMapAndRemove(t *testing.T) {
+	ws, r, f := newRootsWithBilling(t, map[string]string{
+		"inv/invoice.go": "package inv\n\n// Surcharge is the late payment penalty.\nfunc Surcharge(days int) int { return days * 3 }\n",
+	})
+	ctx := context.Background()
+	second := f.Root
 	if !searchHas(r, "late payment penalty", "billing/inv/invoice.go")() {
 		out, err := SearchText(ctx, r, "late payment penalty", 5)
 		t.Fatalf("search misses billing/inv/invoice.go: %q %v", out, err)
@@ -92,33 +104,15 @@ func TestRootsSearchMapAndRemove(t *testing.T) {
 	if m := MapText(r, nil, 512); strings.Contains(m, "billing/") {
 		t.Fatalf("a removed folder is still mapped:\n%s", m)
 	}
-	r.Close()
 }
 
 // TestRootsScopeReachesEveryFolder: index.include and index.exclude are
 // written over the workspace's paths; each folder rescans under its part.
 func TestRootsScopeReachesEveryFolder(t *testing.T) {
-	ws, primary, state := newIndex(t, false)
-	second := filepath.Join(t.TempDir(), "billing")
-	for f, text := range map[string]string{
+	ws, r, _ := newRootsWithBilling(t, map[string]string{
 		"inv/invoice.go": "package inv\n\n// Surcharge is the late payment penalty.\nfunc Surcharge(days int) int { return days * 3 }\n",
 		"old/legacy.go":  "package old\n\n// Dunning sends the late payment reminder.\nfunc Dunning() {}\n",
-	} {
-		os.MkdirAll(filepath.Join(second, filepath.Dir(f)), 0o755)
-		os.WriteFile(filepath.Join(second, f), []byte(text), 0o644)
-	}
-	r := NewRoots(ws, primary, Options{StateDir: state, Watch: primary.opts.Watch})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	defer r.Close()
-	r.Start(ctx)
-	f, err := ws.AddFolder(second, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := r.Add(f); err != nil {
-		t.Fatal(err)
-	}
+	})
 	eventually(t, "both billing files searchable", func() bool {
 		return searchHas(r, "late payment", "billing/inv/invoice.go")() && searchHas(r, "late payment", "billing/old/legacy.go")()
 	})

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -325,6 +326,23 @@ func pathFilter(v, prefix string) query.Query {
 		return any[0]
 	}
 	return bleve.NewDisjunctionQuery(any...)
+}
+
+// WildcardRegexp is a wildcard pattern of a path: or sym: filter (* any
+// run of characters, "/" included; ? one character) as a regexp, unanchored.
+func WildcardRegexp(pattern string) string {
+	var b strings.Builder
+	for _, r := range pattern {
+		switch r {
+		case '*':
+			b.WriteString(".*")
+		case '?':
+			b.WriteString(".")
+		default:
+			b.WriteString(regexp.QuoteMeta(string(r)))
+		}
+	}
+	return b.String()
 }
 
 // deriveWildcards returns the wildcard patterns that match a string s

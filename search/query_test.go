@@ -2,27 +2,12 @@ package search
 
 import (
 	"regexp"
-	"strings"
 	"testing"
 )
 
-// wildcardMatches is bleve's wildcard semantics on a whole string: * is
-// any run of characters ("/" included), ? one character.
+// wildcardMatches is bleve's wildcard semantics on a whole string.
 func wildcardMatches(pat, s string) bool {
-	var b strings.Builder
-	b.WriteString("^")
-	for _, r := range pat {
-		switch r {
-		case '*':
-			b.WriteString(".*")
-		case '?':
-			b.WriteString(".")
-		default:
-			b.WriteString(regexp.QuoteMeta(string(r)))
-		}
-	}
-	b.WriteString("$")
-	return regexp.MustCompile(b.String()).MatchString(s)
+	return regexp.MustCompile("^" + WildcardRegexp(pat) + "$").MatchString(s)
 }
 
 // TestDeriveWildcards: the derived patterns match a path exactly when an
