@@ -382,25 +382,36 @@ function M.refresh(s, edit_id, cb)
   end)
 end
 
---- Asks Cairn to redo an edit's conflicting hunks against the current text
---- (cairn.redoHunks): merged where the user's change and Cairn's touch
---- different characters, else asked of the model again.
-function M.redo(edit_id, cb)
+--- Runs command method on edit edit_id (nil: the one M.pick finds) and
+--- hands its result to done(s, edit_id, res, prepared), where prepared is
+--- what prepare(s, edit_id) returned before the request; a missing edit or
+--- a failed request is one message naming verb.
+local function on_edit(edit_id, method, verb, done, prepare)
   local s
   edit_id, s = M.pick(edit_id)
   if not edit_id then
     notify('no proposed edit is waiting')
     return
   end
-  sessions.exec(s, 'cairn.redoHunks', { editId = edit_id }, function(err, res)
+  local prepared = prepare and prepare(s, edit_id)
+  sessions.exec(s, method, { editId = edit_id }, function(err, res)
     if err then
-      notify('redo failed: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      notify(verb .. ' failed: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
       return
     end
+    done(s, edit_id, res, prepared)
+  end)
+end
+
+--- Asks Cairn to redo an edit's conflicting hunks against the current text
+--- (cairn.redoHunks): merged where the user's change and Cairn's touch
+--- different characters, else asked of the model again.
+function M.redo(edit_id, cb)
+  on_edit(edit_id, 'cairn.redoHunks', 'redo', function(s, id, res)
     if type(res) == 'table' and res.reason then
       notify(res.reason, vim.log.levels.WARN)
     end
-    M.refresh(s, edit_id, function()
+    M.refresh(s, id, function()
       if cb then
         cb(res)
       end
@@ -409,55 +420,36 @@ function M.redo(edit_id, cb)
 end
 
 function M.accept(edit_id, cb)
-  local s
-  edit_id, s = M.pick(edit_id)
-  if not edit_id then
-    notify('no proposed edit is waiting')
-    return
-  end
-  local keep = dirty_buffers(edit_uris(s, edit_id))
-  sessions.exec(s, 'cairn.acceptEdit', { editId = edit_id }, function(err, res)
-    if err then
-      notify('accept failed: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
-      return
-    end
+  on_edit(edit_id, 'cairn.acceptEdit', 'accept', function(s, id, res, keep)
     if type(res) ~= 'table' or not res.applied then
       notify('the edit was not applied' .. ((type(res) == 'table' and res.reason) and (': ' .. res.reason) or ''), vim.log.levels.ERROR)
       return
     end
-    local e = s.edits[edit_id] or { tabs = {} }
+    local e = s.edits[id] or { tabs = {} }
     e.state = 'accepted'
-    local files = edit_uris(s, edit_id)
+    local files = edit_uris(s, id)
     M.save_files(files, keep)
-    local what = "Cairn's edit of " .. edit_files(s, edit_id)
+    local what = "Cairn's edit of " .. edit_files(s, id)
     if res.checkpointId then
-      table.insert(s.checkpoints, { checkpointId = res.checkpointId, editId = edit_id, files = files, what = what })
+      table.insert(s.checkpoints, { checkpointId = res.checkpointId, editId = id, files = files, what = what })
     end
-    close_tabs(s, edit_id)
+    close_tabs(s, id)
     answers.append(('\nAccepted %s%s\n'):format(what, res.checkpointId and ' (:CairnUndo restores)' or ''))
     if cb then
       cb(res)
     end
+  end, function(s, id)
+    return dirty_buffers(edit_uris(s, id))
   end)
 end
 
 function M.reject(edit_id, cb)
-  local s
-  edit_id, s = M.pick(edit_id)
-  if not edit_id then
-    notify('no proposed edit is waiting')
-    return
-  end
-  sessions.exec(s, 'cairn.rejectEdit', { editId = edit_id }, function(err)
-    if err then
-      notify('reject failed: ' .. (err.message or ''), vim.log.levels.ERROR)
-      return
+  on_edit(edit_id, 'cairn.rejectEdit', 'reject', function(s, id)
+    if s.edits[id] then
+      s.edits[id].state = 'rejected'
     end
-    if s.edits[edit_id] then
-      s.edits[edit_id].state = 'rejected'
-    end
-    close_tabs(s, edit_id)
-    answers.append(("\nRejected Cairn's edit of %s\n"):format(edit_files(s, edit_id)))
+    close_tabs(s, id)
+    answers.append(("\nRejected Cairn's edit of %s\n"):format(edit_files(s, id)))
     if cb then
       cb()
     end
