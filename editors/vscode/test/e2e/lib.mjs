@@ -164,3 +164,41 @@ export async function palette(page, title) {
     return true;
   });
 }
+
+/**
+ * Opens the workbench of the code-server on port at query (`folder=…` or
+ * `workspace=…`) in a new browser: resolves to { browser, page } once it is
+ * visible. clipboard: let the page read and write the clipboard.
+ */
+export async function openWorkbench(port, query, log, { clipboard = false } = {}) {
+  await waitFor('code-server /healthz', async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, 30000);
+  // Playwright gives the browser a fresh profile under TMPDIR each run.
+  const browser = await launchBrowser();
+  const context = await browser.newContext({ viewport: { width: 1400, height: 860 } });
+  if (clipboard) {
+    // Copy in the chat writes the clipboard through VS Code (navigator.clipboard in the browser).
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: `http://127.0.0.1:${port}` });
+  }
+  const page = await context.newPage();
+  page.on('pageerror', (e) => log('page error:', e.message));
+  // A busy machine serves the workbench slowly: the step deadline, not Playwright's 30 s.
+  await page.goto(`http://127.0.0.1:${port}/?${query}`, { timeout: E.STEP_TIMEOUT * 2 });
+  await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: E.STEP_TIMEOUT });
+  return { browser, page };
+}
+
+/** Opens the file named name through Quick Open, retrying until its tab is active and ready(). */
+export async function quickOpen(page, name, ready = async () => true) {
+  await waitFor(`${name} in an editor`, async () => {
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('F1');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible', timeout: 5000 });
+    await input.fill(name);
+    const row = page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first();
+    await row.waitFor({ state: 'visible', timeout: 3000 });
+    await page.keyboard.press('Enter');
+    await page.locator('.tab.active', { hasText: name }).waitFor({ timeout: 5000 });
+    return ready();
+  });
+}

@@ -8,7 +8,7 @@
 // CHROMIUM, TEST_MODEL).
 import fs from 'node:fs';
 import path from 'node:path';
-import { E, cairnSettings, launchBrowser, logger, palette as paletteOn, startCodeServer, startModel, waitFor, writeSettings } from './lib.mjs';
+import { E, cairnSettings, logger, openWorkbench, palette as paletteOn, quickOpen, startCodeServer, startModel, waitFor, writeSettings } from './lib.mjs';
 
 const { WORK, STEP_TIMEOUT } = E;
 
@@ -66,27 +66,9 @@ const modelRequests = model.requests;
 
 let failed = false;
 try {
-  await waitFor('code-server /healthz', async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, 30000);
-  browser = await launchBrowser();
-  const context = await browser.newContext({ viewport: { width: 1400, height: 860 } });
-  page = await context.newPage();
-  page.on('pageerror', (e) => log('page error:', e.message));
-  await page.goto(`http://127.0.0.1:${port}/?workspace=${encodeURIComponent(workspaceFile)}`);
-  await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
+  ({ browser, page } = await openWorkbench(port, `workspace=${encodeURIComponent(workspaceFile)}`, log));
   log('ok - workbench loaded with two folders');
-
-  await waitFor('main.go in an editor', async () => {
-    await page.keyboard.press('Escape');
-    await page.keyboard.press('F1');
-    const input = page.locator('.quick-input-widget input');
-    await input.waitFor({ state: 'visible', timeout: 5000 });
-    await input.fill('main.go');
-    const row = page.locator('.quick-input-list .monaco-list-row', { hasText: 'main.go' }).first();
-    await row.waitFor({ state: 'visible', timeout: 3000 });
-    await page.keyboard.press('Enter');
-    await page.locator('.tab.active', { hasText: 'main.go' }).waitFor({ timeout: 5000 });
-    return true;
-  });
+  await quickOpen(page, 'main.go');
   await palette('Cairn: Show Chat');
   await page.locator('.statusbar-item', { hasText: 'Cairn: openai/test-model' }).first().waitFor({ timeout: STEP_TIMEOUT });
   log('ok - Cairn server running');

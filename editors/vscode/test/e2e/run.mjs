@@ -14,7 +14,7 @@
 // (editors/test-model.mjs).
 import fs from 'node:fs';
 import path from 'node:path';
-import { E, launchBrowser, logger, palette as paletteOn, startCodeServer, startModel, waitFor, writeSettings, cairnSettings as settingsFor } from './lib.mjs';
+import { E, logger, openWorkbench, palette as paletteOn, quickOpen, startCodeServer, startModel, waitFor, writeSettings, cairnSettings as settingsFor } from './lib.mjs';
 
 const { CAIRN_BIN, WORK, SHOTS, STEP_TIMEOUT } = E;
 
@@ -139,32 +139,9 @@ function ok(what) {
   log('ok -', what);
 }
 try {
-  await waitFor('code-server /healthz', async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, 30000);
-  // Playwright gives the browser a fresh profile under TMPDIR each run.
-  browser = await launchBrowser();
-  const context = await browser.newContext({ viewport: { width: 1400, height: 860 } });
-  // Copy in the chat writes the clipboard through VS Code (navigator.clipboard in the browser).
-  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: `http://127.0.0.1:${port}` });
-  page = await context.newPage();
-  page.on('pageerror', (e) => log('page error:', e.message));
-  // A busy machine serves the workbench slowly: the step deadline, not Playwright's 30 s.
-  await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(dirs.ws)}`, { timeout: STEP_TIMEOUT * 2 });
-  await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
+  ({ browser, page } = await openWorkbench(port, `folder=${encodeURIComponent(dirs.ws)}`, log, { clipboard: true }));
   ok('workbench loaded');
-
-  // Open hello.go through Quick Open.
-  await waitFor('hello.go in an editor', async () => {
-    await page.keyboard.press('Escape');
-    await page.keyboard.press('F1');
-    const input = page.locator('.quick-input-widget input');
-    await input.waitFor({ state: 'visible', timeout: 5000 });
-    await input.fill('hello.go');
-    const row = page.locator('.quick-input-list .monaco-list-row', { hasText: 'hello.go' }).first();
-    await row.waitFor({ state: 'visible', timeout: 3000 });
-    await page.keyboard.press('Enter');
-    await page.locator('.tab.active', { hasText: 'hello.go' }).waitFor({ timeout: 5000 });
-    return (await editorText()).includes('fmt.Println("Hello")');
-  });
+  await quickOpen(page, 'hello.go', async () => (await editorText()).includes('fmt.Println("Hello")'));
   ok('hello.go open');
 
   // The extension activates when used (its commands, its chat view) or where
