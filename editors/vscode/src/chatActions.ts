@@ -14,8 +14,11 @@ export async function onChatAction(a: ChatAction): Promise<void> {
   switch (a.type) {
     case 'ask': {
       const anchor = app.chat.anchor(a.threadId);
-      const editor = vscode.window.activeTextEditor;
-      const uri = anchor?.uri ?? (editor?.document.uri.scheme === 'file' ? editor.document.uri.toString() : undefined);
+      const active = vscode.window.activeTextEditor;
+      const editor = active?.document.uri.scheme === 'file' ? active : undefined;
+      // Focus in the chat or in a non-text editor (Settings): the file the
+      // user last worked in, without a selection.
+      const uri = anchor?.uri ?? editor?.document.uri.toString() ?? (app.lastFile ?? openFileTab())?.toString();
       if (!uri) throw new Error('open a file first: a question is asked about a file.');
       await ask(a.question, uri, a.threadId ? undefined : (editor && !editor.selection.isEmpty ? lspRange(editor.selection) : undefined), a.threadId);
       return;
@@ -98,6 +101,17 @@ async function applyCode(code: string, runId?: string): Promise<void> {
   // A fenced block ends with a newline; a selection that does not keeps its own end.
   const newText = code.endsWith('\n') && !r.isEmpty && !doc.getText(r).endsWith('\n') ? code.slice(0, -1) : code;
   await exec('cairn.proposeEdit', { uri, range, newText, threadId: run?.threadId });
+}
+
+/** A file open in a tab of the active editor group (the active tab first), else of any group. */
+function openFileTab(): vscode.Uri | undefined {
+  const groups = [vscode.window.tabGroups.activeTabGroup, ...vscode.window.tabGroups.all];
+  for (const g of groups) {
+    for (const t of [g.activeTab, ...g.tabs]) {
+      if (t?.input instanceof vscode.TabInputText && t.input.uri.scheme === 'file') return t.input.uri;
+    }
+  }
+  return undefined;
 }
 
 /** Fills the chat's model picker (cairn.models); the setting's model when the server lists none. */

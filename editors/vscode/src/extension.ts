@@ -64,6 +64,11 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
   registerReview(ctx);
   registerReports(ctx);
   ctx.subscriptions.push(vscode.workspace.onDidChangeConfiguration((e) => onConfigChange(e)));
+  const noteFile = (e: vscode.TextEditor | undefined) => {
+    if (e?.document.uri.scheme === 'file') app.lastFile = e.document.uri;
+  };
+  noteFile(vscode.window.activeTextEditor);
+  ctx.subscriptions.push(vscode.window.onDidChangeActiveTextEditor(noteFile));
 
   const reg = (id: string, fn: (...args: any[]) => unknown) =>
     ctx.subscriptions.push(vscode.commands.registerCommand(id, async (...args: any[]) => {

@@ -24,6 +24,11 @@ class Shared {
   /** Accepted edits, newest last: what "Undo Last Accepted Edit" takes back. */
   readonly checkpoints: Checkpoint[] = [];
   readonly chat = new ChatModel();
+  /**
+   * The file the user last had in a text editor: what a chat question is
+   * about when the focus is elsewhere (the chat, Settings, a terminal).
+   */
+  lastFile: vscode.Uri | undefined;
   readonly proposedChanged = new vscode.EventEmitter<vscode.Uri>();
   readonly lensesChanged = new vscode.EventEmitter<void>();
 }

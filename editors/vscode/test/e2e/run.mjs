@@ -54,6 +54,8 @@ const TURNS = [
   { text: 'Answered on the retry.', wantKey: 'sk-e2e-secret-key' },
   // 10: an approval the user never answers: cancelling the run denies it
   { toolCalls: [{ name: 'run_command', arguments: { command: 'curl -s http://127.0.0.1:9/never' } }] },
+  // 11: the first question after the model picker's switch
+  { text: 'Answered by the picked model.' },
 ];
 
 const log = logger('e2e');
@@ -653,7 +655,15 @@ try {
     const wsSettings = JSON.parse(fs.readFileSync(path.join(dirs.ws, '.vscode', 'settings.json'), 'utf8'));
     if (wsSettings['cairn.model.name'] !== 'test-model-b') throw new Error(`workspace settings: ${JSON.stringify(wsSettings)}`);
     await waitFor('the picker on the new model', async () => (await sel.inputValue()) === 'test-model-b');
-    ok('the chat\'s model picker lists the endpoint\'s models and sets this workspace\'s model');
+    // The next question is asked of the model picked.
+    const input = f.locator('#input');
+    await input.click();
+    await input.fill('Which model answers?');
+    await input.press('Enter');
+    await waitFor('the answer after the switch', async () => (await chatText()).includes('Answered by the picked model.'));
+    const last = modelRequests().at(-1);
+    if (last.model !== 'test-model-b') throw new Error(`the question after the switch asked ${last.model}`);
+    ok('the chat\'s model picker lists the endpoint\'s models and sets this workspace\'s model; the next question asks it');
   }
 } catch (err) {
   failed = true;
