@@ -143,6 +143,7 @@ type fileFacts struct {
 	internal     bool // isInternal
 	experimental bool // isExperimental
 	depth        int  // directory levels below the workspace root
+	dirPackage   bool // the language makes each directory its own package (isDirPackage)
 	defs         []defFacts
 	scored       int // definitions a ranking scores (not local, not an overload)
 	exports      int // names its export lists name (Ref.Export)
@@ -170,6 +171,7 @@ func computeFacts(t *FileTags, ids, same []int32) *fileFacts {
 		internal:     isInternal(t.Path),
 		experimental: isExperimental(t),
 		depth:        strings.Count(t.Path, "/"),
+		dirPackage:   isDirPackage(t.Language),
 		defs:         make([]defFacts, len(ids)),
 	}
 	for i := range t.Refs {
@@ -210,9 +212,13 @@ func computeFacts(t *FileTags, ids, same []int32) *fileFacts {
 		}
 		df.kept = same[di]
 		if df.kept > 1 {
+			// A constructor named after its class (Java's, C#'s) shares
+			// the class's flow without dividing it: a use of the name is a
+			// use of the class, whichever the map shows.
+			ctor := isConstructor(def)
 			df.kept = 0
 			for j := range ids {
-				if ids[j] == id && !overload(t, ids, j) {
+				if ids[j] == id && !overload(t, ids, j) && isConstructor(&t.Defs[j]) == ctor {
 					df.kept++
 				}
 			}
@@ -220,6 +226,15 @@ func computeFacts(t *FileTags, ids, same []int32) *fileFacts {
 	}
 	return f
 }
+
+// isDirPackage reports a language whose directories are packages of their
+// own: in Java, java/util/function is the package java.util.function, not
+// part of java.util, so below the shallowest directory a file belongs to
+// another package than the one the map is of.
+func isDirPackage(lang string) bool { return lang == "java" }
+
+// isConstructor reports a constructor named after its class.
+func isConstructor(d *Def) bool { return d.Kind == "constructor" && d.Name == d.Scope }
 
 // overload reports whether definition di repeats the name and scope of an
 // earlier definition of its file (TypeScript overload signatures, Python

@@ -111,25 +111,27 @@ import (
 // (visibility.go: Java public, Rust pub, C static, Ruby private). The
 // definitions of Focus.Known files are left out: the prompt holds them.
 const (
-	damping         = 0.85
-	maxIterations   = 100
-	tolerance       = 1e-4 // L1 change of the rank vector (sums to 1) that ends the iteration: a smaller one costs iterations without changing the top of the map
-	focusBoost      = 10.0
-	specificBoost   = 3.0
-	shortPenalty    = 0.3
-	privatePenalty  = 0.3
-	baselineShare   = 0.01
-	defFocusBoost   = 2.0
-	ubiquityShare   = 0.05
-	fixturePenalty  = 0.1
-	selfRefFactor   = 0.3
-	testPenalty     = 0.1
-	internalFactor  = 0.3
-	apiBoost        = 3.0
-	nestFactor      = 0.6
-	declaredBoost   = 10.0
-	internalsFactor = 0.1
-	entryBoost      = 3.0
+	damping          = 0.85
+	maxIterations    = 100
+	tolerance        = 1e-4 // L1 change of the rank vector (sums to 1) that ends the iteration: a smaller one costs iterations without changing the top of the map
+	focusBoost       = 10.0
+	specificBoost    = 3.0
+	shortPenalty     = 0.3
+	privatePenalty   = 0.3
+	baselineShare    = 0.01
+	defFocusBoost    = 2.0
+	ubiquityShare    = 0.05
+	fixturePenalty   = 0.1
+	selfRefFactor    = 0.3
+	testPenalty      = 0.1
+	internalFactor   = 0.3
+	apiBoost         = 3.0
+	nestFactor       = 0.6
+	declaredBoost    = 10.0
+	internalsFactor  = 0.1
+	entryBoost       = 3.0
+	subpackageFactor = 0.2
+	memberShare      = 0
 )
 
 // Focus is what the question is about. All fields are optional.

@@ -1,6 +1,7 @@
 package repomap
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"sync"
@@ -25,12 +26,16 @@ func (g *graph) scoreInto(out []rankedDef, focus Focus, pr, mass []float64, focu
 		base := pr[fi] * baselineShare / float64(len(t.Defs))
 		fileFactor := sf.fileFactor(g.facts[fi])
 		defs := x.defs[x.fileStart[fi]:x.fileStart[fi+1]]
+		first := len(out)
 		for i := range defs {
 			d := &defs[i]
 			s := base + d.flowIn(x, mass)
 			s = sf.defFactor(s, d, focusIdent[d.id])
 			s *= fileFactor
 			out = append(out, rankedDef{file: int32(fi), def: d.def, score: s})
+		}
+		if sf.unfocused && x.hasMembers[fi] {
+			sf.rankMembers(defs, out[first:])
 		}
 	}
 	return out
@@ -84,7 +89,11 @@ func (sf *scoreFocus) fileFactor(facts *fileFacts) float64 {
 		f *= fixturePenalty
 	}
 	if sf.unfocused {
-		f *= math.Pow(nestFactor, float64(facts.depth-sf.minDepth))
+		nest := nestFactor
+		if facts.dirPackage {
+			nest = subpackageFactor
+		}
+		f *= math.Pow(nest, float64(facts.depth-sf.minDepth))
 	}
 	return f
 }
@@ -136,6 +145,35 @@ func (sf *scoreFocus) defFactor(s float64, d *scoreDef, focusName bool) float64 
 	return s
 }
 
+// rankMembers lifts the public members of each public type of one file
+// toward the type: what a package offers is its types and what they do
+// (HashMap's get and insert, HttpClient's send), however few uses inside
+// the package reach a method. The type's members are taken in the order of
+// their own scores, and the i-th gets memberShare·2^-i of the type's score:
+// its leading members come with it, the rest keep their own rank (a type
+// with fifty methods does not fill the map before the next type). Parents
+// come before their members, so a nested type passes on what it got.
+func (sf *scoreFocus) rankMembers(defs []scoreDef, out []rankedDef) {
+	var sib []int
+	for p := range defs {
+		if defs[p].members == 0 {
+			continue
+		}
+		sib = sib[:0]
+		for i := p + 1; i < len(defs); i++ {
+			if defs[i].parent == int32(p) {
+				sib = append(sib, i)
+			}
+		}
+		slices.SortStableFunc(sib, func(a, b int) int { return cmp.Compare(out[b].score, out[a].score) })
+		share := memberShare * out[p].score
+		for _, i := range sib {
+			out[i].score += share
+			share /= 2
+		}
+	}
+}
+
 // scoreIndex is what score needs of each definition it scores that no
 // focus changes, in the order it scores them (by file, then definition):
 // made once per graph, on its first ranking, so that scoring a new focus
@@ -146,6 +184,8 @@ type scoreIndex struct {
 	fileStart []int32 // file f's definitions are defs[fileStart[f]:fileStart[f+1]]
 	defs      []scoreDef
 	quals     []scoreQual
+	// hasMembers: per file, some definition has public members (parent).
+	hasMembers []bool
 }
 
 // scoreDef is one scored definition: the flow into it is the mass of its
@@ -160,6 +200,11 @@ type scoreDef struct {
 	kept           int32 // defFacts.kept
 	uses           int32 // files referring to the name or its forms that resolve here
 	flags          uint8 // factAPI, factEntry, scoreDeclared
+	// parent is the index (among its file's scored definitions) of the
+	// API type a public member belongs to, -1 for none; members is how
+	// many public members a type has.
+	parent  int32
+	members int32
 }
 
 type scoreQual struct{ slot, definers int32 }
@@ -171,6 +216,7 @@ func (g *graph) scoreIndex() *scoreIndex {
 	x := g.scoreIx
 	x.once.Do(func() {
 		x.fileStart = make([]int32, len(g.tags)+1)
+		x.hasMembers = make([]bool, len(g.tags))
 		x.defs = make([]scoreDef, 0, g.numDefs)
 		for fi := range g.tags {
 			x.fileStart[fi] = int32(len(x.defs))
@@ -184,7 +230,7 @@ func (g *graph) scoreIndex() *scoreIndex {
 					continue // one line per name: the first overload stands for the rest
 				}
 				member := df.flags&factMember != 0
-				d := scoreDef{def: int32(di), id: id, slot: -1, definers: g.defStart[id+1] - g.defStart[id],
+				d := scoreDef{def: int32(di), id: id, slot: -1, parent: -1, definers: g.defStart[id+1] - g.defStart[id],
 					kept: df.kept, uses: g.refFiles[id], flags: df.flags & (factAPI | factEntry)}
 				if k := g.slot[id]; int(k) < g.referenced {
 					d.slot = k
@@ -208,8 +254,52 @@ func (g *graph) scoreIndex() *scoreIndex {
 				d.qualHi = int32(len(x.quals))
 				x.defs = append(x.defs, d)
 			}
+			x.hasMembers[fi] = g.linkMembers(fi, x.defs[x.fileStart[fi]:])
 		}
 		x.fileStart[len(g.tags)] = int32(len(x.defs))
 	})
 	return x
+}
+
+// linkMembers sets parent and members on a file's scored definitions and
+// reports whether any has a parent: a public member's parent is the public
+// class, struct, trait, interface, enum or module of its file named as its
+// Scope that encloses it, or for a Rust impl's items the type of the file
+// the impl is for (not a trait impl's: those are the trait's API).
+func (g *graph) linkMembers(fi int, defs []scoreDef) bool {
+	t := g.tags[fi]
+	any := false
+	for i := range defs {
+		d := &t.Defs[defs[i].def]
+		if d.Scope == "" || defs[i].flags&factAPI == 0 || inTraitImpl(t, d) {
+			continue
+		}
+		for j := i - 1; j >= 0; j-- {
+			c := &t.Defs[defs[j].def]
+			if c.Name != d.Scope || !containerKinds[c.Kind] || c.Depth >= d.Depth {
+				continue
+			}
+			if defs[j].flags&factAPI != 0 && (c.Line <= d.Line && d.EndLine <= c.EndLine || c.Depth == 0) {
+				defs[i].parent = int32(j)
+				defs[j].members++
+				any = true
+			}
+			break
+		}
+	}
+	return any
+}
+
+// inTraitImpl reports a Rust item of an `impl Trait for Type` block.
+func inTraitImpl(t *FileTags, d *Def) bool {
+	if t.Language != "rust" {
+		return false
+	}
+	for i := range t.Scopes {
+		s := &t.Scopes[i]
+		if s.Depth == d.Depth-1 && s.Line <= d.Line && d.EndLine <= s.EndLine {
+			return hasWord([]byte(s.Signature), "for")
+		}
+	}
+	return false
 }
