@@ -146,6 +146,7 @@ type fileFacts struct {
 	dirPackage   bool // the language makes each directory its own package (isDirPackage)
 	defs         []defFacts
 	scored       int // definitions a ranking scores (not local, not an overload)
+	api          int // of those, API (factAPI)
 	exports      int // names its export lists name (Ref.Export)
 }
 
@@ -160,6 +161,7 @@ const (
 	factMember               // isMember
 	factOverload             // overload: the first definition of the name and scope stands for it
 	factEntry                // isEntry
+	factCtor                 // isConstructor
 )
 
 // computeFacts derives a file's fileFacts from its tags and definition
@@ -204,11 +206,17 @@ func computeFacts(t *FileTags, ids, same []int32) *fileFacts {
 		if isEntry(def) {
 			df.flags |= factEntry
 		}
+		if isConstructor(def) {
+			df.flags |= factCtor
+		}
 		if same[di] > 1 && overload(t, ids, di) {
 			df.flags |= factOverload
 		}
 		if df.flags&factOverload == 0 {
 			f.scored++
+			if df.flags&factAPI != 0 {
+				f.api++
+			}
 		}
 		df.kept = same[di]
 		if df.kept > 1 {

@@ -131,7 +131,6 @@ const (
 	internalsFactor  = 0.1
 	entryBoost       = 3.0
 	subpackageFactor = 0.2
-	memberShare      = 0
 )
 
 // Focus is what the question is about. All fields are optional.

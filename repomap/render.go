@@ -126,7 +126,7 @@ func (rd *renderer) defItem(t *FileTags, d *Def) item {
 	it := item{d.NameLine, d.Depth, d.Signature}
 	if rd.compact {
 		it.sig = compactSignature(t.Language, d.Kind, it.sig)
-		if len(it.sig) > longParams {
+		if len(it.sig) > longParams || openParams(it.sig) {
 			switch d.Kind {
 			case "function", "method", "constructor":
 				it.sig = elideParams(it.sig, d.Name)
@@ -139,6 +139,21 @@ func (rd *renderer) defItem(t *FileTags, d *Def) item {
 // longParams is the length past which an overview's function line drops
 // its parameters (elideParams).
 const longParams = 60
+
+// openParams reports a line whose last parenthesis opened is not closed
+// on it: a parameter list continued on the next lines (C's prototypes).
+func openParams(sig string) bool {
+	depth := 0
+	for i := 0; i < len(sig); i++ {
+		switch sig[i] {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		}
+	}
+	return depth > 0
+}
 
 // elideParams replaces the parameter list that follows name in a function
 // line with "…" ("int __wake_up(struct wait_queue_head *wq_head, unsigned
@@ -230,6 +245,16 @@ func cutHeritage(lang, sig string) string {
 					return sig[:i] + " {"
 				}
 				return sig[:i]
+			}
+		}
+	case "java", "csharp":
+		for _, kw := range []string{" extends ", " implements ", " : "} {
+			if i := strings.Index(sig, kw); i > 0 && (kw != " : " || lang == "csharp") {
+				sig = sig[:i]
+				if !strings.HasSuffix(sig, "{") {
+					sig += " {"
+				}
+				return sig
 			}
 		}
 	case "python":

@@ -1,9 +1,9 @@
 package repomap
 
 import (
-	"cmp"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -24,18 +24,20 @@ func (g *graph) scoreInto(out []rankedDef, focus Focus, pr, mass []float64, focu
 			continue // the prompt holds this file already
 		}
 		base := pr[fi] * baselineShare / float64(len(t.Defs))
+		if sf.unfocused && g.facts[fi].api > 0 {
+			// With no focus the file's share goes to what it offers: a
+			// large file's entry points are not starved by its hundreds
+			// of static helpers (the scheduler's core.c).
+			base = pr[fi] * baselineShare / float64(g.facts[fi].api)
+		}
 		fileFactor := sf.fileFactor(g.facts[fi])
 		defs := x.defs[x.fileStart[fi]:x.fileStart[fi+1]]
-		first := len(out)
 		for i := range defs {
 			d := &defs[i]
 			s := base + d.flowIn(x, mass)
 			s = sf.defFactor(s, d, focusIdent[d.id])
 			s *= fileFactor
 			out = append(out, rankedDef{file: int32(fi), def: d.def, score: s})
-		}
-		if sf.unfocused && x.hasMembers[fi] {
-			sf.rankMembers(defs, out[first:])
 		}
 	}
 	return out
@@ -137,41 +139,17 @@ func (sf *scoreFocus) defFactor(s float64, d *scoreDef, focusName bool) float64 
 	} else if sf.unfocused {
 		s *= internalsFactor
 	}
+	if sf.unfocused && d.flags&(scoreDeclaredElsewhere|factCtor) != 0 {
+		// One line per name in an overview: the header's declaration
+		// stands for a C definition, the class line for its constructors.
+		s *= internalsFactor
+	}
 	if sf.unfocused {
 		// How widely the name is used: a package's entry points are
 		// used from many files, each with a small share of its rank.
 		s *= 1 + math.Log2(1+float64(d.uses))
 	}
 	return s
-}
-
-// rankMembers lifts the public members of each public type of one file
-// toward the type: what a package offers is its types and what they do
-// (HashMap's get and insert, HttpClient's send), however few uses inside
-// the package reach a method. The type's members are taken in the order of
-// their own scores, and the i-th gets memberShare·2^-i of the type's score:
-// its leading members come with it, the rest keep their own rank (a type
-// with fifty methods does not fill the map before the next type). Parents
-// come before their members, so a nested type passes on what it got.
-func (sf *scoreFocus) rankMembers(defs []scoreDef, out []rankedDef) {
-	var sib []int
-	for p := range defs {
-		if defs[p].members == 0 {
-			continue
-		}
-		sib = sib[:0]
-		for i := p + 1; i < len(defs); i++ {
-			if defs[i].parent == int32(p) {
-				sib = append(sib, i)
-			}
-		}
-		slices.SortStableFunc(sib, func(a, b int) int { return cmp.Compare(out[b].score, out[a].score) })
-		share := memberShare * out[p].score
-		for _, i := range sib {
-			out[i].score += share
-			share /= 2
-		}
-	}
 }
 
 // scoreIndex is what score needs of each definition it scores that no
@@ -184,8 +162,6 @@ type scoreIndex struct {
 	fileStart []int32 // file f's definitions are defs[fileStart[f]:fileStart[f+1]]
 	defs      []scoreDef
 	quals     []scoreQual
-	// hasMembers: per file, some definition has public members (parent).
-	hasMembers []bool
 }
 
 // scoreDef is one scored definition: the flow into it is the mass of its
@@ -199,12 +175,7 @@ type scoreDef struct {
 	qualLo, qualHi int32
 	kept           int32 // defFacts.kept
 	uses           int32 // files referring to the name or its forms that resolve here
-	flags          uint8 // factAPI, factEntry, scoreDeclared
-	// parent is the index (among its file's scored definitions) of the
-	// API type a public member belongs to, -1 for none; members is how
-	// many public members a type has.
-	parent  int32
-	members int32
+	flags          uint8 // factAPI, factEntry, factCtor, scoreDeclared, scoreDeclaredElsewhere
 }
 
 type scoreQual struct{ slot, definers int32 }
@@ -212,11 +183,15 @@ type scoreQual struct{ slot, definers int32 }
 // scoreDeclared marks API that an export list names (and is no member).
 const scoreDeclared = 1 << 7
 
+// scoreDeclaredElsewhere marks a C definition whose header declaration
+// the map shows instead when nothing is focused: the header is where a
+// reader of the interface looks, and one line per name is enough.
+const scoreDeclaredElsewhere = 1 << 6
+
 func (g *graph) scoreIndex() *scoreIndex {
 	x := g.scoreIx
 	x.once.Do(func() {
 		x.fileStart = make([]int32, len(g.tags)+1)
-		x.hasMembers = make([]bool, len(g.tags))
 		x.defs = make([]scoreDef, 0, g.numDefs)
 		for fi := range g.tags {
 			x.fileStart[fi] = int32(len(x.defs))
@@ -230,13 +205,16 @@ func (g *graph) scoreIndex() *scoreIndex {
 					continue // one line per name: the first overload stands for the rest
 				}
 				member := df.flags&factMember != 0
-				d := scoreDef{def: int32(di), id: id, slot: -1, parent: -1, definers: g.defStart[id+1] - g.defStart[id],
-					kept: df.kept, uses: g.refFiles[id], flags: df.flags & (factAPI | factEntry)}
+				d := scoreDef{def: int32(di), id: id, slot: -1, definers: g.defStart[id+1] - g.defStart[id],
+					kept: df.kept, uses: g.refFiles[id], flags: df.flags & (factAPI | factEntry | factCtor)}
 				if k := g.slot[id]; int(k) < g.referenced {
 					d.slot = k
 				}
 				if g.declared[id] && !member {
 					d.flags |= scoreDeclared
+				}
+				if g.cDeclared != nil && g.cDeclared[id] && !strings.HasSuffix(g.files[fi], ".h") {
+					d.flags |= scoreDeclaredElsewhere
 				}
 				d.qualLo = int32(len(x.quals))
 				for _, q := range g.qualifiedOf(id) {
@@ -254,52 +232,8 @@ func (g *graph) scoreIndex() *scoreIndex {
 				d.qualHi = int32(len(x.quals))
 				x.defs = append(x.defs, d)
 			}
-			x.hasMembers[fi] = g.linkMembers(fi, x.defs[x.fileStart[fi]:])
 		}
 		x.fileStart[len(g.tags)] = int32(len(x.defs))
 	})
 	return x
-}
-
-// linkMembers sets parent and members on a file's scored definitions and
-// reports whether any has a parent: a public member's parent is the public
-// class, struct, trait, interface, enum or module of its file named as its
-// Scope that encloses it, or for a Rust impl's items the type of the file
-// the impl is for (not a trait impl's: those are the trait's API).
-func (g *graph) linkMembers(fi int, defs []scoreDef) bool {
-	t := g.tags[fi]
-	any := false
-	for i := range defs {
-		d := &t.Defs[defs[i].def]
-		if d.Scope == "" || defs[i].flags&factAPI == 0 || inTraitImpl(t, d) {
-			continue
-		}
-		for j := i - 1; j >= 0; j-- {
-			c := &t.Defs[defs[j].def]
-			if c.Name != d.Scope || !containerKinds[c.Kind] || c.Depth >= d.Depth {
-				continue
-			}
-			if defs[j].flags&factAPI != 0 && (c.Line <= d.Line && d.EndLine <= c.EndLine || c.Depth == 0) {
-				defs[i].parent = int32(j)
-				defs[j].members++
-				any = true
-			}
-			break
-		}
-	}
-	return any
-}
-
-// inTraitImpl reports a Rust item of an `impl Trait for Type` block.
-func inTraitImpl(t *FileTags, d *Def) bool {
-	if t.Language != "rust" {
-		return false
-	}
-	for i := range t.Scopes {
-		s := &t.Scopes[i]
-		if s.Depth == d.Depth-1 && s.Line <= d.Line && d.EndLine <= s.EndLine {
-			return hasWord([]byte(s.Signature), "for")
-		}
-	}
-	return false
 }
