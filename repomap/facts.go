@@ -97,7 +97,15 @@ func unlisted(t *FileTags, exported map[string]bool, d *Def) bool {
 // isEntry reports a package-level definition (a function, type, variable
 // or class with no enclosing scope): with API, an entry point of the
 // package rather than a member of one.
-func isEntry(d *Def) bool { return d.Scope == "" && d.TopLevel }
+//
+// A Ruby class or module is an entry point at any nesting: Ruby namespaces
+// by nesting modules, so Net::HTTP is net/http's own top-level class.
+func isEntry(lang string, d *Def) bool {
+	if lang == "ruby" && (d.Kind == "class" || d.Kind == "module") {
+		return true
+	}
+	return d.Scope == "" && d.TopLevel
+}
 
 // isExperimental reports a Go file built only with a GOEXPERIMENT on
 // (//go:build goexperiment.jsonv2): not part of the package as the default
@@ -203,7 +211,7 @@ func computeFacts(t *FileTags, ids, same []int32) *fileFacts {
 		if isMember(t.Language, def) {
 			df.flags |= factMember
 		}
-		if isEntry(def) {
+		if isEntry(t.Language, def) {
 			df.flags |= factEntry
 		}
 		if isConstructor(def) {
