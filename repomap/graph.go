@@ -46,7 +46,7 @@ type graph struct {
 	// name resolves.
 	qualStart []int32
 	qualList  []int32
-	declared  []bool // per ident: named by some export list, or a C name a header declares (cDeclared)
+	declared  []bool // per ident: named by some export list
 	// cDeclared, per ident: a C function or variable a header declares and
 	// a .c file defines (not static): the library's interface, as its
 	// users see it through #include.
@@ -182,9 +182,10 @@ func (g *graph) markDeclared(st *symtab, entries []*entry) {
 			}
 		}
 	}
-	// In C a header is the export list: a function or variable it
+	// In C a header is an export list too: a function or variable it
 	// declares and some .c file defines without static is what the
-	// header's includers call.
+	// header's includers call (weaker than an explicit export list:
+	// EXPORT_SYMBOL picks, among them, what leaves the subsystem).
 	var inHeader, inSource []bool
 	for fi, e := range entries {
 		if e.Tags.Language != "c" {
@@ -213,7 +214,7 @@ func (g *graph) markDeclared(st *symtab, entries []*entry) {
 	g.cDeclared = make([]bool, len(g.idents))
 	for id := range inHeader {
 		if inHeader[id] && inSource[id] {
-			g.declared[id], g.cDeclared[id] = true, true
+			g.cDeclared[id] = true
 		}
 	}
 }

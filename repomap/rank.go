@@ -131,6 +131,7 @@ const (
 	internalsFactor  = 0.1
 	entryBoost       = 3.0
 	subpackageFactor = 0.2
+	headerBoost      = 3.0
 )
 
 // Focus is what the question is about. All fields are optional.

@@ -167,7 +167,7 @@ func newRefGraph(files []string, tags []*FileTags, rootName string) *refGraph {
 	}
 	for n := range inHeader {
 		if inSource[n] {
-			rg.declared[n], rg.cDeclared[n] = true, true
+			rg.cDeclared[n] = true
 		}
 	}
 	// The edges.
@@ -520,6 +520,8 @@ func (rg *refGraph) scores(focus Focus, pr []float64, mass map[refName]float64, 
 				s *= apiBoost
 				if unfocused && rg.declared[d.Name] && !method {
 					s *= declaredBoost
+				} else if unfocused && rg.cDeclared[d.Name] && !method {
+					s *= headerBoost
 				}
 				if unfocused && isEntry(t.Language, d) {
 					s *= entryBoost

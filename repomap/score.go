@@ -132,6 +132,8 @@ func (sf *scoreFocus) defFactor(s float64, d *scoreDef, focusName bool) float64 
 		s *= apiBoost
 		if sf.unfocused && d.flags&scoreDeclared != 0 {
 			s *= declaredBoost
+		} else if sf.unfocused && d.flags&scoreHeaderDeclared != 0 {
+			s *= headerBoost
 		}
 		if sf.unfocused && d.flags&factEntry != 0 {
 			s *= entryBoost
@@ -175,7 +177,7 @@ type scoreDef struct {
 	qualLo, qualHi int32
 	kept           int32 // defFacts.kept
 	uses           int32 // files referring to the name or its forms that resolve here
-	flags          uint8 // factAPI, factEntry, factCtor, scoreDeclared, scoreDeclaredElsewhere
+	flags          uint8 // factAPI, factEntry, factCtor, scoreDeclared, scoreHeaderDeclared, scoreDeclaredElsewhere
 }
 
 type scoreQual struct{ slot, definers int32 }
@@ -187,6 +189,10 @@ const scoreDeclared = 1 << 7
 // the map shows instead when nothing is focused: the header is where a
 // reader of the interface looks, and one line per name is enough.
 const scoreDeclaredElsewhere = 1 << 6
+
+// scoreHeaderDeclared marks a C function or variable a header declares and
+// a .c file defines (graph.cDeclared).
+const scoreHeaderDeclared = 1 << 5
 
 func (g *graph) scoreIndex() *scoreIndex {
 	x := g.scoreIx
@@ -213,8 +219,11 @@ func (g *graph) scoreIndex() *scoreIndex {
 				if g.declared[id] && !member {
 					d.flags |= scoreDeclared
 				}
-				if g.cDeclared != nil && g.cDeclared[id] && !strings.HasSuffix(g.files[fi], ".h") {
-					d.flags |= scoreDeclaredElsewhere
+				if g.cDeclared != nil && g.cDeclared[id] {
+					d.flags |= scoreHeaderDeclared
+					if !strings.HasSuffix(g.files[fi], ".h") {
+						d.flags |= scoreDeclaredElsewhere
+					}
 				}
 				d.qualLo = int32(len(x.quals))
 				for _, q := range g.qualifiedOf(id) {
