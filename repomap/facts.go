@@ -100,11 +100,59 @@ func unlisted(t *FileTags, exported map[string]bool, d *Def) bool {
 //
 // A Ruby class or module is an entry point at any nesting: Ruby namespaces
 // by nesting modules, so Net::HTTP is net/http's own top-level class.
+//
+// So is a type's own constructor-like function, reached through the type
+// rather than an instance: a Java static method (HttpClient.newBuilder), a
+// Ruby singleton method (def HTTP.get, def self.start), a Rust associated
+// function without a self parameter (HashMap::with_capacity). They are how
+// a package's user gets hold of its types.
 func isEntry(lang string, d *Def) bool {
 	if lang == "ruby" && (d.Kind == "class" || d.Kind == "module") {
 		return true
 	}
+	if d.Scope != "" && d.Depth > 0 && (d.Kind == "method" || d.Kind == "function") && typeLevel(lang, d) {
+		return true
+	}
 	return d.Scope == "" && d.TopLevel
+}
+
+// typeLevel reports a method called on its type, not on an instance.
+func typeLevel(lang string, d *Def) bool {
+	sig := d.Signature
+	switch lang {
+	case "java":
+		head, _, _ := strings.Cut(sig, "(")
+		return hasWord([]byte(head), "static")
+	case "ruby":
+		rest, ok := strings.CutPrefix(sig, "def ")
+		if !ok {
+			return false
+		}
+		recv, _, ok := strings.Cut(rest, ".")
+		return ok && (recv == "self" || recv == d.Scope)
+	case "rust":
+		_, params, ok := strings.Cut(sig, d.Name+"(")
+		if !ok {
+			_, params, ok = strings.Cut(sig, d.Name+"<")
+			if !ok {
+				return false
+			}
+			if _, params, ok = strings.Cut(params, "("); !ok {
+				return false
+			}
+		}
+		params = strings.TrimSpace(params)
+		if params == "" {
+			return false // the parameters continue on the next line
+		}
+		params = strings.TrimPrefix(params, "&")
+		if strings.HasPrefix(params, "'") { // &'a self
+			_, params, _ = strings.Cut(params, " ")
+		}
+		params = strings.TrimPrefix(params, "mut ")
+		return !strings.HasPrefix(params, "self")
+	}
+	return false
 }
 
 // isExperimental reports a Go file built only with a GOEXPERIMENT on
