@@ -213,11 +213,11 @@ type defFacts struct {
 }
 
 const (
-	factAPI      = 1 << iota // isAPI
-	factMember               // isMember
-	factOverload             // overload: the first definition of the name and scope stands for it
-	factEntry                // isEntry
-	factCtor                 // isConstructor
+	factAPI       = 1 << iota // isAPI
+	factMember                // isMember
+	factOverload              // overload: the first definition of the name and scope stands for it
+	factEntry                 // isEntry
+	factSecondary             // isConstructor or inTraitImpl: the class line or the trait stands for it in an overview
 )
 
 // computeFacts derives a file's fileFacts from its tags and definition
@@ -262,8 +262,8 @@ func computeFacts(t *FileTags, ids, same []int32) *fileFacts {
 		if isEntry(t.Language, def) {
 			df.flags |= factEntry
 		}
-		if isConstructor(def) {
-			df.flags |= factCtor
+		if isConstructor(def) || inTraitImpl(t, def) {
+			df.flags |= factSecondary
 		}
 		if same[di] > 1 && overload(t, ids, di) {
 			df.flags |= factOverload
@@ -296,6 +296,21 @@ func computeFacts(t *FileTags, ids, same []int32) *fileFacts {
 // part of java.util, so below the shallowest directory a file belongs to
 // another package than the one the map is of.
 func isDirPackage(lang string) bool { return lang == "java" }
+
+// inTraitImpl reports an item of a Rust `impl Trait for Type` block: API
+// as public as the trait, documented by the trait (fmt, from_iter, next).
+func inTraitImpl(t *FileTags, d *Def) bool {
+	if t.Language != "rust" || d.Depth == 0 {
+		return false
+	}
+	for i := range t.Scopes {
+		s := &t.Scopes[i]
+		if s.Depth == d.Depth-1 && s.Line <= d.Line && d.EndLine <= s.EndLine {
+			return hasWord([]byte(strings.TrimPrefix(s.Signature, "impl")), "for")
+		}
+	}
+	return false
+}
 
 // isConstructor reports a constructor named after its class.
 func isConstructor(d *Def) bool { return d.Kind == "constructor" && d.Name == d.Scope }

@@ -529,7 +529,7 @@ func (rg *refGraph) scores(focus Focus, pr []float64, mass map[refName]float64, 
 			} else if unfocused {
 				s *= internalsFactor
 			}
-			if unfocused && (ctor || rg.cDeclared[d.Name] && !strings.HasSuffix(t.Path, ".h")) {
+			if unfocused && (ctor || inTraitImpl(t, d) || rg.cDeclared[d.Name] && !strings.HasSuffix(t.Path, ".h")) {
 				s *= internalsFactor
 			}
 			if unfocused {

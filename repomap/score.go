@@ -141,9 +141,10 @@ func (sf *scoreFocus) defFactor(s float64, d *scoreDef, focusName bool) float64 
 	} else if sf.unfocused {
 		s *= internalsFactor
 	}
-	if sf.unfocused && d.flags&(scoreDeclaredElsewhere|factCtor) != 0 {
+	if sf.unfocused && d.flags&(scoreDeclaredElsewhere|factSecondary) != 0 {
 		// One line per name in an overview: the header's declaration
-		// stands for a C definition, the class line for its constructors.
+		// stands for a C definition, the class line for its constructors,
+		// the trait for a trait impl's items.
 		s *= internalsFactor
 	}
 	if sf.unfocused {
@@ -177,7 +178,7 @@ type scoreDef struct {
 	qualLo, qualHi int32
 	kept           int32 // defFacts.kept
 	uses           int32 // files referring to the name or its forms that resolve here
-	flags          uint8 // factAPI, factEntry, factCtor, scoreDeclared, scoreHeaderDeclared, scoreDeclaredElsewhere
+	flags          uint8 // factAPI, factEntry, factSecondary, scoreDeclared, scoreHeaderDeclared, scoreDeclaredElsewhere
 }
 
 type scoreQual struct{ slot, definers int32 }
@@ -212,7 +213,7 @@ func (g *graph) scoreIndex() *scoreIndex {
 				}
 				member := df.flags&factMember != 0
 				d := scoreDef{def: int32(di), id: id, slot: -1, definers: g.defStart[id+1] - g.defStart[id],
-					kept: df.kept, uses: g.refFiles[id], flags: df.flags & (factAPI | factEntry | factCtor)}
+					kept: df.kept, uses: g.refFiles[id], flags: df.flags & (factAPI | factEntry | factSecondary)}
 				if k := g.slot[id]; int(k) < g.referenced {
 					d.slot = k
 				}
