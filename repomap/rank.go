@@ -132,6 +132,7 @@ const (
 	entryBoost       = 3.0
 	subpackageFactor = 0.2
 	headerBoost      = 3.0
+	surfaceWeight    = 1.0
 )
 
 // Focus is what the question is about. All fields are optional.

@@ -485,6 +485,26 @@ func (rg *refGraph) scores(focus Focus, pr []float64, mass map[refName]float64, 
 				shares = api
 			}
 		}
+		// Each API type's API members (trait impls' items and constructors
+		// aside), among the definitions scored.
+		var scored []int
+		for di := range t.Defs {
+			if rg.inGraph[f][di] && !rg.repeats(f, di) {
+				scored = append(scored, di)
+			}
+		}
+		api := func(d *Def) bool { return isAPI(t.Language, d) && !unlisted(t, exportedNames(t), d) }
+		members := map[int]int{}
+		for i, di := range scored {
+			d := &t.Defs[di]
+			if d.Scope == "" || !api(d) || d.Kind == "constructor" && d.Name == d.Scope || inTraitImpl(t, d) {
+				continue
+			}
+			at := func(j int) *Def { return &t.Defs[scored[j]] }
+			if p := memberOf(t, d, func(j int) bool { return api(at(j)) }, at, i); p >= 0 {
+				members[scored[p]]++
+			}
+		}
 		for di := range t.Defs {
 			d := &t.Defs[di]
 			if !rg.inGraph[f][di] || rg.repeats(f, di) {
@@ -534,6 +554,9 @@ func (rg *refGraph) scores(focus Focus, pr []float64, mass map[refName]float64, 
 			}
 			if unfocused {
 				s *= 1 + math.Log2(1+float64(uses))
+				if m := members[di]; m > 0 {
+					s *= 1 + surfaceWeight*math.Log2(1+float64(m))
+				}
 			}
 			scores[[2]int32{int32(f), int32(di)}] = s * fileFactor
 		}

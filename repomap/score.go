@@ -151,8 +151,49 @@ func (sf *scoreFocus) defFactor(s float64, d *scoreDef, focusName bool) float64 
 		// How widely the name is used: a package's entry points are
 		// used from many files, each with a small share of its rank.
 		s *= 1 + math.Log2(1+float64(d.uses))
+		if d.members > 0 {
+			// How much it offers: a type with a rich public interface
+			// (HashMap, TreeMap, Net::HTTP) is a package's core, however
+			// few files inside the package use it; one with a method or
+			// two (an iterator, an exception) is plumbing around it.
+			s *= 1 + surfaceWeight*math.Log2(1+float64(d.members))
+		}
 	}
 	return s
+}
+
+// countMembers sets members on a file's scored API types: how many API
+// definitions of the file name the type as their Scope and lie inside it
+// (or, for a Rust impl's items, anywhere in the file: an impl block is no
+// definition). Trait impls' items do not count: the trait offers them.
+func (g *graph) countMembers(fi int, defs []scoreDef) {
+	t := g.tags[fi]
+	for i := range defs {
+		d := &t.Defs[defs[i].def]
+		if d.Scope == "" || defs[i].flags&factAPI == 0 || defs[i].flags&factSecondary != 0 {
+			continue
+		}
+		if p := memberOf(t, d, func(j int) bool { return defs[j].flags&factAPI != 0 }, func(j int) *Def { return &t.Defs[defs[j].def] }, i); p >= 0 {
+			defs[p].members++
+		}
+	}
+}
+
+// memberOf returns the index (below i, by at) of the container d is a
+// member of, -1 for none: the nearest earlier container named d.Scope that
+// is API (api) and shallower than d, and encloses it unless top-level.
+func memberOf(t *FileTags, d *Def, api func(int) bool, at func(int) *Def, i int) int {
+	for j := i - 1; j >= 0; j-- {
+		c := at(j)
+		if c.Name != d.Scope || !containerKinds[c.Kind] || c.Depth >= d.Depth {
+			continue
+		}
+		if api(j) && (c.Line <= d.Line && d.EndLine <= c.EndLine || c.Depth == 0) {
+			return j
+		}
+		return -1
+	}
+	return -1
 }
 
 // scoreIndex is what score needs of each definition it scores that no
@@ -177,6 +218,7 @@ type scoreDef struct {
 	definers       int32
 	qualLo, qualHi int32
 	kept           int32 // defFacts.kept
+	members        int32 // of an API type: its API members (countMembers)
 	uses           int32 // files referring to the name or its forms that resolve here
 	flags          uint8 // factAPI, factEntry, factSecondary, scoreDeclared, scoreHeaderDeclared, scoreDeclaredElsewhere
 }
@@ -242,6 +284,7 @@ func (g *graph) scoreIndex() *scoreIndex {
 				d.qualHi = int32(len(x.quals))
 				x.defs = append(x.defs, d)
 			}
+			g.countMembers(fi, x.defs[x.fileStart[fi]:])
 		}
 		x.fileStart[len(g.tags)] = int32(len(x.defs))
 	})
