@@ -484,6 +484,27 @@ func (rg *refGraph) scores(focus Focus, pr []float64, mass map[refName]float64, 
 			if api > 0 {
 				shares = api
 			}
+			// A file with its own export list (or Go examples) shares it
+			// among the API the export lists name.
+			exports := false
+			for _, r := range t.Refs {
+				exports = exports || r.Export
+			}
+			if t.Language == "go" && isTestFile(t.Path) {
+				for _, d := range t.Defs {
+					exports = exports || d.TopLevel && d.Kind == "function" && strings.HasPrefix(d.Name, "Example")
+				}
+			}
+			listed := 0
+			for di := range t.Defs {
+				d := &t.Defs[di]
+				if rg.inGraph[f][di] && !rg.repeats(f, di) && isAPI(t.Language, d) && !unlisted(t, exportedNames(t), d) && rg.declared[d.Name] && !refIsMethod(t.Language, d) {
+					listed++
+				}
+			}
+			if api > 0 && exports && listed > 0 {
+				shares = listed
+			}
 		}
 		// Each API type's API members (trait impls' items and constructors
 		// aside), among the definitions scored.

@@ -29,6 +29,10 @@ func (g *graph) scoreInto(out []rankedDef, focus Focus, pr, mass []float64, focu
 			// large file's entry points are not starved by its hundreds
 			// of static helpers (the scheduler's core.c).
 			base = pr[fi] * baselineShare / float64(g.facts[fi].api)
+			if n := x.declared[fi]; n > 0 && g.facts[fi].exports > 0 {
+				// A file with its own export list offers what it lists.
+				base = pr[fi] * baselineShare / float64(n)
+			}
 		}
 		fileFactor := sf.fileFactor(g.facts[fi])
 		defs := x.defs[x.fileStart[fi]:x.fileStart[fi+1]]
@@ -206,6 +210,7 @@ type scoreIndex struct {
 	fileStart []int32 // file f's definitions are defs[fileStart[f]:fileStart[f+1]]
 	defs      []scoreDef
 	quals     []scoreQual
+	declared  []int32 // per file: its API definitions an export list names
 }
 
 // scoreDef is one scored definition: the flow into it is the mass of its
@@ -241,6 +246,7 @@ func (g *graph) scoreIndex() *scoreIndex {
 	x := g.scoreIx
 	x.once.Do(func() {
 		x.fileStart = make([]int32, len(g.tags)+1)
+		x.declared = make([]int32, len(g.tags))
 		x.defs = make([]scoreDef, 0, g.numDefs)
 		for fi := range g.tags {
 			x.fileStart[fi] = int32(len(x.defs))
@@ -283,6 +289,9 @@ func (g *graph) scoreIndex() *scoreIndex {
 				}
 				d.qualHi = int32(len(x.quals))
 				x.defs = append(x.defs, d)
+				if d.flags&scoreDeclared != 0 && d.flags&factAPI != 0 {
+					x.declared[fi]++
+				}
 			}
 			g.countMembers(fi, x.defs[x.fileStart[fi]:])
 		}
