@@ -96,8 +96,10 @@ func TestTypeLevelEntriesAndSecondaryItems(t *testing.T) {
   protected HttpClient() {}
   public static Builder newBuilder() { return null; }
   public abstract int send(int r);
+  @Override
+  public String toString() { return ""; }
 }
-`, map[string]bool{"HttpClient": true, "newBuilder": true, "send": false}, map[string]bool{"HttpClient": true, "send": false}},
+`, map[string]bool{"HttpClient": true, "newBuilder": true, "send": false}, map[string]bool{"HttpClient": true, "send": false, "toString": true}},
 		{"net/http.rb", `module Net
   class HTTP
     def HTTP.get(uri)
@@ -134,7 +136,7 @@ impl Default for HashMap {
 				}
 			}
 			if w, ok := c.secondary[d.Name]; ok && d.Kind != "class" {
-				if got := isConstructor(d) || inTraitImpl(ft, d); got != w {
+				if got := isConstructor(d) || inTraitImpl(ft, d) || d.Override; got != w {
 					t.Errorf("%s: %s (%s) secondary %v, want %v", c.path, d.Name, d.Kind, got, w)
 				}
 			}

@@ -34,6 +34,9 @@ type Def struct {
 	// visibility.go. Go, Python and TS/JS are judged from the name and
 	// signature (isAPI) and never set it.
 	Private bool
+	// Override: a Java method marked @Override, documented by the type
+	// it overrides (markPrivate).
+	Override bool
 }
 
 // Ref is every use of one name in a file, folded into one record per name

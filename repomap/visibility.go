@@ -96,6 +96,7 @@ func markPrivate(lang string, all []*rawDef, content []byte, ft *FileTags) {
 		if !d.scope {
 			if di < len(ft.Defs) {
 				ft.Defs[di].Private = private
+				ft.Defs[di].Override = lang == "java" && bytes.Contains(head, []byte("@Override"))
 			}
 			di++
 		}
