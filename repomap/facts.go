@@ -97,7 +97,63 @@ func unlisted(t *FileTags, exported map[string]bool, d *Def) bool {
 // isEntry reports a package-level definition (a function, type, variable
 // or class with no enclosing scope): with API, an entry point of the
 // package rather than a member of one.
-func isEntry(d *Def) bool { return d.Scope == "" && d.TopLevel }
+//
+// A Ruby class or module is an entry point at any nesting: Ruby namespaces
+// by nesting modules, so Net::HTTP is net/http's own top-level class.
+//
+// So is a type's own constructor-like function, reached through the type
+// rather than an instance: a Java static method (HttpClient.newBuilder), a
+// Ruby singleton method (def HTTP.get, def self.start), a Rust associated
+// function without a self parameter (HashMap::with_capacity). They are how
+// a package's user gets hold of its types.
+func isEntry(lang string, d *Def) bool {
+	if lang == "ruby" && (d.Kind == "class" || d.Kind == "module") {
+		return true
+	}
+	if d.Scope != "" && d.Depth > 0 && (d.Kind == "method" || d.Kind == "function") && typeLevel(lang, d) {
+		return true
+	}
+	return d.Scope == "" && d.TopLevel
+}
+
+// typeLevel reports a method called on its type, not on an instance.
+func typeLevel(lang string, d *Def) bool {
+	sig := d.Signature
+	switch lang {
+	case "java":
+		head, _, _ := strings.Cut(sig, "(")
+		return hasWord([]byte(head), "static")
+	case "ruby":
+		rest, ok := strings.CutPrefix(sig, "def ")
+		if !ok {
+			return false
+		}
+		recv, _, ok := strings.Cut(rest, ".")
+		return ok && (recv == "self" || recv == d.Scope)
+	case "rust":
+		_, params, ok := strings.Cut(sig, d.Name+"(")
+		if !ok {
+			_, params, ok = strings.Cut(sig, d.Name+"<")
+			if !ok {
+				return false
+			}
+			if _, params, ok = strings.Cut(params, "("); !ok {
+				return false
+			}
+		}
+		params = strings.TrimSpace(params)
+		if params == "" {
+			return false // the parameters continue on the next line
+		}
+		params = strings.TrimPrefix(params, "&")
+		if strings.HasPrefix(params, "'") { // &'a self
+			_, params, _ = strings.Cut(params, " ")
+		}
+		params = strings.TrimPrefix(params, "mut ")
+		return !strings.HasPrefix(params, "self")
+	}
+	return false
+}
 
 // isExperimental reports a Go file built only with a GOEXPERIMENT on
 // (//go:build goexperiment.jsonv2): not part of the package as the default
@@ -143,8 +199,10 @@ type fileFacts struct {
 	internal     bool // isInternal
 	experimental bool // isExperimental
 	depth        int  // directory levels below the workspace root
+	dirPackage   bool // the language makes each directory its own package (isDirPackage)
 	defs         []defFacts
 	scored       int // definitions a ranking scores (not local, not an overload)
+	api          int // of those, API (factAPI)
 	exports      int // names its export lists name (Ref.Export)
 }
 
@@ -155,10 +213,11 @@ type defFacts struct {
 }
 
 const (
-	factAPI      = 1 << iota // isAPI
-	factMember               // isMember
-	factOverload             // overload: the first definition of the name and scope stands for it
-	factEntry                // isEntry
+	factAPI       = 1 << iota // isAPI
+	factMember                // isMember
+	factOverload              // overload: the first definition of the name and scope stands for it
+	factEntry                 // isEntry
+	factSecondary             // isConstructor, inTraitImpl or Override: the class line or the trait stands for it in an overview
 )
 
 // computeFacts derives a file's fileFacts from its tags and definition
@@ -170,6 +229,7 @@ func computeFacts(t *FileTags, ids, same []int32) *fileFacts {
 		internal:     isInternal(t.Path),
 		experimental: isExperimental(t),
 		depth:        strings.Count(t.Path, "/"),
+		dirPackage:   isDirPackage(t.Language),
 		defs:         make([]defFacts, len(ids)),
 	}
 	for i := range t.Refs {
@@ -199,20 +259,30 @@ func computeFacts(t *FileTags, ids, same []int32) *fileFacts {
 		if isMember(t.Language, def) {
 			df.flags |= factMember
 		}
-		if isEntry(def) {
+		if isEntry(t.Language, def) {
 			df.flags |= factEntry
+		}
+		if isConstructor(def) || inTraitImpl(t, def) || def.Override {
+			df.flags |= factSecondary
 		}
 		if same[di] > 1 && overload(t, ids, di) {
 			df.flags |= factOverload
 		}
 		if df.flags&factOverload == 0 {
 			f.scored++
+			if df.flags&factAPI != 0 {
+				f.api++
+			}
 		}
 		df.kept = same[di]
 		if df.kept > 1 {
+			// A constructor named after its class (Java's, C#'s) shares
+			// the class's flow without dividing it: a use of the name is a
+			// use of the class, whichever the map shows.
+			ctor := isConstructor(def)
 			df.kept = 0
 			for j := range ids {
-				if ids[j] == id && !overload(t, ids, j) {
+				if ids[j] == id && !overload(t, ids, j) && isConstructor(&t.Defs[j]) == ctor {
 					df.kept++
 				}
 			}
@@ -220,6 +290,30 @@ func computeFacts(t *FileTags, ids, same []int32) *fileFacts {
 	}
 	return f
 }
+
+// isDirPackage reports a language whose directories are packages of their
+// own: in Java, java/util/function is the package java.util.function, not
+// part of java.util, so below the shallowest directory a file belongs to
+// another package than the one the map is of.
+func isDirPackage(lang string) bool { return lang == "java" }
+
+// inTraitImpl reports an item of a Rust `impl Trait for Type` block: API
+// as public as the trait, documented by the trait (fmt, from_iter, next).
+func inTraitImpl(t *FileTags, d *Def) bool {
+	if t.Language != "rust" || d.Depth == 0 {
+		return false
+	}
+	for i := range t.Scopes {
+		s := &t.Scopes[i]
+		if s.Depth == d.Depth-1 && s.Line <= d.Line && d.EndLine <= s.EndLine {
+			return hasWord([]byte(strings.TrimPrefix(s.Signature, "impl")), "for")
+		}
+	}
+	return false
+}
+
+// isConstructor reports a constructor named after its class.
+func isConstructor(d *Def) bool { return d.Kind == "constructor" && d.Name == d.Scope }
 
 // overload reports whether definition di repeats the name and scope of an
 // earlier definition of its file (TypeScript overload signatures, Python

@@ -47,6 +47,10 @@ type graph struct {
 	qualStart []int32
 	qualList  []int32
 	declared  []bool // per ident: named by some export list
+	// cDeclared, per ident: a C function or variable a header declares and
+	// a .c file defines (not static): the library's interface, as its
+	// users see it through #include.
+	cDeclared []bool
 	facts     []*fileFacts
 	lower     *lowerPaths // shared with withTags copies (same files)
 	flowIx    *flowIndex  // shared with withTags copies (same edges)
@@ -176,6 +180,41 @@ func (g *graph) markDeclared(st *symtab, entries []*entry) {
 					g.declared[id] = true
 				}
 			}
+		}
+	}
+	// In C a header is an export list too: a function or variable it
+	// declares and some .c file defines without static is what the
+	// header's includers call (weaker than an explicit export list:
+	// EXPORT_SYMBOL picks, among them, what leaves the subsystem).
+	var inHeader, inSource []bool
+	for fi, e := range entries {
+		if e.Tags.Language != "c" {
+			continue
+		}
+		if inHeader == nil {
+			inHeader, inSource = make([]bool, len(g.idents)), make([]bool, len(g.idents))
+		}
+		header := strings.HasSuffix(e.Rel, ".h")
+		for di := range e.Tags.Defs {
+			d := &e.Tags.Defs[di]
+			id := g.defIdent[fi][di]
+			if id < 0 || !d.TopLevel || d.Private || d.Kind != "function" && d.Kind != "variable" {
+				continue
+			}
+			if header {
+				inHeader[id] = true
+			} else {
+				inSource[id] = true
+			}
+		}
+	}
+	if inHeader == nil {
+		return
+	}
+	g.cDeclared = make([]bool, len(g.idents))
+	for id := range inHeader {
+		if inHeader[id] && inSource[id] {
+			g.cDeclared[id] = true
 		}
 	}
 }
@@ -319,7 +358,7 @@ func (g *graph) addEdges(entries []*entry, weight, damp []float64) {
 // error, Errorf): past that share, the weight falls in proportion.
 func ubiquityFactor(refFiles, files int) float64 {
 	limit := float64(files) * ubiquityShare
-	if limit < 5 || float64(refFiles) <= limit {
+	if limit < 2 || float64(refFiles) <= limit {
 		return 1
 	}
 	return limit / float64(refFiles)

@@ -37,7 +37,7 @@ import (
 //     and this further lowers how much of the referencing file's rank goes
 //     into guesses (1 definer ×1, 2 ×0.5, 8 ×0.25, 512 ×0.1).
 //   - ubiquitous ×(5% of files / files using it) for names used by more
-//     than 5% of the files (in repositories of 100+ files): string, error,
+//     than 5% of the files (in repositories of 40+ files): string, error,
 //     Errorf are vocabulary, not dependencies; without this the file that
 //     declares the builtins outranks everything.
 //   - a reference in an export list (`export { of } from`, __all__) has no
@@ -74,7 +74,8 @@ import (
 // 0.5, and each file defining a focus identifier or mentioned name 0.25
 // (split among that name's definers). With no focus at all every file has
 // weight 1 plus 1 for each name its export lists name (Ref.Export: an index
-// file's re-exports, Python's __all__) and for each Go example (func
+// file's re-exports, Python's __all__, C's EXPORT_SYMBOL and the functions
+// a file-scope operations table holds) and for each Go example (func
 // ExampleX in a _test.go file): plain PageRank, the most depended-upon
 // code first, with the package's users entering through what it declares
 // it offers and shows (rxjs's operators, http.Redirect, which nothing
@@ -87,16 +88,20 @@ import (
 // all to "string" and "error" would pass its whole rank to the builtins.)
 //
 // A definition's score is the rank that flowed along edges named after it
-// into its file, split evenly among same-named definitions in that file,
-// plus 1% of its file's rank split among the file's definitions (so that
-// unreferenced definitions of highly ranked files, e.g. the selection's own
-// file, still order among themselves), ×2 when its name is a focus
+// into its file, split evenly among same-named definitions in that file
+// (a constructor named after its class apart: the class and its
+// constructors each take the whole), plus 1% of its file's rank split
+// among the file's definitions (so that unreferenced definitions of highly
+// ranked files, e.g. the selection's own file, still order among
+// themselves; when nothing is focused, split among the file's API only, or
+// in a file with an export list among the API it lists: a large file's
+// entry points are not starved by its static helpers), ×2 when its name is a focus
 // identifier or mentioned name, ×0.1 in test fixtures (testdata/,
 // fixtures/, __fixtures__/) and in Go's builtin package (the predeclared
 // identifiers, which every Go file uses), ×0.1 in test files unless a focus
 // file is a test, ×0.3 in Go internal/ packages when nothing is focused, and
 // ×0.6 per directory level below the shallowest file when nothing is
-// focused, ×3 for exported API (isAPI: Go's capitalized names, Python's public
+// focused (×0.2 in Java, where a subdirectory is another package), ×3 for exported API (isAPI: Go's capitalized names, Python's public
 // top-level names and members, in a module with __all__ only the top-level
 // names it lists (unlisted), TypeScript/JavaScript exports) and ×10 more,
 // when nothing is focused, for API an export list names (declared: an index
@@ -105,31 +110,45 @@ import (
 // names exported only for use between its modules), and when nothing is
 // focused ×3 more for API with no enclosing scope (isEntry: the package's
 // top-level functions, types and variables, its entry points, before the
-// members they lead to) while what is not API ×0.1 (internalsFactor): a
-// map with no focus should open on what a package offers, not on its
-// plumbing. Since issue 29, isAPI reads each language's visibility
-// (visibility.go: Java public, Rust pub, C static, Ruby private). The
-// definitions of Focus.Known files are left out: the prompt holds them.
+// members they lead to; also Ruby's classes and modules at any nesting and
+// what is called on a type rather than an instance: Java static methods,
+// Ruby singleton methods, Rust associated functions without self) while
+// what is not API ×0.1 (internalsFactor): a map with no focus should open
+// on what a package offers, not on its plumbing. Since issue 29, isAPI
+// reads each language's visibility (visibility.go: Java public, Rust pub,
+// C static, Ruby private). Also since issue 29, with no focus: a C
+// function or variable that a header declares and a .c file defines
+// without static is header-declared API, ×3 (headerBoost, weaker than an
+// export list such as EXPORT_SYMBOL), and its .c definition ×0.1 (the
+// header's line stands for it); a constructor named after its class, a
+// Rust trait impl's item and a Java @Override method ×0.1 (the class line
+// or the trait stands for them); and an API type with m API members
+// ×(1 + log2(1+m)) (surfaceWeight: a rich public interface, HashMap's or
+// Net::HTTP's, marks a package's core however few files inside use it).
+// The definitions of Focus.Known files are left out: the prompt holds them.
 const (
-	damping         = 0.85
-	maxIterations   = 100
-	tolerance       = 1e-4 // L1 change of the rank vector (sums to 1) that ends the iteration: a smaller one costs iterations without changing the top of the map
-	focusBoost      = 10.0
-	specificBoost   = 3.0
-	shortPenalty    = 0.3
-	privatePenalty  = 0.3
-	baselineShare   = 0.01
-	defFocusBoost   = 2.0
-	ubiquityShare   = 0.05
-	fixturePenalty  = 0.1
-	selfRefFactor   = 0.3
-	testPenalty     = 0.1
-	internalFactor  = 0.3
-	apiBoost        = 3.0
-	nestFactor      = 0.6
-	declaredBoost   = 10.0
-	internalsFactor = 0.1
-	entryBoost      = 3.0
+	damping          = 0.85
+	maxIterations    = 100
+	tolerance        = 1e-4 // L1 change of the rank vector (sums to 1) that ends the iteration: a smaller one costs iterations without changing the top of the map
+	focusBoost       = 10.0
+	specificBoost    = 3.0
+	shortPenalty     = 0.3
+	privatePenalty   = 0.3
+	baselineShare    = 0.01
+	defFocusBoost    = 2.0
+	ubiquityShare    = 0.05
+	fixturePenalty   = 0.1
+	selfRefFactor    = 0.3
+	testPenalty      = 0.1
+	internalFactor   = 0.3
+	apiBoost         = 3.0
+	nestFactor       = 0.6
+	declaredBoost    = 10.0
+	internalsFactor  = 0.1
+	entryBoost       = 3.0
+	subpackageFactor = 0.2
+	headerBoost      = 3.0
+	surfaceWeight    = 1.0
 )
 
 // Focus is what the question is about. All fields are optional.

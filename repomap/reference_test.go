@@ -42,15 +42,16 @@ type refEdge struct {
 }
 
 type refGraph struct {
-	files    []string
-	tags     []*FileTags
-	rootName string
-	inGraph  [][]bool           // per file, per definition: a definition of the graph
-	definers map[refName][]int  // files each name leads to, ascending
-	resolved map[refName]string // bare and qualified names resolved through a plain name: that name
-	uses     map[refName]int    // references to each name (tags' reference entries)
-	declared map[string]bool    // names an export list names
-	edges    []refEdge          // in file order
+	files     []string
+	tags      []*FileTags
+	rootName  string
+	inGraph   [][]bool           // per file, per definition: a definition of the graph
+	definers  map[refName][]int  // files each name leads to, ascending
+	resolved  map[refName]string // bare and qualified names resolved through a plain name: that name
+	uses      map[refName]int    // references to each name (tags' reference entries)
+	declared  map[string]bool    // names an export list names, and cDeclared's
+	cDeclared map[string]bool    // C names a header declares and a .c file defines
+	edges     []refEdge          // in file order
 }
 
 // receiverLangs reach a method only through its receiver.
@@ -142,6 +143,31 @@ func newRefGraph(files []string, tags []*FileTags, rootName string) *refGraph {
 				continue
 			}
 			rg.definers[n] = rg.resolve(n, plain, nonMethod)
+		}
+	}
+	// C: a function or variable a header declares and a .c file defines
+	// (not static) is declared API.
+	rg.cDeclared = map[string]bool{}
+	inHeader, inSource := map[string]bool{}, map[string]bool{}
+	for f, t := range tags {
+		if t.Language != "c" {
+			continue
+		}
+		for di := range t.Defs {
+			d := &t.Defs[di]
+			if !rg.inGraph[f][di] || !d.TopLevel || d.Private || d.Kind != "function" && d.Kind != "variable" {
+				continue
+			}
+			if strings.HasSuffix(t.Path, ".h") {
+				inHeader[d.Name] = true
+			} else {
+				inSource[d.Name] = true
+			}
+		}
+	}
+	for n := range inHeader {
+		if inSource[n] {
+			rg.cDeclared[n] = true
 		}
 	}
 	// The edges.
@@ -238,7 +264,7 @@ func refCommon(definers int) float64 { return 1 / (1 + math.Log2(float64(definer
 // repositories of 100 files or more, in proportion past that share.
 func refUbiquity(uses, files int) float64 {
 	limit := ubiquityShare * float64(files)
-	if limit < 5 || float64(uses) <= limit {
+	if limit < 2 || float64(uses) <= limit {
 		return 1
 	}
 	return limit / float64(uses)
@@ -440,16 +466,78 @@ func (rg *refGraph) scores(focus Focus, pr []float64, mass map[refName]float64, 
 			if isExperimental(t) {
 				fileFactor *= fixturePenalty
 			}
-			fileFactor *= math.Pow(nestFactor, float64(strings.Count(t.Path, "/")-minDepth))
+			nest := nestFactor
+			if t.Language == "java" {
+				nest = subpackageFactor
+			}
+			fileFactor *= math.Pow(nest, float64(strings.Count(t.Path, "/")-minDepth))
+		}
+		// With no focus the file's baseline is shared by its API.
+		shares := len(t.Defs)
+		if unfocused {
+			api := 0
+			for di := range t.Defs {
+				if rg.inGraph[f][di] && !rg.repeats(f, di) && isAPI(t.Language, &t.Defs[di]) && !unlisted(t, exportedNames(t), &t.Defs[di]) {
+					api++
+				}
+			}
+			if api > 0 {
+				shares = api
+			}
+			// A file with its own export list (or Go examples) shares it
+			// among the API the export lists name.
+			exports := false
+			for _, r := range t.Refs {
+				exports = exports || r.Export
+			}
+			if t.Language == "go" && isTestFile(t.Path) {
+				for _, d := range t.Defs {
+					exports = exports || d.TopLevel && d.Kind == "function" && strings.HasPrefix(d.Name, "Example")
+				}
+			}
+			listed := 0
+			for di := range t.Defs {
+				d := &t.Defs[di]
+				if rg.inGraph[f][di] && !rg.repeats(f, di) && isAPI(t.Language, d) && !unlisted(t, exportedNames(t), d) && rg.declared[d.Name] && !refIsMethod(t.Language, d) {
+					listed++
+				}
+			}
+			if api > 0 && exports && listed > 0 {
+				shares = listed
+			}
+		}
+		// Each API type's API members (trait impls' items and constructors
+		// aside), among the definitions scored.
+		var scored []int
+		for di := range t.Defs {
+			if rg.inGraph[f][di] && !rg.repeats(f, di) {
+				scored = append(scored, di)
+			}
+		}
+		api := func(d *Def) bool { return isAPI(t.Language, d) && !unlisted(t, exportedNames(t), d) }
+		members := map[int]int{}
+		for i, di := range scored {
+			d := &t.Defs[di]
+			if d.Scope == "" || !api(d) || d.Kind == "constructor" && d.Name == d.Scope || inTraitImpl(t, d) || d.Override {
+				continue
+			}
+			at := func(j int) *Def { return &t.Defs[scored[j]] }
+			if p := memberOf(t, d, func(j int) bool { return api(at(j)) }, at, i); p >= 0 {
+				members[scored[p]]++
+			}
 		}
 		for di := range t.Defs {
 			d := &t.Defs[di]
 			if !rg.inGraph[f][di] || rg.repeats(f, di) {
 				continue
 			}
+			// A constructor named after its class does not divide the
+			// class's flow (nor the class its constructors').
+			ctor := d.Kind == "constructor" && d.Name == d.Scope
 			kept := 0
 			for j := range t.Defs {
-				if rg.inGraph[f][j] && t.Defs[j].Name == d.Name && !rg.repeats(f, j) {
+				dj := &t.Defs[j]
+				if rg.inGraph[f][j] && dj.Name == d.Name && !rg.repeats(f, j) && (dj.Kind == "constructor" && dj.Name == dj.Scope) == ctor {
 					kept++
 				}
 			}
@@ -465,7 +553,7 @@ func (rg *refGraph) scores(focus Focus, pr []float64, mass map[refName]float64, 
 					}
 				}
 			}
-			s := pr[f]*baselineShare/float64(len(t.Defs)) + flow/float64(kept)
+			s := pr[f]*baselineShare/float64(shares) + flow/float64(kept)
 			if isFocus(plain) {
 				s *= defFocusBoost
 			}
@@ -473,15 +561,23 @@ func (rg *refGraph) scores(focus Focus, pr []float64, mass map[refName]float64, 
 				s *= apiBoost
 				if unfocused && rg.declared[d.Name] && !method {
 					s *= declaredBoost
+				} else if unfocused && rg.cDeclared[d.Name] && !method {
+					s *= headerBoost
 				}
-				if unfocused && isEntry(d) {
+				if unfocused && isEntry(t.Language, d) {
 					s *= entryBoost
 				}
 			} else if unfocused {
 				s *= internalsFactor
 			}
+			if unfocused && (ctor || inTraitImpl(t, d) || d.Override || rg.cDeclared[d.Name] && !strings.HasSuffix(t.Path, ".h")) {
+				s *= internalsFactor
+			}
 			if unfocused {
 				s *= 1 + math.Log2(1+float64(uses))
+				if m := members[di]; m > 0 {
+					s *= 1 + surfaceWeight*math.Log2(1+float64(m))
+				}
 			}
 			scores[[2]int32{int32(f), int32(di)}] = s * fileFactor
 		}
@@ -575,10 +671,11 @@ func TestRankMatchesReferenceOnRealCode(t *testing.T) {
 	checkReference(t, m, focuses)
 }
 
-// The same on the quality corpora (TypeScript and Python included).
+// The same on the quality corpora (TypeScript, Python, Java, C, Ruby and
+// Rust included).
 func TestRankMatchesReferenceOnCorpora(t *testing.T) {
 	corpora.Enabled(t)
-	for _, c := range []struct{ corpus, dir string }{{"rxjs", ""}, {"zod", ""}, {"python", "asyncio"}, {"go", "go"}} {
+	for _, c := range []struct{ corpus, dir string }{{"rxjs", ""}, {"zod", ""}, {"python", "asyncio"}, {"go", "go"}, {"java", "java.net.http"}, {"linux", "fs/ext4"}, {"ruby", "net"}, {"rust", "io"}} {
 		ws, err := workspace.Open(filepath.Join(corpora.Root(t, c.corpus), c.dir))
 		if err != nil {
 			t.Fatal(err)

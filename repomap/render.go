@@ -126,8 +126,69 @@ func (rd *renderer) defItem(t *FileTags, d *Def) item {
 	it := item{d.NameLine, d.Depth, d.Signature}
 	if rd.compact {
 		it.sig = compactSignature(t.Language, d.Kind, it.sig)
+		if len(it.sig) > longParams || openParams(it.sig) {
+			switch d.Kind {
+			case "function", "method", "constructor":
+				it.sig = elideParams(it.sig, d.Name)
+			}
+		}
 	}
 	return it
+}
+
+// longParams is the length past which an overview's function line drops
+// its parameters (elideParams).
+const longParams = 60
+
+// openParams reports a line whose last parenthesis opened is not closed
+// on it: a parameter list continued on the next lines (C's prototypes).
+func openParams(sig string) bool {
+	depth := 0
+	for i := 0; i < len(sig); i++ {
+		switch sig[i] {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		}
+	}
+	return depth > 0
+}
+
+// elideParams replaces the parameter list that follows name in a function
+// line with "…" ("int __wake_up(struct wait_queue_head *wq_head, unsigned
+// int mode," becomes "int __wake_up(…)"): an overview names what a package
+// offers, and a long parameter list (continued on the next lines in C)
+// costs the tokens of two or three more names. What follows the list (a
+// return type) stays. A line without "name(" is left as it is.
+func elideParams(sig, name string) string {
+	i := 0
+	for {
+		j := strings.Index(sig[i:], name)
+		if j < 0 {
+			return sig
+		}
+		i += j + len(name)
+		if (i-len(name) == 0 || !isNameByte(sig[i-len(name)-1])) && i < len(sig) && sig[i] == '(' {
+			break
+		}
+	}
+	depth := 0
+	for k := i; k < len(sig); k++ {
+		switch sig[k] {
+		case '(':
+			depth++
+		case ')':
+			depth--
+			if depth == 0 {
+				if k == i+1 {
+					return sig // no parameters
+				}
+				return sig[:i] + "(…)" + sig[k+1:]
+			}
+		}
+	}
+	return sig[:i] + "(…)"
 }
 
 // contextItem is contextOf, shortened like defItem.
@@ -184,6 +245,16 @@ func cutHeritage(lang, sig string) string {
 					return sig[:i] + " {"
 				}
 				return sig[:i]
+			}
+		}
+	case "java", "csharp":
+		for _, kw := range []string{" extends ", " implements ", " : "} {
+			if i := strings.Index(sig, kw); i > 0 && (kw != " : " || lang == "csharp") {
+				sig = sig[:i]
+				if !strings.HasSuffix(sig, "{") {
+					sig += " {"
+				}
+				return sig
 			}
 		}
 	case "python":

@@ -3,6 +3,7 @@ package repomap
 import (
 	"math"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -23,6 +24,16 @@ func (g *graph) scoreInto(out []rankedDef, focus Focus, pr, mass []float64, focu
 			continue // the prompt holds this file already
 		}
 		base := pr[fi] * baselineShare / float64(len(t.Defs))
+		if sf.unfocused && g.facts[fi].api > 0 {
+			// With no focus the file's share goes to what it offers: a
+			// large file's entry points are not starved by its hundreds
+			// of static helpers (the scheduler's core.c).
+			base = pr[fi] * baselineShare / float64(g.facts[fi].api)
+			if n := x.declared[fi]; n > 0 && g.facts[fi].exports > 0 {
+				// A file with its own export list offers what it lists.
+				base = pr[fi] * baselineShare / float64(n)
+			}
+		}
 		fileFactor := sf.fileFactor(g.facts[fi])
 		defs := x.defs[x.fileStart[fi]:x.fileStart[fi+1]]
 		for i := range defs {
@@ -84,7 +95,11 @@ func (sf *scoreFocus) fileFactor(facts *fileFacts) float64 {
 		f *= fixturePenalty
 	}
 	if sf.unfocused {
-		f *= math.Pow(nestFactor, float64(facts.depth-sf.minDepth))
+		nest := nestFactor
+		if facts.dirPackage {
+			nest = subpackageFactor
+		}
+		f *= math.Pow(nest, float64(facts.depth-sf.minDepth))
 	}
 	return f
 }
@@ -121,6 +136,8 @@ func (sf *scoreFocus) defFactor(s float64, d *scoreDef, focusName bool) float64 
 		s *= apiBoost
 		if sf.unfocused && d.flags&scoreDeclared != 0 {
 			s *= declaredBoost
+		} else if sf.unfocused && d.flags&scoreHeaderDeclared != 0 {
+			s *= headerBoost
 		}
 		if sf.unfocused && d.flags&factEntry != 0 {
 			s *= entryBoost
@@ -128,12 +145,59 @@ func (sf *scoreFocus) defFactor(s float64, d *scoreDef, focusName bool) float64 
 	} else if sf.unfocused {
 		s *= internalsFactor
 	}
+	if sf.unfocused && d.flags&(scoreDeclaredElsewhere|factSecondary) != 0 {
+		// One line per name in an overview: the header's declaration
+		// stands for a C definition, the class line for its constructors,
+		// the trait for a trait impl's items.
+		s *= internalsFactor
+	}
 	if sf.unfocused {
 		// How widely the name is used: a package's entry points are
 		// used from many files, each with a small share of its rank.
 		s *= 1 + math.Log2(1+float64(d.uses))
+		if d.members > 0 {
+			// How much it offers: a type with a rich public interface
+			// (HashMap, TreeMap, Net::HTTP) is a package's core, however
+			// few files inside the package use it; one with a method or
+			// two (an iterator, an exception) is plumbing around it.
+			s *= 1 + surfaceWeight*math.Log2(1+float64(d.members))
+		}
 	}
 	return s
+}
+
+// countMembers sets members on a file's scored API types: how many API
+// definitions of the file name the type as their Scope and lie inside it
+// (or, for a Rust impl's items, anywhere in the file: an impl block is no
+// definition). Trait impls' items do not count: the trait offers them.
+func (g *graph) countMembers(fi int, defs []scoreDef) {
+	t := g.tags[fi]
+	for i := range defs {
+		d := &t.Defs[defs[i].def]
+		if d.Scope == "" || defs[i].flags&factAPI == 0 || defs[i].flags&factSecondary != 0 {
+			continue
+		}
+		if p := memberOf(t, d, func(j int) bool { return defs[j].flags&factAPI != 0 }, func(j int) *Def { return &t.Defs[defs[j].def] }, i); p >= 0 {
+			defs[p].members++
+		}
+	}
+}
+
+// memberOf returns the index (below i, by at) of the container d is a
+// member of, -1 for none: the nearest earlier container named d.Scope that
+// is API (api) and shallower than d, and encloses it unless top-level.
+func memberOf(t *FileTags, d *Def, api func(int) bool, at func(int) *Def, i int) int {
+	for j := i - 1; j >= 0; j-- {
+		c := at(j)
+		if c.Name != d.Scope || !containerKinds[c.Kind] || c.Depth >= d.Depth {
+			continue
+		}
+		if api(j) && (c.Line <= d.Line && d.EndLine <= c.EndLine || c.Depth == 0) {
+			return j
+		}
+		return -1
+	}
+	return -1
 }
 
 // scoreIndex is what score needs of each definition it scores that no
@@ -146,6 +210,7 @@ type scoreIndex struct {
 	fileStart []int32 // file f's definitions are defs[fileStart[f]:fileStart[f+1]]
 	defs      []scoreDef
 	quals     []scoreQual
+	declared  []int32 // per file: its API definitions an export list names
 }
 
 // scoreDef is one scored definition: the flow into it is the mass of its
@@ -158,8 +223,9 @@ type scoreDef struct {
 	definers       int32
 	qualLo, qualHi int32
 	kept           int32 // defFacts.kept
+	members        int32 // of an API type: its API members (countMembers)
 	uses           int32 // files referring to the name or its forms that resolve here
-	flags          uint8 // factAPI, factEntry, scoreDeclared
+	flags          uint8 // factAPI, factEntry, factSecondary, scoreDeclared, scoreHeaderDeclared, scoreDeclaredElsewhere
 }
 
 type scoreQual struct{ slot, definers int32 }
@@ -167,10 +233,20 @@ type scoreQual struct{ slot, definers int32 }
 // scoreDeclared marks API that an export list names (and is no member).
 const scoreDeclared = 1 << 7
 
+// scoreDeclaredElsewhere marks a C definition whose header declaration
+// the map shows instead when nothing is focused: the header is where a
+// reader of the interface looks, and one line per name is enough.
+const scoreDeclaredElsewhere = 1 << 6
+
+// scoreHeaderDeclared marks a C function or variable a header declares and
+// a .c file defines (graph.cDeclared).
+const scoreHeaderDeclared = 1 << 5
+
 func (g *graph) scoreIndex() *scoreIndex {
 	x := g.scoreIx
 	x.once.Do(func() {
 		x.fileStart = make([]int32, len(g.tags)+1)
+		x.declared = make([]int32, len(g.tags))
 		x.defs = make([]scoreDef, 0, g.numDefs)
 		for fi := range g.tags {
 			x.fileStart[fi] = int32(len(x.defs))
@@ -185,12 +261,18 @@ func (g *graph) scoreIndex() *scoreIndex {
 				}
 				member := df.flags&factMember != 0
 				d := scoreDef{def: int32(di), id: id, slot: -1, definers: g.defStart[id+1] - g.defStart[id],
-					kept: df.kept, uses: g.refFiles[id], flags: df.flags & (factAPI | factEntry)}
+					kept: df.kept, uses: g.refFiles[id], flags: df.flags & (factAPI | factEntry | factSecondary)}
 				if k := g.slot[id]; int(k) < g.referenced {
 					d.slot = k
 				}
 				if g.declared[id] && !member {
 					d.flags |= scoreDeclared
+				}
+				if g.cDeclared != nil && g.cDeclared[id] {
+					d.flags |= scoreHeaderDeclared
+					if !strings.HasSuffix(g.files[fi], ".h") {
+						d.flags |= scoreDeclaredElsewhere
+					}
 				}
 				d.qualLo = int32(len(x.quals))
 				for _, q := range g.qualifiedOf(id) {
@@ -207,7 +289,11 @@ func (g *graph) scoreIndex() *scoreIndex {
 				}
 				d.qualHi = int32(len(x.quals))
 				x.defs = append(x.defs, d)
+				if d.flags&scoreDeclared != 0 && d.flags&factAPI != 0 {
+					x.declared[fi]++
+				}
 			}
+			g.countMembers(fi, x.defs[x.fileStart[fi]:])
 		}
 		x.fileStart[len(g.tags)] = int32(len(x.defs))
 	})

@@ -34,6 +34,9 @@ type Def struct {
 	// visibility.go. Go, Python and TS/JS are judged from the name and
 	// signature (isAPI) and never set it.
 	Private bool
+	// Override: a Java method marked @Override, documented by the type
+	// it overrides (markPrivate).
+	Override bool
 }
 
 // Ref is every use of one name in a file, folded into one record per name
@@ -215,6 +218,7 @@ func extract(l *language, mt *matcher, root *sitter.Node, content []byte, ft *Fi
 	}
 	if l.name == "c" {
 		clipCFunctions(defs, lineOf)
+		defs = dropCTypeNames(defs, content)
 	}
 	placeDefs(defs, content, lineOf, ft)
 	markPrivate(l.name, defs, content, ft)
@@ -241,6 +245,31 @@ func clipCFunctions(defs []*rawDef, lineOf *lineIndex) {
 			f.endL = max(f.line, lineOf.line(next.start-1))
 		}
 	}
+}
+
+// dropCTypeNames leaves out a C "variable" that is the type of what
+// follows it: after a macro the parser cannot expand (`notrace u64
+// sched_clock_cpu(int cpu)`) it reads the return type as a declared name.
+// A declared name is followed by "=", ";", ",", "[" or ")", never by
+// another identifier.
+func dropCTypeNames(defs []*rawDef, content []byte) []*rawDef {
+	out := defs[:0]
+	for _, d := range defs {
+		if d.kind == "variable" && !d.scope {
+			i := int(d.nameStart)
+			for i < len(content) && isWordByte(content[i]) {
+				i++
+			}
+			for i < len(content) && (content[i] == ' ' || content[i] == '\t') {
+				i++
+			}
+			if i < len(content) && isWordByte(content[i]) || i < len(content) && content[i] == '*' {
+				continue
+			}
+		}
+		out = append(out, d)
+	}
+	return out
 }
 
 // matchCollector turns a query's matches into definitions and reference

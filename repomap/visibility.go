@@ -26,7 +26,8 @@ import (
 //     mark for what is not public API).
 //
 // A definition inside a private one is private too (the members of a
-// package-private Java class), except in Ruby (see markPrivate).
+// package-private Java class); in Ruby, as RDoc reads :nodoc:, only the
+// methods and constants directly inside (see markPrivate).
 
 // markPrivate sets Private on ft.Defs, which placeDefs appended from all
 // (sorted, scopes included) in order.
@@ -56,7 +57,8 @@ func markPrivate(lang string, all []*rawDef, content []byte, ft *FileTags) {
 	}
 	type frame struct {
 		d       *rawDef
-		private bool
+		private bool // what it holds is private
+		members bool // its methods and constants are (Ruby's :nodoc:)
 	}
 	var stack []frame
 	di := 0
@@ -69,6 +71,9 @@ func markPrivate(lang string, all []*rawDef, content []byte, ft *FileTags) {
 		if len(stack) > 0 {
 			parent = stack[len(stack)-1].d
 			parentPrivate = stack[len(stack)-1].private
+			if lang == "ruby" && d.kind != "class" && d.kind != "module" {
+				parentPrivate = stack[len(stack)-1].members
+			}
 		}
 		head := []byte(nil)
 		if d.start <= d.nameStart && int(d.nameStart) <= len(content) {
@@ -91,18 +96,22 @@ func markPrivate(lang string, all []*rawDef, content []byte, ft *FileTags) {
 		if !d.scope {
 			if di < len(ft.Defs) {
 				ft.Defs[di].Private = private
+				ft.Defs[di].Override = lang == "java" && bytes.Contains(head, []byte("@Override"))
 			}
 			di++
 		}
-		inherit := private
+		inherit, members := private, private
 		if lang == "ruby" && private {
-			// RDoc's :nodoc: hides the class or module itself, not what it
-			// holds, unless it says `:nodoc: all` (`module Net #:nodoc:`
-			// opens every file of net/http); nor does a private section
-			// reach into a nested class.
+			// RDoc's :nodoc: hides the class or module itself and the
+			// methods and constants documented on its page, not the
+			// classes and modules nested in it, unless it says `:nodoc:
+			// all` (`module Net #:nodoc:` opens every file of net/http,
+			// `class BufferedIO #:nodoc:` hides its methods); nor does a
+			// private section reach into a nested class.
 			inherit = d.nameRow < len(lines) && bytes.Contains(lines[d.nameRow], []byte(":nodoc: all"))
+			members = d.nameRow < len(lines) && bytes.Contains(lines[d.nameRow], []byte(":nodoc:"))
 		}
-		stack = append(stack, frame{d, inherit})
+		stack = append(stack, frame{d, inherit, members})
 	}
 }
 

@@ -30,6 +30,12 @@
 ; to the rest of the kernel and to modules, as an export list.
 ((expression_statement (call_expression function: (identifier) @_export arguments: (argument_list (identifier) @name))) @reference.export
   (#match? @_export "^EXPORT_SYMBOL"))
+; A function set in a file-scope operations table (`const struct
+; inode_operations ext4_file_inode_operations = { .setattr = ext4_setattr,
+; ... }`) is an entry point its subsystem calls through the table: an
+; export list too. Lowercase names only: an all-caps value is a constant.
+(translation_unit (declaration declarator: (init_declarator value: (initializer_list
+  (initializer_pair value: (identifier) @name (#match? @name "^[a-z_][a-z0-9_]*$"))))) @reference.export)
 (call_expression function: (identifier) @name) @reference.call
 (call_expression function: (field_expression field: (field_identifier) @name)) @reference.call
 (type_identifier) @reference.type
