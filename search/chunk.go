@@ -193,9 +193,20 @@ func addDocs(out []chunk, ds []Decl, line func(int) []byte, n int) {
 				mark = 0
 				c.Head = appendDocstring(c.Head, line, d.StartLine, d.EndLine, 60)
 			} else {
-				c.Head = appendCommentAbove(c.Head, line, d.StartLine, 1) // the comment may begin in the window before
+				// Only a documented nested declaration adds anything: its
+				// doc's summary with its declaration line, which says what
+				// the doc is about. The lines of undocumented members would
+				// make the meta field a list of the body's signatures,
+				// whose parameter names score as names, and would lengthen
+				// it, which lowers the score of the chunk's own doc.
+				above := appendCommentAbove(nil, line, d.StartLine, 1) // the comment may begin in the window before
+				below := appendDocstring(nil, line, d.StartLine, d.EndLine, nestedDocLines)
+				if len(above) == 0 && len(below) == 0 {
+					continue
+				}
+				c.Head = append(c.Head, above...)
 				c.Head = append(append(c.Head, bytes.TrimSpace(line(d.StartLine))...), '\n')
-				c.Head = appendDocstring(c.Head, line, d.StartLine, d.EndLine, nestedDocLines)
+				c.Head = append(c.Head, below...)
 			}
 			if doc := c.Head[mark:]; bytes.IndexByte(doc, '\n') < len(doc)-1 { // more than the declaration line
 				c.Docs = append(c.Docs, symDoc{Sym: d.Symbol, Doc: doc[:len(doc):len(doc)]})
@@ -226,7 +237,9 @@ func appendCommentAbove(head []byte, line func(int) []byte, at, from int) []byte
 	n := 0
 	for l := s; l < at && n < nestedDocLines; l++ {
 		t := bytes.TrimSpace(line(l))
-		if len(bytes.Trim(t, "/*#! \t")) == 0 {
+		if d := bytes.Trim(t, "/*#! \t"); len(d) == 0 || d[0] == '@' {
+			// Blank, or a tag (@param, @deprecated, @see): markup, not
+			// the summary.
 			continue
 		}
 		head = append(append(head, t...), '\n')

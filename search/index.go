@@ -43,7 +43,7 @@ import (
 
 // FormatVersion names the on-disk layout and analysis. An index written with
 // another version is moved aside and rebuilt.
-const FormatVersion = 7
+const FormatVersion = 8
 
 // Field names.
 const (

@@ -78,6 +78,35 @@ func Enter(m *sync.Mutex) {}
 	if strings.Contains(head, "Fourth line") {
 		t.Errorf("java: a nested doc's fourth line reached a Head")
 	}
+	// Members without a doc (or with tags only) add nothing: their
+	// signatures' words are the body's, and in the meta field they
+	// would score as the chunk's names.
+	ts := `/**
+ * Collects the problems found while validating.
+ */
+export class Report {
+  constructor(problems) { this.problems = problems; }
+  get message() { return this.problems.join("; "); }
+  /**
+   * @deprecated Use size instead.
+   */
+  count(message) { return this.problems.length; }
+  /**
+   * Whether no problem was found.
+   */
+  get isEmpty() { return this.problems.length === 0; }
+}
+`
+	cs = chunkFile([]byte(ts), treeSitterDecls("report.js", "javascript", []byte(ts)))
+	head = string(allHeads(cs))
+	if !strings.Contains(head, "Whether no problem was found.") || !strings.Contains(head, "get isEmpty()") {
+		t.Errorf("javascript: the documented member is missing from the Heads:\n%s", head)
+	}
+	for _, unwanted := range []string{"message", "count(", "@deprecated", "constructor"} {
+		if strings.Contains(head, unwanted) {
+			t.Errorf("javascript: %q reached a Head:\n%s", unwanted, head)
+		}
+	}
 }
 
 func allHeads(cs []chunk) []byte {
