@@ -608,6 +608,10 @@ func (ix *Index) saveManifest() error {
 
 // markDirty schedules a manifest save shortly (single-file updates come in
 // bursts).
+// manifestFilesPerSecond adds a second to the wait before a manifest save
+// per this many indexed files.
+const manifestFilesPerSecond = 10_000
+
 func (ix *Index) markDirty() {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
@@ -615,7 +619,12 @@ func (ix *Index) markDirty() {
 	if ix.closed || ix.saveT != nil {
 		return
 	}
-	ix.saveT = time.AfterFunc(time.Second, func() {
+	// Saving copies and encodes the state of every file, so the wait grows
+	// with the index: a stream of saves in a large tree would otherwise
+	// spend a core rewriting it. A crash loses only what the next
+	// reconcile redoes (files newer than the manifest are re-read).
+	delay := time.Second + time.Duration(len(ix.files)/manifestFilesPerSecond)*time.Second
+	ix.saveT = time.AfterFunc(delay, func() {
 		ix.mu.Lock()
 		ix.saveT = nil
 		closed := ix.closed
