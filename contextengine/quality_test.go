@@ -610,6 +610,50 @@ func BenchmarkBuild(b *testing.B) {
 	b.Run("rebuild", func(b *testing.B) { run(b, func(i int) preparedQuestion { return ps[0] }) })
 }
 
+// openBenchCorpus opens the Go corpus, or $CAIRN_BENCH_CORPUS, and returns
+// the path prefix of the Go tree's files in it.
+func openBenchCorpus(b *testing.B) (*qualityCorpus, string) {
+	root := os.Getenv("CAIRN_BENCH_CORPUS")
+	if root == "" {
+		return openCorpus(b, "go"), ""
+	}
+	prefix := ""
+	if _, err := os.Stat(filepath.Join(root, "go", "ast", "ast.go")); err != nil {
+		ents, err := os.ReadDir(root)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, e := range ents {
+			if _, err := os.Stat(filepath.Join(root, e.Name(), "go", "ast", "ast.go")); err == nil && e.IsDir() {
+				prefix = e.Name() + "/"
+				break
+			}
+		}
+		if prefix == "" {
+			b.Fatalf("no copy of the Go tree in %s", root)
+		}
+	}
+	ws, err := workspace.Open(root)
+	if err != nil {
+		b.Fatal(err)
+	}
+	state := os.Getenv("CAIRN_BENCH_STATE")
+	if state == "" {
+		state = b.TempDir()
+	}
+	ix, err := codeindex.Open(ws, codeindex.Options{StateDir: state, NoWatch: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { ix.Close() })
+	start := time.Now()
+	if err := ix.Reconcile(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("corpus %s: %+v; %v", root, ix.Stats(), time.Since(start).Round(time.Millisecond))
+	return &qualityCorpus{ws: ws, ix: ix}, prefix
+}
+
 // preparedQuestion is a quality question with its file's text.
 type preparedQuestion struct {
 	q    qualityQuestion
@@ -619,13 +663,18 @@ type preparedQuestion struct {
 // warmGoQuestions opens the Go corpus and builds each Go question's
 // context once at 8k, warming the line caches and the search index's
 // segments before a benchmark times anything.
+//
+// With CAIRN_BENCH_CORPUS set (a tree holding copies of the Go tree side by
+// side, as docs/scale.md measures), the questions are asked of the first
+// copy inside it, the index kept in CAIRN_BENCH_STATE (or a temp dir).
 func warmGoQuestions(b *testing.B) (*qualityCorpus, []preparedQuestion) {
 	qualityEnabled(b)
 	qs := loadQualitySet(b)
-	c := openCorpus(b, "go")
+	c, prefix := openBenchCorpus(b)
 	var ps []preparedQuestion
 	for _, q := range qs.Questions {
 		if q.Corpus == "go" {
+			q.File = prefix + q.File
 			ps = append(ps, preparedQuestion{q, strings.Join(fileLinesOf(b, c.ws, q.File), "")})
 		}
 	}

@@ -282,7 +282,7 @@ func (ix *Index) openOrRecover() error {
 		_ = os.Remove(ix.manifestPath())
 		ix.log.Warn("search index unusable; moved aside and rebuilding", "reason", why, "dir", dir, "movedTo", aside)
 	}
-	idx, err := bleve.NewUsing(dir, newMapping(), scorch.Name, scorch.Name, scorchConfig())
+	idx, err := bleve.NewUsing(dir, newMapping(), scorch.Name, scorch.Name, scorchConfig(ix.opts.BatchDocs))
 	if err != nil {
 		return fmt.Errorf("search: creating index at %s: %w", dir, err)
 	}
@@ -307,45 +307,37 @@ func (ix *Index) removeOldBroken() {
 	}
 }
 
+// The merge policy: tiers of a fixed fan-in over a bounded segment size.
+// Every batch adds a segment of about Options.BatchDocs chunks; the
+// background merger merges mergeFanIn segments of one tier into one of the
+// next (batches into segments of ~8k chunks, those into ~128k) and never
+// merges a segment of half maxMergeDocs or more again. So each chunk is
+// merged about twice whatever the size of the tree, no merge reads more
+// than maxMergeDocs chunks, and the segments live at any time stay a few
+// dozen (each batch checks every live segment for the ids it replaces, and
+// the persister writes the list of them after every batch: both grow with
+// the segment count).
 const (
-	mergeGateCallback = "cairn_merge_gate"
-	mergeFanIn        = 40
+	mergeFanIn   = 16
+	maxMergeDocs = 256 << 10
 )
 
-// heldMerges are the indexes whose background merger waits. A reconcile
-// adds one segment per batch, hundreds for a cold build of a large tree;
-// merged as they come, in tiers, every chunk is merged several times, a
-// large share of a cold build's CPU. Held until the reconcile's batches
-// are in, they are merged in one pass (compact).
-var heldMerges sync.Map // *scorch.Scorch → struct{}
-
-func init() {
-	scorch.RegistryEventCallbacks[mergeGateCallback] = func(e scorch.Event) bool {
-		if e.Kind != scorch.EventKindPreMergeCheck {
-			return true
-		}
-		if _, held := heldMerges.Load(e.Scorch); held {
-			// The merger asks again after this; it checks for Close
-			// in between.
-			time.Sleep(50 * time.Millisecond)
-			return false
-		}
-		return true
+// mergePlanConfig is the background merger's plan in the form scorch's
+// config takes (JSON fields of mergeplan.MergePlanOptions); floor is the
+// size of a batch, the first tier.
+func mergePlanConfig(floor int) map[string]interface{} {
+	return map[string]interface{}{
+		"MaxSegmentsPerTier":   mergeFanIn,
+		"MaxSegmentSize":       maxMergeDocs,
+		"MaxSegmentFileSize":   int64(1 << 40),
+		"TierGrowth":           float64(mergeFanIn),
+		"SegmentsPerMergeTask": mergeFanIn,
+		"FloorSegmentSize":     floor,
+		"ReclaimDeletesWeight": 2.0,
 	}
 }
 
-// holdMerges keeps the background merger from merging until the returned
-// function is called.
-func (ix *Index) holdMerges() (release func()) {
-	sc, ok := ix.scorch()
-	if !ok {
-		return func() {}
-	}
-	heldMerges.Store(sc, struct{}{})
-	return sync.OnceFunc(func() { heldMerges.Delete(sc) })
-}
-
-func scorchConfig() map[string]interface{} {
+func scorchConfig(batchDocs int) map[string]interface{} {
 	return map[string]interface{}{
 		// Batches return once in memory; the persister writes them behind.
 		// A crash loses at most the unpersisted tail, which the next
@@ -354,13 +346,8 @@ func scorchConfig() map[string]interface{} {
 		// The root file is locked while open: a second process (a CLI run
 		// next to the server) gets ErrIndexBusy instead of waiting forever.
 		"bolt_timeout": "1s",
-		// Reconciles hold the merger off while they add segments and
-		// merge once at the end (compact); see heldMerges.
-		"eventCallbackName": mergeGateCallback,
-		// A merge takes up to 40 segments, so the many batch segments of
-		// a build are merged in one pass rather than in tiers of 10 (each
-		// chunk merged two or three times).
-		"scorchMergePlanOptions": map[string]interface{}{"SegmentsPerMergeTask": mergeFanIn},
+		// Bounded tiers as the batches come (see mergePlanOptions).
+		"scorchMergePlanOptions": mergePlanConfig(batchDocs),
 	}
 }
 
@@ -374,7 +361,7 @@ func (ix *Index) tryOpen(dir string) (idx bleve.Index, why string, busy bool) {
 			idx, why = nil, fmt.Sprintf("panic while opening: %v", r)
 		}
 	}()
-	idx, err := bleve.OpenUsing(dir, scorchConfig())
+	idx, err := bleve.OpenUsing(dir, scorchConfig(ix.opts.BatchDocs))
 	if err != nil {
 		if errors.Is(err, bberrors.ErrTimeout) || strings.Contains(err.Error(), "timeout") {
 			return nil, err.Error(), true // another process has it open: not corrupt
@@ -621,6 +608,10 @@ func (ix *Index) saveManifest() error {
 
 // markDirty schedules a manifest save shortly (single-file updates come in
 // bursts).
+// manifestFilesPerSecond adds a second to the wait before a manifest save
+// per this many indexed files.
+const manifestFilesPerSecond = 10_000
+
 func (ix *Index) markDirty() {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
@@ -628,7 +619,12 @@ func (ix *Index) markDirty() {
 	if ix.closed || ix.saveT != nil {
 		return
 	}
-	ix.saveT = time.AfterFunc(time.Second, func() {
+	// Saving copies and encodes the state of every file, so the wait grows
+	// with the index: a stream of saves in a large tree would otherwise
+	// spend a core rewriting it. A crash loses only what the next
+	// reconcile redoes (files newer than the manifest are re-read).
+	delay := time.Second + time.Duration(len(ix.files)/manifestFilesPerSecond)*time.Second
+	ix.saveT = time.AfterFunc(delay, func() {
 		ix.mu.Lock()
 		ix.saveT = nil
 		closed := ix.closed
@@ -798,8 +794,6 @@ func (ix *Index) reconcile(ctx context.Context) (st ReconcileStats, err error) {
 		st.Removed = len(d.gone)
 	}
 
-	release := ix.holdMerges()
-	defer release()
 	commitErr := ix.commitAll(ix.prepareAll(ctx, d.todo, d.gens), d.fresh, total, &st)
 
 	ix.mu.Lock()
@@ -815,7 +809,7 @@ func (ix *Index) reconcile(ctx context.Context) (st ReconcileStats, err error) {
 		_ = ix.saveManifest()
 		return st, err
 	}
-	if err := ix.compactAndSave(ctx, release, st, d); err != nil {
+	if err := ix.compactAndSave(ctx, st, d); err != nil {
 		return st, err
 	}
 	ix.progress(Progress{Phase: "done", Done: total, Total: total,
@@ -1022,9 +1016,9 @@ func (ix *Index) countFile(p prepared, st *ReconcileStats) {
 
 // compactAndSave merges segments after a change and saves the manifest when it
 // is not current on disk.
-func (ix *Index) compactAndSave(ctx context.Context, release func(), st ReconcileStats, d reconcilePlan) error {
+func (ix *Index) compactAndSave(ctx context.Context, st ReconcileStats, d reconcilePlan) error {
 	if st.Added+st.Changed+st.Removed > 0 {
-		if err := ix.compact(ctx, release); err != nil {
+		if err := ix.compact(ctx); err != nil {
 			ix.log.Warn("search: merging index segments", "err", err)
 		}
 	}
@@ -1039,10 +1033,11 @@ func (ix *Index) compactAndSave(ctx context.Context, release func(), st Reconcil
 	return nil
 }
 
-// MaxSegments bounds the index's segments after a reconcile: every batch
-// adds a segment, and a short-lived process (the command line) exits
-// before scorch's background merger gets to them, leaving each later
-// query to search dozens.
+// MaxSegments bounds the index's segments after a reconcile (up to
+// MaxSegments full-size segments, see compact): every batch adds a
+// segment, and a short-lived process (the command line) exits before
+// scorch's background merger gets to them, leaving each later query to
+// search dozens.
 const MaxSegments = 16
 
 // Segments counts the index's segments on disk.
@@ -1064,44 +1059,32 @@ func (ix *Index) scorch() (*scorch.Scorch, bool) {
 	return sc, ok
 }
 
-// compactTo is the number of segments compact merges a larger index into.
-const compactTo = 8
-
-// compact releases the merger (held during the reconcile) and, when more
-// than MaxSegments segments are left, merges them into about compactTo in
-// one pass, in the caller's goroutine: each merge task takes an equal share
-// of the segments, so every chunk is merged once.
-func (ix *Index) compact(ctx context.Context, release func()) error {
+// compact merges what the tiers left small, when more than MaxSegments
+// segments are left, into as few segments as the bound on a merge allows
+// (usually one), in the caller's goroutine. Segments of half maxMergeDocs or
+// more stay as they are: merging them again would rewrite the whole index
+// after every build. An index of more than MaxSegments such segments (over
+// two million chunks) keeps them all.
+func (ix *Index) compact(ctx context.Context) error {
 	sc, ok := ix.scorch()
 	if !ok {
-		release()
 		return nil
 	}
 	ix.writeMu.Lock()
 	ix.waitPersisted(ix.persist.last()) // the merger merges persisted segments only
 	ix.writeMu.Unlock()
-	release()
-	n := ix.Segments()
-	if n <= MaxSegments {
+	if ix.Segments() <= MaxSegments {
 		return nil
 	}
-	docs, err := ix.idx.DocCount()
-	if err != nil {
-		return fmt.Errorf("counting documents: %w", err)
-	}
-	// The planner's budget is the live size over the floor size: docs /
-	// compactTo as the floor asks for compactTo segments; a merged segment
-	// already that large counts as done. (The background merger, released
-	// above, may plan the same pass first: with mergeFanIn it is one pass
-	// too, and this plan then finds nothing left to do.)
-	floor := int64(docs)/compactTo + 1
+	// One tier as large as a merge may be: the planner's budget is then
+	// one segment per maxMergeDocs of the small segments' chunks.
 	mo := mergeplan.MergePlanOptions{
-		MaxSegmentsPerTier:   1 << 20,
-		MaxSegmentSize:       mergeplan.MaxSegmentSizeLimit,
+		MaxSegmentsPerTier:   1,
+		MaxSegmentSize:       maxMergeDocs,
 		MaxSegmentFileSize:   1 << 40,
 		TierGrowth:           1,
-		SegmentsPerMergeTask: (n + compactTo - 1) / compactTo,
-		FloorSegmentSize:     floor,
+		SegmentsPerMergeTask: 1 << 20,
+		FloorSegmentSize:     maxMergeDocs,
 		ReclaimDeletesWeight: 2,
 	}
 	return sc.ForceMerge(ctx, &mo)
