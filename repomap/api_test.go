@@ -1,6 +1,7 @@
 package repomap
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -185,5 +186,68 @@ func TestCHeaderDeclaredAPI(t *testing.T) {
 	}
 	if hHelper := score["fs_helper@extern int fs_helper(int fd);"]; hOpen <= hHelper {
 		t.Errorf("the exported fs_open should outrank fs_helper, which only a header declares: %g vs %g", hOpen, hHelper)
+	}
+}
+
+// A Java interface's or abstract method is what callers call, whichever
+// implementation runs: with no focus it takes its name's flow undivided by
+// the implementations, which still share theirs.
+func TestAbstractJavaMethodTakesItsFlow(t *testing.T) {
+	files := map[string]string{
+		"Client.java": `public interface Client {
+  Response send(Request r);
+  Response sendAsync(Request r);
+}
+`,
+		"Base.java": `public abstract class Base {
+  public abstract void close();
+  public void open() {}
+}
+`,
+		"impl/FastClient.java": `public class FastClient implements Client {
+  public Response send(Request r) { return null; }
+  public Response sendAsync(Request r) { return null; }
+}
+`,
+		"impl/SlowClient.java": `public class SlowClient implements Client {
+  public Response send(Request r) { return null; }
+  public Response sendAsync(Request r) { return null; }
+}
+`,
+	}
+	for i := range 4 {
+		files[fmt.Sprintf("app/User%d.java", i)] = fmt.Sprintf(`public class User%d {
+  void run(Client c, Base b) { c.send(null); b.close(); }
+}
+`, i)
+	}
+	for path, want := range map[string]map[string]bool{
+		"Client.java":          {"send": true, "sendAsync": true},
+		"Base.java":            {"close": true, "open": false, "Base": false},
+		"impl/FastClient.java": {"send": false, "FastClient": false},
+	} {
+		ft, err := ParseFile(path, []byte(files[path]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for di := range ft.Defs {
+			if w, ok := want[ft.Defs[di].Name]; ok {
+				if got := isAbstract(ft, di); got != w {
+					t.Errorf("%s: %s abstract %v, want %v", path, ft.Defs[di].Name, got, w)
+				}
+			}
+		}
+	}
+	m := mapOfFiles(t, files)
+	g, r := m.rank(Focus{})
+	score := scoresBy(g, r, func(d Def) string { return d.Scope + "." + d.Name })
+	// The interface's send is credited with send's whole flow; an
+	// implementation's with a third (three files define send), on top of
+	// the same file baseline shared by three API definitions.
+	if score["Client.send"] < 2*score["FastClient.send"] {
+		t.Errorf("the interface's send should take the flow its callers send: %g vs an implementation's %g", score["Client.send"], score["FastClient.send"])
+	}
+	if score["Client.send"] <= score["Client.sendAsync"] {
+		t.Errorf("a called interface method should outrank an uncalled one: %g vs %g", score["Client.send"], score["Client.sendAsync"])
 	}
 }

@@ -125,6 +125,9 @@ import (
 // or the trait stands for them); and an API type with m API members
 // ×(1 + log2(1+m)) (surfaceWeight: a rich public interface, HashMap's or
 // Net::HTTP's, marks a package's core however few files inside use it).
+// A Java interface's or abstract method takes its name's flow divided only
+// among the files declaring it so (abstractDefiners), not among the
+// implementations too: callers call the declaration.
 // The definitions of Focus.Known files are left out: the prompt holds them.
 const (
 	damping          = 0.85

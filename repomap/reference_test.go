@@ -542,7 +542,18 @@ func (rg *refGraph) scores(focus Focus, pr []float64, mass map[refName]float64, 
 				}
 			}
 			plain := refName{name: d.Name}
-			flow := mass[plain] / float64(len(rg.definers[plain]))
+			definers := len(rg.definers[plain])
+			if isAbstract(t, di) {
+				// A Java interface's or abstract method: the declarations
+				// share the name's flow.
+				definers = 0
+				for _, g := range rg.definers[plain] {
+					if len(rg.abstractDefs(g, d.Name)) > 0 {
+						definers++
+					}
+				}
+			}
+			flow := mass[plain] / float64(definers)
 			uses := rg.uses[plain]
 			method := refIsMethod(t.Language, d)
 			if !method {
@@ -583,6 +594,18 @@ func (rg *refGraph) scores(focus Focus, pr []float64, mass map[refName]float64, 
 		}
 	}
 	return scores
+}
+
+// abstractDefs lists file f's definitions of name in the graph that
+// isAbstract.
+func (rg *refGraph) abstractDefs(f int, name string) []int {
+	var out []int
+	for di := range rg.tags[f].Defs {
+		if rg.inGraph[f][di] && rg.tags[f].Defs[di].Name == name && isAbstract(rg.tags[f], di) {
+			out = append(out, di)
+		}
+	}
+	return out
 }
 
 // repeats reports a definition that repeats the name and scope of an

@@ -248,6 +248,7 @@ func (g *graph) scoreIndex() *scoreIndex {
 		x.fileStart = make([]int32, len(g.tags)+1)
 		x.declared = make([]int32, len(g.tags))
 		x.defs = make([]scoreDef, 0, g.numDefs)
+		abstract := g.abstractDefiners()
 		for fi := range g.tags {
 			x.fileStart[fi] = int32(len(x.defs))
 			facts := g.facts[fi]
@@ -264,6 +265,13 @@ func (g *graph) scoreIndex() *scoreIndex {
 					kept: df.kept, uses: g.refFiles[id], flags: df.flags & (factAPI | factEntry | factSecondary)}
 				if k := g.slot[id]; int(k) < g.referenced {
 					d.slot = k
+				}
+				if n := abstract[id]; n > 0 && isAbstract(g.tags[fi], di) {
+					// A Java interface's (or abstract) method is what its
+					// callers call, whichever implementation runs: the
+					// declarations share the name's flow, which the
+					// implementations do not divide.
+					d.definers = n
 				}
 				if g.declared[id] && !member {
 					d.flags |= scoreDeclared
@@ -298,4 +306,38 @@ func (g *graph) scoreIndex() *scoreIndex {
 		x.fileStart[len(g.tags)] = int32(len(x.defs))
 	})
 	return x
+}
+
+// abstractDefiners counts, per name, the files that declare it abstract
+// (isAbstract).
+func (g *graph) abstractDefiners() []int32 {
+	n := make([]int32, len(g.defStart))
+	counted := make(map[int32]bool)
+	for fi, t := range g.tags {
+		if t.Language != "java" {
+			continue
+		}
+		clear(counted)
+		for di, id := range g.defIdent[fi] {
+			if id >= 0 && !counted[id] && isAbstract(t, di) {
+				counted[id] = true
+				n[id]++
+			}
+		}
+	}
+	return n
+}
+
+// isAbstract reports a Java method declared without the body its callers
+// reach: a member of an interface, or marked abstract.
+func isAbstract(t *FileTags, di int) bool {
+	d := &t.Defs[di]
+	if t.Language != "java" || d.Scope == "" || d.Kind != "method" {
+		return false
+	}
+	if strings.HasPrefix(d.Signature, "abstract ") || strings.Contains(d.Signature, " abstract ") {
+		return true
+	}
+	p := memberOf(t, d, func(int) bool { return true }, func(j int) *Def { return &t.Defs[j] }, di)
+	return p >= 0 && t.Defs[p].Kind == "interface"
 }
