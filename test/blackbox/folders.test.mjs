@@ -11,20 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { cairnBinary, startModelServer, toolTurn, textTurn } from './helpers.mjs';
-import { startServe } from './serve.mjs';
-
-function applyTextEdits(text, edits) {
-  const lines = text.split('\n');
-  const offset = (p) => {
-    let o = 0;
-    for (let l = 0; l < p.line; l++) o += lines[l].length + 1;
-    return o + p.character;
-  };
-  const spans = edits.map((e) => ({ s: offset(e.range.start), e: offset(e.range.end), t: e.newText }))
-    .sort((a, b) => b.s - a.s);
-  for (const sp of spans) text = text.slice(0, sp.s) + sp.t + text.slice(sp.e);
-  return text;
-}
+import { applyTextEdits, startServe } from './serve.mjs';
 
 test('two workspace folders: the second is searched, edited, then removed', async (t) => {
   const bin = cairnBinary();

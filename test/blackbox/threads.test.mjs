@@ -4,15 +4,12 @@
 // requests it captures are what the model was sent).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync, readFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import {
-  createProtocolConnection, StreamMessageReader, StreamMessageWriter,
-} from 'vscode-languageserver-protocol/node.js';
 import { cairnBinary, startModelServer, toolTurn, textTurn } from './helpers.mjs';
+import { applyTextEdits, startServe } from './serve.mjs';
 
 const bin = cairnBinary();
 
@@ -23,20 +20,6 @@ const twoHunkEdit = JSON.stringify({
   oldText: 'return a - b;\n}\n\nexport function mul(a, b) {\n  return a + b;',
   newText: 'return a + b;\n}\n\nexport function mul(a, b) {\n  return a * b;',
 });
-
-// applyTextEdits applies LSP edits (positions in UTF-16 units) to text.
-function applyTextEdits(text, edits) {
-  const lines = text.split('\n');
-  const offset = (p) => {
-    let o = 0;
-    for (let l = 0; l < p.line; l++) o += lines[l].length + 1;
-    return o + p.character;
-  };
-  const spans = edits.map((e) => ({ s: offset(e.range.start), e: offset(e.range.end), t: e.newText }))
-    .sort((a, b) => b.s - a.s);
-  for (const sp of spans) text = text.slice(0, sp.s) + sp.t + text.slice(sp.e);
-  return text;
-}
 
 function workspace() {
   const ws = mkdtempSync(join(tmpdir(), 'cairn-ws-'));
@@ -49,19 +32,8 @@ function workspace() {
 // declares experimental.cairn.runEvents; a plain one (like eglot) does not,
 // and opens documents it is shown.
 async function session(t, { ws, home, port, plain = false }) {
-  const proc = spawn(bin, ['serve', '--stdio'], {
-    env: {
-      PATH: process.env.PATH, HOME: home, XDG_CACHE_HOME: join(home, 'cache'),
-      CAIRN_PROVIDER: 'openai', CAIRN_MODEL: 'gpt-test', OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`,
-      OPENAI_API_KEY: 'sk-test-not-a-real-key',
-    },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  proc.stderr.on('data', (d) => { stderr += d; });
-  const exited = new Promise((ok) => proc.on('exit', (code) => ok(code)));
-  const conn = createProtocolConnection(new StreamMessageReader(proc.stdout), new StreamMessageWriter(proc.stdin));
-  const s = { conn, events: [], shown: [], messages: [], onChange: () => {}, stderr: () => stderr };
+  const { proc, conn, exited, stderr } = startServe(bin, port, home);
+  const s = { conn, events: [], shown: [], messages: [], onChange: () => {}, stderr };
   conn.onNotification('cairn/runEvent', (ev) => { s.events.push(ev); s.onChange(); });
   conn.onNotification('window/showMessage', (m) => { s.messages.push(m.message); s.onChange(); });
   conn.onRequest('window/showMessageRequest', () => ({ title: 'Allow once' }));
@@ -92,7 +64,7 @@ async function session(t, { ws, home, port, plain = false }) {
   // until resolves once cond() holds; only a hang fails it (two minutes:
   // a loaded machine is slow).
   s.until = (what, cond) => new Promise((ok, fail) => {
-    const timer = setTimeout(() => fail(new Error(`timed out waiting for ${what}: ${JSON.stringify(s.events)}\n${stderr}`)), 120000);
+    const timer = setTimeout(() => fail(new Error(`timed out waiting for ${what}: ${JSON.stringify(s.events)}\n${stderr()}`)), 120000);
     s.onChange = () => { if (cond()) { clearTimeout(timer); ok(); } };
     s.onChange();
   });

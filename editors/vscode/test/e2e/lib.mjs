@@ -202,3 +202,21 @@ export async function quickOpen(page, name, ready = async () => true) {
     return ready();
   });
 }
+
+/** Selects count lines of the active editor from line first (0-based), the last to its end. */
+export async function selectLines(page, first, count) {
+  await page.locator('.editor-instance .monaco-editor .view-lines').first().click();
+  await page.keyboard.press('Control+Home');
+  for (let i = 0; i < first; i++) await page.keyboard.press('ArrowDown');
+  for (let i = 0; i < count - 1; i++) await page.keyboard.press('Shift+ArrowDown');
+  await page.keyboard.press('Shift+End');
+}
+
+/** "Cairn: Ask about Selection" with question typed into its input box. */
+export async function askSelection(page, question) {
+  await palette(page, 'Cairn: Ask about Selection');
+  const box = page.locator('.quick-input-widget input');
+  await waitFor('the question input box', async () => (await box.getAttribute('placeholder') ?? '').includes('e.g.'), 10000);
+  await box.fill(question);
+  await page.keyboard.press('Enter');
+}

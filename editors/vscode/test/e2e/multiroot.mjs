@@ -8,7 +8,7 @@
 // CHROMIUM, TEST_MODEL).
 import fs from 'node:fs';
 import path from 'node:path';
-import { E, cairnSettings, logger, openWorkbench, palette as paletteOn, quickOpen, startCodeServer, startModel, waitFor, writeSettings } from './lib.mjs';
+import { E, cairnSettings, logger, openWorkbench, askSelection, palette as paletteOn, quickOpen, selectLines, startCodeServer, startModel, waitFor, writeSettings } from './lib.mjs';
 
 const { WORK, STEP_TIMEOUT } = E;
 
@@ -73,16 +73,8 @@ try {
   await page.locator('.statusbar-item', { hasText: 'Cairn: openai/test-model' }).first().waitFor({ timeout: STEP_TIMEOUT });
   log('ok - Cairn server running');
 
-  await page.locator('.editor-instance .monaco-editor .view-lines').first().click();
-  await page.keyboard.press('Control+Home');
-  for (let i = 0; i < 4; i++) await page.keyboard.press('ArrowDown');
-  for (let i = 0; i < 2; i++) await page.keyboard.press('Shift+ArrowDown');
-  await page.keyboard.press('Shift+End');
-  await palette('Cairn: Ask about Selection');
-  const box = page.locator('.quick-input-widget input');
-  await waitFor('the question input box', async () => (await box.getAttribute('placeholder') ?? '').includes('e.g.'), 10000);
-  await box.fill('Where is the late payment penalty? Raise it to 4.');
-  await page.keyboard.press('Enter');
+  await selectLines(page, 4, 3);
+  await askSelection(page, 'Where is the late payment penalty? Raise it to 4.');
   log('asked');
 
   await waitFor('the answer in the chat view', async () => (await chatText()).includes('I raised it to 4 per day'));

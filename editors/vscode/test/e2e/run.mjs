@@ -14,7 +14,7 @@
 // (editors/test-model.mjs).
 import fs from 'node:fs';
 import path from 'node:path';
-import { E, logger, openWorkbench, palette as paletteOn, quickOpen, startCodeServer, startModel, waitFor, writeSettings, cairnSettings as settingsFor } from './lib.mjs';
+import { E, logger, openWorkbench, askSelection, palette as paletteOn, quickOpen, selectLines, startCodeServer, startModel, waitFor, writeSettings, cairnSettings as settingsFor } from './lib.mjs';
 
 const { CAIRN_BIN, WORK, SHOTS, STEP_TIMEOUT } = E;
 
@@ -179,16 +179,8 @@ try {
   ok('the chat is in its own view container in the side bar, with an activity bar entry');
 
   // Select the body of main (lines 5-7).
-  await page.locator('.editor-instance .monaco-editor .view-lines').first().click();
-  await page.keyboard.press('Control+Home');
-  for (let i = 0; i < 4; i++) await page.keyboard.press('ArrowDown');
-  for (let i = 0; i < 2; i++) await page.keyboard.press('Shift+ArrowDown');
-  await page.keyboard.press('Shift+End');
-  await palette('Cairn: Ask about Selection');
-  const box = page.locator('.quick-input-widget input');
-  await waitFor('the question input box', async () => (await box.getAttribute('placeholder') ?? '').includes('e.g.'), 10000);
-  await box.fill('Make the greeting friendlier.');
-  await page.keyboard.press('Enter');
+  await selectLines(page, 4, 3);
+  await askSelection(page, 'Make the greeting friendlier.');
   log('asked');
 
   // The proposed edit opens in the native diff editor.
@@ -260,10 +252,7 @@ try {
   // Second run: reject through the CodeLens on the file.
   await page.locator('.editor-instance .monaco-editor .view-lines').first().click();
   await page.keyboard.press('Control+Home');
-  await palette('Cairn: Ask about Selection');
-  await waitFor('the question input box', async () => (await box.getAttribute('placeholder') ?? '').includes('e.g.'), 10000);
-  await box.fill('Shorter greeting?');
-  await page.keyboard.press('Enter');
+  await askSelection(page, 'Shorter greeting?');
   await page.locator('.tab.active', { hasText: 'Cairn proposed' }).waitFor({ timeout: STEP_TIMEOUT });
   // The diff editor's lenses first ("diffEditor.codeLens" is on by the extension's default): its left
   // side is hello.go itself, and lenses it computed for the file must not
@@ -334,10 +323,7 @@ try {
   // command of the line with its risk, Deny first and focused; the editor
   // stays usable while it waits; "Allow once" runs it.
   await page.locator('.tab', { hasText: /^hello\.go$/ }).first().click();
-  await palette('Cairn: Ask about Selection');
-  await waitFor('the question input box', async () => (await box.getAttribute('placeholder') ?? '').includes('e.g.'), 10000);
-  await box.fill('Create a marker file.');
-  await page.keyboard.press('Enter');
+  await askSelection(page, 'Create a marker file.');
   {
     const f = await chatFrame();
     const card = f.locator('.approval.pending').first();
@@ -433,17 +419,7 @@ try {
   }
 
   // Insert at cursor: the Go block goes into the editor the user last worked in.
-  await waitFor('notes.txt in an editor', async () => {
-    await page.keyboard.press('Escape');
-    await page.keyboard.press('F1');
-    const input = page.locator('.quick-input-widget input');
-    await input.waitFor({ state: 'visible', timeout: 5000 });
-    await input.fill('notes.txt');
-    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'notes.txt' }).first().waitFor({ state: 'visible', timeout: 3000 });
-    await page.keyboard.press('Enter');
-    await page.locator('.tab.active', { hasText: 'notes.txt' }).waitFor({ timeout: 5000 });
-    return true;
-  });
+  await quickOpen(page, 'notes.txt');
   {
     const f = await chatFrame();
     await f.locator('.codeblock', { hasText: 'fi.Size()' }).first().locator('button', { hasText: 'Insert at cursor' }).click();
@@ -456,22 +432,9 @@ try {
   }
 
   // A two-hunk edit: accept hunk 1 (CodeLens), reject hunk 2 (title action at the cursor).
-  await waitFor('two.go in an editor', async () => {
-    await page.keyboard.press('Escape');
-    await page.keyboard.press('F1');
-    const input = page.locator('.quick-input-widget input');
-    await input.waitFor({ state: 'visible', timeout: 5000 });
-    await input.fill('two.go');
-    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'two.go' }).first().waitFor({ state: 'visible', timeout: 3000 });
-    await page.keyboard.press('Enter');
-    await page.locator('.tab.active', { hasText: 'two.go' }).waitFor({ timeout: 5000 });
-    return (await editorText()).includes('func two()');
-  });
+  await quickOpen(page, 'two.go', async () => (await editorText()).includes('func two()'));
   await page.locator('.editor-instance .monaco-editor .view-lines').first().click();
-  await palette('Cairn: Ask about Selection');
-  await waitFor('the question input box', async () => (await box.getAttribute('placeholder') ?? '').includes('e.g.'), 10000);
-  await box.fill('Tidy both functions.');
-  await page.keyboard.press('Enter');
+  await askSelection(page, 'Tidy both functions.');
   await page.locator('.tab.active', { hasText: '2 hunks' }).waitFor({ timeout: STEP_TIMEOUT });
   const hunkLens = (title) => page.locator('.editor-instance .monaco-diff-editor .editor.modified .codelens-decoration a', { hasText: title }).first();
   await hunkLens('Accept hunk 1').waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
@@ -548,10 +511,7 @@ try {
   await page.locator('.tab', { hasText: /^two\.go$/ }).first().click();
   await page.locator('.editor-instance .monaco-editor .view-lines').first().click();
   await page.keyboard.press('Control+Home');
-  await palette('Cairn: Ask about Selection');
-  await waitFor('the question input box', async () => (await box.getAttribute('placeholder') ?? '').includes('e.g.'), 10000);
-  await box.fill('Tidy both functions again.');
-  await page.keyboard.press('Enter');
+  await askSelection(page, 'Tidy both functions again.');
   await page.locator('.tab.active', { hasText: '2 hunks' }).waitFor({ timeout: STEP_TIMEOUT });
   await page.locator('.tab', { hasText: /^two\.go$/ }).first().click();
   await page.locator('.editor-instance .monaco-editor .view-lines').first().click();
@@ -580,10 +540,7 @@ try {
   // A failed run: one sentence in the chat, Retry and Open Settings, the server's text behind "details".
   await page.locator('.tab', { hasText: /^hello\.go$/ }).first().click();
   await page.locator('.editor-instance .monaco-editor .view-lines').first().click();
-  await palette('Cairn: Ask about Selection');
-  await waitFor('the question input box', async () => (await box.getAttribute('placeholder') ?? '').includes('e.g.'), 10000);
-  await box.fill('Anything to fix here?');
-  await page.keyboard.press('Enter');
+  await askSelection(page, 'Anything to fix here?');
   {
     const f = await chatFrame();
     const foot = f.locator('.run:last-child .run-status.failed');
