@@ -223,23 +223,23 @@ func distinct(hits []search.Hit) []string {
 // lowers retrieval below them fails.
 var freshFloor = struct{ at5, mrr float64 }{at5: 0.85, mrr: 0.68}
 
-func TestFreshRetrieval(t *testing.T) {
-	corpora.Enabled(t)
-	cases := loadFresh(t)
-	by := map[string][]freshCase{}
-	for _, c := range cases {
-		by[c.corpus] = append(by[c.corpus], c)
-	}
-	var all score
+// scoreSets asks each corpus of names its questions in by, in a subtest,
+// of Cairn and (when installed) of rg; check, when set, judges a corpus's
+// figures inside its subtest. It returns the totals over all corpora and
+// the table: a header, a row per corpus and, when any ran, one for all.
+func scoreSets(t *testing.T, names []string, by map[string][]freshCase, check func(t *testing.T, name string, s score)) (score, []string) {
 	_, rgErr := exec.LookPath("rg")
-	var allRg score
+	var all, allRg score
 	rows := []string{fmt.Sprintf("%-8s %4s %9s %7s %9s %9s %7s", "corpus", "n", "files@5", "MRR", "hits@5", "rg@5", "rg MRR")}
-	for _, name := range freshCorpora {
+	for _, name := range names {
+		if len(by[name]) == 0 {
+			continue
+		}
 		t.Run(name, func(t *testing.T) {
 			ix := openCorpusIndex(t, name)
 			defer ix.Close()
-			var s, rg score
 			root := corpora.Root(t, name)
+			var s, rg score
 			for _, c := range by[name] {
 				if rgErr == nil {
 					f := rgFiles(root, c.query)
@@ -250,24 +250,39 @@ func TestFreshRetrieval(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%q: %v", c.query, err)
 				}
-				files := distinct(res.Hits)
 				top5, err := ix.Search(context.Background(), c.query, 5)
 				if err != nil {
 					t.Fatalf("%q: %v", c.query, err)
 				}
-				s.add(c, files, distinct(top5.Hits))
-				all.add(c, files, distinct(top5.Hits))
+				s.add(c, distinct(res.Hits), distinct(top5.Hits))
+				all.add(c, distinct(res.Hits), distinct(top5.Hits))
 			}
 			for _, m := range s.misses {
 				t.Logf("miss: %s", m)
 			}
 			rows = append(rows, s.row(name)+rg.rgCols())
+			if check != nil {
+				check(t, name, s)
+			}
 		})
 	}
+	if all.n > 0 {
+		rows = append(rows, all.row("all")+allRg.rgCols())
+	}
+	return all, rows
+}
+
+func TestFreshRetrieval(t *testing.T) {
+	corpora.Enabled(t)
+	cases := loadFresh(t)
+	by := map[string][]freshCase{}
+	for _, c := range cases {
+		by[c.corpus] = append(by[c.corpus], c)
+	}
+	all, rows := scoreSets(t, freshCorpora, by, nil)
 	if all.n == 0 {
 		return
 	}
-	rows = append(rows, all.row("all")+allRg.rgCols())
 	t.Logf("fresh retrieval (files@5: answer file among the first 5 files; hits@5: among the files of `--limit 5`):\n%s", strings.Join(rows, "\n"))
 	n := float64(all.n)
 	if all.at5/n < freshFloor.at5 || all.rr/n < freshFloor.mrr {

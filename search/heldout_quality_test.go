@@ -1,10 +1,7 @@
 package search_test
 
 import (
-	"context"
-	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -95,51 +92,17 @@ func TestHeldoutRetrieval(t *testing.T) {
 			by[c.corpus] = append(by[c.corpus], c.freshCase)
 		}
 	}
-	_, rgErr := exec.LookPath("rg")
-	var all, allRg score
-	rows := []string{fmt.Sprintf("%-8s %4s %9s %7s %9s %9s %7s", "corpus", "n", "files@5", "MRR", "hits@5", "rg@5", "rg MRR")}
-	for _, name := range corpora.Names {
-		if len(by[name]) == 0 {
-			continue
+	all, rows := scoreSets(t, corpora.Names, by, func(t *testing.T, name string, s score) {
+		if f, ok := heldoutFloor[name]; ok && split == "test" {
+			n := float64(s.n)
+			if s.at5/n < f.at5 || s.rr/n < f.mrr {
+				t.Errorf("%s: recall@5 %.3f, MRR %.3f: below the floor %.2f / %.2f", name, s.at5/n, s.rr/n, f.at5, f.mrr)
+			}
 		}
-		t.Run(name, func(t *testing.T) {
-			ix := openCorpusIndex(t, name)
-			defer ix.Close()
-			root := corpora.Root(t, name)
-			var s, rg score
-			for _, c := range by[name] {
-				if rgErr == nil {
-					f := rgFiles(root, c.query)
-					rg.add(c, f, f)
-					allRg.add(c, f, f)
-				}
-				res, err := ix.Search(context.Background(), c.query, 50)
-				if err != nil {
-					t.Fatalf("%q: %v", c.query, err)
-				}
-				top5, err := ix.Search(context.Background(), c.query, 5)
-				if err != nil {
-					t.Fatalf("%q: %v", c.query, err)
-				}
-				s.add(c, distinct(res.Hits), distinct(top5.Hits))
-				all.add(c, distinct(res.Hits), distinct(top5.Hits))
-			}
-			for _, m := range s.misses {
-				t.Logf("miss: %s", m)
-			}
-			rows = append(rows, s.row(name)+rg.rgCols())
-			if f, ok := heldoutFloor[name]; ok && split == "test" {
-				n := float64(s.n)
-				if s.at5/n < f.at5 || s.rr/n < f.mrr {
-					t.Errorf("%s: recall@5 %.3f, MRR %.3f: below the floor %.2f / %.2f", name, s.at5/n, s.rr/n, f.at5, f.mrr)
-				}
-			}
-		})
-	}
+	})
 	if all.n == 0 {
 		return
 	}
-	rows = append(rows, all.row("all")+allRg.rgCols())
 	t.Logf("held-out retrieval, %s half (files@5: answer file among the first 5 files; hits@5: among the files of `--limit 5`):\n%s", split, strings.Join(rows, "\n"))
 	n := float64(all.n)
 	if f := heldoutFloor["all"]; split == "test" && (all.at5/n < f.at5 || all.rr/n < f.mrr) {
