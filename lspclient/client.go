@@ -332,18 +332,21 @@ func (e *Editor) Close(ctx context.Context) error {
 // Conn exposes the connection for tests that send raw messages.
 func (e *Editor) Conn() jsonrpc2.Conn { return e.conn }
 
-// Abs returns the absolute path of a workspace-relative path.
-// A path whose first segment names one of Options.Folders is in that
-// folder, as the server names a folder's files.
-func (e *Editor) Abs(rel string) string {
+// Abs returns the absolute path of a workspace-relative path (PathIn).
+func (e *Editor) Abs(rel string) string { return PathIn(e.Root, e.opts.Folders, rel) }
+
+// PathIn is the file of workspace path rel in a workspace of root and
+// folders (Options.Folders): in the folder its first segment names, as the
+// server names a folder's files, else under root.
+func PathIn(root string, folders []string, rel string) string {
 	if first, rest, ok := strings.Cut(rel, "/"); ok {
-		for _, f := range e.opts.Folders {
+		for _, f := range folders {
 			if filepath.Base(f) == first {
 				return filepath.Join(f, filepath.FromSlash(rest))
 			}
 		}
 	}
-	return filepath.Join(e.Root, filepath.FromSlash(rel))
+	return filepath.Join(root, filepath.FromSlash(rel))
 }
 
 // URI returns the file URI of a workspace-relative path.

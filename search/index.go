@@ -346,7 +346,7 @@ func scorchConfig(batchDocs int) map[string]interface{} {
 		// The root file is locked while open: a second process (a CLI run
 		// next to the server) gets ErrIndexBusy instead of waiting forever.
 		"bolt_timeout": "1s",
-		// Bounded tiers as the batches come (see mergePlanOptions).
+		// Bounded tiers as the batches come (see mergePlanConfig).
 		"scorchMergePlanOptions": mergePlanConfig(batchDocs),
 	}
 }
@@ -606,12 +606,12 @@ func (ix *Index) saveManifest() error {
 	return nil
 }
 
-// markDirty schedules a manifest save shortly (single-file updates come in
-// bursts).
 // manifestFilesPerSecond adds a second to the wait before a manifest save
 // per this many indexed files.
 const manifestFilesPerSecond = 10_000
 
+// markDirty schedules a manifest save shortly (single-file updates come in
+// bursts).
 func (ix *Index) markDirty() {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()

@@ -61,7 +61,7 @@ func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	if from > 0 {
-		b, err := os.ReadFile(folders.abs(*root, *file))
+		b, err := os.ReadFile(lspclient.PathIn(*root, folders, *file))
 		if err != nil {
 			return fmt.Errorf("reading %s: %w", *file, err)
 		}
@@ -354,17 +354,4 @@ func (l folderList) resolve() error {
 		l[i] = abs
 	}
 	return nil
-}
-
-// abs is the file of workspace path rel: in the folder its first segment
-// names, else under root.
-func (l folderList) abs(root, rel string) string {
-	if first, rest, ok := strings.Cut(rel, "/"); ok {
-		for _, f := range l {
-			if filepath.Base(f) == first {
-				return filepath.Join(f, filepath.FromSlash(rest))
-			}
-		}
-	}
-	return filepath.Join(root, filepath.FromSlash(rel))
 }
