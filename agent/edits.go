@@ -153,11 +153,19 @@ func toWire(edits []workspace.TextEdit) []protocol.TextEdit {
 // EditView is a proposed edit with each file's current and proposed text.
 func (m *Manager) EditView(id string) (*protocol.GetEditResult, error) {
 	m.loadEdit(id)
-	e, ok := m.EditByID(id)
+	m.mu.Lock()
+	e, ok := m.edits[id]
+	if ok {
+		e.ensureHunks()
+		e = e.clone()
+	}
+	m.views++
+	seq := m.views
+	m.mu.Unlock()
 	if !ok {
 		return nil, fmt.Errorf("no proposed edit with that id is known to this server")
 	}
-	res := &protocol.GetEditResult{EditID: e.ID, RunID: e.RunID, State: string(e.State), Hunks: []protocol.Hunk{}}
+	res := &protocol.GetEditResult{EditID: e.ID, RunID: e.RunID, State: string(e.State), Hunks: []protocol.Hunk{}, Seq: seq}
 	var diff strings.Builder
 	for _, f := range e.Files {
 		cur, _, err := m.ws.ReadFile(f.Abs)

@@ -114,8 +114,11 @@ type Manager struct {
 	recent   []endedRun      // the last recentRuns runs that ended
 	edits    map[string]*Edit
 	order    []string // edit ids in proposal order
-	threads  *threadStore
-	fault    func(point string)
+	// views counts EditView answers, taken with the edit's copy under mu,
+	// so a larger count is never an older state of the edit.
+	views   uint64
+	threads *threadStore
+	fault   func(point string)
 	// endedEmit receives the events of runs that ended before this
 	// session (an accept's checkpoint event); nil drops them.
 	endedEmit func(protocol.RunEvent)

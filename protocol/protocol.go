@@ -305,6 +305,11 @@ type GetEditResult struct {
 	// State is pending until every hunk is decided, then accepted (at least
 	// one hunk accepted) or rejected.
 	State string `json:"state"`
+	// Seq grows with every cairn.getEdit answer of a server: of two answers
+	// about one edit, the one with the larger seq is the newer state.
+	// Answers to concurrent requests (one per editUpdated while the user
+	// types) can arrive out of order; a client keeps the largest.
+	Seq uint64 `json:"seq"`
 }
 
 // DiagnosticsParams is cairn/didChangeDiagnostics. Diagnostics are LSP

@@ -1,7 +1,9 @@
 package server_test
 
 import (
+	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/cairn-dev/cairn/lspclient"
@@ -231,5 +233,56 @@ func TestRedoAsksTheModelWhenTheChangesClash(t *testing.T) {
 	v := e.edit(editID)
 	if v.Hunks[0].State != protocol.HunkRejected || v.Hunks[1].State != protocol.HunkPending {
 		t.Fatalf("the redone hunk is superseded, the other stays: %+v", v.Hunks)
+	}
+}
+
+// TestEditViewSeqOrdersConcurrentAnswers fetches an edit concurrently while
+// the user types into its file, as a client does on each editUpdated: an
+// answer with a larger seq is never an older state of the edit, so a client
+// that keeps the largest ends on the buffer as typed.
+func TestEditViewSeqOrdersConcurrentAnswers(t *testing.T) {
+	e := newEnv(t, calcWS, withScript("turns:"+twoHunkTurns), withEditor(lspclient.Options{NoSave: true}))
+	runID, editID := proposeTwoHunks(t, e)
+
+	const keys = 5
+	answers := make(chan protocol.GetEditResult, 4*keys)
+	var wg sync.WaitGroup
+	for i := 0; i < keys; i++ {
+		if err := e.ed.EditRange(e.ctx, "calc/calc.go", lineRange(0), "x"); err != nil {
+			t.Fatal(err)
+		}
+		for j := 0; j < 3; j++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if v, err := e.ed.GetEdit(e.ctx, editID); err == nil {
+					answers <- v
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	e.waitUpdated(runID, keys)
+	answers <- e.edit(editID)
+	close(answers)
+
+	var got []protocol.GetEditResult
+	seen := map[uint64]bool{}
+	for v := range answers {
+		if seen[v.Seq] {
+			t.Fatalf("two answers share seq %d", v.Seq)
+		}
+		seen[v.Seq] = true
+		got = append(got, v)
+	}
+	sort.Slice(got, func(i, j int) bool { return got[i].Seq < got[j].Seq })
+	for i := 1; i < len(got); i++ {
+		// Typing only adds "x"s: a newer state never has fewer.
+		if a, b := strings.Count(got[i-1].Files[0].Proposed, "x"), strings.Count(got[i].Files[0].Proposed, "x"); b < a {
+			t.Fatalf("seq %d shows %d typed characters, the older seq %d shows %d", got[i].Seq, b, got[i-1].Seq, a)
+		}
+	}
+	if last := got[len(got)-1]; !strings.HasPrefix(last.Files[0].Proposed, strings.Repeat("x", keys)) {
+		t.Fatalf("the answer with the largest seq is not the buffer as typed:\n%q", last.Files[0].Proposed)
 	}
 }

@@ -65,9 +65,9 @@ function proposedUri(editId: string, i: number, relPath: string, side: 'proposed
  * card says the decision is done).
  */
 export async function fetchEdit(editId: string, beforeChat?: (res: GetEditResult) => Promise<void>): Promise<GetEditResult> {
-  const res = await exec<GetEditResult>('cairn.getEdit', { editId });
-  if (!res.editId) res.editId = editId;
-  app.edits.put(res);
+  const got = await exec<GetEditResult>('cairn.getEdit', { editId });
+  if (!got.editId) got.editId = editId;
+  const res = app.edits.put(got);
   if (beforeChat) await beforeChat(res);
   const hunks = res.hunks ?? [];
   const state = editState(hunks);

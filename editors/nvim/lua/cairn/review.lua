@@ -130,6 +130,11 @@ function M.fetch(s, edit_id, cb)
       s.edits[edit_id] = e
       table.insert(s.edit_order, edit_id)
     end
+    -- Answers to concurrent fetches (one per editUpdated while typing) can
+    -- arrive out of order: the larger seq is the newer state.
+    if e.result and (tonumber(e.result.seq) or 0) > (tonumber(res.seq) or 0) then
+      res = e.result
+    end
     e.result = res
     if type(res.state) == 'string' and res.state ~= 'pending' and res.state ~= '' then
       e.state = res.state

@@ -17,6 +17,8 @@ export interface GetEditResult {
   files: EditFile[];
   diff?: string;
   hunks?: Hunk[];
+  /** Grows with every cairn.getEdit answer: the larger is the newer state. */
+  seq?: number;
 }
 
 /** side "current" is the file's text before the edit (used for new files). */
@@ -79,10 +81,17 @@ export class EditStore {
   private edits = new Map<string, { result: GetEditResult; state: 'pending' | 'accepted' | 'rejected' }>();
   private order: string[] = [];
 
-  put(result: GetEditResult): void {
+  /**
+   * Stores an answer of cairn.getEdit unless the store holds a newer one
+   * (a larger seq: answers to concurrent fetches can arrive out of order);
+   * returns what the store holds after it.
+   */
+  put(result: GetEditResult): GetEditResult {
     const had = this.edits.get(result.editId);
+    if (had && (had.result.seq ?? 0) > (result.seq ?? 0)) return had.result;
     if (!had) this.order.push(result.editId);
     this.edits.set(result.editId, { result, state: had?.state ?? 'pending' });
+    return result;
   }
   get(editId: string): GetEditResult | undefined { return this.edits.get(editId)?.result; }
   file(ref: { editId: string; file: number }): EditFile | undefined { return this.edits.get(ref.editId)?.result.files[ref.file]; }

@@ -38,6 +38,18 @@ test('edit store: pending, settle, by file', () => {
   assert.equal(s.pendingFor('file:///b.go'), undefined);
 });
 
+test('edit store: an answer older than the one held (smaller seq) is not stored', () => {
+  const s = new EditStore();
+  const f = (proposed: string) => ({ uri: 'file:///a.go', path: 'a.go', current: 'a', proposed });
+  s.put({ editId: 'e', files: [f('first')], seq: 1 });
+  // The answer to a later fetch arrives before the answer to an earlier one.
+  assert.equal(s.put({ editId: 'e', files: [f('mine\n')], seq: 5 }).files[0].proposed, 'mine\n');
+  assert.equal(s.put({ editId: 'e', files: [f('m')], seq: 3 }).files[0].proposed, 'mine\n');
+  assert.equal(s.get('e')?.files[0].proposed, 'mine\n');
+  assert.equal(s.put({ editId: 'e', files: [f('mine\nx')], seq: 6 }).files[0].proposed, 'mine\nx');
+  assert.deepEqual(s.pending().map((e) => e.editId), ['e']);
+});
+
 test('a file gets its lenses only where it is shown in a plain text editor', () => {
   const file = 'file:///w/hello.go';
   const diff = { kind: 'diff' as const, uri: 'cairn-proposed:/hello.go?editId%3De%26file%3D0', original: file };
