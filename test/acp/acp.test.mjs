@@ -10,12 +10,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { Readable, Writable } from 'node:stream';
-import { mkdtempSync, writeFileSync, readFileSync, mkdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync, readFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import * as acp from '@agentclientprotocol/sdk';
-import { cairnBinary, startModelServer, toolTurn, textTurn, chunk } from '../blackbox/helpers.mjs';
+import { cairnBinary, startModelServer, toolTurn, textTurn, chunk, tempDir } from '../blackbox/helpers.mjs';
 
 const answer = 'add subtracted; it now adds.';
 
@@ -73,7 +72,7 @@ test('cairn acp: selection prompt → streamed text → edit with diff → permi
   const { server, requests, port } = await startModelServer(script());
   t.after(() => server.close());
 
-  const ws = mkdtempSync(join(tmpdir(), 'cairn-acp-ws-'));
+  const ws = tempDir('cairn-acp-ws-');
   mkdirSync(join(ws, 'src'));
   const file = join(ws, 'src', 'calc.js');
   const original = '// calc — tiny arithmetic\nexport function add(a, b) {\n  return a - b;\n}\n// héllo 🙂 unicode stays intact\n';
@@ -82,7 +81,7 @@ test('cairn acp: selection prompt → streamed text → edit with diff → permi
   // fs/read_text_file, and write on top of it.
   const buffer = '// unsaved: reviewed by the user\n' + original;
   const client = { buffers: new Map([[file, buffer]]) };
-  const home = mkdtempSync(join(tmpdir(), 'cairn-acp-home-'));
+  const home = tempDir('cairn-acp-home-');
   const env = {
     PATH: process.env.PATH, HOME: home, XDG_CACHE_HOME: join(home, 'cache'),
     CAIRN_PROVIDER: 'openai', CAIRN_MODEL: 'gpt-test', OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`,

@@ -7,11 +7,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync, existsSync } from 'node:fs';
+import { writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cairnBinary, startModelServer, toolTurn, textTurn } from '../blackbox/helpers.mjs';
+import { cairnBinary, startModelServer, toolTurn, textTurn, tempDir } from '../blackbox/helpers.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const acpEl = process.env.ACP_EL_DIR;
@@ -30,9 +30,9 @@ test('acp.el: initialize, session/set_model, plan updates, edit through fs, quie
     textTurn('Done.'),
   ], { models: ['gpt-test', 'gpt-big'] });
   t.after(() => s.server.close());
-  const ws = mkdtempSync(join(tmpdir(), 'cairn-acpel-ws-'));
+  const ws = tempDir('cairn-acpel-ws-');
   writeFileSync(join(ws, 'notes.txt'), 'hello\n');
-  const home = mkdtempSync(join(tmpdir(), 'cairn-acpel-home-'));
+  const home = tempDir('cairn-acpel-home-');
   const env = {
     PATH: process.env.PATH, HOME: home, XDG_CACHE_HOME: join(home, 'cache'), TMPDIR: tmpdir(), WS: ws, CAIRN_BIN: bin,
     CAIRN_PROVIDER: 'openai', CAIRN_MODEL: 'gpt-test', OPENAI_BASE_URL: `http://127.0.0.1:${s.port}/v1`,

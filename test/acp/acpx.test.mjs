@@ -8,12 +8,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync, readFileSync, existsSync } from 'node:fs';
+import { writeFileSync, readFileSync, existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cairnBinary, startModelServer, toolTurn, textTurn } from '../blackbox/helpers.mjs';
+import { cairnBinary, startModelServer, toolTurn, textTurn, tempDir } from '../blackbox/helpers.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const acpx = join(here, 'node_modules', '.bin', 'acpx');
@@ -42,9 +42,9 @@ async function runAcpx(t, script, { models, mcpServers, extra = [], prompt }) {
   const bin = cairnBinary();
   const s = await startModelServer(script, { models });
   t.after(() => s.server.close());
-  const ws = mkdtempSync(join(tmpdir(), 'cairn-acpx-ws-'));
+  const ws = tempDir('cairn-acpx-ws-');
   writeFileSync(join(ws, 'notes.txt'), 'hello\n');
-  const home = mkdtempSync(join(tmpdir(), 'cairn-acpx-home-'));
+  const home = tempDir('cairn-acpx-home-');
   const args = ['--agent', `${bin} acp`, '--cwd', ws, '--format', 'json', '--approve-all', '--timeout', '120', ...extra];
   if (mcpServers) {
     writeFileSync(join(home, 'mcp.json'), JSON.stringify({ mcpServers }));

@@ -8,11 +8,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { Readable, Writable } from 'node:stream';
-import { mkdtempSync, writeFileSync, readFileSync, mkdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync, readFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import * as acp from '@agentclientprotocol/sdk';
-import { cairnBinary, startModelServer, toolTurn, textTurn } from '../blackbox/helpers.mjs';
+import { cairnBinary, startModelServer, toolTurn, textTurn, tempDir } from '../blackbox/helpers.mjs';
 
 const original = 'export function add(a, b) {\n  return a - b;\n}\n\nexport function mul(a, b) {\n  return a + b;\n}\n';
 const unsaved = '// unsaved: the user is still typing here\n' + original;
@@ -22,12 +21,12 @@ const unsaved = '// unsaved: the user is still typing here\n' + original;
 async function run(t, turns, onPermission) {
   const { server, requests, port } = await startModelServer(turns);
   t.after(() => server.close());
-  const ws = mkdtempSync(join(tmpdir(), 'cairn-acp-buf-'));
+  const ws = tempDir('cairn-acp-buf-');
   mkdirSync(join(ws, 'src'));
   const file = join(ws, 'src', 'calc.js');
   writeFileSync(file, original);
   const buffers = new Map([[file, unsaved]]);
-  const home = mkdtempSync(join(tmpdir(), 'cairn-acp-home-'));
+  const home = tempDir('cairn-acp-home-');
   const env = {
     PATH: process.env.PATH, HOME: home, XDG_CACHE_HOME: join(home, 'cache'),
     CAIRN_PROVIDER: 'openai', CAIRN_MODEL: 'gpt-test', OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`,

@@ -5,14 +5,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, mkdirSync, writeFileSync, readdirSync, readlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { cairnBinary } from '../blackbox/helpers.mjs';
+import { cairnBinary, tempDir } from '../blackbox/helpers.mjs';
 
 // startRaw spawns `cairn acp` and collects its answers by id.
 function startRaw(bin) {
-  const home = mkdtempSync(join(tmpdir(), 'cairn-acp-home-'));
+  const home = tempDir('cairn-acp-home-');
   const env = { PATH: process.env.PATH, HOME: home, XDG_CACHE_HOME: join(home, 'cache'), CAIRN_PROVIDER: 'scripted' };
   const proc = spawn(bin, ['acp'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
   let stderr = '';
@@ -53,7 +52,7 @@ function startRaw(bin) {
 }
 
 function workspace() {
-  const ws = mkdtempSync(join(tmpdir(), 'cairn-acp-ws-'));
+  const ws = tempDir('cairn-acp-ws-');
   writeFileSync(join(ws, 'a.go'), 'package a\n');
   return ws;
 }
@@ -102,7 +101,7 @@ test('cairn acp: 150 sessions on one folder use one inotify instance; on 150 fol
   await a.call(id++, 'session/list', { cwd: ws });
   assert.ok(inotifyInstances(a.proc.pid) <= 1, `150 sessions on one folder hold ${inotifyInstances(a.proc.pid)} inotify instances`);
 
-  const parent = mkdtempSync(join(tmpdir(), 'cairn-acp-many-'));
+  const parent = tempDir('cairn-acp-many-');
   for (let i = 0; i < 150; i++) {
     const dir = join(parent, `w${i}`);
     mkdirSync(dir);

@@ -9,11 +9,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { Readable, Writable } from 'node:stream';
-import { mkdtempSync, writeFileSync, readFileSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync, readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import * as acp from '@agentclientprotocol/sdk';
-import { cairnBinary, startModelServer, toolTurn, textTurn } from '../blackbox/helpers.mjs';
+import { cairnBinary, startModelServer, toolTurn, textTurn, tempDir } from '../blackbox/helpers.mjs';
 
 function startAgent(bin, env) {
   const proc = spawn(bin, ['acp'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
@@ -30,9 +29,9 @@ function startAgent(bin, env) {
 }
 
 function setup(script, models) {
-  const ws = mkdtempSync(join(tmpdir(), 'cairn-acp-ws-'));
+  const ws = tempDir('cairn-acp-ws-');
   writeFileSync(join(ws, 'notes.txt'), 'hello\n');
-  const home = mkdtempSync(join(tmpdir(), 'cairn-acp-home-'));
+  const home = tempDir('cairn-acp-home-');
   return startModelServer(script, { models }).then(({ server, requests, port }) => ({
     ws, home, server, requests,
     env: {

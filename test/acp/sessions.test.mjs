@@ -9,11 +9,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { Readable, Writable } from 'node:stream';
-import { mkdtempSync, writeFileSync, mkdirSync, realpathSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync, mkdirSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import * as acp from '@agentclientprotocol/sdk';
-import { cairnBinary, startModelServer, toolTurn, textTurn } from '../blackbox/helpers.mjs';
+import { cairnBinary, startModelServer, toolTurn, textTurn, tempDir } from '../blackbox/helpers.mjs';
 
 function waitFor(state, cond, what) {
   return new Promise((ok, fail) => {
@@ -44,7 +43,7 @@ const init = (a) => a.agent.request(acp.methods.agent.initialize, {
 });
 
 function environment(port) {
-  const home = mkdtempSync(join(tmpdir(), 'cairn-acp-home-'));
+  const home = tempDir('cairn-acp-home-');
   return {
     PATH: process.env.PATH, HOME: home, XDG_CACHE_HOME: join(home, 'cache'),
     CAIRN_PROVIDER: 'openai', CAIRN_MODEL: 'gpt-test', OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`,
@@ -53,7 +52,7 @@ function environment(port) {
 }
 
 function workspace() {
-  const ws = realpathSync(mkdtempSync(join(tmpdir(), 'cairn-acp-ws-')));
+  const ws = realpathSync(tempDir('cairn-acp-ws-'));
   mkdirSync(join(ws, 'src'));
   writeFileSync(join(ws, 'src', 'a.txt'), 'a\n');
   return ws;

@@ -9,16 +9,15 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { Readable, Writable } from 'node:stream';
-import { mkdtempSync, writeFileSync, mkdirSync, realpathSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync, mkdirSync, realpathSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import * as acp from '@agentclientprotocol/sdk';
-import { cairnBinary, startModelServer, toolTurn, textTurn } from '../blackbox/helpers.mjs';
+import { cairnBinary, startModelServer, toolTurn, textTurn, tempDir } from '../blackbox/helpers.mjs';
 
 test('cairn acp: commands run in the client terminal as the sandboxed launcher; denied ones never reach it', async (t) => {
   const bin = cairnBinary();
-  const ws = realpathSync(mkdtempSync(join(tmpdir(), 'cairn-acp-ws-')));
-  const outside = realpathSync(mkdtempSync(join(tmpdir(), 'cairn-acp-outside-')));
+  const ws = realpathSync(tempDir('cairn-acp-ws-'));
+  const outside = realpathSync(tempDir('cairn-acp-outside-'));
   mkdirSync(join(ws, 'd'));
   writeFileSync(join(ws, 'd', 's.sh'), `echo hello-term\ntouch d/made.txt\ntouch ${outside}/escaped 2>/dev/null || echo outside-denied\n`);
   const { server, requests, port } = await startModelServer([
@@ -27,7 +26,7 @@ test('cairn acp: commands run in the client terminal as the sandboxed launcher; 
     textTurn('done'),
   ]);
   t.after(() => server.close());
-  const home = mkdtempSync(join(tmpdir(), 'cairn-acp-home-'));
+  const home = tempDir('cairn-acp-home-');
   const env = {
     PATH: process.env.PATH, HOME: home, XDG_CACHE_HOME: join(home, 'cache'),
     CAIRN_PROVIDER: 'openai', CAIRN_MODEL: 'gpt-test', OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`,

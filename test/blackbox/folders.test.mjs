@@ -6,11 +6,10 @@
 // longer finds it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync, readFileSync, mkdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync, readFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { cairnBinary, startModelServer, toolTurn, textTurn } from './helpers.mjs';
+import { cairnBinary, startModelServer, toolTurn, textTurn, tempDir } from './helpers.mjs';
 import { applyTextEdits, startServe } from './serve.mjs';
 
 test('two workspace folders: the second is searched, edited, then removed', async (t) => {
@@ -23,7 +22,7 @@ test('two workspace folders: the second is searched, edited, then removed', asyn
   ]);
   t.after(() => server.close());
 
-  const base = mkdtempSync(join(tmpdir(), 'cairn-folders-'));
+  const base = tempDir('cairn-folders-');
   const app = join(base, 'app');
   const billing = join(base, 'billing');
   mkdirSync(join(app, 'src'), { recursive: true });

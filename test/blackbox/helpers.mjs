@@ -3,17 +3,39 @@
 // OpenAI's streaming Chat Completions wire format from a script of turns.
 import { execFileSync } from 'node:child_process';
 import { createServer } from 'node:http';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
+const made = [];
+process.on('exit', () => {
+  if (process.env.CAIRN_KEEP_TMP) return;
+  for (const d of made) {
+    try {
+      rmSync(d, { recursive: true, force: true, maxRetries: 3 });
+    } catch {
+      // a child still writing into it: leave it, the next test run is unaffected
+    }
+  }
+});
+
+/**
+ * A new directory under the OS temp dir, removed when this test file's
+ * process exits (set CAIRN_KEEP_TMP=1 to keep them for a post-mortem).
+ */
+export function tempDir(prefix) {
+  const d = mkdtempSync(join(tmpdir(), prefix));
+  made.push(d);
+  return d;
+}
+
 // cairnBinary returns $CAIRN_BIN, or builds cmd/cairn into a temp dir.
 export function cairnBinary() {
   if (process.env.CAIRN_BIN) return process.env.CAIRN_BIN;
-  const out = join(mkdtempSync(join(tmpdir(), 'cairn-bin-')), 'cairn');
+  const out = join(tempDir('cairn-bin-'), 'cairn');
   execFileSync('go', ['build', '-o', out, './cmd/cairn'], { cwd: repo, stdio: 'inherit' });
   return out;
 }

@@ -5,11 +5,10 @@
 // deltas split across chunks and a [DONE] terminator.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync, readFileSync, mkdirSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync, readFileSync, mkdirSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { cairnBinary, startModelServer, toolTurn, textTurn } from './helpers.mjs';
+import { cairnBinary, startModelServer, toolTurn, textTurn, tempDir } from './helpers.mjs';
 import { startServe } from './serve.mjs';
 
 // The model's turns, served in order, each as an SSE stream.
@@ -39,7 +38,7 @@ test('ask → tool calls over OpenAI SSE → proposed edit → accept → undo r
   const { server, requests, port } = await startModelServer(turns());
   t.after(() => server.close());
 
-  const ws = mkdtempSync(join(tmpdir(), 'cairn-ws-'));
+  const ws = tempDir('cairn-ws-');
   mkdirSync(join(ws, 'src'));
   const original = '// calc — tiny arithmetic\nexport function add(a, b) {\n  return a - b;\n}\n// héllo 🙂 unicode stays intact\n';
   writeFileSync(join(ws, 'src', 'calc.js'), original);

@@ -1,9 +1,8 @@
 // The LSP side of the black-box tests: the real `cairn serve --stdio` with a
 // vscode-languageserver-protocol connection on its stdio.
 import { spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { tempDir } from './helpers.mjs';
 import { createProtocolConnection, StreamMessageReader, StreamMessageWriter } from 'vscode-languageserver-protocol/node.js';
 
 /**
@@ -13,7 +12,7 @@ import { createProtocolConnection, StreamMessageReader, StreamMessageWriter } fr
  * connection on its stdio. stderr() is what the server logged so far;
  * exited resolves to its exit code.
  */
-export function startServe(bin, port, home = mkdtempSync(join(tmpdir(), 'cairn-home-'))) {
+export function startServe(bin, port, home = tempDir('cairn-home-')) {
   const proc = spawn(bin, ['serve', '--stdio'], {
     env: {
       PATH: process.env.PATH, HOME: home, XDG_CACHE_HOME: join(home, 'cache'),

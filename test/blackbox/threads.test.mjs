@@ -4,11 +4,10 @@
 // requests it captures are what the model was sent).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync, readFileSync, mkdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync, readFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { cairnBinary, startModelServer, toolTurn, textTurn } from './helpers.mjs';
+import { cairnBinary, startModelServer, toolTurn, textTurn, tempDir } from './helpers.mjs';
 import { applyTextEdits, startServe } from './serve.mjs';
 
 const bin = cairnBinary();
@@ -22,7 +21,7 @@ const twoHunkEdit = JSON.stringify({
 });
 
 function workspace() {
-  const ws = mkdtempSync(join(tmpdir(), 'cairn-ws-'));
+  const ws = tempDir('cairn-ws-');
   mkdirSync(join(ws, 'src'));
   writeFileSync(join(ws, 'src', 'calc.js'), original);
   return ws;
@@ -90,7 +89,7 @@ test('a follow-up in the same thread sends the first exchange to the model; thre
   ]);
   t.after(() => server.close());
   const ws = workspace();
-  const home = mkdtempSync(join(tmpdir(), 'cairn-home-'));
+  const home = tempDir('cairn-home-');
   const uri = pathToFileURL(join(ws, 'src', 'calc.js')).href;
 
   const s = await session(t, { ws, home, port });
@@ -134,7 +133,7 @@ test('two hunks: accept hunk 0, reject hunk 1, undo restores byte for byte', asy
   const ws = workspace();
   const file = join(ws, 'src', 'calc.js');
   const uri = pathToFileURL(file).href;
-  const s = await session(t, { ws, home: mkdtempSync(join(tmpdir(), 'cairn-home-')), port });
+  const s = await session(t, { ws, home: tempDir('cairn-home-'), port });
   const { runId } = await s.exec('cairn.ask', { uri, question: 'Fix the operators' });
   const evs = await s.waitRun(runId);
   const { editId } = evs.find((e) => e.kind === 'editProposed');
@@ -172,7 +171,7 @@ test('a plain LSP client gets the answer with window/showDocument and accepts th
   const ws = workspace();
   const file = join(ws, 'src', 'calc.js');
   const uri = pathToFileURL(file).href;
-  const home = mkdtempSync(join(tmpdir(), 'cairn-home-'));
+  const home = tempDir('cairn-home-');
   const s = await session(t, { ws, home, port, plain: true });
 
   // The user picks "Explain this code" from the code-action menu.

@@ -268,7 +268,15 @@ func TestHelperSandboxedSleep(t *testing.T) {
 	if m == "" {
 		return // only a helper process of TestServerKillLeavesNothing
 	}
-	ws, tmp := t.TempDir(), t.TempDir()
+	// The parent's temp dir: this process is killed, so its own
+	// t.TempDir would never be removed.
+	dir := os.Getenv("CAIRN_TEST_SLEEP_DIR")
+	ws, tmp := filepath.Join(dir, "ws"), filepath.Join(dir, "tmp")
+	for _, d := range []string{ws, tmp} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	cmd, err := Command(Policy{Profile: ReadOnly, Workspace: ws, TempDir: tmp, Caches: []string{}}, []string{"/bin/sh", "-c", "setsid sleep " + m + " & sleep " + m + "; wait"}, os.Environ())
 	if err != nil {
 		t.Fatal(err)
@@ -303,7 +311,7 @@ func TestServerKillLeavesNothing(t *testing.T) {
 			t.Run(modeName(ns)+map[bool]string{false: "/kill-9", true: "/exit"}[exits], func(t *testing.T) {
 				m := "1005." + strconv.Itoa(int(time.Now().UnixNano()%1e6))
 				server := exec.Command(os.Args[0], "-test.run=^TestHelperSandboxedSleep$", "-test.v")
-				server.Env = append(os.Environ(), "CAIRN_TEST_SLEEP_MARKER="+m)
+				server.Env = append(os.Environ(), "CAIRN_TEST_SLEEP_MARKER="+m, "CAIRN_TEST_SLEEP_DIR="+t.TempDir())
 				if exits {
 					server.Env = append(server.Env, "CAIRN_TEST_SERVER_EXITS=1")
 				}
