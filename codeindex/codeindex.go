@@ -73,6 +73,10 @@ type Local struct {
 	saving sync.Mutex    // one tags-cache write at a time
 
 	remote atomic.Pointer[remote] // nil: searches are local (SetRemote)
+	// applied, when set, hears the end of each batch of the change stream
+	// (the latency benchmarks wait on it instead of polling the index,
+	// whose searches would compete with the batch for the CPU).
+	applied atomic.Pointer[func()]
 
 	mu        sync.Mutex
 	unsaved   map[string]string // editor text waiting for the next batch, by rel
@@ -353,6 +357,9 @@ func (ix *Local) apply(ctx context.Context, ch workspace.Change) {
 		}
 	}
 	ix.saveCacheSoon()
+	if f := ix.applied.Load(); f != nil {
+		(*f)()
+	}
 }
 
 // The map's tags cache is written when changes pause: cacheSaveQuiet
