@@ -3,10 +3,11 @@ package repomap
 import (
 	"bufio"
 	"crypto/sha256"
-	"encoding/gob"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -16,7 +17,7 @@ import (
 
 // cacheFormat changes whenever the entry layout or the extraction changes;
 // the query files are hashed in too, so editing a query invalidates the cache.
-const cacheFormat = "cairn-repomap-v7"
+const cacheFormat = "cairn-repomap-v8"
 
 var cacheVersion = sync.OnceValue(func() string {
 	h := sha256.New()
@@ -31,12 +32,29 @@ var cacheVersion = sync.OnceValue(func() string {
 	return hex.EncodeToString(h.Sum(nil)[:8])
 })
 
-type cacheFile struct {
-	Version string
-	Entries []*entry
-}
+// The cache is one file read with one read and decoded without
+// reflection:
+//
+//	magic, version (uvarint length + bytes)
+//	entries: uvarint count, then per entry its fields as uvarints and
+//	         varints, every string as an index into the string table
+//	strings: uvarint count, uvarint lengths, then all their bytes
+//	trailer: the strings section's offset (8 bytes, little endian) and a
+//	         CRC-32C of everything before it (4 bytes)
+//
+// Every distinct string is stored once, and on load all of them are
+// slices of one string, so names repeated across files (and the loaded
+// map's strings) cost one copy and one allocation. Anything that does not
+// decode cleanly (truncated, corrupt, other version) is an empty cache.
+const cacheName = "tags.bin"
 
-const cacheName = "tags.gob"
+// legacyCacheName is the gob cache of earlier versions, removed when the
+// new one is written.
+const legacyCacheName = "tags.gob"
+
+const cacheMagic = "cairn-repomap\x00"
+
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
 func (m *Map) cachePath() string {
 	if m.opts.CacheDir == "" {
@@ -52,26 +70,16 @@ func (m *Map) loadCache() (map[string]*entry, error) {
 	if p == "" {
 		return nil, errors.New("no cache dir")
 	}
-	f, err := os.Open(p)
+	data, err := os.ReadFile(p)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	var cf cacheFile
-	if err := gob.NewDecoder(bufio.NewReaderSize(f, 1<<16)).Decode(&cf); err != nil {
-		return nil, fmt.Errorf("repomap: reading cache: %w", err)
+	entries, err := decodeCache(data, cacheVersion())
+	if err != nil {
+		return nil, fmt.Errorf("repomap: reading cache %s: %w", p, err)
 	}
-	if cf.Version != cacheVersion() {
-		return nil, errors.New("repomap: cache version mismatch")
-	}
-	out := make(map[string]*entry, len(cf.Entries))
-	for _, e := range cf.Entries {
-		if e == nil || e.Rel == "" {
-			continue
-		}
-		if e.Tags != nil {
-			e.Tags.Path = e.Rel
-		}
+	out := make(map[string]*entry, len(entries))
+	for _, e := range entries {
 		out[e.Rel] = e
 	}
 	return out, nil
@@ -90,12 +98,12 @@ func (m *Map) SaveCache() error {
 		return nil
 	}
 	gen := m.gen
-	cf := cacheFile{Version: cacheVersion(), Entries: make([]*entry, 0, len(m.files))}
+	entries := make([]*entry, 0, len(m.files))
 	for _, e := range m.files {
-		cf.Entries = append(cf.Entries, e)
+		entries = append(entries, e)
 	}
 	m.mu.RUnlock()
-	sort.Slice(cf.Entries, func(i, j int) bool { return cf.Entries[i].Rel < cf.Entries[j].Rel })
+	sort.Slice(entries, func(i, j int) bool { return entries[i].Rel < entries[j].Rel })
 	if err := os.MkdirAll(m.opts.CacheDir, 0o755); err != nil {
 		return fmt.Errorf("repomap: cache dir: %w", err)
 	}
@@ -104,7 +112,7 @@ func (m *Map) SaveCache() error {
 		return fmt.Errorf("repomap: writing cache: %w", err)
 	}
 	w := bufio.NewWriterSize(tmp, 1<<16)
-	err = gob.NewEncoder(w).Encode(&cf)
+	err = encodeCache(w, cacheVersion(), entries)
 	if err == nil {
 		err = w.Flush()
 	}
@@ -118,10 +126,312 @@ func (m *Map) SaveCache() error {
 		os.Remove(tmp.Name())
 		return fmt.Errorf("repomap: writing cache: %w", err)
 	}
+	os.Remove(filepath.Join(m.opts.CacheDir, legacyCacheName))
 	m.mu.Lock()
 	if m.cacheGen < gen {
 		m.cacheGen = gen
 	}
 	m.mu.Unlock()
 	return nil
+}
+
+// cacheWriter encodes the cache in pieces of up to 64 KiB, keeping the
+// offset and the checksum of what it wrote.
+type cacheWriter struct {
+	w    *bufio.Writer
+	buf  []byte
+	n    int
+	crc  uint32
+	err  error
+	ids  map[string]uint64
+	strs []string
+}
+
+func (c *cacheWriter) flush() {
+	if c.err == nil && len(c.buf) > 0 {
+		_, c.err = c.w.Write(c.buf)
+		c.crc = crc32.Update(c.crc, crcTable, c.buf)
+		c.n += len(c.buf)
+	}
+	c.buf = c.buf[:0]
+}
+
+func (c *cacheWriter) uvarint(v uint64) { c.buf = binary.AppendUvarint(c.buf, v) }
+func (c *cacheWriter) varint(v int64)   { c.buf = binary.AppendVarint(c.buf, v) }
+
+func (c *cacheWriter) str(s string) {
+	id, ok := c.ids[s]
+	if !ok {
+		id = uint64(len(c.strs))
+		c.ids[s] = id
+		c.strs = append(c.strs, s)
+	}
+	c.uvarint(id)
+}
+
+func flags(bits ...bool) uint64 {
+	var f uint64
+	for i, b := range bits {
+		if b {
+			f |= 1 << i
+		}
+	}
+	return f
+}
+
+func encodeCache(w *bufio.Writer, version string, entries []*entry) error {
+	c := &cacheWriter{w: w, buf: make([]byte, 0, 1<<17), ids: map[string]uint64{}}
+	c.buf = append(c.buf, cacheMagic...)
+	c.uvarint(uint64(len(version)))
+	c.buf = append(c.buf, version...)
+	c.uvarint(uint64(len(entries)))
+	for _, e := range entries {
+		c.str(e.Rel)
+		c.varint(e.Size)
+		c.varint(e.Mod)
+		c.str(e.Hash)
+		c.str(string(e.Skip))
+		t := e.Tags
+		if t == nil {
+			c.uvarint(0)
+		} else {
+			c.uvarint(flags(true, t.SyntaxErrors))
+			c.str(t.Language)
+			c.str(t.Hash)
+			c.varint(int64(t.Lines))
+			c.str(t.Constraint)
+			c.uvarint(uint64(len(t.Defs)))
+			for i := range t.Defs {
+				d := &t.Defs[i]
+				c.str(d.Name)
+				c.str(d.Kind)
+				c.str(d.Scope)
+				c.str(d.Signature)
+				c.varint(int64(d.Line))
+				c.varint(int64(d.EndLine - d.Line))
+				c.varint(int64(d.NameLine - d.Line))
+				c.varint(int64(d.Depth))
+				c.uvarint(flags(d.TopLevel, d.Local, d.Private, d.Override, d.declQual))
+				c.uvarint(uint64(d.declNest))
+			}
+			c.uvarint(uint64(len(t.Refs)))
+			for i := range t.Refs {
+				r := &t.Refs[i]
+				c.str(r.Name)
+				c.varint(int64(r.Count))
+				c.varint(int64(r.Line))
+				c.uvarint(flags(r.Member, r.Export))
+			}
+			c.uvarint(uint64(len(t.Scopes)))
+			for i := range t.Scopes {
+				s := &t.Scopes[i]
+				c.str(s.Name)
+				c.str(s.Signature)
+				c.varint(int64(s.Line))
+				c.varint(int64(s.EndLine - s.Line))
+				c.varint(int64(s.Depth))
+			}
+		}
+		if len(c.buf) >= 1<<16 {
+			c.flush()
+		}
+	}
+	off := c.n + len(c.buf)
+	c.uvarint(uint64(len(c.strs)))
+	for _, s := range c.strs {
+		c.uvarint(uint64(len(s)))
+		if len(c.buf) >= 1<<16 {
+			c.flush()
+		}
+	}
+	for _, s := range c.strs {
+		if len(s) >= 1<<16 {
+			c.flush()
+			if c.err == nil {
+				_, c.err = c.w.WriteString(s)
+				c.crc = crc32.Update(c.crc, crcTable, []byte(s))
+				c.n += len(s)
+			}
+			continue
+		}
+		c.buf = append(c.buf, s...)
+		if len(c.buf) >= 1<<16 {
+			c.flush()
+		}
+	}
+	c.buf = binary.LittleEndian.AppendUint64(c.buf, uint64(off))
+	c.flush()
+	var sum [4]byte
+	binary.LittleEndian.PutUint32(sum[:], c.crc)
+	if c.err == nil {
+		_, c.err = w.Write(sum[:])
+	}
+	return c.err
+}
+
+var errCorrupt = errors.New("corrupt or truncated")
+
+// cacheReader decodes the cache. A failure sets err and makes every later
+// read return zeros, so a corrupt file ends the decoding without a panic.
+type cacheReader struct {
+	data []byte
+	pos  int
+	strs []string
+	err  error
+}
+
+func (r *cacheReader) fail() {
+	if r.err == nil {
+		r.err = errCorrupt
+	}
+	r.pos = len(r.data)
+}
+
+func (r *cacheReader) uvarint() uint64 {
+	v, n := binary.Uvarint(r.data[r.pos:])
+	if n <= 0 {
+		r.fail()
+		return 0
+	}
+	r.pos += n
+	return v
+}
+
+func (r *cacheReader) varint() int64 {
+	v, n := binary.Varint(r.data[r.pos:])
+	if n <= 0 {
+		r.fail()
+		return 0
+	}
+	r.pos += n
+	return v
+}
+
+func (r *cacheReader) int() int { return int(r.varint()) }
+
+// count reads a number of records, each of which takes at least one byte.
+func (r *cacheReader) count() int {
+	n := r.uvarint()
+	if n > uint64(len(r.data)-r.pos) {
+		r.fail()
+		return 0
+	}
+	return int(n)
+}
+
+func (r *cacheReader) str() string {
+	id := r.uvarint()
+	if id >= uint64(len(r.strs)) {
+		r.fail()
+		return ""
+	}
+	return r.strs[id]
+}
+
+func decodeCache(data []byte, version string) ([]*entry, error) {
+	const trailer = 12
+	if len(data) < len(cacheMagic)+trailer || string(data[:len(cacheMagic)]) != cacheMagic {
+		return nil, errCorrupt
+	}
+	body := data[:len(data)-4]
+	if crc32.Checksum(body, crcTable) != binary.LittleEndian.Uint32(data[len(data)-4:]) {
+		return nil, errCorrupt
+	}
+	off := binary.LittleEndian.Uint64(data[len(data)-trailer:])
+	end := len(data) - trailer
+	if off < uint64(len(cacheMagic)) || off > uint64(end) {
+		return nil, errCorrupt
+	}
+
+	// The version first: another version's layout is not read further.
+	r := &cacheReader{data: data[:off], pos: len(cacheMagic)}
+	vl := r.count()
+	if r.err != nil || string(r.data[r.pos:r.pos+vl]) != version {
+		return nil, errors.New("version mismatch")
+	}
+	r.pos += vl
+
+	// The string table: its lengths, then one string holding all of them.
+	sr := &cacheReader{data: data[off:end]}
+	n := sr.count()
+	lens := make([]int, n)
+	total := 0
+	for i := range lens {
+		l := sr.uvarint()
+		if l > uint64(len(sr.data)) {
+			sr.fail()
+		}
+		lens[i] = int(l)
+		total += lens[i]
+	}
+	if sr.err != nil || total != len(sr.data)-sr.pos {
+		return nil, errCorrupt
+	}
+	all := string(sr.data[sr.pos:])
+	r.strs = make([]string, n)
+	for i, l := range lens {
+		r.strs[i], all = all[:l], all[l:]
+	}
+
+	entries := make([]*entry, 0, r.count())
+	for i := cap(entries); i > 0 && r.err == nil; i-- {
+		e := &entry{Rel: r.str(), Size: r.varint(), Mod: r.varint(), Hash: r.str(), Skip: SkipReason(r.str())}
+		if f := r.uvarint(); f&1 != 0 {
+			e.Tags = r.tags(e.Rel, f)
+		}
+		if e.Rel != "" {
+			entries = append(entries, e)
+		}
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	if r.pos != len(r.data) {
+		return nil, errCorrupt
+	}
+	return entries, nil
+}
+
+func (r *cacheReader) tags(rel string, f uint64) *FileTags {
+	t := &FileTags{Path: rel, SyntaxErrors: f&2 != 0}
+	t.Language = r.str()
+	t.Hash = r.str()
+	t.Lines = r.int()
+	t.Constraint = r.str()
+	if n := r.count(); n > 0 {
+		t.Defs = make([]Def, n)
+		for i := range t.Defs {
+			d := &t.Defs[i]
+			d.Name, d.Kind, d.Scope, d.Signature = r.str(), r.str(), r.str(), r.str()
+			d.Line = r.int()
+			d.EndLine = d.Line + r.int()
+			d.NameLine = d.Line + r.int()
+			d.Depth = r.int()
+			fl := r.uvarint()
+			d.TopLevel, d.Local, d.Private, d.Override, d.declQual = fl&1 != 0, fl&2 != 0, fl&4 != 0, fl&8 != 0, fl&16 != 0
+			d.declNest = uint16(r.uvarint())
+		}
+	}
+	if n := r.count(); n > 0 {
+		t.Refs = make([]Ref, n)
+		for i := range t.Refs {
+			x := &t.Refs[i]
+			x.Name = r.str()
+			x.Count = r.int()
+			x.Line = r.int()
+			fl := r.uvarint()
+			x.Member, x.Export = fl&1 != 0, fl&2 != 0
+		}
+	}
+	if n := r.count(); n > 0 {
+		t.Scopes = make([]Scope, n)
+		for i := range t.Scopes {
+			s := &t.Scopes[i]
+			s.Name, s.Signature = r.str(), r.str()
+			s.Line = r.int()
+			s.EndLine = s.Line + r.int()
+			s.Depth = r.int()
+		}
+	}
+	return t
 }

@@ -51,7 +51,7 @@ const DefaultMaxFileSize = 1 << 20
 
 // Options configure a Map. The zero value is usable.
 type Options struct {
-	// CacheDir holds the tags cache (one file, tags.gob); "" disables it.
+	// CacheDir holds the tags cache (one file, tags.bin); "" disables it.
 	CacheDir string
 	// MaxFileSize skips larger files; default 1 MiB.
 	MaxFileSize int64
@@ -201,6 +201,7 @@ func (m *Map) Build(ctx context.Context) (BuildStats, error) {
 		fresh  bool
 	}
 	results := make([]result, len(todo))
+	in := &interner{m: map[string]string{}}
 	var wg sync.WaitGroup
 	var done atomic.Int64
 	work := make(chan int)
@@ -210,7 +211,7 @@ func (m *Map) Build(ctx context.Context) (BuildStats, error) {
 			defer wg.Done()
 			for i := range work {
 				f := todo[i]
-				e, reason, fresh := m.load(ctx, f, prev[f.Rel])
+				e, reason, fresh := m.load(ctx, f, prev[f.Rel], in)
 				results[i] = result{e, reason, fresh}
 				if n := done.Add(1); m.opts.Progress != nil && (n%64 == 0 || int(n) == len(todo)) {
 					m.opts.Progress(int(n), len(todo))
@@ -308,7 +309,7 @@ func (m *Map) hasOverlay(abs string) bool {
 
 // load reads and parses one file. It returns an entry (parsed or skipped
 // for a lasting reason), or a transient reason with no entry.
-func (m *Map) load(ctx context.Context, f workspace.File, prev *entry) (*entry, SkipReason, bool) {
+func (m *Map) load(ctx context.Context, f workspace.File, prev *entry, in *interner) (*entry, SkipReason, bool) {
 	content, err := m.readFile(f.Abs)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -333,6 +334,7 @@ func (m *Map) load(ctx context.Context, f workspace.File, prev *entry) (*entry, 
 		}
 		return nil, SkipParseFailed, false
 	}
+	in.tags(ft)
 	e.Hash, e.Tags = ft.Hash, ft
 	return e, "", true
 }
@@ -632,4 +634,39 @@ func (m *Map) Each(fn func(*FileTags)) {
 // (binary, generated, minified...), or "".
 func (m *Map) Skips(rel string, content []byte) SkipReason {
 	return m.classify(rel, content)
+}
+
+// interner shares one copy of each string that the tags of many files
+// repeat (identifiers, kinds, scopes, signature lines, build constraints).
+// It lives for one Build: the map keeps the strings, not the table.
+type interner struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+func (in *interner) str(s string) string {
+	if t, ok := in.m[s]; ok {
+		return t
+	}
+	in.m[s] = s
+	return s
+}
+
+// tags interns the strings of one file's tags in place.
+func (in *interner) tags(ft *FileTags) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	ft.Language = in.str(ft.Language)
+	ft.Constraint = in.str(ft.Constraint)
+	for i := range ft.Defs {
+		d := &ft.Defs[i]
+		d.Name, d.Kind, d.Scope, d.Signature = in.str(d.Name), in.str(d.Kind), in.str(d.Scope), in.str(d.Signature)
+	}
+	for i := range ft.Refs {
+		ft.Refs[i].Name = in.str(ft.Refs[i].Name)
+	}
+	for i := range ft.Scopes {
+		s := &ft.Scopes[i]
+		s.Name, s.Signature = in.str(s.Name), in.str(s.Signature)
+	}
 }
