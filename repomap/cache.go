@@ -11,8 +11,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"sync"
+	"sync/atomic"
 )
 
 // cacheFormat changes whenever the entry layout or the extraction changes;
@@ -185,53 +187,15 @@ func encodeCache(w *bufio.Writer, version string, entries []*entry) error {
 	c.uvarint(uint64(len(version)))
 	c.buf = append(c.buf, version...)
 	c.uvarint(uint64(len(entries)))
-	for _, e := range entries {
-		c.str(e.Rel)
-		c.varint(e.Size)
-		c.varint(e.Mod)
-		c.str(e.Hash)
-		c.str(string(e.Skip))
-		t := e.Tags
-		if t == nil {
-			c.uvarint(0)
-		} else {
-			c.uvarint(flags(true, t.SyntaxErrors))
-			c.str(t.Language)
-			c.str(t.Hash)
-			c.varint(int64(t.Lines))
-			c.str(t.Constraint)
-			c.uvarint(uint64(len(t.Defs)))
-			for i := range t.Defs {
-				d := &t.Defs[i]
-				c.str(d.Name)
-				c.str(d.Kind)
-				c.str(d.Scope)
-				c.str(d.Signature)
-				c.varint(int64(d.Line))
-				c.varint(int64(d.EndLine - d.Line))
-				c.varint(int64(d.NameLine - d.Line))
-				c.varint(int64(d.Depth))
-				c.uvarint(flags(d.TopLevel, d.Local, d.Private, d.Override, d.declQual))
-				c.uvarint(uint64(d.declNest))
-			}
-			c.uvarint(uint64(len(t.Refs)))
-			for i := range t.Refs {
-				r := &t.Refs[i]
-				c.str(r.Name)
-				c.varint(int64(r.Count))
-				c.varint(int64(r.Line))
-				c.uvarint(flags(r.Member, r.Export))
-			}
-			c.uvarint(uint64(len(t.Scopes)))
-			for i := range t.Scopes {
-				s := &t.Scopes[i]
-				c.str(s.Name)
-				c.str(s.Signature)
-				c.varint(int64(s.Line))
-				c.varint(int64(s.EndLine - s.Line))
-				c.varint(int64(s.Depth))
-			}
-		}
+	var main, blk []byte
+	for len(entries) > 0 {
+		n := min(len(entries), cacheBlock)
+		main, c.buf = c.buf, blk[:0]
+		c.encodeEntries(entries[:n])
+		blk, c.buf = c.buf, main
+		entries = entries[n:]
+		c.uvarint(uint64(len(blk)))
+		c.buf = append(c.buf, blk...)
 		if len(c.buf) >= 1<<16 {
 			c.flush()
 		}
@@ -267,6 +231,63 @@ func encodeCache(w *bufio.Writer, version string, entries []*entry) error {
 		_, c.err = w.Write(sum[:])
 	}
 	return c.err
+}
+
+// cacheBlock is the number of entries in a block of the entries section:
+// blocks are framed by their length in bytes and decoded in parallel.
+const cacheBlock = 512
+
+// encodeEntries appends a block: its number of entries, then the entries.
+func (c *cacheWriter) encodeEntries(entries []*entry) {
+	c.uvarint(uint64(len(entries)))
+	for _, e := range entries {
+		c.str(e.Rel)
+		c.varint(e.Size)
+		c.varint(e.Mod)
+		c.str(e.Hash)
+		c.str(string(e.Skip))
+		t := e.Tags
+		if t == nil {
+			c.uvarint(0)
+			continue
+		}
+		c.uvarint(flags(true, t.SyntaxErrors))
+		c.str(t.Language)
+		c.str(t.Hash)
+		c.varint(int64(t.Lines))
+		c.str(t.Constraint)
+		c.uvarint(uint64(len(t.Defs)))
+		for i := range t.Defs {
+			d := &t.Defs[i]
+			c.str(d.Name)
+			c.str(d.Kind)
+			c.str(d.Scope)
+			c.str(d.Signature)
+			c.varint(int64(d.Line))
+			c.varint(int64(d.EndLine - d.Line))
+			c.varint(int64(d.NameLine - d.Line))
+			c.varint(int64(d.Depth))
+			c.uvarint(flags(d.TopLevel, d.Local, d.Private, d.Override, d.declQual))
+			c.uvarint(uint64(d.declNest))
+		}
+		c.uvarint(uint64(len(t.Refs)))
+		for i := range t.Refs {
+			r := &t.Refs[i]
+			c.str(r.Name)
+			c.varint(int64(r.Count))
+			c.varint(int64(r.Line))
+			c.uvarint(flags(r.Member, r.Export))
+		}
+		c.uvarint(uint64(len(t.Scopes)))
+		for i := range t.Scopes {
+			s := &t.Scopes[i]
+			c.str(s.Name)
+			c.str(s.Signature)
+			c.varint(int64(s.Line))
+			c.varint(int64(s.EndLine - s.Line))
+			c.varint(int64(s.Depth))
+		}
+	}
 }
 
 var errCorrupt = errors.New("corrupt or truncated")
@@ -373,15 +394,62 @@ func decodeCache(data []byte, version string) ([]*entry, error) {
 		r.strs[i], all = all[:l], all[l:]
 	}
 
+	// The entries: find the blocks, then decode them in parallel, each
+	// with its own reader over the shared string table.
+	want := r.count()
+	var blocks [][]byte
+	for r.pos < len(r.data) && r.err == nil {
+		l := r.count()
+		blocks = append(blocks, r.data[r.pos:r.pos+l])
+		r.pos += l
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	decoded := make([][]*entry, len(blocks))
+	errs := make([]error, len(blocks))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := min(runtime.GOMAXPROCS(0), len(blocks)); w > 0; w-- {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(blocks) {
+					return
+				}
+				decoded[i], errs[i] = decodeBlock(blocks[i], r.strs)
+			}
+		}()
+	}
+	wg.Wait()
+	entries := make([]*entry, 0, want)
+	for i, d := range decoded {
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		entries = append(entries, d...)
+	}
+	if len(entries) != want {
+		return nil, errCorrupt
+	}
+	return entries, nil
+}
+
+// decodeBlock decodes one block of entries; it must end with its data.
+func decodeBlock(data []byte, strs []string) ([]*entry, error) {
+	r := &cacheReader{data: data, strs: strs}
 	entries := make([]*entry, 0, r.count())
 	for i := cap(entries); i > 0 && r.err == nil; i-- {
 		e := &entry{Rel: r.str(), Size: r.varint(), Mod: r.varint(), Hash: r.str(), Skip: SkipReason(r.str())}
 		if f := r.uvarint(); f&1 != 0 {
 			e.Tags = r.tags(e.Rel, f)
 		}
-		if e.Rel != "" {
-			entries = append(entries, e)
+		if e.Rel == "" {
+			r.fail()
 		}
+		entries = append(entries, e)
 	}
 	if r.err != nil {
 		return nil, r.err

@@ -159,6 +159,16 @@ func (m *Map) readOverlay(abs string) ([]byte, error) {
 // be superseded by what the Build read from disk and overlays.
 func (m *Map) Build(ctx context.Context) (BuildStats, error) {
 	start := time.Now()
+	// The walk and the cache's load are independent: they overlap.
+	type walkResult struct {
+		files []workspace.File
+		stats workspace.WalkStats
+	}
+	walkDone := make(chan walkResult, 1)
+	go func() {
+		files, st := m.ws.Walk(workspace.WalkOptions{MaxFileSize: m.opts.MaxFileSize})
+		walkDone <- walkResult{files, st}
+	}()
 	m.mu.Lock()
 	if !m.cacheRead {
 		m.cacheRead = true
@@ -169,7 +179,8 @@ func (m *Map) Build(ctx context.Context) (BuildStats, error) {
 	prev := maps.Clone(m.files) // Update may write m.files meanwhile
 	m.mu.Unlock()
 
-	walked, ws := m.ws.Walk(workspace.WalkOptions{MaxFileSize: m.opts.MaxFileSize})
+	wr := <-walkDone
+	walked, ws := wr.files, wr.stats
 	stats := BuildStats{Skipped: map[SkipReason]int{}}
 	walkSkips := map[SkipReason]int{}
 	for r, n := range ws.Skipped {

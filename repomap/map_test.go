@@ -1,6 +1,7 @@
 package repomap
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/binary"
@@ -764,5 +765,46 @@ func TestCacheDecodeRobust(t *testing.T) {
 			strs = body[:r.IntN(len(body)+1)]
 		}
 		decodeCache(frame(cacheVersion(), body, strs), cacheVersion()) // must not panic
+	}
+}
+
+// TestCacheBlocks: a cache of several blocks (decoded in parallel) gives
+// back every entry, in order and equal to what was written.
+func TestCacheBlocks(t *testing.T) {
+	root := t.TempDir()
+	writeFiles(t, root, smallRepo)
+	m := newMap(t, root, Options{})
+	build(t, m)
+	var entries []*entry
+	for i := 0; len(entries) < 3*cacheBlock+7; i++ {
+		for _, rel := range []string{"app/main.go", "billing/invoice.go", "util/strings.go"} {
+			e := *m.files[rel]
+			e.Rel = fmt.Sprintf("copy%04d/%s", i, rel)
+			tags := *e.Tags
+			tags.Path = e.Rel
+			e.Tags = &tags
+			entries = append(entries, &e)
+		}
+		entries = append(entries, &entry{Rel: fmt.Sprintf("copy%04d/gen.go", i), Size: 9, Mod: int64(i), Skip: SkipGenerated})
+	}
+	var buf bytes.Buffer
+	w := bufio.NewWriter(&buf)
+	if err := encodeCache(w, "v", entries); err != nil {
+		t.Fatal(err)
+	}
+	w.Flush()
+	got, err := decodeCache(buf.Bytes(), "v")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(entries) {
+		t.Fatalf("%d entries back of %d", len(got), len(entries))
+	}
+	for i := range got {
+		want := *entries[i]
+		want.resolved, want.defIDs, want.defSame, want.refIDs, want.facts = false, nil, nil, nil, nil
+		if !reflect.DeepEqual(got[i], &want) {
+			t.Fatalf("entry %d (%s) differs:\n%+v\n%+v", i, want.Rel, got[i], &want)
+		}
 	}
 }
