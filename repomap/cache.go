@@ -485,8 +485,8 @@ func (r *cacheReader) tags(rel string, f uint64) *FileTags {
 		for i := range t.Refs {
 			x := &t.Refs[i]
 			x.Name = r.str()
-			x.Count = r.int()
-			x.Line = r.int()
+			x.Count = int32(r.varint())
+			x.Line = int32(r.varint())
 			fl := r.uvarint()
 			x.Member, x.Export = fl&1 != 0, fl&2 != 0
 		}

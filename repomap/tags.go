@@ -53,10 +53,10 @@ type Def struct {
 // Python's __all__), which name what a package offers.
 type Ref struct {
 	Name   string
-	Count  int  // occurrences in the file
-	Line   int  // 1-based line of the first occurrence
-	Member bool // x.Name: the receiver's type is unknown
-	Export bool // named by an export list
+	Count  int32 // occurrences in the file
+	Line   int32 // 1-based line of the first occurrence
+	Member bool  // x.Name: the receiver's type is unknown
+	Export bool  // named by an export list
 }
 
 // Scope is a node that encloses definitions without being one itself (a Rust
@@ -494,7 +494,7 @@ func foldRefs(refs []refHit, defs map[uint32]*rawDef, lineOf *lineIndex) []Ref {
 		if k.qual != "" {
 			name = k.qual + "." + k.name
 		}
-		out = append(out, Ref{Name: name, Count: a.count, Line: a.line, Member: k.member, Export: k.export})
+		out = append(out, Ref{Name: name, Count: int32(a.count), Line: int32(a.line), Member: k.member, Export: k.export})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		a, b := &out[i], &out[j]
