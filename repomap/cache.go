@@ -19,7 +19,7 @@ import (
 
 // cacheFormat changes whenever the entry layout or the extraction changes;
 // the query files are hashed in too, so editing a query invalidates the cache.
-const cacheFormat = "cairn-repomap-v8"
+const cacheFormat = "cairn-repomap-v9"
 
 var cacheVersion = sync.OnceValue(func() string {
 	h := sha256.New()
@@ -240,6 +240,21 @@ const cacheBlock = 512
 // encodeEntries appends a block: its number of entries, then the entries.
 func (c *cacheWriter) encodeEntries(entries []*entry) {
 	c.uvarint(uint64(len(entries)))
+	// The block's numbers of tagged files, definitions, references and
+	// scopes: the reader allocates each kind once per block.
+	var files, defs, refs, scopes int
+	for _, e := range entries {
+		if e.Tags != nil {
+			files++
+			defs += len(e.Tags.Defs)
+			refs += len(e.Tags.Refs)
+			scopes += len(e.Tags.Scopes)
+		}
+	}
+	c.uvarint(uint64(files))
+	c.uvarint(uint64(defs))
+	c.uvarint(uint64(refs))
+	c.uvarint(uint64(scopes))
 	for _, e := range entries {
 		c.str(e.Rel)
 		c.varint(e.Size)
@@ -438,13 +453,31 @@ func decodeCache(data []byte, version string) ([]*entry, error) {
 }
 
 // decodeBlock decodes one block of entries; it must end with its data.
+// decodeBlock decodes one block of entries; it must end with its data.
+// The entries, tags, definitions, references and scopes of a block are
+// each one allocation that the files' records slice (with their capacity
+// cut to their length): few large objects are much cheaper to allocate
+// and to scan than one small object per file. A file whose tags are
+// replaced later leaves its part unused until its whole block is.
 func decodeBlock(data []byte, strs []string) ([]*entry, error) {
 	r := &cacheReader{data: data, strs: strs}
-	entries := make([]*entry, 0, r.count())
-	for i := cap(entries); i > 0 && r.err == nil; i-- {
-		e := &entry{Rel: r.str(), Size: r.varint(), Mod: r.varint(), Hash: r.str(), Skip: SkipReason(r.str())}
+	n := r.count()
+	b := &blockPools{
+		entries: make([]entry, n),
+		tags:    make([]FileTags, r.count()),
+		defs:    make([]Def, r.count()),
+		refs:    make([]Ref, r.count()),
+		scopes:  make([]Scope, r.count()),
+	}
+	entries := make([]*entry, 0, n)
+	for i := range b.entries {
+		if r.err != nil {
+			break
+		}
+		e := &b.entries[i]
+		e.Rel, e.Size, e.Mod, e.Hash, e.Skip = r.str(), r.varint(), r.varint(), r.str(), SkipReason(r.str())
 		if f := r.uvarint(); f&1 != 0 {
-			e.Tags = r.tags(e.Rel, f)
+			e.Tags = r.tags(b, e.Rel, f)
 		}
 		if e.Rel == "" {
 			r.fail()
@@ -454,52 +487,76 @@ func decodeBlock(data []byte, strs []string) ([]*entry, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
-	if r.pos != len(r.data) {
+	if r.pos != len(r.data) || len(b.tags)+len(b.defs)+len(b.refs)+len(b.scopes) != 0 {
 		return nil, errCorrupt
 	}
 	return entries, nil
 }
 
-func (r *cacheReader) tags(rel string, f uint64) *FileTags {
-	t := &FileTags{Path: rel, SyntaxErrors: f&2 != 0}
+// blockPools are what is left of a block's allocations.
+type blockPools struct {
+	entries []entry
+	tags    []FileTags
+	defs    []Def
+	refs    []Ref
+	scopes  []Scope
+}
+
+// take cuts the next n records off a pool; nil when n is 0 (as a parse
+// leaves them), and a failure when the pool is short.
+func take[T any](r *cacheReader, pool *[]T, n int) []T {
+	if n == 0 || r.err != nil {
+		return nil
+	}
+	if n > len(*pool) {
+		r.fail()
+		return nil
+	}
+	out := (*pool)[:n:n]
+	*pool = (*pool)[n:]
+	return out
+}
+
+func (r *cacheReader) tags(b *blockPools, rel string, f uint64) *FileTags {
+	if len(b.tags) == 0 {
+		r.fail()
+		return nil
+	}
+	t := &b.tags[0]
+	b.tags = b.tags[1:]
+	t.Path, t.SyntaxErrors = rel, f&2 != 0
 	t.Language = r.str()
 	t.Hash = r.str()
 	t.Lines = r.int()
 	t.Constraint = r.str()
-	if n := r.count(); n > 0 {
-		t.Defs = make([]Def, n)
-		for i := range t.Defs {
-			d := &t.Defs[i]
-			d.Name, d.Kind, d.Scope, d.Signature = r.str(), r.str(), r.str(), r.str()
-			d.Line = r.int()
-			d.EndLine = d.Line + r.int()
-			d.NameLine = d.Line + r.int()
-			d.Depth = r.int()
-			fl := r.uvarint()
-			d.TopLevel, d.Local, d.Private, d.Override, d.declQual = fl&1 != 0, fl&2 != 0, fl&4 != 0, fl&8 != 0, fl&16 != 0
-			d.declNest = uint16(r.uvarint())
-		}
+	t.Defs = take(r, &b.defs, r.count())
+	for i := range t.Defs {
+		d := &t.Defs[i]
+		d.Name, d.Kind, d.Scope, d.Signature = r.str(), r.str(), r.str(), r.str()
+		d.Line = r.int()
+		d.EndLine = d.Line + r.int()
+		d.NameLine = d.Line + r.int()
+		d.Depth = r.int()
+		fl := r.uvarint()
+		d.TopLevel, d.Local, d.Private, d.Override, d.declQual = fl&1 != 0, fl&2 != 0, fl&4 != 0, fl&8 != 0, fl&16 != 0
+		d.declNest = uint16(r.uvarint())
 	}
-	if n := r.count(); n > 0 {
-		t.Refs = make([]Ref, n)
-		for i := range t.Refs {
-			x := &t.Refs[i]
-			x.Name = r.str()
-			x.Count = int32(r.varint())
-			x.Line = int32(r.varint())
-			fl := r.uvarint()
-			x.Member, x.Export = fl&1 != 0, fl&2 != 0
-		}
+	t.Refs = take(r, &b.refs, r.count())
+	for i := range t.Refs {
+		x := &t.Refs[i]
+		x.Name = r.str()
+		x.Count = int32(r.varint())
+		x.Line = int32(r.varint())
+		fl := r.uvarint()
+		x.Member, x.Export = fl&1 != 0, fl&2 != 0
 	}
-	if n := r.count(); n > 0 {
-		t.Scopes = make([]Scope, n)
-		for i := range t.Scopes {
-			s := &t.Scopes[i]
-			s.Name, s.Signature = r.str(), r.str()
-			s.Line = r.int()
-			s.EndLine = s.Line + r.int()
-			s.Depth = r.int()
-		}
+	t.Scopes = take(r, &b.scopes, r.count())
+	for i := range t.Scopes {
+		s := &t.Scopes[i]
+		s.Name, s.Signature = r.str(), r.str()
+		s.Line = r.int()
+		s.EndLine = s.Line + r.int()
+		s.Depth = r.int()
 	}
 	return t
 }
