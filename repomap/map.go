@@ -264,7 +264,6 @@ feed:
 		}
 	}
 
-	index := map[string][]string{}
 	rels := make([]string, 0, len(next))
 	for rel, e := range next {
 		if e.Tags != nil {
@@ -272,13 +271,7 @@ feed:
 		}
 	}
 	sort.Strings(rels)
-	for _, rel := range rels {
-		for _, d := range next[rel].Tags.Defs {
-			if l := index[d.Name]; len(l) == 0 || l[len(l)-1] != rel {
-				index[d.Name] = append(l, rel)
-			}
-		}
-	}
+	index := defIndexOf(rels, next)
 
 	m.mu.Lock()
 	// The symbol table only grows (Update interns every name it sees, e.g.
@@ -311,6 +304,62 @@ feed:
 	}
 	stats.Duration = time.Since(start)
 	return stats, nil
+}
+
+// defIndexOf is the definition index of a build: each definition name →
+// the files (of rels, which are sorted) that define it, in path order.
+// The lists share one backing array, each cut to its own capacity, so
+// setLocked's edits of one list never reach another; counting first
+// spares a growing slice per name.
+func defIndexOf(rels []string, files map[string]*entry) map[string][]string {
+	type slot struct {
+		name           string
+		n, last, start int32
+	}
+	slotOf := map[string]int32{}
+	var slots []slot
+	var hits []int32 // per definition in rels' order: its slot, or -1 for a repeat in the file
+	for fi, rel := range rels {
+		for i := range files[rel].Tags.Defs {
+			name := files[rel].Tags.Defs[i].Name
+			id, ok := slotOf[name]
+			if !ok {
+				id = int32(len(slots))
+				slotOf[name] = id
+				slots = append(slots, slot{name: name})
+			}
+			if sl := &slots[id]; sl.last != int32(fi)+1 {
+				sl.n++
+				sl.last = int32(fi) + 1
+				hits = append(hits, id)
+			} else {
+				hits = append(hits, -1)
+			}
+		}
+	}
+	total := int32(0)
+	for i := range slots {
+		slots[i].start = total
+		total += slots[i].n
+		slots[i].n = 0
+	}
+	all := make([]string, total)
+	h := 0
+	for _, rel := range rels {
+		for range files[rel].Tags.Defs {
+			if id := hits[h]; id >= 0 {
+				sl := &slots[id]
+				all[sl.start+sl.n] = rel
+				sl.n++
+			}
+			h++
+		}
+	}
+	index := make(map[string][]string, len(slots))
+	for _, sl := range slots {
+		index[sl.name] = all[sl.start : sl.start+sl.n : sl.start+sl.n]
+	}
+	return index
 }
 
 func (m *Map) hasOverlay(abs string) bool {

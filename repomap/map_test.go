@@ -808,3 +808,50 @@ func TestCacheBlocks(t *testing.T) {
 		}
 	}
 }
+
+// TestDefIndexOf: the build's definition index equals one built list by
+// list, and edits of one list (setLocked) leave its neighbours in the
+// shared backing array as they were.
+func TestDefIndexOf(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	files := map[string]*entry{}
+	var rels []string
+	for i := 0; i < 200; i++ {
+		rel := fmt.Sprintf("f%03d.go", i)
+		ft := &FileTags{Path: rel}
+		for j := r.IntN(12); j > 0; j-- {
+			ft.Defs = append(ft.Defs, Def{Name: fmt.Sprintf("N%d", r.IntN(40))})
+		}
+		files[rel] = &entry{Rel: rel, Tags: ft}
+		rels = append(rels, rel)
+	}
+	want := map[string][]string{}
+	for _, rel := range rels {
+		for _, d := range files[rel].Tags.Defs {
+			if l := want[d.Name]; len(l) == 0 || l[len(l)-1] != rel {
+				want[d.Name] = append(l, rel)
+			}
+		}
+	}
+	got := defIndexOf(rels, files)
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("index differs:\n%v\n%v", got, want)
+	}
+	m := &Map{files: files, defIndex: got}
+	for i := 0; i < 300; i++ {
+		rel := rels[r.IntN(len(rels))]
+		ft := &FileTags{Path: rel}
+		for j := r.IntN(6); j > 0; j-- {
+			ft.Defs = append(ft.Defs, Def{Name: fmt.Sprintf("N%d", r.IntN(45))})
+		}
+		e := &entry{Rel: rel, Tags: ft}
+		if r.IntN(5) == 0 {
+			e = nil
+		}
+		m.setLocked(rel, e)
+	}
+	fresh := slices.DeleteFunc(slices.Clone(rels), func(rel string) bool { return m.files[rel] == nil })
+	if rebuilt := defIndexOf(fresh, m.files); !reflect.DeepEqual(m.defIndex, rebuilt) {
+		t.Fatalf("after edits the index differs from a rebuilt one")
+	}
+}
