@@ -13,7 +13,7 @@ import (
 // temporary directory), renders it once (so the graph and ranking are
 // built, as a server's first question does), collects garbage and reports
 // what stays live: the map's resident memory. With a cache directory that
-// holds a cache, the build is the warm start, timed as warm-ms. Run with
+// holds a cache, the build is the warm start (build-ms). Run with
 // -test.memprofile and -test.memprofilerate=65536 to see what holds it.
 // liveMap holds the last map BenchmarkLiveHeap built.
 var liveMap *Map
