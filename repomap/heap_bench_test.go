@@ -8,6 +8,9 @@ import (
 	"time"
 )
 
+// liveMap holds the last map BenchmarkLiveHeap built.
+var liveMap *Map
+
 // BenchmarkLiveHeap builds the map over CAIRN_BENCH_HEAP_CORPUS in place
 // (read only: no copy, the tags cache in CAIRN_BENCH_HEAP_CACHE or a
 // temporary directory), renders it once (so the graph and ranking are
@@ -15,9 +18,6 @@ import (
 // what stays live: the map's resident memory. With a cache directory that
 // holds a cache, the build is the warm start (build-ms). Run with
 // -test.memprofile and -test.memprofilerate=65536 to see what holds it.
-// liveMap holds the last map BenchmarkLiveHeap built.
-var liveMap *Map
-
 func BenchmarkLiveHeap(b *testing.B) {
 	root := os.Getenv("CAIRN_BENCH_HEAP_CORPUS")
 	if root == "" || testing.Short() {
