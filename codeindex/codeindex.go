@@ -169,8 +169,9 @@ func (ix *Local) decls(rel, lang string, content []byte) []search.Decl {
 		}
 		tags = ft
 	}
-	out := make([]search.Decl, 0, len(tags.Decls))
-	for _, d := range tags.Decls {
+	decls := tags.Decls()
+	out := make([]search.Decl, 0, len(decls))
+	for _, d := range decls {
 		out = append(out, search.Decl{Symbol: d.Symbol, Kind: d.Kind, StartLine: d.StartLine, EndLine: d.EndLine})
 	}
 	return out

@@ -165,7 +165,7 @@ func TestCacheWrittenDespiteSteadyChanges(t *testing.T) {
 	// closed: the index's goroutines read these.
 	t.Cleanup(func() { cacheSaveQuiet, cacheSaveMaxDelay = oldQuiet, oldMax })
 	ws, ix, state := newIndex(t, true)
-	cache := filepath.Join(state, "repomap", "tags.gob")
+	cache := filepath.Join(state, "repomap", "tags.bin")
 	before, _ := os.Stat(cache)
 	written := func() bool {
 		st, err := os.Stat(cache)

@@ -35,7 +35,7 @@ func FuzzParseFile(f *testing.F) {
 			}
 		}
 		for _, r := range ft.Refs {
-			if r.Line < 1 || r.Line > ft.Lines || r.Count < 1 {
+			if r.Line < 1 || int(r.Line) > ft.Lines || r.Count < 1 {
 				t.Fatalf("ref %+v outside 1..%d", r, ft.Lines)
 			}
 		}

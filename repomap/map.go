@@ -51,7 +51,7 @@ const DefaultMaxFileSize = 1 << 20
 
 // Options configure a Map. The zero value is usable.
 type Options struct {
-	// CacheDir holds the tags cache (one file, tags.gob); "" disables it.
+	// CacheDir holds the tags cache (one file, tags.bin); "" disables it.
 	CacheDir string
 	// MaxFileSize skips larger files; default 1 MiB.
 	MaxFileSize int64
@@ -159,6 +159,16 @@ func (m *Map) readOverlay(abs string) ([]byte, error) {
 // be superseded by what the Build read from disk and overlays.
 func (m *Map) Build(ctx context.Context) (BuildStats, error) {
 	start := time.Now()
+	// The walk and the cache's load are independent: they overlap.
+	type walkResult struct {
+		files []workspace.File
+		stats workspace.WalkStats
+	}
+	walkDone := make(chan walkResult, 1)
+	go func() {
+		files, st := m.ws.Walk(workspace.WalkOptions{MaxFileSize: m.opts.MaxFileSize})
+		walkDone <- walkResult{files, st}
+	}()
 	m.mu.Lock()
 	if !m.cacheRead {
 		m.cacheRead = true
@@ -169,7 +179,8 @@ func (m *Map) Build(ctx context.Context) (BuildStats, error) {
 	prev := maps.Clone(m.files) // Update may write m.files meanwhile
 	m.mu.Unlock()
 
-	walked, ws := m.ws.Walk(workspace.WalkOptions{MaxFileSize: m.opts.MaxFileSize})
+	wr := <-walkDone
+	walked, ws := wr.files, wr.stats
 	stats := BuildStats{Skipped: map[SkipReason]int{}}
 	walkSkips := map[SkipReason]int{}
 	for r, n := range ws.Skipped {
@@ -201,6 +212,7 @@ func (m *Map) Build(ctx context.Context) (BuildStats, error) {
 		fresh  bool
 	}
 	results := make([]result, len(todo))
+	in := &interner{m: map[string]string{}}
 	var wg sync.WaitGroup
 	var done atomic.Int64
 	work := make(chan int)
@@ -210,7 +222,7 @@ func (m *Map) Build(ctx context.Context) (BuildStats, error) {
 			defer wg.Done()
 			for i := range work {
 				f := todo[i]
-				e, reason, fresh := m.load(ctx, f, prev[f.Rel])
+				e, reason, fresh := m.load(ctx, f, prev[f.Rel], in)
 				results[i] = result{e, reason, fresh}
 				if n := done.Add(1); m.opts.Progress != nil && (n%64 == 0 || int(n) == len(todo)) {
 					m.opts.Progress(int(n), len(todo))
@@ -252,7 +264,6 @@ feed:
 		}
 	}
 
-	index := map[string][]string{}
 	rels := make([]string, 0, len(next))
 	for rel, e := range next {
 		if e.Tags != nil {
@@ -260,13 +271,7 @@ feed:
 		}
 	}
 	sort.Strings(rels)
-	for _, rel := range rels {
-		for _, d := range next[rel].Tags.Defs {
-			if l := index[d.Name]; len(l) == 0 || l[len(l)-1] != rel {
-				index[d.Name] = append(l, rel)
-			}
-		}
-	}
+	index := defIndexOf(rels, next)
 
 	m.mu.Lock()
 	// The symbol table only grows (Update interns every name it sees, e.g.
@@ -301,6 +306,62 @@ feed:
 	return stats, nil
 }
 
+// defIndexOf is the definition index of a build: each definition name →
+// the files (of rels, which are sorted) that define it, in path order.
+// The lists share one backing array, each cut to its own capacity, so
+// setLocked's edits of one list never reach another; counting first
+// spares a growing slice per name.
+func defIndexOf(rels []string, files map[string]*entry) map[string][]string {
+	type slot struct {
+		name           string
+		n, last, start int32
+	}
+	slotOf := map[string]int32{}
+	var slots []slot
+	var hits []int32 // per definition in rels' order: its slot, or -1 for a repeat in the file
+	for fi, rel := range rels {
+		for i := range files[rel].Tags.Defs {
+			name := files[rel].Tags.Defs[i].Name
+			id, ok := slotOf[name]
+			if !ok {
+				id = int32(len(slots))
+				slotOf[name] = id
+				slots = append(slots, slot{name: name})
+			}
+			if sl := &slots[id]; sl.last != int32(fi)+1 {
+				sl.n++
+				sl.last = int32(fi) + 1
+				hits = append(hits, id)
+			} else {
+				hits = append(hits, -1)
+			}
+		}
+	}
+	total := int32(0)
+	for i := range slots {
+		slots[i].start = total
+		total += slots[i].n
+		slots[i].n = 0
+	}
+	all := make([]string, total)
+	h := 0
+	for _, rel := range rels {
+		for range files[rel].Tags.Defs {
+			if id := hits[h]; id >= 0 {
+				sl := &slots[id]
+				all[sl.start+sl.n] = rel
+				sl.n++
+			}
+			h++
+		}
+	}
+	index := make(map[string][]string, len(slots))
+	for _, sl := range slots {
+		index[sl.name] = all[sl.start : sl.start+sl.n : sl.start+sl.n]
+	}
+	return index
+}
+
 func (m *Map) hasOverlay(abs string) bool {
 	_, ok := m.ws.Docs.Get(abs)
 	return ok
@@ -308,7 +369,7 @@ func (m *Map) hasOverlay(abs string) bool {
 
 // load reads and parses one file. It returns an entry (parsed or skipped
 // for a lasting reason), or a transient reason with no entry.
-func (m *Map) load(ctx context.Context, f workspace.File, prev *entry) (*entry, SkipReason, bool) {
+func (m *Map) load(ctx context.Context, f workspace.File, prev *entry, in *interner) (*entry, SkipReason, bool) {
 	content, err := m.readFile(f.Abs)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -333,6 +394,7 @@ func (m *Map) load(ctx context.Context, f workspace.File, prev *entry) (*entry, 
 		}
 		return nil, SkipParseFailed, false
 	}
+	in.tags(ft)
 	e.Hash, e.Tags = ft.Hash, ft
 	return e, "", true
 }
@@ -632,4 +694,39 @@ func (m *Map) Each(fn func(*FileTags)) {
 // (binary, generated, minified...), or "".
 func (m *Map) Skips(rel string, content []byte) SkipReason {
 	return m.classify(rel, content)
+}
+
+// interner shares one copy of each string that the tags of many files
+// repeat (identifiers, kinds, scopes, signature lines, build constraints).
+// It lives for one Build: the map keeps the strings, not the table.
+type interner struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+func (in *interner) str(s string) string {
+	if t, ok := in.m[s]; ok {
+		return t
+	}
+	in.m[s] = s
+	return s
+}
+
+// tags interns the strings of one file's tags in place.
+func (in *interner) tags(ft *FileTags) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	ft.Language = in.str(ft.Language)
+	ft.Constraint = in.str(ft.Constraint)
+	for i := range ft.Defs {
+		d := &ft.Defs[i]
+		d.Name, d.Kind, d.Scope, d.Signature = in.str(d.Name), in.str(d.Kind), in.str(d.Scope), in.str(d.Signature)
+	}
+	for i := range ft.Refs {
+		ft.Refs[i].Name = in.str(ft.Refs[i].Name)
+	}
+	for i := range ft.Scopes {
+		s := &ft.Scopes[i]
+		s.Name, s.Signature = in.str(s.Name), in.str(s.Signature)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"sync"
@@ -37,6 +38,13 @@ type Def struct {
 	// Override: a Java method marked @Override, documented by the type
 	// it overrides (markPrivate).
 	Override bool
+
+	// The declaration of a definition that is not Local (FileTags.Decls),
+	// kept in the definition's padding rather than as a second record:
+	// declNest is its nesting in definitions (scopes do not count) and
+	// declQual says its Symbol is Scope.Name rather than Name.
+	declNest uint16
+	declQual bool
 }
 
 // Ref is every use of one name in a file, folded into one record per name
@@ -45,10 +53,10 @@ type Def struct {
 // Python's __all__), which name what a package offers.
 type Ref struct {
 	Name   string
-	Count  int  // occurrences in the file
-	Line   int  // 1-based line of the first occurrence
-	Member bool // x.Name: the receiver's type is unknown
-	Export bool // named by an export list
+	Count  int32 // occurrences in the file
+	Line   int32 // 1-based line of the first occurrence
+	Member bool  // x.Name: the receiver's type is unknown
+	Export bool  // named by an export list
 }
 
 // Scope is a node that encloses definitions without being one itself (a Rust
@@ -62,7 +70,7 @@ type Scope struct {
 }
 
 // Decl is a declaration of a file, for indexers that chunk code by
-// declaration (the search index). Plain fields only. Decls are the
+// declaration (the search index). Plain fields only. FileTags.Decls are the
 // top-level declarations (Depth 0) and the members of classes, modules and
 // other containers (Depth 1, 2, ...; their ranges lie inside their
 // container's), never what is declared inside a function body. Namespaces
@@ -88,7 +96,34 @@ type FileTags struct {
 	Defs         []Def
 	Refs         []Ref // sorted by name
 	Scopes       []Scope
-	Decls        []Decl
+}
+
+// Decls returns the file's declarations (see Decl): its definitions that
+// are not Local, in the order of Defs. They are derived on each call, so
+// the map keeps no second record per definition.
+func (ft *FileTags) Decls() []Decl {
+	n := 0
+	for i := range ft.Defs {
+		if !ft.Defs[i].Local {
+			n++
+		}
+	}
+	out := make([]Decl, 0, n)
+	for i := range ft.Defs {
+		d := &ft.Defs[i]
+		if d.Local {
+			continue
+		}
+		sym := d.Name
+		if d.declQual {
+			sym = d.Scope + "." + d.Name
+		}
+		out = append(out, Decl{
+			Path: ft.Path, Language: ft.Language, Symbol: sym, Kind: d.Kind,
+			StartLine: d.Line, EndLine: d.EndLine, Depth: int(d.declNest),
+		})
+	}
+	return out
 }
 
 // ErrUnsupported is returned by ParseFile for a path with no grammar.
@@ -450,13 +485,16 @@ func foldRefs(refs []refHit, defs map[uint32]*rawDef, lineOf *lineIndex) []Ref {
 		}
 		a.count++
 	}
+	if len(agg) == 0 {
+		return nil
+	}
 	out := make([]Ref, 0, len(agg))
 	for k, a := range agg {
 		name := k.name
 		if k.qual != "" {
 			name = k.qual + "." + k.name
 		}
-		out = append(out, Ref{Name: name, Count: a.count, Line: a.line, Member: k.member, Export: k.export})
+		out = append(out, Ref{Name: name, Count: int32(a.count), Line: int32(a.line), Member: k.member, Export: k.export})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		a, b := &out[i], &out[j]
@@ -484,6 +522,20 @@ func placeDefs(all []*rawDef, content []byte, lineOf *lineIndex, ft *FileTags) {
 		}
 		return all[i].nameStart < all[j].nameStart
 	})
+	// Exactly sized: the map keeps these slices for as long as the file
+	// is unchanged, so append's spare capacity would stay resident.
+	scopes := 0
+	for _, d := range all {
+		if d.scope {
+			scopes++
+		}
+	}
+	if len(all) > scopes {
+		ft.Defs = make([]Def, 0, len(all)-scopes)
+	}
+	if scopes > 0 {
+		ft.Scopes = make([]Scope, 0, scopes)
+	}
 	var stack []*rawDef
 	for _, d := range all {
 		// A definition ending where d starts does not enclose it, nor does
@@ -538,20 +590,13 @@ func placeDef(d *rawDef, stack []*rawDef, sig string, ft *FileTags) {
 		Line: d.line, EndLine: d.endL, NameLine: d.nameRow + 1,
 		Depth: len(stack), TopLevel: topLevel, Local: local,
 	}
+	if !local {
+		// The Symbol is Scope.Name for a receiver's method and a member of
+		// a definition or type-like scope (Scope is then that name).
+		def.declQual = d.receiver != "" || parent != nil && (!parent.scope || isTypeLike(parent))
+		def.declNest = uint16(min(nesting, math.MaxUint16))
+	}
 	ft.Defs = append(ft.Defs, def)
-	if local {
-		return
-	}
-	sym := def.Name
-	if d.receiver != "" {
-		sym = d.receiver + "." + def.Name
-	} else if parent != nil && (!parent.scope || isTypeLike(parent)) {
-		sym = parent.name + "." + def.Name
-	}
-	ft.Decls = append(ft.Decls, Decl{
-		Path: ft.Path, Language: ft.Language, Symbol: sym, Kind: kind,
-		StartLine: def.Line, EndLine: def.EndLine, Depth: nesting,
-	})
 }
 
 // goBuildConstraint returns the expression of a Go file's //go:build line,

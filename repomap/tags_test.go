@@ -43,7 +43,7 @@ func formatTags(ft *FileTags) string {
 		}
 	}
 	b.WriteString("decls:\n")
-	for _, d := range ft.Decls {
+	for _, d := range ft.Decls() {
 		fmt.Fprintf(&b, "  %d-%d %s %s depth=%d\n", d.StartLine, d.EndLine, d.Kind, d.Symbol, d.Depth)
 	}
 	b.WriteString("refs:\n")
@@ -81,8 +81,8 @@ func TestTagsGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			seen[ft.Language] = true
-			if len(ft.Defs) == 0 || len(ft.Refs) == 0 || len(ft.Decls) == 0 {
-				t.Errorf("%s: want defs, refs and decls; got %d, %d, %d", f, len(ft.Defs), len(ft.Refs), len(ft.Decls))
+			if len(ft.Defs) == 0 || len(ft.Refs) == 0 || len(ft.Decls()) == 0 {
+				t.Errorf("%s: want defs, refs and decls; got %d, %d, %d", f, len(ft.Defs), len(ft.Refs), len(ft.Decls()))
 			}
 			got := formatTags(ft)
 			golden := f + ".golden"

@@ -9,8 +9,8 @@ func treeSitterDecls(rel, lang string, content []byte) []Decl {
 	if err != nil {
 		return nil
 	}
-	out := make([]Decl, 0, len(ft.Decls))
-	for _, d := range ft.Decls {
+	out := make([]Decl, 0, len(ft.Decls()))
+	for _, d := range ft.Decls() {
 		out = append(out, Decl{Symbol: d.Symbol, Kind: d.Kind, StartLine: d.StartLine, EndLine: d.EndLine})
 	}
 	return out
