@@ -1,7 +1,7 @@
 package repomap
 
 import (
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"unicode"
@@ -89,7 +89,6 @@ func foldKey(s string) string {
 // focusNames are a ranking's focus names: the focus identifiers, and the
 // defined names equal to a mentioned word but for case.
 type focusNames struct {
-	ident []bool      // per ident
 	ids   []int32     // the focus idents, ascending
 	words []string    // focus.words()
 	lower *lowerPaths // the graph's paths and names by word, when there are words
@@ -98,39 +97,33 @@ type focusNames struct {
 // focusNames finds the focus names of focus: focusIdents (the ids of its
 // identifiers) that have definers, and the names its words match.
 func (g *graph) focusNames(focus Focus, focusIdents []int32) focusNames {
-	fn := focusNames{ident: make([]bool, len(g.idents)), words: focus.words()}
-	mark := func(id int32) {
-		if !fn.ident[id] {
-			fn.ident[id] = true
+	fn := focusNames{words: focus.words()}
+	for _, id := range focusIdents {
+		if g.defStart[id+1] > g.defStart[id] {
 			fn.ids = append(fn.ids, id)
 		}
 	}
-	for _, id := range focusIdents {
-		if g.defStart[id+1] > g.defStart[id] {
-			mark(id)
-		}
-	}
 	if len(fn.words) > 0 {
-		// The defined names equal to a word but for case (the same set a
-		// pass over every name finds: the order is made below).
+		// The defined names equal to a word but for case.
 		fn.lower = g.lowerFiles()
 		for _, w := range fn.words {
 			for _, id := range fn.lower.byName[foldKey(w)] {
 				if name := strings.TrimPrefix(g.idents[id], bareMark); len(name) == len(w) && strings.EqualFold(name, w) {
-					mark(id)
+					fn.ids = append(fn.ids, id)
 				}
 			}
 		}
 	}
-	sort.Slice(fn.ids, func(i, j int) bool { return fn.ids[i] < fn.ids[j] })
+	slices.Sort(fn.ids)
+	fn.ids = slices.Compact(fn.ids)
 	return fn
 }
 
-// personalization returns where the walk restarts, summing to 1 (see the
-// comment on ranking), in sc's buffer.
-func (g *graph) personalization(sc *flowScratch, focus Focus, fn focusNames) []float64 {
-	nf := len(g.tags)
-	p := sc.floats(&sc.p, nf)
+// personalization returns where the walk restarts (see the comment on
+// ranking): the files with a weight, ascending, and their weights, summing
+// to 1; none when the focus selects no file.
+func (g *graph) personalization(focus Focus, fn focusNames) (files []int32, weights []float64) {
+	p := map[int32]float64{}
 	for _, f := range focus.Files {
 		if i, ok := g.fileIdx[f]; ok {
 			p[i] += 1
@@ -141,12 +134,8 @@ func (g *graph) personalization(sc *flowScratch, focus Focus, fn focusNames) []f
 			p[i] += 0.5
 		}
 	}
-	if len(fn.words) > 0 {
-		for i, m := range g.wordFiles(sc, fn) {
-			if m {
-				p[i] += 0.5
-			}
-		}
+	for _, i := range g.wordFiles(fn) {
+		p[i] += 0.5
 	}
 	for _, id := range fn.ids {
 		d := g.definers(id)
@@ -154,43 +143,40 @@ func (g *graph) personalization(sc *flowScratch, focus Focus, fn focusNames) []f
 			p[fi] += 0.25 / float64(len(d))
 		}
 	}
-	sum := 0.0
-	for _, v := range p {
-		sum += v
-	}
-	if sum == 0 {
-		// No focus: every file, and once more for each name its export
-		// lists name (an index file, Python's __all__): the package's
-		// users enter through what it declares it offers.
-		for i := range p {
-			p[i] = 1 + float64(g.facts[i].exports)
-			sum += p[i]
-		}
-	}
 	for i := range p {
-		p[i] /= sum
+		files = append(files, i)
 	}
-	return p
+	slices.Sort(files)
+	sum := 0.0
+	weights = make([]float64, len(files))
+	for j, i := range files {
+		weights[j] = p[i]
+		sum += p[i]
+	}
+	for j := range weights {
+		weights[j] /= sum
+	}
+	return files, weights
 }
 
-// wordFiles marks, in sc's buffer, each file whose base name or path is a
-// word of the focus, or whose path contains a word with a slash.
-func (g *graph) wordFiles(sc *flowScratch, fn focusNames) []bool {
-	matched := sc.bools(&sc.matched, len(g.tags))
+// wordFiles returns each file whose base name or path is a word of the
+// focus, or whose path contains a word with a slash, ascending.
+func (g *graph) wordFiles(fn focusNames) []int32 {
+	if len(fn.words) == 0 {
+		return nil
+	}
+	var matched []int32
 	for _, w := range fn.words {
-		for _, i := range fn.lower.byBase[w] {
-			matched[i] = true
-		}
-		for _, i := range fn.lower.byPath[w] {
-			matched[i] = true
-		}
+		matched = append(matched, fn.lower.byBase[w]...)
+		matched = append(matched, fn.lower.byPath[w]...)
 		if strings.Contains(w, "/") {
 			for i, lf := range fn.lower.paths {
 				if strings.Contains(lf, w) {
-					matched[i] = true
+					matched = append(matched, int32(i))
 				}
 			}
 		}
 	}
-	return matched
+	slices.Sort(matched)
+	return slices.Compact(matched)
 }
