@@ -1,324 +1,370 @@
 package repomap
 
 import (
+	"math"
 	"slices"
 	"sync"
 )
 
-// flowResult is a personalized PageRank's outcome, sparse: the files with
-// a rank, ascending, and the referenced slots with flow. A file or
-// slot not listed has rank or flow 0.
+// flowResult is a personalized PageRank's outcome: the files' ranks and
+// the flow along each name in the last step.
 type flowResult struct {
-	files []int32   // files with a rank, ascending
-	pr    []float64 // their ranks, summing to 1
-	slots []int32   // referenced slots with flow
-	mass  []float64 // their flow: the sum over their in-edges of the file's rank over its out-weight times the edge's weight
-	// focusIDs are the focus idents (the focus identifiers and the
-	// names the mentioned words match), ascending.
-	focusIDs []int32
-	// errBound bounds the L1 distance between pr and the exact personalized
-	// PageRank: twice the rank the push left unpushed over the rank it
-	// settled (see push).
-	errBound float64
-	pushes   int
+	pr         []float64 // per file
+	mass       []float64 // per referenced slot (graph.slot < graph.referenced)
+	focusIdent []bool    // per ident: a focus identifier or mentioned name
+	iterations int
 }
 
-// rankOf returns file fi's rank (files is ascending).
-func (f *flowResult) rankOf(fi int32) float64 {
-	if i, ok := slices.BinarySearch(f.files, fi); ok {
-		return f.pr[i]
-	}
-	return 0
-}
-
-// dense returns the ranks per file and the flow per referenced slot as
-// full arrays (for scoring every definition).
-func (f *flowResult) dense(g *graph) (pr, mass []float64) {
-	pr = make([]float64, len(g.tags))
-	for i, fi := range f.files {
-		pr[fi] = f.pr[i]
-	}
-	mass = make([]float64, g.referenced)
-	for i, k := range f.slots {
-		mass[k] = f.mass[i]
-	}
-	return pr, mass
-}
-
-
-// pushEpsilon is the local push's precision (see push): a file is pushed
-// while its residual is at least pushEpsilon times one more than its
-// edges, a name while at least pushEpsilon times its definers. A variable
-// for the tests.
-var pushEpsilon = 1e-7
-
-// flows computes the personalized PageRank for focus (len(g.tags) > 0).
-// A focus that selects no file (nothing it names is in the graph) walks
-// from every file, as no focus does: that walk is made once per graph.
-func (g *graph) flows(focus Focus, focusIdents []int32) flowResult {
-	fn := g.focusNames(focus, focusIdents)
-	files, weights := g.personalization(focus, fn)
-	if len(files) == 0 {
-		return g.globalFlows()
-	}
-	f := g.push(files, weights, fn.ids)
-	f.focusIDs = fn.ids
-	return f
-}
-
-// globalFlow is the walk with no focus, made once per graph.
-type globalFlow struct {
+// flowIndex is what every personalized PageRank of a graph shares, made
+// once per graph on its first ranking: the edges turned around (each
+// referenced slot's in-edges, in file order, which is the order a push
+// over the files adds them in, so each name's mass is the same sum to the
+// last bit), and each file's out-weight and leak with no focus factor (a
+// focus changes only the files with an edge to a focus name).
+//
+// The iteration runs in flat loops, with few branches that depend on the
+// data (a loop per name would mispredict its exit at every name): the
+// names with one in-edge (most of them) in one loop, the others each
+// summing its in-edges, then each name's share (its mass over its
+// definers) and the shares added to the definers in slot order (pairSlot),
+// the order in which a push per name added them.
+type flowIndex struct {
 	once sync.Once
-	f    flowResult
+	// In-edges of referenced slot k: inFile/inW[inStart[k]:inStart[k+1]].
+	inStart    []int32
+	inFile     []int32
+	inW        []float64 // graph.edgeW
+	outW, leak []float64 // per file, with no focus
+	// The slots with exactly one in-edge, and that edge; with two and
+	// three (their edges at inStart); the others.
+	oneSlot, oneFile []int32
+	oneW             []float64
+	two, three, many []int32
+	// Per referenced slot: 1/definers where that is exact (a power of two:
+	// then x·(1/d) is x/d to the bit), else 0 and the slot is in divide.
+	perDefiner []float64
+	divide     []int32
+	definers   []float64 // per referenced slot: how many files define it
+	pairSlot   []int32   // per entry of graph.slotFile of a referenced slot: that slot
 }
 
-// globalFlows returns the ranking with no focus: every file weighs 1, plus
-// 1 for each name its export lists name and each Go example it holds.
-func (g *graph) globalFlows() flowResult {
-	x := g.global
+// flowIndex returns the graph's flowIndex, made on the first call.
+func (g *graph) flowIndex() *flowIndex {
+	x := g.flowIx
 	x.once.Do(func() {
-		files := make([]int32, len(g.tags))
-		weights := make([]float64, len(g.tags))
-		sum := 0.0
-		for i := range files {
-			files[i] = int32(i)
-			weights[i] = 1 + float64(g.facts[i].exports)
-			sum += weights[i]
-		}
-		for i := range weights {
-			weights[i] /= sum
-		}
-		x.f = g.push(files, weights, nil)
+		x.turnEdges(g)
+		x.classifySlots(g)
 	})
-	return x.f
+	return x
 }
 
-// pushScratch holds a push's working arrays between rankings, so that a
-// new focus neither allocates nor clears arrays the size of the graph:
-// every entry is zero between pushes, and a push clears only what it
-// touched. Each file's and slot's state is one record, read together.
-type pushScratch struct {
-	file         []pushFile // per file
-	slot         []pushSlot // per referenced slot
-	files, slots []int32    // touched, in touch order
-	queue        []int32
-}
-
-type pushFile struct {
-	est, res float64 // settled rank, residual
-	outW     float64 // out-weight with the focus factor (fileOutSet)
-	flag     uint8   // fileTouched, fileQueued, fileOutSet
-}
-
-type pushSlot struct {
-	res  float64 // residual
-	flow float64 // all the rank pushed into it
-	flag uint8   // slotTouched, slotFocus
-}
-
-const (
-	fileTouched = 1 << iota
-	fileQueued
-	fileOutSet
-)
-
-const (
-	slotTouched = 1 << iota
-	slotFocus
-)
-
-var pushPool = sync.Pool{New: func() any { return new(pushScratch) }}
-
-// size makes the arrays hold nf files and ns slots (zeroed when grown).
-func (sc *pushScratch) size(nf, ns int) {
-	if cap(sc.file) < nf {
-		sc.file = make([]pushFile, nf)
+// turnEdges lists each referenced slot's in-edges in file order, and sets
+// each file's out-weight and leak with no focus factor.
+func (x *flowIndex) turnEdges(g *graph) {
+	nf := len(g.tags)
+	x.inStart = make([]int32, g.referenced+1)
+	for _, k := range g.edgeSlot {
+		x.inStart[k+1]++
 	}
-	sc.file = sc.file[:nf]
-	if cap(sc.slot) < ns {
-		sc.slot = make([]pushSlot, ns)
+	for k := 0; k < g.referenced; k++ {
+		x.inStart[k+1] += x.inStart[k]
 	}
-	sc.slot = sc.slot[:ns]
+	x.inFile = make([]int32, len(g.edgeSlot))
+	x.inW = make([]float64, len(g.edgeSlot))
+	fill := slices.Clone(x.inStart[:g.referenced])
+	x.outW = make([]float64, nf)
+	x.leak = make([]float64, nf)
+	for f := 0; f < nf; f++ {
+		s, b := 0.0, 0.0
+		for e := g.edgeStart[f]; e < g.edgeStart[f+1]; e++ {
+			k := g.edgeSlot[e]
+			x.inFile[fill[k]], x.inW[fill[k]] = int32(f), g.edgeW[e]
+			fill[k]++
+			s += g.edgeW[e]
+			b += g.edgeB[e]
+		}
+		x.outW[f] = b
+		if b > 0 {
+			x.leak[f] = 1 - s/b
+		}
+	}
 }
 
-// reset clears what the push touched.
-func (sc *pushScratch) reset() {
-	for _, f := range sc.files {
-		sc.file[f] = pushFile{}
+// classifySlots sorts the referenced slots by their number of in-edges
+// and by whether their share is a product or a division, and maps each
+// definer pair to its slot.
+func (x *flowIndex) classifySlots(g *graph) {
+	x.definers = make([]float64, g.referenced)
+	x.perDefiner = make([]float64, g.referenced)
+	x.pairSlot = make([]int32, g.slotStart[g.referenced])
+	for k := 0; k < g.referenced; k++ {
+		lo, hi := x.inStart[k], x.inStart[k+1]
+		switch hi - lo {
+		case 1:
+			x.oneSlot = append(x.oneSlot, int32(k))
+			x.oneFile = append(x.oneFile, x.inFile[lo])
+			x.oneW = append(x.oneW, x.inW[lo])
+		case 2:
+			x.two = append(x.two, int32(k))
+		case 3:
+			x.three = append(x.three, int32(k))
+		default:
+			x.many = append(x.many, int32(k))
+		}
+		n := g.slotStart[k+1] - g.slotStart[k]
+		x.definers[k] = float64(n)
+		if n&(n-1) == 0 {
+			x.perDefiner[k] = 1 / float64(n)
+		} else {
+			x.divide = append(x.divide, int32(k))
+		}
+		for j := g.slotStart[k]; j < g.slotStart[k+1]; j++ {
+			x.pairSlot[j] = int32(k)
+		}
 	}
-	for _, k := range sc.slots {
-		sc.slot[k] = pushSlot{}
-	}
-	sc.files, sc.slots, sc.queue = sc.files[:0], sc.slots[:0], sc.queue[:0]
 }
 
-// push computes the personalized PageRank restarting at the files with the
-// weights (summing to 1), following the edges to the focus slots
-// focusBoost times more, by local push (forward push): instead of
-// iterating over the whole graph until the ranks settle, it moves rank
-// only where some is waiting, so a focus costs what its neighbourhood
-// holds, not what the tree holds.
-//
-// The walk it solves: from a file, stop there with probability
-// 1-damping, else follow one of its edges in proportion to its weight,
-// into the name and on to one of the name's definers; the part of the
-// out-weight the common and ubiquitous factors removed (the leak) and a
-// file with no edges restart at the personalization. A file's rank is the
-// share of the walk's time it holds, which is the share of the walks from
-// the personalization that stop at it among those that stop anywhere
-// before they restart: the restarting walks only repeat the same
-// distribution. So the push follows the walks from the personalization,
-// drops those that restart, and normalizes what settled.
-//
-// Each file and name holds a residual: rank that arrived and has not
-// moved on. Pushing a file settles 1-damping of its residual on it and
-// sends the rest along its edges into the names' residuals; pushing a name
-// splits its residual evenly among its definers. A file is pushed while
-// its residual is at least pushEpsilon·(1+edges), a name while at least
-// pushEpsilon·definers, so each push moves at least pushEpsilon per unit
-// of work and the work is bounded by the rank there is to move, not by the
-// graph. What is left unpushed (residual) would have settled somewhere:
-// the settled ranks are within it of the exact walk's (the L1 bound
-// errBound, after normalizing).
-//
-// A name's flow (the sum over its in-edges of the file's rank over its
-// out-weight times the edge's weight) is what the pushes sent into it,
-// times (1-damping)/damping: each push of a file settles 1-damping of its
-// residual and sends damping of it along the edges, in proportion.
-func (g *graph) push(files []int32, weights []float64, focusIDs []int32) flowResult {
-	sc := pushPool.Get().(*pushScratch)
-	defer pushPool.Put(sc)
-	sc.size(len(g.tags), g.referenced)
-	defer sc.reset()
+// flowScratch holds a ranking's working arrays between rankings, so that
+// a new focus does not allocate them again.
+type flowScratch struct {
+	p, next, scale, share, outW, leak []float64
+	focusSlot, redone, matched        []bool
+}
+
+var flowPool = sync.Pool{New: func() any { return new(flowScratch) }}
+
+// floats returns *b resized to n and zeroed.
+func (*flowScratch) floats(b *[]float64, n int) []float64 {
+	if cap(*b) < n {
+		*b = make([]float64, n)
+	}
+	*b = (*b)[:n]
+	clear(*b)
+	return *b
+}
+
+// bools returns *b resized to n and all false.
+func (*flowScratch) bools(b *[]bool, n int) []bool {
+	if cap(*b) < n {
+		*b = make([]bool, n)
+	}
+	*b = (*b)[:n]
+	clear(*b)
+	return *b
+}
+
+// flows runs the personalized PageRank for focus (len(g.tags) > 0).
+func (g *graph) flows(focus Focus, focusIdents []int32) flowResult {
+	sc := flowPool.Get().(*flowScratch)
+	defer flowPool.Put(sc)
+	fn := g.focusNames(focus, focusIdents)
+	p := g.personalization(sc, focus, fn)
+	w := g.newWalk(sc, p, fn.ids)
+	pr, it := w.iterate(sc)
+	// The flow of the final ranks: definitions are scored by it.
+	w.flow(pr, nil)
+	return flowResult{pr: pr, mass: w.mass, focusIdent: fn.ident, iterations: it}
+}
+
+// walk is the state of one personalized PageRank.
+type walk struct {
+	g          *graph
+	x          *flowIndex
+	p          []float64 // the personalization
+	outW, leak []float64 // per file, with the focus factor
+	scale      []float64 // per file: its rank over its out-weight, this step
+	mass       []float64 // per referenced slot: no flow reaches the others
+	share      []float64 // per referenced slot: its mass over its definers
+	boosted    []int32   // the focus slots that receive flow, ascending
+	pairs      []int32   // the definers of the referenced slots, in slot order
+}
+
+// newWalk prepares the walk that restarts at p and follows the edges to
+// the focus idents focusIDs focusBoost times more.
+func (g *graph) newWalk(sc *flowScratch, p []float64, focusIDs []int32) *walk {
+	x := g.flowIndex()
+	w := &walk{g: g, x: x, p: p}
+	w.outW, w.leak = g.outWeights(sc, x, focusIDs)
+	w.mass = make([]float64, g.referenced)
+	w.scale = sc.floats(&sc.scale, len(g.tags))
 	for _, id := range focusIDs {
 		if k := g.slot[id]; int(k) < g.referenced {
-			sc.touchSlot(k)
-			sc.slot[k].flag |= slotFocus
+			w.boosted = append(w.boosted, k)
 		}
 	}
-	eps := pushEpsilon
-	for i, f := range files {
-		sc.add(g, f, weights[i], eps)
+	slices.Sort(w.boosted)
+	w.share = sc.floats(&sc.share, g.referenced)
+	w.pairs = g.slotFile[:g.slotStart[g.referenced]]
+	return w
+}
+
+// outWeights returns each file's out-weight and leak with the focus
+// factor, in sc's buffers. They are normalized by the weights before the
+// common and ubiquitous factors, so what those factors take away is not
+// followed: that share of the file's rank restarts at the
+// personalization, like a dangling node's (leak). Only the files with an
+// edge to a focus name differ from the unfocused ones (flowIndex).
+func (g *graph) outWeights(sc *flowScratch, x *flowIndex, focusIDs []int32) (outW, leak []float64) {
+	nf := len(g.tags)
+	focusSlot := sc.bools(&sc.focusSlot, len(g.defined))
+	for _, id := range focusIDs {
+		focusSlot[g.slot[id]] = true // focus idents have definers
 	}
-	pushes := 0
-	for head := 0; head < len(sc.queue); head++ {
-		if head >= 1<<12 && 2*head >= len(sc.queue) {
-			// Drop the pushed part of the queue.
-			n := copy(sc.queue, sc.queue[head:])
-			sc.queue, head = sc.queue[:n], 0
+	outW = sc.floats(&sc.outW, nf)
+	copy(outW, x.outW)
+	leak = sc.floats(&sc.leak, nf)
+	copy(leak, x.leak)
+	redone := sc.bools(&sc.redone, nf)
+	for _, id := range focusIDs {
+		k := g.slot[id]
+		if int(k) >= g.referenced {
+			continue // nothing refers to it: no edge
 		}
-		u := sc.queue[head]
-		fu := &sc.file[u]
-		fu.flag &^= fileQueued
-		r := fu.res
-		fu.res = 0
-		fu.est += (1 - damping) * r
-		pushes++
-		b := sc.outWeight(g, u)
-		if b == 0 {
-			continue // no edges: the walk restarts
-		}
-		c := damping * r / b
-		for e := g.edgeStart[u]; e < g.edgeStart[u+1]; e++ {
-			k := g.edgeSlot[e]
-			sk := &sc.slot[k]
-			w := g.edgeW[e]
-			if sk.flag&slotFocus != 0 {
-				w *= focusBoost
-			}
-			if sk.flag&slotTouched == 0 {
-				sk.flag |= slotTouched
-				sc.slots = append(sc.slots, k)
-			}
-			sk.res += c * w
-			sk.flow += c * w
-			lo, hi := g.slotStart[k], g.slotStart[k+1]
-			if nr := sk.res; nr >= eps*float64(hi-lo) {
-				sk.res = 0
-				share := nr / float64(hi-lo)
-				for _, f := range g.slotFile[lo:hi] {
-					sc.add(g, f, share, eps)
-				}
+		for _, f := range x.inFile[x.inStart[k]:x.inStart[k+1]] {
+			if !redone[f] {
+				redone[f] = true
+				outW[f], leak[f] = g.focusedOutWeight(f, focusSlot)
 			}
 		}
 	}
-	return sc.result(pushes)
+	return outW, leak
 }
 
-// add adds v to file f's residual and queues f when that reaches its
-// threshold.
-func (sc *pushScratch) add(g *graph, f int32, v, eps float64) {
-	sf := &sc.file[f]
-	if sf.flag&fileTouched == 0 {
-		sf.flag |= fileTouched
-		sc.files = append(sc.files, f)
-	}
-	sf.res += v
-	if sf.flag&fileQueued == 0 && sf.res >= eps*float64(1+g.edgeStart[f+1]-g.edgeStart[f]) {
-		sf.flag |= fileQueued
-		sc.queue = append(sc.queue, f)
-	}
-}
-
-func (sc *pushScratch) touchSlot(k int32) {
-	if sc.slot[k].flag&slotTouched == 0 {
-		sc.slot[k].flag |= slotTouched
-		sc.slots = append(sc.slots, k)
-	}
-}
-
-// outWeight returns file u's out-weight with the focus factor: its edges'
-// weights before the common and ubiquitous factors, so that what those
-// factors take away is not followed (the leak restarts the walk).
-func (sc *pushScratch) outWeight(g *graph, u int32) float64 {
-	fu := &sc.file[u]
-	if fu.flag&fileOutSet != 0 {
-		return fu.outW
-	}
-	b := 0.0
-	for e := g.edgeStart[u]; e < g.edgeStart[u+1]; e++ {
-		wb := g.edgeB[e]
-		if sc.slot[g.edgeSlot[e]].flag&slotFocus != 0 {
+// focusedOutWeight returns file f's out-weight and leak with the edges to
+// the focus slots weighing focusBoost times more.
+func (g *graph) focusedOutWeight(f int32, focusSlot []bool) (b, leak float64) {
+	s := 0.0
+	for e := g.edgeStart[f]; e < g.edgeStart[f+1]; e++ {
+		w, wb := g.edgeW[e], g.edgeB[e]
+		if focusSlot[g.edgeSlot[e]] {
+			w *= focusBoost
 			wb *= focusBoost
 		}
+		s += w
 		b += wb
 	}
-	fu.outW = b
-	fu.flag |= fileOutSet
-	return b
+	if b > 0 {
+		leak = 1 - s/b
+	}
+	return b, leak
 }
 
-// result normalizes the settled ranks and the names' flows.
-func (sc *pushScratch) result(pushes int) flowResult {
-	var out flowResult
-	out.pushes = pushes
-	settled, left := 0.0, 0.0
-	for _, f := range sc.files {
-		left += sc.file[f].res
-		if sc.file[f].est > 0 {
-			out.files = append(out.files, f)
-			settled += sc.file[f].est
+// iterate runs the power iteration from the personalization until the
+// ranks change by less than tolerance (or maxIterations). It returns the
+// ranks and the index of the last iteration.
+func (w *walk) iterate(sc *flowScratch) ([]float64, int) {
+	p := w.p
+	// Always start from p (not from an earlier solution): the result must
+	// not depend on which focus was ranked before.
+	pr := append([]float64(nil), p...)
+	next := sc.floats(&sc.next, len(p))
+	it := 0
+	for ; it < maxIterations; it++ {
+		clear(next)
+		dangling := w.flow(pr, next)
+		diff := 0.0
+		for i := range next {
+			next[i] = damping*(next[i]+dangling*p[i]) + (1-damping)*p[i]
+			diff += math.Abs(next[i] - pr[i])
+		}
+		pr, next = next, pr
+		if diff < tolerance {
+			break
 		}
 	}
-	for _, k := range sc.slots {
-		left += sc.slot[k].res
-		if sc.slot[k].flow > 0 {
-			out.slots = append(out.slots, k)
+	sc.next = next // the other buffer: pr is the caller's
+	return pr, it
+}
+
+// flow sends each file's rank along its edges (mass, per name) and, when
+// next is not nil, each name's mass on to its definers (next). It returns
+// the rank that restarts at the personalization: that of files with no
+// edges and the leak of the others.
+func (w *walk) flow(pr, next []float64) (dangling float64) {
+	dangling = w.spread(pr)
+	w.gather()
+	if next != nil {
+		w.distribute(next)
+	}
+	return dangling
+}
+
+// spread sets each file's scale, its rank over its out-weight, and
+// returns the dangling rank.
+func (w *walk) spread(pr []float64) (dangling float64) {
+	for f := range w.scale {
+		if w.outW[f] == 0 {
+			dangling += pr[f]
+			w.scale[f] = 0 // its edges (if any weigh nothing) add nothing
+			continue
 		}
+		dangling += pr[f] * w.leak[f]
+		w.scale[f] = pr[f] / w.outW[f]
 	}
-	if settled == 0 {
-		return out
+	return dangling
+}
+
+// gather sets each name's mass: the sum over its in-edges of the files'
+// scale times the edge weight. It pulls each name's mass from its in-edges
+// (flowIndex), in the order a push over the files would add them: the
+// same sums, bit for bit, with the writes in order and the reads in the
+// small per-file array. (0 + x is x: one in-edge needs no sum.) Each sum
+// is written as the loop over many in-edges writes it, so that where a
+// compiler fuses a multiply and an add, it fuses the same ones.
+func (wk *walk) gather() {
+	x, scale, mass := wk.x, wk.scale, wk.mass
+	oneFile, oneW := x.oneFile, x.oneW[:len(x.oneFile)]
+	for i, k := range x.oneSlot[:len(oneFile)] {
+		mass[k] = scale[oneFile[i]] * oneW[i]
 	}
-	out.errBound = 2 * left / settled
-	slices.Sort(out.files)
-	out.pr = make([]float64, len(out.files))
-	for i, f := range out.files {
-		out.pr[i] = sc.file[f].est / settled
+	for _, k := range x.two {
+		lo := x.inStart[k]
+		in, w := x.inFile[lo:lo+2], x.inW[lo:lo+2]
+		mv := scale[in[0]] * w[0]
+		mv += scale[in[1]] * w[1]
+		mass[k] = mv
 	}
-	out.mass = make([]float64, len(out.slots))
-	toMass := (1 - damping) / damping / settled
-	for i, k := range out.slots {
-		out.mass[i] = sc.slot[k].flow * toMass
+	for _, k := range x.three {
+		lo := x.inStart[k]
+		in, w := x.inFile[lo:lo+3], x.inW[lo:lo+3]
+		mv := scale[in[0]] * w[0]
+		mv += scale[in[1]] * w[1]
+		mv += scale[in[2]] * w[2]
+		mass[k] = mv
 	}
-	return out
+	for _, k := range x.many {
+		lo, hi := x.inStart[k], x.inStart[k+1]
+		in, w := x.inFile[lo:hi], x.inW[lo:hi:hi]
+		mv := 0.0
+		for i, f := range in {
+			mv += scale[f] * w[i]
+		}
+		mass[k] = mv
+	}
+	for _, k := range wk.boosted {
+		lo, hi := x.inStart[k], x.inStart[k+1]
+		in, w := x.inFile[lo:hi], x.inW[lo:hi:hi]
+		mv := 0.0
+		for i, f := range in {
+			mv += scale[f] * (w[i] * focusBoost)
+		}
+		mass[k] = mv
+	}
+}
+
+// distribute adds each name's mass, split among its definers, to next, in
+// slot order (a zero share adds nothing: next holds no -0).
+func (w *walk) distribute(next []float64) {
+	x, share, mass := w.x, w.share, w.mass
+	perDefiner := x.perDefiner[:len(mass)]
+	for k, mv := range mass {
+		share[k] = mv * perDefiner[k]
+	}
+	for _, k := range x.divide {
+		share[k] = mass[k] / x.definers[k]
+	}
+	pairSlot := x.pairSlot[:len(w.pairs)]
+	for j, fi := range w.pairs {
+		next[fi] += share[pairSlot[j]]
+	}
 }

@@ -1,7 +1,7 @@
 package repomap
 
 import (
-	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"unicode"
@@ -89,6 +89,7 @@ func foldKey(s string) string {
 // focusNames are a ranking's focus names: the focus identifiers, and the
 // defined names equal to a mentioned word but for case.
 type focusNames struct {
+	ident []bool      // per ident
 	ids   []int32     // the focus idents, ascending
 	words []string    // focus.words()
 	lower *lowerPaths // the graph's paths and names by word, when there are words
@@ -97,33 +98,39 @@ type focusNames struct {
 // focusNames finds the focus names of focus: focusIdents (the ids of its
 // identifiers) that have definers, and the names its words match.
 func (g *graph) focusNames(focus Focus, focusIdents []int32) focusNames {
-	fn := focusNames{words: focus.words()}
-	for _, id := range focusIdents {
-		if g.defStart[id+1] > g.defStart[id] {
+	fn := focusNames{ident: make([]bool, len(g.idents)), words: focus.words()}
+	mark := func(id int32) {
+		if !fn.ident[id] {
+			fn.ident[id] = true
 			fn.ids = append(fn.ids, id)
 		}
 	}
+	for _, id := range focusIdents {
+		if g.defStart[id+1] > g.defStart[id] {
+			mark(id)
+		}
+	}
 	if len(fn.words) > 0 {
-		// The defined names equal to a word but for case.
+		// The defined names equal to a word but for case (the same set a
+		// pass over every name finds: the order is made below).
 		fn.lower = g.lowerFiles()
 		for _, w := range fn.words {
 			for _, id := range fn.lower.byName[foldKey(w)] {
 				if name := strings.TrimPrefix(g.idents[id], bareMark); len(name) == len(w) && strings.EqualFold(name, w) {
-					fn.ids = append(fn.ids, id)
+					mark(id)
 				}
 			}
 		}
 	}
-	slices.Sort(fn.ids)
-	fn.ids = slices.Compact(fn.ids)
+	sort.Slice(fn.ids, func(i, j int) bool { return fn.ids[i] < fn.ids[j] })
 	return fn
 }
 
-// personalization returns where the walk restarts (see the comment on
-// ranking): the files with a weight, ascending, and their weights, summing
-// to 1; none when the focus selects no file.
-func (g *graph) personalization(focus Focus, fn focusNames) (files []int32, weights []float64) {
-	p := map[int32]float64{}
+// personalization returns where the walk restarts, summing to 1 (see the
+// comment on ranking), in sc's buffer.
+func (g *graph) personalization(sc *flowScratch, focus Focus, fn focusNames) []float64 {
+	nf := len(g.tags)
+	p := sc.floats(&sc.p, nf)
 	for _, f := range focus.Files {
 		if i, ok := g.fileIdx[f]; ok {
 			p[i] += 1
@@ -134,8 +141,12 @@ func (g *graph) personalization(focus Focus, fn focusNames) (files []int32, weig
 			p[i] += 0.5
 		}
 	}
-	for _, i := range g.wordFiles(fn) {
-		p[i] += 0.5
+	if len(fn.words) > 0 {
+		for i, m := range g.wordFiles(sc, fn) {
+			if m {
+				p[i] += 0.5
+			}
+		}
 	}
 	for _, id := range fn.ids {
 		d := g.definers(id)
@@ -143,40 +154,43 @@ func (g *graph) personalization(focus Focus, fn focusNames) (files []int32, weig
 			p[fi] += 0.25 / float64(len(d))
 		}
 	}
-	for i := range p {
-		files = append(files, i)
-	}
-	slices.Sort(files)
 	sum := 0.0
-	weights = make([]float64, len(files))
-	for j, i := range files {
-		weights[j] = p[i]
-		sum += p[i]
+	for _, v := range p {
+		sum += v
 	}
-	for j := range weights {
-		weights[j] /= sum
+	if sum == 0 {
+		// No focus: every file, and once more for each name its export
+		// lists name (an index file, Python's __all__): the package's
+		// users enter through what it declares it offers.
+		for i := range p {
+			p[i] = 1 + float64(g.facts[i].exports)
+			sum += p[i]
+		}
 	}
-	return files, weights
+	for i := range p {
+		p[i] /= sum
+	}
+	return p
 }
 
-// wordFiles returns each file whose base name or path is a word of the
-// focus, or whose path contains a word with a slash, ascending.
-func (g *graph) wordFiles(fn focusNames) []int32 {
-	if len(fn.words) == 0 {
-		return nil
-	}
-	var matched []int32
+// wordFiles marks, in sc's buffer, each file whose base name or path is a
+// word of the focus, or whose path contains a word with a slash.
+func (g *graph) wordFiles(sc *flowScratch, fn focusNames) []bool {
+	matched := sc.bools(&sc.matched, len(g.tags))
 	for _, w := range fn.words {
-		matched = append(matched, fn.lower.byBase[w]...)
-		matched = append(matched, fn.lower.byPath[w]...)
+		for _, i := range fn.lower.byBase[w] {
+			matched[i] = true
+		}
+		for _, i := range fn.lower.byPath[w] {
+			matched[i] = true
+		}
 		if strings.Contains(w, "/") {
 			for i, lf := range fn.lower.paths {
 				if strings.Contains(lf, w) {
-					matched = append(matched, int32(i))
+					matched[i] = true
 				}
 			}
 		}
 	}
-	slices.Sort(matched)
-	return slices.Compact(matched)
+	return matched
 }

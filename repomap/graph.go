@@ -53,7 +53,7 @@ type graph struct {
 	cDeclared []bool
 	facts     []*fileFacts
 	lower     *lowerPaths // shared with withTags copies (same files)
-	global    *globalFlow // the ranking's walk with no focus: not shared, withTags changes a file's facts (its exports)
+	flowIx    *flowIndex  // shared with withTags copies (same edges)
 	scoreIx   *scoreIndex // not shared: withTags changes a file's facts
 	numDefs   int         // definitions of all files: the most a ranking scores
 }
@@ -71,7 +71,6 @@ func (g *graph) withTags(rel string, t *FileTags) *graph {
 	ng.facts[fi] = computeFacts(t, g.defIdent[fi], g.defSame[fi])
 	ng.numDefs += ng.facts[fi].scored - g.facts[fi].scored
 	ng.scoreIx = &scoreIndex{}
-	ng.global = &globalFlow{}
 	return &ng
 }
 
@@ -103,7 +102,7 @@ func (m *Map) buildGraphLocked() *graph {
 	if st.ids == nil {
 		st.ids = map[string]int32{}
 	}
-	g := &graph{gen: m.gen, fileIdx: map[string]int32{}, lower: &lowerPaths{}, global: &globalFlow{}, scoreIx: &scoreIndex{}}
+	g := &graph{gen: m.gen, fileIdx: map[string]int32{}, lower: &lowerPaths{}, flowIx: &flowIndex{}, scoreIx: &scoreIndex{}}
 	entries := m.taggedEntries()
 	g.addFiles(st, entries)
 	g.dropTwins(entries)

@@ -17,15 +17,6 @@ import (
 // with PageRank (damping 0.85) personalized toward the focus, then each
 // definition is scored by the rank that flowed to it.
 //
-// The PageRank is computed by local push (flows.go: push), not by power
-// iteration over the whole graph: rank moves only where some is waiting,
-// so a new focus costs what its neighbourhood holds rather than what the
-// tree holds, and the walk with no focus is made once per graph. The push
-// stops when no file holds pushEpsilon·(1+edges) of unmoved rank and no
-// name pushEpsilon·definers; the ranks are then within errBound (L1, which
-// the push reports) of the exact PageRank's. Scoring is exact given the
-// ranks.
-//
 // The weight of the edge r → i (then split evenly among D(i)) is
 //
 //	w(r, i) = sqrt(uses of i in r) · specific(i) · private(i) · common(i) · ubiquitous(i) · focus(i)
@@ -140,6 +131,8 @@ import (
 // The definitions of Focus.Known files are left out: the prompt holds them.
 const (
 	damping          = 0.85
+	maxIterations    = 100
+	tolerance        = 1e-4 // L1 change of the rank vector (sums to 1) that ends the iteration: a smaller one costs iterations without changing the top of the map
 	focusBoost       = 10.0
 	specificBoost    = 3.0
 	shortPenalty     = 0.3
@@ -225,13 +218,13 @@ func (g *graph) rank(focus Focus, focusIdents []int32) *ranking {
 		return &ranking{}
 	}
 	f := g.flows(focus, focusIdents)
-	out := &ranking{flows: &f, n: g.scoredDefs(focus)}
+	out := &ranking{fileRank: f.pr, iterations: f.iterations}
 	// Every definition is scored in a buffer kept between rankings; the
 	// ranking keeps the best. The rest are scored again (the same scores,
 	// from the same inputs) if a budget ever needs them.
 	buf := scoredPool.Get().(*[]rankedDef)
-	pr, mass := f.dense(g)
-	all := g.scoreInto((*buf)[:0], focus, pr, mass, f.focusIDs)
+	all := g.scoreInto((*buf)[:0], focus, f.pr, f.mass, f.focusIdent)
+	out.n = len(all)
 	top, _ := splitTop(all, rankedPrefix)
 	out.defs = slices.Clone(top)
 	*buf = all[:0]
@@ -239,38 +232,19 @@ func (g *graph) rank(focus Focus, focusIdents []int32) *ranking {
 	if out.n > len(out.defs) {
 		fc := Focus{Files: slices.Clone(focus.Files), Related: slices.Clone(focus.Related),
 			Identifiers: slices.Clone(focus.Identifiers), Mentioned: slices.Clone(focus.Mentioned), Known: slices.Clone(focus.Known)}
-		out.more = func() []rankedDef { return g.score(fc, &f) }
+		out.more = func() []rankedDef { return g.score(fc, f.pr, f.mass, f.focusIdent) }
 	}
 	return out
-}
-
-// unfocused reports a focus with nothing to rank toward (Known aside).
-func unfocused(focus Focus) bool {
-	return len(focus.Files)+len(focus.Related)+len(focus.Identifiers)+len(focus.Mentioned) == 0
-}
-
-// scoredDefs counts the definitions a ranking for focus orders: all but
-// those of the Known files.
-func (g *graph) scoredDefs(focus Focus) int {
-	x := g.scoreIndex()
-	n := len(x.defs)
-	seen := map[int32]bool{}
-	for _, f := range focus.Known {
-		if fi, ok := g.fileIdx[f]; ok && !seen[fi] {
-			seen[fi] = true
-			n -= int(x.fileStart[fi+1] - x.fileStart[fi])
-		}
-	}
-	return n
 }
 
 var scoredPool = sync.Pool{New: func() any { return new([]rankedDef) }}
 
 // ranking is the result of one personalized PageRank.
 type ranking struct {
-	key   string
-	flows *flowResult
-	n     int // definitions ranked
+	key        string
+	fileRank   []float64
+	n          int // definitions ranked
+	iterations int
 
 	mu   sync.Mutex
 	defs []rankedDef        // the best, in order

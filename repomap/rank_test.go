@@ -193,7 +193,7 @@ func TestExportListsAreEntryPoints(t *testing.T) {
 	if a == 0 || math.Abs(a-b) > 1e-9*b {
 		t.Errorf("of and fromEventPattern should score alike: %g vs %g", a, b)
 	}
-	if ri, ro := r.flows.rankOf(g.fileIdx["src/index.ts"]), r.flows.rankOf(g.fileIdx["src/internal/other.ts"]); ri < 2*ro {
+	if ri, ro := r.fileRank[g.fileIdx["src/index.ts"]], r.fileRank[g.fileIdx["src/internal/other.ts"]]; ri < 2*ro {
 		t.Errorf("the index file should be where the walk restarts most: rank %g vs %g", ri, ro)
 	}
 }
@@ -211,11 +211,11 @@ func TestGoExamplesAreEntryPoints(t *testing.T) {
 	}
 	m := mapOfFiles(t, files)
 	g, r := m.rank(Focus{})
-	ex, plain := r.flows.rankOf(g.fileIdx["lib/example_test.go"]), r.flows.rankOf(g.fileIdx["lib/serve_test.go"])
+	ex, plain := r.fileRank[g.fileIdx["lib/example_test.go"]], r.fileRank[g.fileIdx["lib/serve_test.go"]]
 	if ex < 2*plain {
 		t.Errorf("the examples should be where the walk restarts most: rank %g vs a test file's %g", ex, plain)
 	}
-	if _, rf := m.rank(Focus{Files: []string{"lib/other.go"}}); rf.flows.rankOf(g.fileIdx["lib/example_test.go"]) > rf.flows.rankOf(g.fileIdx["lib/other.go"]) {
+	if _, rf := m.rank(Focus{Files: []string{"lib/other.go"}}); rf.fileRank[g.fileIdx["lib/example_test.go"]] > rf.fileRank[g.fileIdx["lib/other.go"]] {
 		t.Errorf("with a focus the examples are files like any other")
 	}
 }

@@ -8,88 +8,60 @@ import (
 )
 
 // score scores every definition the map may show from the final ranks of
-// the files (pr) and the flow along each name (mass), both per file and
-// per referenced slot; see the comment on ranking. The static facts of
-// each file and definition (fileFacts) are computed when the file is
-// parsed; this pass is arithmetic per definition.
-func (g *graph) score(focus Focus, f *flowResult) []rankedDef {
-	pr, mass := f.dense(g)
-	return g.scoreInto(make([]rankedDef, 0, g.numDefs), focus, pr, mass, f.focusIDs)
+// the files (pr) and the flow along each name (mass); see the comment on
+// ranking. The static facts of each file and definition (fileFacts) are
+// computed when the file is parsed; this pass is arithmetic per definition.
+func (g *graph) score(focus Focus, pr, mass []float64, focusIdent []bool) []rankedDef {
+	return g.scoreInto(make([]rankedDef, 0, g.numDefs), focus, pr, mass, focusIdent)
 }
 
-// scoreInto is score appending to out, with the ranks and the flow as
-// full arrays, and the focus idents focusIDs.
-func (g *graph) scoreInto(out []rankedDef, focus Focus, pr, mass []float64, focusIDs []int32) []rankedDef {
+// scoreInto is score appending to out.
+func (g *graph) scoreInto(out []rankedDef, focus Focus, pr, mass []float64, focusIdent []bool) []rankedDef {
 	sf := g.scoreFocus(focus)
 	x := g.scoreIndex()
-	isFocus := make([]bool, len(g.idents))
-	for _, id := range focusIDs {
-		isFocus[id] = true
-	}
 	for fi, t := range g.tags {
-		if len(t.Defs) == 0 || sf.isKnown(int32(fi)) {
+		if len(t.Defs) == 0 || sf.known[fi] {
 			continue // the prompt holds this file already
 		}
-		fs := g.fileScorer(&sf, x, fi, pr[fi])
+		base := pr[fi] * baselineShare / float64(len(t.Defs))
+		if sf.unfocused && g.facts[fi].api > 0 {
+			// With no focus the file's share goes to what it offers: a
+			// large file's entry points are not starved by its hundreds
+			// of static helpers (the scheduler's core.c).
+			base = pr[fi] * baselineShare / float64(g.facts[fi].api)
+			if n := x.declared[fi]; n > 0 && g.facts[fi].exports > 0 {
+				// A file with its own export list offers what it lists.
+				base = pr[fi] * baselineShare / float64(n)
+			}
+		}
+		fileFactor := sf.fileFactor(g.facts[fi])
 		defs := x.defs[x.fileStart[fi]:x.fileStart[fi+1]]
 		for i := range defs {
-			out = append(out, rankedDef{file: int32(fi), def: defs[i].def, score: fs.score(&defs[i], x, mass, isFocus[defs[i].id])})
+			d := &defs[i]
+			s := base + d.flowIn(x, mass)
+			s = sf.defFactor(s, d, focusIdent[d.id])
+			s *= fileFactor
+			out = append(out, rankedDef{file: int32(fi), def: d.def, score: s})
 		}
 	}
 	return out
 }
 
-// fileScorer scores the definitions of one file.
-type fileScorer struct {
-	sf     *scoreFocus
-	base   float64 // the file's baseline share per definition
-	factor float64 // fileFactor
-}
-
-func (g *graph) fileScorer(sf *scoreFocus, x *scoreIndex, fi int, pr float64) fileScorer {
-	t := g.tags[fi]
-	base := pr * baselineShare / float64(len(t.Defs))
-	if sf.unfocused && g.facts[fi].api > 0 {
-		// With no focus the file's share goes to what it offers: a
-		// large file's entry points are not starved by its hundreds
-		// of static helpers (the scheduler's core.c).
-		base = pr * baselineShare / float64(g.facts[fi].api)
-		if n := x.declared[fi]; n > 0 && g.facts[fi].exports > 0 {
-			// A file with its own export list offers what it lists.
-			base = pr * baselineShare / float64(n)
-		}
-	}
-	return fileScorer{sf: sf, base: base, factor: sf.fileFactor(g.facts[fi])}
-}
-
-// score is definition d's score (focusName: its name is a focus ident).
-func (fs *fileScorer) score(d *scoreDef, x *scoreIndex, mass []float64, focusName bool) float64 {
-	s := fs.base + d.flowIn(x, mass)
-	s = fs.sf.defFactor(s, d, focusName)
-	return s * fs.factor
-}
-
 // scoreFocus is what scoring takes from the focus.
 type scoreFocus struct {
-	known     []int32 // the files in Focus.Known, ascending
-	testFocus bool    // a focus file is a test
-	unfocused bool    // no files, identifiers or words
-	minDepth  int     // with no focus: the depth of the shallowest file with definitions
-}
-
-func (sf *scoreFocus) isKnown(fi int32) bool {
-	_, ok := slices.BinarySearch(sf.known, fi)
-	return ok
+	known     []bool // per file: in Focus.Known
+	testFocus bool   // a focus file is a test
+	unfocused bool   // no files, identifiers or words
+	minDepth  int    // with no focus: the depth of the shallowest file with definitions
 }
 
 func (g *graph) scoreFocus(focus Focus) scoreFocus {
-	sf := scoreFocus{minDepth: math.MaxInt}
+	sf := scoreFocus{known: make([]bool, len(g.tags)), minDepth: math.MaxInt}
 	for _, f := range focus.Known {
 		if i, ok := g.fileIdx[f]; ok {
-			sf.known = append(sf.known, i)
+			sf.known[i] = true
 		}
 	}
-	slices.Sort(sf.known)
 	for _, f := range focus.Files {
 		sf.testFocus = sf.testFocus || isTestFile(f)
 	}
