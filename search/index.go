@@ -245,7 +245,11 @@ func Open(ws *workspace.Workspace, opts Options) (*Index, error) {
 }
 
 func (ix *Index) bleveDir() string     { return filepath.Join(ix.dir, "index") }
-func (ix *Index) manifestPath() string { return filepath.Join(ix.dir, "manifest.gob") }
+func (ix *Index) manifestPath() string { return filepath.Join(ix.dir, "manifest.bin") }
+
+// oldManifestPath is the manifest's gob file, read when manifest.bin is
+// missing (an index written before it).
+func (ix *Index) oldManifestPath() string { return filepath.Join(ix.dir, "manifest.gob") }
 
 // openOrRecover opens the existing index, checking its version and that it
 // answers a query; anything wrong moves it aside and creates a new one.
@@ -280,6 +284,7 @@ func (ix *Index) openOrRecover() error {
 			aside = "(deleted)"
 		}
 		_ = os.Remove(ix.manifestPath())
+		_ = os.Remove(ix.oldManifestPath())
 		ix.log.Warn("search index unusable; moved aside and rebuilding", "reason", why, "dir", dir, "movedTo", aside)
 	}
 	idx, err := bleve.NewUsing(dir, newMapping(), scorch.Name, scorch.Name, scorchConfig(ix.opts.BatchDocs))
@@ -540,19 +545,27 @@ func symKeys(sym string) []string {
 }
 
 // loadManifest reads the manifest; a missing or unreadable one leaves the
-// map empty, so the next reconcile re-checks every file.
+// map empty, so the next reconcile re-checks every file. A manifest of the
+// older gob format is read once (and replaced at the next save), so an
+// upgrade does not re-read the tree.
 func (ix *Index) loadManifest() (docs uint64, ok bool) {
-	f, err := os.Open(ix.manifestPath())
-	if err != nil {
-		if !errors.Is(err, fs.ErrNotExist) {
-			ix.log.Warn("search manifest unreadable; every file will be re-checked", "err", err)
+	var m *manifest
+	b, err := os.ReadFile(ix.manifestPath())
+	switch {
+	case err == nil:
+		m, err = decodeManifest(b)
+	case errors.Is(err, fs.ErrNotExist):
+		m, err = ix.loadGobManifest()
+		if m == nil && err == nil {
+			return 0, false
 		}
-		return 0, false
 	}
-	defer f.Close()
-	var m manifest
-	if err := gob.NewDecoder(f).Decode(&m); err != nil || m.Version != FormatVersion {
-		ix.log.Warn("search manifest invalid; every file will be re-checked", "err", err, "version", m.Version)
+	if err != nil || m.Version != FormatVersion {
+		version := 0
+		if m != nil {
+			version = m.Version
+		}
+		ix.log.Warn("search manifest invalid; every file will be re-checked", "err", err, "version", version)
 		return 0, false
 	}
 	ix.files = m.Files
@@ -561,6 +574,24 @@ func (ix *Index) loadManifest() (docs uint64, ok bool) {
 	}
 	ix.vocab.load(m.Terms, m.Vocab)
 	return m.Docs, true
+}
+
+// loadGobManifest reads the manifest's older gob file: nil, nil when there
+// is none.
+func (ix *Index) loadGobManifest() (*manifest, error) {
+	f, err := os.Open(ix.oldManifestPath())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var m manifest
+	if err := gob.NewDecoder(f).Decode(&m); err != nil {
+		return nil, err
+	}
+	return &m, nil
 }
 
 // saveManifest writes the manifest atomically.
@@ -589,19 +620,15 @@ func (ix *Index) saveManifest() error {
 	// milliseconds when it stalled) when the wait held writeMu.
 	ix.waitPersisted(upTo)
 	tmp := ix.manifestPath() + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return fmt.Errorf("search: saving manifest: %w", err)
-	}
-	if err := gob.NewEncoder(f).Encode(&m); err != nil {
-		f.Close()
-		return fmt.Errorf("search: saving manifest: %w", err)
-	}
-	if err := f.Close(); err != nil {
+	if err := os.WriteFile(tmp, encodeManifest(&m), 0o644); err != nil {
 		return fmt.Errorf("search: saving manifest: %w", err)
 	}
 	if err := os.Rename(tmp, ix.manifestPath()); err != nil {
 		return fmt.Errorf("search: saving manifest: %w", err)
+	}
+	// The older file would be read again if this one were lost.
+	if err := os.Remove(ix.oldManifestPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("search: removing the old manifest: %w", err)
 	}
 	return nil
 }
