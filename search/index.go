@@ -551,6 +551,9 @@ func symKeys(sym string) []string {
 func (ix *Index) loadManifest() (docs uint64, ok bool) {
 	var m *manifest
 	b, err := os.ReadFile(ix.manifestPath())
+	if err == nil && ix.gobIsNewer() {
+		err = fs.ErrNotExist // an older Cairn ran on this index since
+	}
 	switch {
 	case err == nil:
 		m, err = decodeManifest(b)
@@ -574,6 +577,17 @@ func (ix *Index) loadManifest() (docs uint64, ok bool) {
 	}
 	ix.vocab.load(m.Terms, m.Vocab)
 	return m.Docs, true
+}
+
+// gobIsNewer reports whether the gob manifest was written after the binary
+// one: an older Cairn, which knows only the gob file, ran since.
+func (ix *Index) gobIsNewer() bool {
+	g, err := os.Stat(ix.oldManifestPath())
+	if err != nil {
+		return false
+	}
+	b, err := os.Stat(ix.manifestPath())
+	return err == nil && g.ModTime().After(b.ModTime())
 }
 
 // loadGobManifest reads the manifest's older gob file: nil, nil when there
@@ -718,7 +732,7 @@ func (ix *Index) Start(ctx context.Context) {
 		defer ix.running.Done()
 		defer close(done)
 		defer cancel()
-		st, err := ix.reconcile(ctx)
+		st, err := ix.reconcile(ctx, ix.ws.Walk)
 		if err != nil && !errors.Is(err, context.Canceled) {
 			ix.log.Warn("search reconcile failed", "err", err)
 			ix.lastErr.Store(&err)
@@ -750,6 +764,16 @@ func (ix *Index) Wait(ctx context.Context) error {
 // new and changed files (by size and mtime, then hash) are indexed, removed
 // ones deleted. It runs in the caller's goroutine.
 func (ix *Index) Reconcile(ctx context.Context) (ReconcileStats, error) {
+	return ix.ReconcileListed(ctx, ix.ws.Walk)
+}
+
+// ReconcileListed is Reconcile with the workspace listed by list (called
+// once, with the index's walk options): a caller that builds other indexes
+// too lists the tree once for all of them. The listing may be a little
+// older than the reconcile: a file changed since is re-read with its
+// listed size and mtime (so the next reconcile reads it again), one
+// removed since is dropped as unreadable.
+func (ix *Index) ReconcileListed(ctx context.Context, list func(workspace.WalkOptions) ([]workspace.File, workspace.WalkStats)) (ReconcileStats, error) {
 	ix.mu.Lock()
 	if ix.closed {
 		ix.mu.Unlock()
@@ -764,7 +788,7 @@ func (ix *Index) Reconcile(ctx context.Context) (ReconcileStats, error) {
 			ix.indexing.Store(false)
 		}
 	}()
-	return ix.reconcile(ctx)
+	return ix.reconcile(ctx, list)
 }
 
 func (ix *Index) progress(p Progress) {
@@ -788,7 +812,7 @@ type prepared struct {
 // reconcile brings the index in line with the disk, in phases: walk,
 // plan against the manifest, remove what is gone, index what is new or
 // changed, then compact and save the manifest.
-func (ix *Index) reconcile(ctx context.Context) (st ReconcileStats, err error) {
+func (ix *Index) reconcile(ctx context.Context, list func(workspace.WalkOptions) ([]workspace.File, workspace.WalkStats)) (st ReconcileStats, err error) {
 	ix.recMu.Lock() // one reconcile at a time
 	defer ix.recMu.Unlock()
 	ix.mu.Lock()
@@ -803,7 +827,7 @@ func (ix *Index) reconcile(ctx context.Context) (st ReconcileStats, err error) {
 		ix.indexing.Store(false)
 	}()
 	ix.progress(Progress{Phase: "scanning", Message: "scanning workspace"})
-	files := ix.walkFiles(&st)
+	files := ix.walkFiles(&st, list)
 	d := ix.plan(files, &st)
 	if !d.fresh {
 		d.gone = append(d.gone, ix.orphans(d.onDisk)...)
@@ -846,14 +870,14 @@ func (ix *Index) reconcile(ctx context.Context) (st ReconcileStats, err error) {
 
 // walkFiles lists the files the index should hold, counting the ones it skips
 // (the walk's reasons, and Options.Exclude's) in st.
-func (ix *Index) walkFiles(st *ReconcileStats) []workspace.File {
-	files, wst := ix.ws.Walk(workspace.WalkOptions{MaxFileSize: ix.opts.MaxFileSize})
+func (ix *Index) walkFiles(st *ReconcileStats, list func(workspace.WalkOptions) ([]workspace.File, workspace.WalkStats)) []workspace.File {
+	files, wst := list(workspace.WalkOptions{MaxFileSize: ix.opts.MaxFileSize})
 	st.Skipped = map[string]int{}
 	for k, v := range wst.Skipped {
 		st.Skipped[string(k)] = v
 	}
 	if ix.opts.Exclude != nil {
-		kept := files[:0]
+		kept := make([]workspace.File, 0, len(files)) // the listing may be shared
 		for _, f := range files {
 			if ix.excluded(f.Rel) {
 				st.Skipped[SkipSecretPath]++

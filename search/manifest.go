@@ -15,7 +15,8 @@ import (
 //	magic "CAIRNMF\x00", uvarint manifestFileVersion
 //	uvarint index FormatVersion, uvarint Docs
 //	uvarint nTerms, then each term: uvarint len, bytes
-//	uvarint nFiles, then each file, paths in sorted order:
+//	uvarint nFiles, total path bytes, total hash bytes, total vocabulary ids
+//	then each file, paths in sorted order:
 //	  uvarint shared prefix with the previous path, uvarint suffix len, suffix
 //	  varint Size, varint Mod, byte flags (1: Binary, 2: has state, 4: has vocab)
 //	  uvarint hash len, hash bytes (when it has state)
@@ -64,7 +65,19 @@ func encodeManifest(m *manifest) []byte {
 		b = binary.AppendUvarint(b, uint64(len(t)))
 		b = append(b, t...)
 	}
+	// The totals let the reader allocate each buffer once.
+	var pathBytes, hashBytes, ids int
+	for _, p := range paths {
+		pathBytes += len(p)
+		if st, ok := m.Files[p]; ok {
+			hashBytes += len(st.Hash)
+		}
+		ids += len(m.Vocab[p])
+	}
 	b = binary.AppendUvarint(b, uint64(len(paths)))
+	b = binary.AppendUvarint(b, uint64(pathBytes))
+	b = binary.AppendUvarint(b, uint64(hashBytes))
+	b = binary.AppendUvarint(b, uint64(ids))
 	prev := ""
 	for _, p := range paths {
 		n := 0
@@ -216,7 +229,18 @@ func decodeManifest(b []byte) (*manifest, error) {
 	nFiles := r.count(4)
 	m.Files = make(map[string]fileState, nFiles)
 	m.Vocab = make(map[string][]uint32, nFiles)
-	var pathBuf, hashBuf []byte
+	// Each hash byte and id takes at least a byte of the file; paths share
+	// prefixes, so a damaged total is only clamped (a wrong one fails the
+	// check after the files).
+	pathTotal := r.uvarint()
+	hashTotal := r.count(1)
+	idTotal := r.count(1)
+	if r.err != nil {
+		return nil, r.err
+	}
+	pathBuf := make([]byte, 0, min(pathTotal, 64*uint64(len(body))))
+	hashBuf := make([]byte, 0, hashTotal)
+	ids := make([]uint32, 0, idTotal)
 	type rec struct {
 		pathEnd, hashEnd int
 		st               fileState
@@ -224,7 +248,6 @@ func decodeManifest(b []byte) (*manifest, error) {
 		vstart, vend     int
 	}
 	recs := make([]rec, nFiles)
-	var ids []uint32
 	prevStart := 0
 	for i := range recs {
 		shared := int(r.uvarint())
@@ -264,6 +287,9 @@ func decodeManifest(b []byte) (*manifest, error) {
 		if r.err != nil {
 			return nil, r.err
 		}
+	}
+	if uint64(len(pathBuf)) != pathTotal || len(hashBuf) != hashTotal || len(ids) != idTotal {
+		return nil, fmt.Errorf("%w: totals do not match the files", errManifestCorrupt)
 	}
 	if r.off != len(body) {
 		return nil, fmt.Errorf("%w: %d bytes after the last file", errManifestCorrupt, len(body)-r.off)

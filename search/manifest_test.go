@@ -4,12 +4,13 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/gob"
-	"hash/crc32"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/cairn-dev/cairn/workspace"
 )
@@ -205,5 +206,54 @@ func TestManifestGobUpgrade(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "manifest.bin")); err != nil {
 		t.Errorf("no binary manifest after a save: %v", err)
+	}
+}
+
+// TestManifestGobNewer: when an older Cairn (which writes only the gob
+// file) ran on the index after this one, its newer gob manifest is read,
+// not the stale binary one.
+func TestManifestGobNewer(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, root, "a.go", "package a\n")
+	ws, err := workspace.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := t.TempDir()
+	ix := openIndex(t, ws, state, nil)
+	if _, err := ix.Reconcile(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Close(); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(state, "search")
+	b, err := os.ReadFile(filepath.Join(dir, "manifest.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := decodeManifest(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := m.Files["a.go"]
+	st.Hash = "from the gob file"
+	m.Files["a.go"] = st
+	f, err := os.Create(filepath.Join(dir, "manifest.gob"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := gob.NewEncoder(f).Encode(m); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(filepath.Join(dir, "manifest.bin"), old, old); err != nil {
+		t.Fatal(err)
+	}
+	ix = openIndex(t, ws, state, nil)
+	defer ix.Close()
+	if got := ix.files["a.go"].Hash; got != "from the gob file" {
+		t.Errorf("hash %q: the newer gob manifest was not the one read", got)
 	}
 }
