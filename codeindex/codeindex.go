@@ -12,8 +12,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -223,9 +225,10 @@ func (ix *Local) rescan(ctx context.Context) error {
 	ix.setBuilding(true)
 	defer ix.setBuilding(false)
 	var err error
+	list := onceListing(ix.ws)
 	if !ix.opts.NoMap {
 		var stats repomap.BuildStats
-		stats, err = ix.m.Build(ctx)
+		stats, err = ix.m.BuildListed(ctx, list)
 		if err != nil && ctx.Err() == nil {
 			slog.Warn("building the repo map", "err", err)
 		}
@@ -239,7 +242,7 @@ func (ix *Local) rescan(ctx context.Context) error {
 		return ctx.Err()
 	}
 	if ix.s != nil {
-		if _, serr := ix.s.Reconcile(ctx); serr != nil {
+		if _, serr := ix.s.ReconcileListed(ctx, list); serr != nil {
 			if ctx.Err() == nil {
 				slog.Warn("reconciling the search index", "err", serr)
 			}
@@ -249,6 +252,29 @@ func (ix *Local) rescan(ctx context.Context) error {
 		}
 	}
 	return err
+}
+
+// onceListing lists ws for a rescan: the map and the search index ask with
+// the same walk options (the same size limit), so the tree is walked and
+// stat'ed once for both; a caller asking with other options gets a walk
+// of its own. Each caller gets its own copy of the files and counts.
+func onceListing(ws *workspace.Workspace) func(workspace.WalkOptions) ([]workspace.File, workspace.WalkStats) {
+	var (
+		mu    sync.Mutex
+		done  bool
+		opts  workspace.WalkOptions
+		files []workspace.File
+		st    workspace.WalkStats
+	)
+	return func(o workspace.WalkOptions) ([]workspace.File, workspace.WalkStats) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !done || o != opts {
+			done, opts = true, o
+			files, st = ws.Walk(o)
+		}
+		return slices.Clone(files), workspace.WalkStats{Files: st.Files, Skipped: maps.Clone(st.Skipped)}
+	}
 }
 
 // markMapped records that the map's first full build ended.

@@ -185,3 +185,32 @@ func TestCacheWrittenDespiteSteadyChanges(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestRescanListsOnce: within a rescan the map and the search index share
+// one listing of the workspace (same walk options: one walk), each with
+// its own copy; other options get a walk of their own.
+func TestRescanListsOnce(t *testing.T) {
+	root := t.TempDir()
+	os.WriteFile(filepath.Join(root, "a.go"), []byte("package a\n"), 0o644)
+	ws, err := workspace.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	list := onceListing(ws)
+	o := workspace.WalkOptions{MaxFileSize: 1 << 20}
+	first, st := list(o)
+	if len(first) != 1 || st.Files != 1 {
+		t.Fatalf("first listing %v (%+v), want a.go", first, st)
+	}
+	os.WriteFile(filepath.Join(root, "b.go"), []byte("package a\n"), 0o644)
+	first[0].Rel = "changed by the first caller"
+	st.Skipped[workspace.SkipIgnored] = 99
+	second, st2 := list(o)
+	if len(second) != 1 || second[0].Rel != "a.go" || st2.Skipped[workspace.SkipIgnored] != 0 {
+		t.Errorf("second listing with the same options %v (%+v): want the first walk's, unchanged by its caller", second, st2)
+	}
+	other, _ := list(workspace.WalkOptions{MaxFileSize: 1 << 10})
+	if len(other) != 2 {
+		t.Errorf("listing with other options %v: want a new walk with b.go", other)
+	}
+}

@@ -158,6 +158,13 @@ func (m *Map) readOverlay(abs string) ([]byte, error) {
 // Build is also the reconcile: an Update that lands while a Build runs may
 // be superseded by what the Build read from disk and overlays.
 func (m *Map) Build(ctx context.Context) (BuildStats, error) {
+	return m.BuildListed(ctx, m.ws.Walk)
+}
+
+// BuildListed is Build with the workspace listed by list (called once, with
+// the map's walk options): a caller that reconciles other indexes too lists
+// the tree once for all of them.
+func (m *Map) BuildListed(ctx context.Context, list func(workspace.WalkOptions) ([]workspace.File, workspace.WalkStats)) (BuildStats, error) {
 	start := time.Now()
 	// The walk and the cache's load are independent: they overlap.
 	type walkResult struct {
@@ -166,7 +173,7 @@ func (m *Map) Build(ctx context.Context) (BuildStats, error) {
 	}
 	walkDone := make(chan walkResult, 1)
 	go func() {
-		files, st := m.ws.Walk(workspace.WalkOptions{MaxFileSize: m.opts.MaxFileSize})
+		files, st := list(workspace.WalkOptions{MaxFileSize: m.opts.MaxFileSize})
 		walkDone <- walkResult{files, st}
 	}()
 	m.mu.Lock()

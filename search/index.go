@@ -245,7 +245,11 @@ func Open(ws *workspace.Workspace, opts Options) (*Index, error) {
 }
 
 func (ix *Index) bleveDir() string     { return filepath.Join(ix.dir, "index") }
-func (ix *Index) manifestPath() string { return filepath.Join(ix.dir, "manifest.gob") }
+func (ix *Index) manifestPath() string { return filepath.Join(ix.dir, "manifest.bin") }
+
+// oldManifestPath is the manifest's gob file, read when manifest.bin is
+// missing (an index written before it).
+func (ix *Index) oldManifestPath() string { return filepath.Join(ix.dir, "manifest.gob") }
 
 // openOrRecover opens the existing index, checking its version and that it
 // answers a query; anything wrong moves it aside and creates a new one.
@@ -280,6 +284,7 @@ func (ix *Index) openOrRecover() error {
 			aside = "(deleted)"
 		}
 		_ = os.Remove(ix.manifestPath())
+		_ = os.Remove(ix.oldManifestPath())
 		ix.log.Warn("search index unusable; moved aside and rebuilding", "reason", why, "dir", dir, "movedTo", aside)
 	}
 	idx, err := bleve.NewUsing(dir, newMapping(), scorch.Name, scorch.Name, scorchConfig(ix.opts.BatchDocs))
@@ -540,19 +545,30 @@ func symKeys(sym string) []string {
 }
 
 // loadManifest reads the manifest; a missing or unreadable one leaves the
-// map empty, so the next reconcile re-checks every file.
+// map empty, so the next reconcile re-checks every file. A manifest of the
+// older gob format is read once (and replaced at the next save), so an
+// upgrade does not re-read the tree.
 func (ix *Index) loadManifest() (docs uint64, ok bool) {
-	f, err := os.Open(ix.manifestPath())
-	if err != nil {
-		if !errors.Is(err, fs.ErrNotExist) {
-			ix.log.Warn("search manifest unreadable; every file will be re-checked", "err", err)
-		}
-		return 0, false
+	var m *manifest
+	b, err := os.ReadFile(ix.manifestPath())
+	if err == nil && ix.gobIsNewer() {
+		err = fs.ErrNotExist // an older Cairn ran on this index since
 	}
-	defer f.Close()
-	var m manifest
-	if err := gob.NewDecoder(f).Decode(&m); err != nil || m.Version != FormatVersion {
-		ix.log.Warn("search manifest invalid; every file will be re-checked", "err", err, "version", m.Version)
+	switch {
+	case err == nil:
+		m, err = decodeManifest(b)
+	case errors.Is(err, fs.ErrNotExist):
+		m, err = ix.loadGobManifest()
+		if m == nil && err == nil {
+			return 0, false
+		}
+	}
+	if err != nil || m.Version != FormatVersion {
+		version := 0
+		if m != nil {
+			version = m.Version
+		}
+		ix.log.Warn("search manifest invalid; every file will be re-checked", "err", err, "version", version)
 		return 0, false
 	}
 	ix.files = m.Files
@@ -561,6 +577,35 @@ func (ix *Index) loadManifest() (docs uint64, ok bool) {
 	}
 	ix.vocab.load(m.Terms, m.Vocab)
 	return m.Docs, true
+}
+
+// gobIsNewer reports whether the gob manifest was written after the binary
+// one: an older Cairn, which knows only the gob file, ran since.
+func (ix *Index) gobIsNewer() bool {
+	g, err := os.Stat(ix.oldManifestPath())
+	if err != nil {
+		return false
+	}
+	b, err := os.Stat(ix.manifestPath())
+	return err == nil && g.ModTime().After(b.ModTime())
+}
+
+// loadGobManifest reads the manifest's older gob file: nil, nil when there
+// is none.
+func (ix *Index) loadGobManifest() (*manifest, error) {
+	f, err := os.Open(ix.oldManifestPath())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var m manifest
+	if err := gob.NewDecoder(f).Decode(&m); err != nil {
+		return nil, err
+	}
+	return &m, nil
 }
 
 // saveManifest writes the manifest atomically.
@@ -589,19 +634,15 @@ func (ix *Index) saveManifest() error {
 	// milliseconds when it stalled) when the wait held writeMu.
 	ix.waitPersisted(upTo)
 	tmp := ix.manifestPath() + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return fmt.Errorf("search: saving manifest: %w", err)
-	}
-	if err := gob.NewEncoder(f).Encode(&m); err != nil {
-		f.Close()
-		return fmt.Errorf("search: saving manifest: %w", err)
-	}
-	if err := f.Close(); err != nil {
+	if err := os.WriteFile(tmp, encodeManifest(&m), 0o644); err != nil {
 		return fmt.Errorf("search: saving manifest: %w", err)
 	}
 	if err := os.Rename(tmp, ix.manifestPath()); err != nil {
 		return fmt.Errorf("search: saving manifest: %w", err)
+	}
+	// The older file would be read again if this one were lost.
+	if err := os.Remove(ix.oldManifestPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("search: removing the old manifest: %w", err)
 	}
 	return nil
 }
@@ -691,7 +732,7 @@ func (ix *Index) Start(ctx context.Context) {
 		defer ix.running.Done()
 		defer close(done)
 		defer cancel()
-		st, err := ix.reconcile(ctx)
+		st, err := ix.reconcile(ctx, ix.ws.Walk)
 		if err != nil && !errors.Is(err, context.Canceled) {
 			ix.log.Warn("search reconcile failed", "err", err)
 			ix.lastErr.Store(&err)
@@ -723,6 +764,16 @@ func (ix *Index) Wait(ctx context.Context) error {
 // new and changed files (by size and mtime, then hash) are indexed, removed
 // ones deleted. It runs in the caller's goroutine.
 func (ix *Index) Reconcile(ctx context.Context) (ReconcileStats, error) {
+	return ix.ReconcileListed(ctx, ix.ws.Walk)
+}
+
+// ReconcileListed is Reconcile with the workspace listed by list (called
+// once, with the index's walk options): a caller that builds other indexes
+// too lists the tree once for all of them. The listing may be a little
+// older than the reconcile: a file changed since is re-read with its
+// listed size and mtime (so the next reconcile reads it again), one
+// removed since is dropped as unreadable.
+func (ix *Index) ReconcileListed(ctx context.Context, list func(workspace.WalkOptions) ([]workspace.File, workspace.WalkStats)) (ReconcileStats, error) {
 	ix.mu.Lock()
 	if ix.closed {
 		ix.mu.Unlock()
@@ -737,7 +788,7 @@ func (ix *Index) Reconcile(ctx context.Context) (ReconcileStats, error) {
 			ix.indexing.Store(false)
 		}
 	}()
-	return ix.reconcile(ctx)
+	return ix.reconcile(ctx, list)
 }
 
 func (ix *Index) progress(p Progress) {
@@ -761,7 +812,7 @@ type prepared struct {
 // reconcile brings the index in line with the disk, in phases: walk,
 // plan against the manifest, remove what is gone, index what is new or
 // changed, then compact and save the manifest.
-func (ix *Index) reconcile(ctx context.Context) (st ReconcileStats, err error) {
+func (ix *Index) reconcile(ctx context.Context, list func(workspace.WalkOptions) ([]workspace.File, workspace.WalkStats)) (st ReconcileStats, err error) {
 	ix.recMu.Lock() // one reconcile at a time
 	defer ix.recMu.Unlock()
 	ix.mu.Lock()
@@ -776,7 +827,7 @@ func (ix *Index) reconcile(ctx context.Context) (st ReconcileStats, err error) {
 		ix.indexing.Store(false)
 	}()
 	ix.progress(Progress{Phase: "scanning", Message: "scanning workspace"})
-	files := ix.walkFiles(&st)
+	files := ix.walkFiles(&st, list)
 	d := ix.plan(files, &st)
 	if !d.fresh {
 		d.gone = append(d.gone, ix.orphans(d.onDisk)...)
@@ -819,14 +870,14 @@ func (ix *Index) reconcile(ctx context.Context) (st ReconcileStats, err error) {
 
 // walkFiles lists the files the index should hold, counting the ones it skips
 // (the walk's reasons, and Options.Exclude's) in st.
-func (ix *Index) walkFiles(st *ReconcileStats) []workspace.File {
-	files, wst := ix.ws.Walk(workspace.WalkOptions{MaxFileSize: ix.opts.MaxFileSize})
+func (ix *Index) walkFiles(st *ReconcileStats, list func(workspace.WalkOptions) ([]workspace.File, workspace.WalkStats)) []workspace.File {
+	files, wst := list(workspace.WalkOptions{MaxFileSize: ix.opts.MaxFileSize})
 	st.Skipped = map[string]int{}
 	for k, v := range wst.Skipped {
 		st.Skipped[string(k)] = v
 	}
 	if ix.opts.Exclude != nil {
-		kept := files[:0]
+		kept := make([]workspace.File, 0, len(files)) // the listing may be shared
 		for _, f := range files {
 			if ix.excluded(f.Rel) {
 				st.Skipped[SkipSecretPath]++
