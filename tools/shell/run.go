@@ -137,7 +137,7 @@ func Run(ctx context.Context, opts RunOptions) (RunResult, error) {
 			pol.Workspace = opts.Dir
 		}
 		if pol.TempDir == "" && pol.Profile != sandbox.Full {
-			tmp, err := os.MkdirTemp("", "cairn-cmd-*")
+			tmp, err := newCmdTemp("")
 			if err != nil {
 				return res, fmt.Errorf("creating the command's temporary directory: %w", err)
 			}
