@@ -147,16 +147,10 @@ func TestManifestDamagedOnDisk(t *testing.T) {
 // TestManifestGobUpgrade: an index whose manifest is the older gob file
 // opens with its files known (nothing re-read), and the next save
 // replaces the gob file.
-func TestManifestGobUpgrade(t *testing.T) {
-	root := t.TempDir()
-	for i := 0; i < 5; i++ {
-		writeFile(t, root, fmt.Sprintf("p%d/f.go", i), fmt.Sprintf("package p%d\n\nfunc Up%dGrade() {}\n", i, i))
-	}
-	ws, err := workspace.Open(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	state := t.TempDir()
+// savedManifest indexes ws into state, closes the index and returns its
+// search directory and the manifest saved there.
+func savedManifest(t *testing.T, ws *workspace.Workspace, state string) (string, *manifest) {
+	t.Helper()
 	ix := openIndex(t, ws, state, nil)
 	if _, err := ix.Reconcile(context.Background()); err != nil {
 		t.Fatal(err)
@@ -173,6 +167,12 @@ func TestManifestGobUpgrade(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return dir, m
+}
+
+// writeGobManifest writes m as the gob manifest an older Cairn wrote.
+func writeGobManifest(t *testing.T, dir string, m *manifest) {
+	t.Helper()
 	f, err := os.Create(filepath.Join(dir, "manifest.gob"))
 	if err != nil {
 		t.Fatal(err)
@@ -183,10 +183,24 @@ func TestManifestGobUpgrade(t *testing.T) {
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func TestManifestGobUpgrade(t *testing.T) {
+	root := t.TempDir()
+	for i := 0; i < 5; i++ {
+		writeFile(t, root, fmt.Sprintf("p%d/f.go", i), fmt.Sprintf("package p%d\n\nfunc Up%dGrade() {}\n", i, i))
+	}
+	ws, err := workspace.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := t.TempDir()
+	dir, m := savedManifest(t, ws, state)
+	writeGobManifest(t, dir, m)
 	if err := os.Remove(filepath.Join(dir, "manifest.bin")); err != nil {
 		t.Fatal(err)
 	}
-	ix = openIndex(t, ws, state, nil)
+	ix := openIndex(t, ws, state, nil)
 	if len(ix.files) != 5 {
 		t.Fatalf("from the gob manifest: %d files, want 5", len(ix.files))
 	}
@@ -220,38 +234,16 @@ func TestManifestGobNewer(t *testing.T) {
 		t.Fatal(err)
 	}
 	state := t.TempDir()
-	ix := openIndex(t, ws, state, nil)
-	if _, err := ix.Reconcile(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if err := ix.Close(); err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(state, "search")
-	b, err := os.ReadFile(filepath.Join(dir, "manifest.bin"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := decodeManifest(b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, m := savedManifest(t, ws, state)
 	st := m.Files["a.go"]
 	st.Hash = "from the gob file"
 	m.Files["a.go"] = st
-	f, err := os.Create(filepath.Join(dir, "manifest.gob"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := gob.NewEncoder(f).Encode(m); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	writeGobManifest(t, dir, m)
 	old := time.Now().Add(-time.Hour)
 	if err := os.Chtimes(filepath.Join(dir, "manifest.bin"), old, old); err != nil {
 		t.Fatal(err)
 	}
-	ix = openIndex(t, ws, state, nil)
+	ix := openIndex(t, ws, state, nil)
 	defer ix.Close()
 	if got := ix.files["a.go"].Hash; got != "from the gob file" {
 		t.Errorf("hash %q: the newer gob manifest was not the one read", got)
