@@ -85,14 +85,22 @@ func (m *Manager) proposeEdit(r *Run, step int, files []tools.FileChange) *Edit 
 
 // EditByID returns a proposed edit.
 func (m *Manager) EditByID(id string) (*Edit, bool) {
+	e, _, ok := m.editCopy(id)
+	return e, ok
+}
+
+// editCopy is EditByID with the view count taken under the same lock
+// (EditView's seq: a larger count is never an older state of the edit).
+func (m *Manager) editCopy(id string) (*Edit, uint64, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.views++
 	e, ok := m.edits[id]
 	if !ok {
-		return nil, false
+		return nil, m.views, false
 	}
 	e.ensureHunks()
-	return e.clone(), true
+	return e.clone(), m.views, true
 }
 
 // PendingEdits returns copies of the edits still pending, in proposal order.
@@ -153,15 +161,7 @@ func toWire(edits []workspace.TextEdit) []protocol.TextEdit {
 // EditView is a proposed edit with each file's current and proposed text.
 func (m *Manager) EditView(id string) (*protocol.GetEditResult, error) {
 	m.loadEdit(id)
-	m.mu.Lock()
-	e, ok := m.edits[id]
-	if ok {
-		e.ensureHunks()
-		e = e.clone()
-	}
-	m.views++
-	seq := m.views
-	m.mu.Unlock()
+	e, seq, ok := m.editCopy(id)
 	if !ok {
 		return nil, fmt.Errorf("no proposed edit with that id is known to this server")
 	}

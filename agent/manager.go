@@ -114,7 +114,7 @@ type Manager struct {
 	recent   []endedRun      // the last recentRuns runs that ended
 	edits    map[string]*Edit
 	order    []string // edit ids in proposal order
-	// views counts EditView answers, taken with the edit's copy under mu,
+	// views counts copies of edits (editCopy), taken with the copy under mu,
 	// so a larger count is never an older state of the edit.
 	views   uint64
 	threads *threadStore
