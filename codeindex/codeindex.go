@@ -258,7 +258,7 @@ func (ix *Local) rescan(ctx context.Context) error {
 // the same walk options (the same size limit), so the tree is walked and
 // stat'ed once for both; a caller asking with other options gets a walk
 // of its own. Each caller gets its own copy of the files and counts.
-func onceListing(ws *workspace.Workspace) func(workspace.WalkOptions) ([]workspace.File, workspace.WalkStats) {
+func onceListing(ws *workspace.Workspace) workspace.Lister {
 	var (
 		mu    sync.Mutex
 		done  bool

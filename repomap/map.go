@@ -164,7 +164,7 @@ func (m *Map) Build(ctx context.Context) (BuildStats, error) {
 // BuildListed is Build with the workspace listed by list (called once, with
 // the map's walk options): a caller that reconciles other indexes too lists
 // the tree once for all of them.
-func (m *Map) BuildListed(ctx context.Context, list func(workspace.WalkOptions) ([]workspace.File, workspace.WalkStats)) (BuildStats, error) {
+func (m *Map) BuildListed(ctx context.Context, list workspace.Lister) (BuildStats, error) {
 	start := time.Now()
 	// The walk and the cache's load are independent: they overlap.
 	type walkResult struct {

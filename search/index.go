@@ -773,7 +773,7 @@ func (ix *Index) Reconcile(ctx context.Context) (ReconcileStats, error) {
 // older than the reconcile: a file changed since is re-read with its
 // listed size and mtime (so the next reconcile reads it again), one
 // removed since is dropped as unreadable.
-func (ix *Index) ReconcileListed(ctx context.Context, list func(workspace.WalkOptions) ([]workspace.File, workspace.WalkStats)) (ReconcileStats, error) {
+func (ix *Index) ReconcileListed(ctx context.Context, list workspace.Lister) (ReconcileStats, error) {
 	ix.mu.Lock()
 	if ix.closed {
 		ix.mu.Unlock()
@@ -812,7 +812,7 @@ type prepared struct {
 // reconcile brings the index in line with the disk, in phases: walk,
 // plan against the manifest, remove what is gone, index what is new or
 // changed, then compact and save the manifest.
-func (ix *Index) reconcile(ctx context.Context, list func(workspace.WalkOptions) ([]workspace.File, workspace.WalkStats)) (st ReconcileStats, err error) {
+func (ix *Index) reconcile(ctx context.Context, list workspace.Lister) (st ReconcileStats, err error) {
 	ix.recMu.Lock() // one reconcile at a time
 	defer ix.recMu.Unlock()
 	ix.mu.Lock()
@@ -870,7 +870,7 @@ func (ix *Index) reconcile(ctx context.Context, list func(workspace.WalkOptions)
 
 // walkFiles lists the files the index should hold, counting the ones it skips
 // (the walk's reasons, and Options.Exclude's) in st.
-func (ix *Index) walkFiles(st *ReconcileStats, list func(workspace.WalkOptions) ([]workspace.File, workspace.WalkStats)) []workspace.File {
+func (ix *Index) walkFiles(st *ReconcileStats, list workspace.Lister) []workspace.File {
 	files, wst := list(workspace.WalkOptions{MaxFileSize: ix.opts.MaxFileSize})
 	st.Skipped = map[string]int{}
 	for k, v := range wst.Skipped {

@@ -100,6 +100,10 @@ func builtDir(absParent, name string) bool {
 	return false
 }
 
+// Lister lists the workspace's files as Walk does; a rescan hands one
+// listing to both indexes through it (codeindex), so the tree is walked once.
+type Lister func(WalkOptions) ([]File, WalkStats)
+
 // Walk lists the workspace's indexable files in lexical order, honoring
 // .gitignore and .cairnignore files at every level, and skipping VCS
 // folders, vendored trees, build output (dist/, build/, out/ beside a
