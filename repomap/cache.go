@@ -19,7 +19,7 @@ import (
 
 // cacheFormat changes whenever the entry layout or the extraction changes;
 // the query files are hashed in too, so editing a query invalidates the cache.
-const cacheFormat = "cairn-repomap-v9"
+const cacheFormat = "cairn-repomap-v10"
 
 var cacheVersion = sync.OnceValue(func() string {
 	h := sha256.New()
@@ -284,6 +284,7 @@ func (c *cacheWriter) encodeEntries(entries []*entry) {
 			c.varint(int64(d.Depth))
 			c.uvarint(flags(d.TopLevel, d.Local, d.Private, d.Override, d.declQual))
 			c.uvarint(uint64(d.declNest))
+			c.uvarint(uint64(d.docLines))
 		}
 		c.uvarint(uint64(len(t.Refs)))
 		for i := range t.Refs {
@@ -540,6 +541,7 @@ func (r *cacheReader) tags(b *blockPools, rel string, f uint64) *FileTags {
 		fl := r.uvarint()
 		d.TopLevel, d.Local, d.Private, d.Override, d.declQual = fl&1 != 0, fl&2 != 0, fl&4 != 0, fl&8 != 0, fl&16 != 0
 		d.declNest = uint16(r.uvarint())
+		d.docLines = uint16(r.uvarint())
 	}
 	t.Refs = take(r, &b.refs, r.count())
 	for i := range t.Refs {

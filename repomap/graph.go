@@ -51,11 +51,15 @@ type graph struct {
 	// a .c file defines (not static): the library's interface, as its
 	// users see it through #include.
 	cDeclared []bool
-	facts     []*fileFacts
-	lower     *lowerPaths // shared with withTags copies (same files)
-	flowIx    *flowIndex  // shared with withTags copies (same edges)
-	scoreIx   *scoreIndex // not shared: withTags changes a file's facts
-	numDefs   int         // definitions of all files: the most a ranking scores
+	// cDoc, per ident of cDeclared: the most documentation lines of its
+	// .c definitions (kernel-doc sits on the definition, and the header's
+	// declaration stands for it).
+	cDoc    []uint16
+	facts   []*fileFacts
+	lower   *lowerPaths // shared with withTags copies (same files)
+	flowIx  *flowIndex  // shared with withTags copies (same edges)
+	scoreIx *scoreIndex // not shared: withTags changes a file's facts
+	numDefs int         // definitions of all files: the most a ranking scores
 }
 
 // withTags returns a copy of g with rel's tags replaced (same shape).
@@ -205,6 +209,10 @@ func (g *graph) markDeclared(st *symtab, entries []*entry) {
 				inHeader[id] = true
 			} else {
 				inSource[id] = true
+				if g.cDoc == nil {
+					g.cDoc = make([]uint16, len(g.idents))
+				}
+				g.cDoc[id] = max(g.cDoc[id], d.docLines)
 			}
 		}
 	}

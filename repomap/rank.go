@@ -125,6 +125,14 @@ import (
 // or the trait stands for them); and an API type with m API members
 // ×(1 + log2(1+m)) (surfaceWeight: a rich public interface, HashMap's or
 // Net::HTTP's, marks a package's core however few files inside use it).
+// Also with no focus, a definition with n lines of documentation
+// ×(1 + 2·log2(1+n)) (docWeight; doc.go: Javadoc, kernel-doc, rustdoc, RDoc
+// and docstrings are written for the users of what a package offers; an
+// overloaded name counts its most documented signature, a header's C
+// declaration its definition's kernel-doc), and the file's 1% is split
+// among its n API definitions by √n rather than n (apiSplitExp): a large
+// file is usually the package's core (the scheduler's core.c, HashMap's
+// map.rs), not n times less important per entry point.
 // A Java interface's or abstract method takes its name's flow divided only
 // among the files declaring it so (abstractDefiners), not among the
 // implementations too: callers call the declaration.
@@ -152,7 +160,10 @@ const (
 	subpackageFactor = 0.2
 	headerBoost      = 3.0
 	surfaceWeight    = 1.0
+	docWeight        = 2.0
+	apiSplitExp      = 0.5
 )
+
 
 // Focus is what the question is about. All fields are optional.
 type Focus struct {

@@ -51,6 +51,7 @@ type refGraph struct {
 	uses      map[refName]int    // references to each name (tags' reference entries)
 	declared  map[string]bool    // names an export list names, and cDeclared's
 	cDeclared map[string]bool    // C names a header declares and a .c file defines
+	cDoc      map[string]int     // of cDeclared names: the most documentation lines of a .c definition
 	edges     []refEdge          // in file order
 }
 
@@ -148,6 +149,7 @@ func newRefGraph(files []string, tags []*FileTags, rootName string) *refGraph {
 	// C: a function or variable a header declares and a .c file defines
 	// (not static) is declared API.
 	rg.cDeclared = map[string]bool{}
+	rg.cDoc = map[string]int{}
 	inHeader, inSource := map[string]bool{}, map[string]bool{}
 	for f, t := range tags {
 		if t.Language != "c" {
@@ -162,6 +164,7 @@ func newRefGraph(files []string, tags []*FileTags, rootName string) *refGraph {
 				inHeader[d.Name] = true
 			} else {
 				inSource[d.Name] = true
+				rg.cDoc[d.Name] = max(rg.cDoc[d.Name], int(d.docLines))
 			}
 		}
 	}
@@ -474,6 +477,7 @@ func (rg *refGraph) scores(focus Focus, pr []float64, mass map[refName]float64, 
 		}
 		// With no focus the file's baseline is shared by its API.
 		shares := len(t.Defs)
+		sharesDiv := float64(shares)
 		if unfocused {
 			api := 0
 			for di := range t.Defs {
@@ -504,6 +508,9 @@ func (rg *refGraph) scores(focus Focus, pr []float64, mass map[refName]float64, 
 			}
 			if api > 0 && exports && listed > 0 {
 				shares = listed
+			}
+			if api > 0 {
+				sharesDiv = math.Pow(float64(shares), apiSplitExp)
 			}
 		}
 		// Each API type's API members (trait impls' items and constructors
@@ -564,7 +571,7 @@ func (rg *refGraph) scores(focus Focus, pr []float64, mass map[refName]float64, 
 					}
 				}
 			}
-			s := pr[f]*baselineShare/float64(shares) + flow/float64(kept)
+			s := pr[f]*baselineShare/sharesDiv + flow/float64(kept)
 			if isFocus(plain) {
 				s *= defFocusBoost
 			}
@@ -589,6 +596,19 @@ func (rg *refGraph) scores(focus Focus, pr []float64, mass map[refName]float64, 
 				if m := members[di]; m > 0 {
 					s *= 1 + surfaceWeight*math.Log2(1+float64(m))
 				}
+				// Documentation: the most of any overload of the name
+				// and scope, and for a header-declared C name of its .c
+				// definitions.
+				doc := 0
+				for j := range t.Defs {
+					if dj := &t.Defs[j]; rg.inGraph[f][j] && dj.Name == d.Name && dj.Scope == d.Scope {
+						doc = max(doc, int(dj.docLines))
+					}
+				}
+				if rg.cDeclared[d.Name] {
+					doc = max(doc, rg.cDoc[d.Name])
+				}
+				s *= 1 + docWeight*math.Log2(1+float64(doc))
 			}
 			scores[[2]int32{int32(f), int32(di)}] = s * fileFactor
 		}

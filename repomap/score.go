@@ -28,10 +28,10 @@ func (g *graph) scoreInto(out []rankedDef, focus Focus, pr, mass []float64, focu
 			// With no focus the file's share goes to what it offers: a
 			// large file's entry points are not starved by its hundreds
 			// of static helpers (the scheduler's core.c).
-			base = pr[fi] * baselineShare / float64(g.facts[fi].api)
+			base = pr[fi] * baselineShare / math.Pow(float64(g.facts[fi].api), apiSplitExp)
 			if n := x.declared[fi]; n > 0 && g.facts[fi].exports > 0 {
 				// A file with its own export list offers what it lists.
-				base = pr[fi] * baselineShare / float64(n)
+				base = pr[fi] * baselineShare / math.Pow(float64(n), apiSplitExp)
 			}
 		}
 		fileFactor := sf.fileFactor(g.facts[fi])
@@ -162,6 +162,8 @@ func (sf *scoreFocus) defFactor(s float64, d *scoreDef, focusName bool) float64 
 			// two (an iterator, an exception) is plumbing around it.
 			s *= 1 + surfaceWeight*math.Log2(1+float64(d.members))
 		}
+		// How much its authors wrote for its users (doc.go).
+		s *= 1 + docWeight*math.Log2(1+float64(d.doc))
 	}
 	return s
 }
@@ -222,10 +224,11 @@ type scoreDef struct {
 	slot           int32 // -1: no file refers to the name (no mass)
 	definers       int32
 	qualLo, qualHi int32
-	kept           int32 // defFacts.kept
-	members        int32 // of an API type: its API members (countMembers)
-	uses           int32 // files referring to the name or its forms that resolve here
-	flags          uint8 // factAPI, factEntry, factSecondary, scoreDeclared, scoreHeaderDeclared, scoreDeclaredElsewhere
+	kept           int32  // defFacts.kept
+	members        int32  // of an API type: its API members (countMembers)
+	uses           int32  // files referring to the name or its forms that resolve here
+	doc            uint16 // Def.docLines
+	flags          uint8  // factAPI, factEntry, factSecondary, scoreDeclared, scoreHeaderDeclared, scoreDeclaredElsewhere
 }
 
 type scoreQual struct{ slot, definers int32 }
@@ -258,11 +261,18 @@ func (g *graph) scoreIndex() *scoreIndex {
 				}
 				df := facts.defs[di]
 				if df.flags&factOverload != 0 {
-					continue // one line per name: the first overload stands for the rest
+					// One line per name: the first overload stands for the
+					// rest, with the documentation of whichever carries it
+					// (TypeScript documents the implementation or the last
+					// signature).
+					if first := firstOverload(x.defs[x.fileStart[fi]:], g.tags[fi], di); first != nil {
+						first.doc = max(first.doc, g.tags[fi].Defs[di].docLines)
+					}
+					continue
 				}
 				member := df.flags&factMember != 0
 				d := scoreDef{def: int32(di), id: id, slot: -1, definers: g.defStart[id+1] - g.defStart[id],
-					kept: df.kept, uses: g.refFiles[id], flags: df.flags & (factAPI | factEntry | factSecondary)}
+					kept: df.kept, uses: g.refFiles[id], doc: g.tags[fi].Defs[di].docLines, flags: df.flags & (factAPI | factEntry | factSecondary)}
 				if k := g.slot[id]; int(k) < g.referenced {
 					d.slot = k
 				}
@@ -278,6 +288,9 @@ func (g *graph) scoreIndex() *scoreIndex {
 				}
 				if g.cDeclared != nil && g.cDeclared[id] {
 					d.flags |= scoreHeaderDeclared
+					if g.cDoc != nil {
+						d.doc = max(d.doc, g.cDoc[id])
+					}
 					if !strings.HasSuffix(g.files[fi], ".h") {
 						d.flags |= scoreDeclaredElsewhere
 					}
@@ -306,6 +319,18 @@ func (g *graph) scoreIndex() *scoreIndex {
 		x.fileStart[len(g.tags)] = int32(len(x.defs))
 	})
 	return x
+}
+
+// firstOverload returns the scored definition that stands for overload di
+// of t (the first of its name and scope), nil if none.
+func firstOverload(defs []scoreDef, t *FileTags, di int) *scoreDef {
+	d := &t.Defs[di]
+	for i := range defs {
+		if f := &t.Defs[defs[i].def]; f.Name == d.Name && f.Scope == d.Scope {
+			return &defs[i]
+		}
+	}
+	return nil
 }
 
 // abstractDefiners counts, per name, the files that declare it abstract

@@ -45,6 +45,8 @@ type Def struct {
 	// declQual says its Symbol is Scope.Name rather than Name.
 	declNest uint16
 	declQual bool
+	// docLines is how many lines of documentation it carries (doc.go).
+	docLines uint16
 }
 
 // Ref is every use of one name in a file, folded into one record per name
@@ -549,6 +551,9 @@ func placeDefs(all []*rawDef, content []byte, lineOf *lineIndex, ft *FileTags) {
 			ft.Scopes = append(ft.Scopes, Scope{Name: d.name, Signature: sig, Line: d.line, EndLine: d.endL, Depth: len(stack)})
 		} else {
 			placeDef(d, stack, sig, ft)
+			if dd := &ft.Defs[len(ft.Defs)-1]; !dd.Local {
+				dd.docLines = docLines(ft.Language, content, lineOf, d.line-1, d.nameRow)
+			}
 		}
 		// Anything can enclose later items (a function encloses nested ones).
 		stack = append(stack, d)

@@ -39,3 +39,6 @@
 (call_expression function: (identifier) @name) @reference.call
 (call_expression function: (field_expression field: (field_identifier) @name)) @reference.call
 (type_identifier) @reference.type
+; A variable or function whose address is taken (`inode->i_fop =
+; &ext4_file_operations`): how a subsystem's operations tables are used.
+(pointer_expression argument: (identifier) @name) @reference.value
