@@ -107,9 +107,10 @@ func Open(ws *workspace.Workspace, opts Options) (*Local, error) {
 	watchOpts.NoFS = watchOpts.NoFS || opts.NoWatch
 	ix := &Local{ws: ws, opts: opts, ready: make(chan struct{}), mapped: make(chan struct{}), latest: map[string]Progress{}, unsaved: map[string]string{}, watch: ws.NewWatcher(watchOpts)}
 	ix.m = repomap.New(ws, repomap.Options{
-		CacheDir: filepath.Join(opts.StateDir, "repomap"),
-		Exclude:  opts.ExcludePath,
-		Progress: func(done, total int) { ix.progress(Progress{Kind: "repo map", Done: done, Total: total}) },
+		CacheDir:       filepath.Join(opts.StateDir, "repomap"),
+		Exclude:        opts.ExcludePath,
+		DeferCacheSave: true, // rescan saves it (saveAfterBuild)
+		Progress:       func(done, total int) { ix.progress(Progress{Kind: "repo map", Done: done, Total: total}) },
 	})
 	if opts.NoSearch {
 		return ix, nil
@@ -232,6 +233,7 @@ func (ix *Local) rescan(ctx context.Context) error {
 		if err != nil && ctx.Err() == nil {
 			slog.Warn("building the repo map", "err", err)
 		}
+		ix.saveAfterBuild(stats)
 		ix.progress(Progress{Kind: "repo map", Done: stats.Files, Total: stats.Files, Finished: true,
 			Message: fmt.Sprintf("%d files (%d parsed, %d from cache)", stats.Files, stats.Parsed, stats.Files-stats.Parsed)})
 	}
@@ -426,6 +428,39 @@ func (ix *Local) saveCacheSoon() {
 			slog.Warn("saving the repo map cache", "err", err)
 		}
 	})
+}
+
+// saveAfterBuild saves the map's cache after a build that parsed files.
+// After a warm start that found a few changed, the save waits for the
+// quiet timer (saveCacheSoon) rather than delay readiness by re-encoding
+// the whole cache; after a build that parsed much of the tree (a cold
+// start) it starts at once, beside the search index's reconcile, so that
+// a server killed soon after keeps that work.
+func (ix *Local) saveAfterBuild(stats repomap.BuildStats) {
+	switch {
+	case stats.Parsed == 0:
+		return // nothing new; Close saves whatever comes later
+	case stats.Parsed*10 < stats.Files:
+		ix.saveCacheSoon()
+		return
+	}
+	ix.mu.Lock()
+	closed := ix.closed
+	if !closed {
+		ix.running.Add(1) // Close waits for it before its own save
+	}
+	ix.mu.Unlock()
+	if closed {
+		return
+	}
+	go func() {
+		defer ix.running.Done()
+		ix.saving.Lock()
+		defer ix.saving.Unlock()
+		if err := ix.m.SaveCache(); err != nil {
+			slog.Warn("saving the repo map cache", "err", err)
+		}
+	}()
 }
 
 // ScopeChanged follows a change of the workspace's index scope

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn/repomap"
 	"github.com/cairn-dev/cairn/workspace"
 )
 
@@ -212,5 +213,67 @@ func TestRescanListsOnce(t *testing.T) {
 	other, _ := list(workspace.WalkOptions{MaxFileSize: 1 << 10})
 	if len(other) != 2 {
 		t.Errorf("listing with other options %v: want a new walk with b.go", other)
+	}
+}
+
+// TestWarmStartDefersCacheSave: a start that finds a few files changed is
+// ready without encoding the whole tags cache again (the save waits for
+// the quiet timer), and Close saves what that start parsed.
+func TestWarmStartDefersCacheSave(t *testing.T) {
+	oldQuiet := cacheSaveQuiet
+	cacheSaveQuiet = time.Hour // only Close saves in this test
+	t.Cleanup(func() { cacheSaveQuiet = oldQuiet })
+	root, state := t.TempDir(), t.TempDir()
+	for i := range 20 {
+		os.WriteFile(filepath.Join(root, fmt.Sprintf("f%d.go", i)), []byte(fmt.Sprintf("package p\n\nfunc F%d() {}\n", i)), 0o644)
+	}
+	ws, err := workspace.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := func() *Local {
+		ix, err := Open(ws, Options{StateDir: state, NoWatch: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ix.Start(context.Background())
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		if err := ix.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return ix
+	}
+	cache := filepath.Join(state, "repomap", "tags.bin")
+	stat := func() os.FileInfo {
+		st, err := os.Stat(cache)
+		if err != nil {
+			t.Fatalf("the tags cache: %v", err)
+		}
+		return st
+	}
+	if err := start().Close(); err != nil { // cold: every file parsed and saved
+		t.Fatal(err)
+	}
+	cold := stat()
+
+	os.WriteFile(filepath.Join(root, "f3.go"), []byte("package p\n\nfunc ChangedWhileAway() {}\n"), 0o644)
+	ix := start()
+	if len(ix.Definitions([]string{"ChangedWhileAway"})) != 1 {
+		t.Fatal("the warm start did not map the changed file")
+	}
+	if st := stat(); !st.ModTime().Equal(cold.ModTime()) || st.Size() != cold.Size() {
+		t.Error("the warm start re-encoded the tags cache before it was ready; want the save deferred")
+	}
+	if err := ix.Close(); err != nil {
+		t.Fatal(err)
+	}
+	m := repomap.New(ws, repomap.Options{CacheDir: filepath.Join(state, "repomap")})
+	bs, err := m.Build(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bs.Parsed != 0 {
+		t.Errorf("after Close, a build parsed %d files; want all %d from the cache Close saved", bs.Parsed, bs.Files)
 	}
 }

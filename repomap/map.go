@@ -70,6 +70,11 @@ type Options struct {
 	// Exclude, when set, keeps a file out of the map and its cache by its
 	// path (the server's secret detector: a token used as a file name).
 	Exclude func(rel string) bool
+	// DeferCacheSave leaves saving the cache after a build to the caller
+	// (SaveCache): a warm start that found a few files changed should not
+	// wait for the whole cache to be encoded again (seconds on a large
+	// tree). Unset, a build saves the cache before it returns.
+	DeferCacheSave bool
 }
 
 // BuildStats describes one Build.
@@ -305,9 +310,11 @@ feed:
 	st := m.Stats()
 	stats.Files = st.Files
 	stats.Skipped = st.Skipped
-	if err := m.SaveCache(); err != nil {
-		stats.Duration = time.Since(start)
-		return stats, err
+	if !m.opts.DeferCacheSave {
+		if err := m.SaveCache(); err != nil {
+			stats.Duration = time.Since(start)
+			return stats, err
+		}
 	}
 	stats.Duration = time.Since(start)
 	return stats, nil

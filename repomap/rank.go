@@ -164,7 +164,6 @@ const (
 	apiSplitExp      = 0.5
 )
 
-
 // Focus is what the question is about. All fields are optional.
 type Focus struct {
 	Files       []string // the selection's file(s), workspace-relative
