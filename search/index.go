@@ -1076,7 +1076,17 @@ func (ix *Index) compactAndSave(ctx context.Context, st ReconcileStats, d reconc
 	ix.mu.Lock()
 	dirty := ix.dirty
 	ix.mu.Unlock()
-	if dirty || d.fresh || len(d.todo) > 0 || len(d.gone) > 0 { // else the manifest on disk is current
+	changed := len(d.todo) + len(d.gone)
+	switch {
+	case !dirty && !d.fresh && changed == 0:
+		// The manifest on disk is current.
+	case !d.fresh && changed*10 < len(d.onDisk):
+		// A few files changed while no server ran: the manifest is saved
+		// as after an edit (markDirty), not before the index is ready.
+		// Encoding every file's state took a warm start of a large tree
+		// longer than the changes did.
+		ix.markDirty()
+	default:
 		if err := ix.saveManifest(); err != nil {
 			return err
 		}

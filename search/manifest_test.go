@@ -1,6 +1,7 @@
 package search
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/gob"
@@ -247,5 +248,49 @@ func TestManifestGobNewer(t *testing.T) {
 	defer ix.Close()
 	if got := ix.files["a.go"].Hash; got != "from the gob file" {
 		t.Errorf("hash %q: the newer gob manifest was not the one read", got)
+	}
+}
+
+// TestReconcileDefersManifestOfFewChanges: a reconcile that finds a few
+// files changed (a warm start) does not rewrite the manifest before it
+// returns; Close saves it, and the next reconcile has nothing to redo.
+func TestReconcileDefersManifestOfFewChanges(t *testing.T) {
+	root := t.TempDir()
+	for i := 0; i < 30; i++ {
+		writeFile(t, root, fmt.Sprintf("p%02d/f.go", i), fmt.Sprintf("package p%02d\n\nfunc Marker%02dEta() {}\n", i, i))
+	}
+	ws, err := workspace.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := t.TempDir()
+	dir, _ := savedManifest(t, ws, state)
+	path := filepath.Join(dir, "manifest.bin")
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, root, "p07/f.go", "package p07\n\nfunc ChangedWhileAwayEta() {}\n")
+	ix := openIndex(t, ws, state, nil)
+	st, err := ix.Reconcile(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Changed != 1 {
+		t.Fatalf("reconcile: %+v, want one file changed", st)
+	}
+	if after, _ := os.ReadFile(path); !bytes.Equal(after, before) {
+		t.Error("the reconcile of one changed file rewrote the manifest before returning; want it deferred")
+	}
+	if err := ix.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ix = openIndex(t, ws, state, nil)
+	st, err = ix.Reconcile(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Added+st.Changed+st.Removed != 0 {
+		t.Errorf("after Close, the next reconcile redid %+v; want the manifest saved by Close", st)
 	}
 }
