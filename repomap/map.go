@@ -283,7 +283,10 @@ feed:
 		}
 	}
 	sort.Strings(rels)
-	index := defIndexOf(rels, next)
+	m.mu.RLock()
+	names := len(m.defIndex)
+	m.mu.RUnlock()
+	index := defIndexOf(rels, next, names)
 
 	m.mu.Lock()
 	// The symbol table only grows (Update interns every name it sees, e.g.
@@ -322,17 +325,28 @@ feed:
 
 // defIndexOf is the definition index of a build: each definition name →
 // the files (of rels, which are sorted) that define it, in path order.
+// names estimates how many distinct names there are (the last build's
+// count; 0 for none).
 // The lists share one backing array, each cut to its own capacity, so
 // setLocked's edits of one list never reach another; counting first
 // spares a growing slice per name.
-func defIndexOf(rels []string, files map[string]*entry) map[string][]string {
+func defIndexOf(rels []string, files map[string]*entry, names int) map[string][]string {
 	type slot struct {
 		name           string
 		n, last, start int32
 	}
-	slotOf := map[string]int32{}
-	var slots []slot
-	var hits []int32 // per definition in rels' order: its slot, or -1 for a repeat in the file
+	defs := 0
+	for _, rel := range rels {
+		defs += len(files[rel].Tags.Defs)
+	}
+	if names <= 0 {
+		names = defs / 4
+	}
+	// Sized up front: growing a map of a large tree's names rehashes it a
+	// dozen times.
+	slotOf := make(map[string]int32, names)
+	slots := make([]slot, 0, names)
+	hits := make([]int32, 0, defs) // per definition in rels' order: its slot, or -1 for a repeat in the file
 	for fi, rel := range rels {
 		for i := range files[rel].Tags.Defs {
 			name := files[rel].Tags.Defs[i].Name

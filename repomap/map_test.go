@@ -837,7 +837,7 @@ func TestDefIndexOf(t *testing.T) {
 			}
 		}
 	}
-	got := defIndexOf(rels, files)
+	got := defIndexOf(rels, files, 0)
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("index differs:\n%v\n%v", got, want)
 	}
@@ -855,7 +855,7 @@ func TestDefIndexOf(t *testing.T) {
 		m.setLocked(rel, e)
 	}
 	fresh := slices.DeleteFunc(slices.Clone(rels), func(rel string) bool { return m.files[rel] == nil })
-	if rebuilt := defIndexOf(fresh, m.files); !reflect.DeepEqual(m.defIndex, rebuilt) {
+	if rebuilt := defIndexOf(fresh, m.files, len(m.defIndex)); !reflect.DeepEqual(m.defIndex, rebuilt) {
 		t.Fatalf("after edits the index differs from a rebuilt one")
 	}
 }
