@@ -183,11 +183,30 @@ func (wk *walker) dir(absDir, relDir string, stack []ignoreRules) {
 		}
 		wk.mu.Unlock()
 	}()
-	entries, err := os.ReadDir(absDir)
+	entries, stat, done, err := listDir(absDir)
 	if err != nil {
 		skipped[SkipUnread]++
 		return
 	}
+	// Subdirectories are listed after this one is closed: a deep tree
+	// would otherwise hold a descriptor per level and per lister.
+	var subdirs [][2]string
+	defer func() {
+		for _, sd := range subdirs {
+			abs, rel := sd[0], sd[1]
+			select {
+			case wk.slots <- struct{}{}:
+				wk.wg.Add(1)
+				go func() {
+					defer func() { <-wk.slots; wk.wg.Done() }()
+					wk.dir(abs, rel, stack)
+				}()
+			default: // every slot busy: list it here
+				wk.dir(abs, rel, stack)
+			}
+		}
+	}()
+	defer done()
 	// The ignore files are read only when the listing has them (most
 	// directories have none: no failed open per directory).
 	for _, e := range entries {
@@ -218,16 +237,7 @@ func (wk *walker) dir(absDir, relDir string, stack []ignoreRules) {
 			case !wk.scope.dir(rel):
 				skipped[SkipScope]++
 			default:
-				select {
-				case wk.slots <- struct{}{}:
-					wk.wg.Add(1)
-					go func() {
-						defer func() { <-wk.slots; wk.wg.Done() }()
-						wk.dir(abs, rel, stack)
-					}()
-				default: // every slot busy: list it here
-					wk.dir(abs, rel, stack)
-				}
+				subdirs = append(subdirs, [2]string{abs, rel})
 			}
 			continue
 		}
@@ -246,16 +256,16 @@ func (wk *walker) dir(absDir, relDir string, stack []ignoreRules) {
 			skipped[SkipScope]++
 			continue
 		}
-		info, err := e.Info()
+		size, mod, err := stat(e)
 		if err != nil {
 			skipped[SkipUnread]++
 			continue
 		}
-		if info.Size() > wk.max {
+		if size > wk.max {
 			skipped[SkipOversized]++
 			continue
 		}
-		files = append(files, File{Rel: rel, Abs: abs, Size: info.Size(), Mod: info.ModTime().UnixNano()})
+		files = append(files, File{Rel: rel, Abs: abs, Size: size, Mod: mod})
 	}
 }
 
