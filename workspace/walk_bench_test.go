@@ -3,8 +3,9 @@ package workspace
 import (
 	"os"
 	"path/filepath"
-	"runtime"
 	"testing"
+
+	"github.com/cairn-dev/cairn/internal/testenv"
 )
 
 // BenchmarkWalk lists a real tree as a warm start does (every file
@@ -12,7 +13,7 @@ import (
 func BenchmarkWalk(b *testing.B) {
 	root := os.Getenv("CAIRN_BENCH_CORPUS")
 	if root == "" {
-		root = filepath.Join(runtime.GOROOT(), "src")
+		root = filepath.Join(testenv.GOROOT(b), "src")
 	}
 	w, err := Open(root)
 	if err != nil {
