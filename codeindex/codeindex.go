@@ -112,6 +112,12 @@ func Open(ws *workspace.Workspace, opts Options) (*Local, error) {
 		DeferCacheSave: true, // rescan saves it (saveAfterBuild)
 		Progress:       func(done, total int) { ix.progress(Progress{Kind: "repo map", Done: done, Total: total}) },
 	})
+	if !opts.NoMap {
+		// The map's cache is decoded while the search index opens (its
+		// manifest read): the first rescan would otherwise wait for both
+		// one after the other.
+		ix.m.ReadCache()
+	}
 	if opts.NoSearch {
 		return ix, nil
 	}

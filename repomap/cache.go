@@ -87,6 +87,32 @@ func (m *Map) loadCache() (map[string]*entry, error) {
 	return out, nil
 }
 
+// ReadCache starts reading the tags cache in the background, so that a
+// caller with other work to do before its first Build (opening the search
+// index) overlaps the two; Build waits for the read. It does nothing once
+// the cache was read or its read started.
+func (m *Map) ReadCache() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.cacheRead || m.cacheLoad != nil {
+		return
+	}
+	done := make(chan struct{})
+	m.cacheLoad = done
+	go func() {
+		defer close(done)
+		cached, err := m.loadCache()
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if !m.cacheRead {
+			m.cacheRead = true
+			if err == nil && len(m.files) == 0 {
+				m.files = cached
+			}
+		}
+	}()
+}
+
 // SaveCache writes the tags cache when the map changed since the last save.
 // The write is atomic (temporary file and rename).
 func (m *Map) SaveCache() error {

@@ -114,6 +114,7 @@ type Map struct {
 	gen        uint64
 	cacheGen   uint64 // gen last saved to the cache
 	cacheRead  bool
+	cacheLoad  chan struct{} // closed when ReadCache's load ended; nil without one
 	graph      *graph
 	rankCache  []*ranking
 	tokenCache map[string]int
@@ -171,6 +172,12 @@ func (m *Map) Build(ctx context.Context) (BuildStats, error) {
 // the tree once for all of them.
 func (m *Map) BuildListed(ctx context.Context, list workspace.Lister) (BuildStats, error) {
 	start := time.Now()
+	m.mu.RLock()
+	load := m.cacheLoad
+	m.mu.RUnlock()
+	if load != nil {
+		<-load // ReadCache's
+	}
 	// The walk and the cache's load are independent: they overlap.
 	type walkResult struct {
 		files []workspace.File

@@ -304,6 +304,32 @@ func cachedRepo(t *testing.T) (root, cache string) {
 	return root, cache
 }
 
+// TestReadCacheAhead: a cache read started before the build (ReadCache,
+// while the caller opens other indexes) serves the build as its own read
+// would; repeated calls start nothing more.
+func TestReadCacheAhead(t *testing.T) {
+	root, cache := cachedRepo(t)
+	build(t, newMap(t, root, Options{CacheDir: cache}))
+	m := newMap(t, root, Options{CacheDir: cache})
+	m.readFile = func(abs string) ([]byte, error) {
+		t.Errorf("warm start read %s", abs)
+		return os.ReadFile(abs)
+	}
+	m.ReadCache()
+	first := m.cacheLoad
+	m.ReadCache()
+	if m.cacheLoad != first {
+		t.Error("a second ReadCache started another read")
+	}
+	if st := build(t, m); st.Parsed != 0 || st.Cached != len(smallRepo)+1 {
+		t.Errorf("build after ReadCache: parsed %d cached %d, want every file from the cache", st.Parsed, st.Cached)
+	}
+	m.ReadCache() // after the build: nothing to do
+	if m.cacheLoad != first {
+		t.Error("ReadCache after the build started another read")
+	}
+}
+
 func TestWarmCache(t *testing.T) {
 	root, cache := cachedRepo(t)
 	m1 := newMap(t, root, Options{CacheDir: cache})
