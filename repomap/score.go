@@ -255,19 +255,14 @@ func (g *graph) scoreIndex() *scoreIndex {
 		for fi := range g.tags {
 			x.fileStart[fi] = int32(len(x.defs))
 			facts := g.facts[fi]
+			overloads := false
 			for di, id := range g.defIdent[fi] {
 				if id < 0 {
 					continue // local
 				}
 				df := facts.defs[di]
 				if df.flags&factOverload != 0 {
-					// One line per name: the first overload stands for the
-					// rest, with the documentation of whichever carries it
-					// (TypeScript documents the implementation or the last
-					// signature).
-					if first := firstOverload(x.defs[x.fileStart[fi]:], g.tags[fi], di); first != nil {
-						first.doc = max(first.doc, g.tags[fi].Defs[di].docLines)
-					}
+					overloads = true // one line per name (overloadDocs)
 					continue
 				}
 				member := df.flags&factMember != 0
@@ -314,6 +309,9 @@ func (g *graph) scoreIndex() *scoreIndex {
 					x.declared[fi]++
 				}
 			}
+			if overloads {
+				g.overloadDocs(fi, x.defs[x.fileStart[fi]:])
+			}
 			g.countMembers(fi, x.defs[x.fileStart[fi]:])
 		}
 		x.fileStart[len(g.tags)] = int32(len(x.defs))
@@ -321,16 +319,30 @@ func (g *graph) scoreIndex() *scoreIndex {
 	return x
 }
 
-// firstOverload returns the scored definition that stands for overload di
-// of t (the first of its name and scope), nil if none.
-func firstOverload(defs []scoreDef, t *FileTags, di int) *scoreDef {
-	d := &t.Defs[di]
+// overloadDocs gives each of file fi's scored definitions (defs) the most
+// documentation of its overloads: one line stands for all of them, and
+// TypeScript documents the implementation or the last signature.
+func (g *graph) overloadDocs(fi int, defs []scoreDef) {
+	type key struct {
+		id    int32
+		scope string
+	}
+	t := g.tags[fi]
+	first := make(map[key]int, len(defs))
 	for i := range defs {
-		if f := &t.Defs[defs[i].def]; f.Name == d.Name && f.Scope == d.Scope {
-			return &defs[i]
+		k := key{defs[i].id, t.Defs[defs[i].def].Scope}
+		if _, ok := first[k]; !ok {
+			first[k] = i
 		}
 	}
-	return nil
+	for di, id := range g.defIdent[fi] {
+		if id < 0 || g.facts[fi].defs[di].flags&factOverload == 0 {
+			continue
+		}
+		if i, ok := first[key{id, t.Defs[di].Scope}]; ok {
+			defs[i].doc = max(defs[i].doc, t.Defs[di].docLines)
+		}
+	}
 }
 
 // abstractDefiners counts, per name, the files that declare it abstract
