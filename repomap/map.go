@@ -172,13 +172,8 @@ func (m *Map) Build(ctx context.Context) (BuildStats, error) {
 // the tree once for all of them.
 func (m *Map) BuildListed(ctx context.Context, list workspace.Lister) (BuildStats, error) {
 	start := time.Now()
-	m.mu.RLock()
-	load := m.cacheLoad
-	m.mu.RUnlock()
-	if load != nil {
-		<-load // ReadCache's
-	}
-	// The walk and the cache's load are independent: they overlap.
+	// The walk and the cache's load are independent: they overlap, whether
+	// the load is ReadCache's, already under way, or the one below.
 	type walkResult struct {
 		files []workspace.File
 		stats workspace.WalkStats
@@ -188,6 +183,12 @@ func (m *Map) BuildListed(ctx context.Context, list workspace.Lister) (BuildStat
 		files, st := list(workspace.WalkOptions{MaxFileSize: m.opts.MaxFileSize})
 		walkDone <- walkResult{files, st}
 	}()
+	m.mu.RLock()
+	load := m.cacheLoad
+	m.mu.RUnlock()
+	if load != nil {
+		<-load // ReadCache's
+	}
 	m.mu.Lock()
 	if !m.cacheRead {
 		m.cacheRead = true
