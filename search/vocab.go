@@ -1,7 +1,9 @@
 package search
 
 import (
+	"cmp"
 	"context"
+	"slices"
 	"sort"
 	"sync"
 
@@ -196,20 +198,28 @@ var docStopWords = map[string]bool{
 }
 
 // vocab holds the per-file contributions. The counts a question needs are
-// made when it is asked, by one pass over the contributions: flat arrays of
-// term ids (a few hundred thousand on the Go tree), so there are no
+// made when it is asked, from the files whose docs have its words (postings
+// kept beside the contributions), so a question costs what its words occur
+// in, not a pass over every file of a large tree, and there are no
 // word-pair maps to build at open or to keep current as files change.
 type vocab struct {
 	mu    sync.Mutex
 	ids   map[string]uint32
 	terms []string
 	// files: per file, [k, m, k word ids, m part ids, then (word, part)
-	// id pairs].
+	// id pairs]; the words, the parts and the pairs each ascending and
+	// distinct (normalized).
 	files map[string][]uint32
+
+	fids     map[string]uint32 // rel → file id, for postings
+	byFid    [][]uint32        // file id → its files entry (nil: free)
+	free     []uint32          // file ids to reuse
+	postings [][]uint32        // word id → ids of the files whose docs have it, ascending
+	nPart    []int32           // part id → files documenting a name with it
 }
 
 func newVocab() *vocab {
-	return &vocab{ids: map[string]uint32{}, files: map[string][]uint32{}}
+	return &vocab{ids: map[string]uint32{}, files: map[string][]uint32{}, fids: map[string]uint32{}}
 }
 
 func (v *vocab) id(t string) uint32 {
@@ -227,28 +237,163 @@ func (v *vocab) id(t string) uint32 {
 func (v *vocab) set(rel string, fv fileVocab) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	delete(v.files, rel)
-	if len(fv.words) == 0 {
-		return
+	var enc []uint32
+	if len(fv.words) > 0 {
+		var parts []uint32
+		seen := map[uint32]bool{}
+		for _, p := range fv.pairs {
+			if id := v.id(p[1]); !seen[id] {
+				seen[id] = true
+				parts = append(parts, id)
+			}
+		}
+		enc = make([]uint32, 0, 2+len(fv.words)+len(parts)+2*len(fv.pairs))
+		enc = append(enc, uint32(len(fv.words)), uint32(len(parts)))
+		for _, w := range fv.words {
+			enc = append(enc, v.id(w))
+		}
+		enc = append(enc, parts...)
+		for _, p := range fv.pairs {
+			enc = append(enc, v.id(p[0]), v.id(p[1]))
+		}
+		enc = normalizeVocab(enc)
 	}
-	var parts []uint32
-	seen := map[uint32]bool{}
-	for _, p := range fv.pairs {
-		if id := v.id(p[1]); !seen[id] {
-			seen[id] = true
-			parts = append(parts, id)
+	v.put(rel, enc)
+}
+
+// put makes enc (normalized; nil removes) rel's entry and updates the
+// postings and part counts by the difference from its previous entry.
+func (v *vocab) put(rel string, enc []uint32) {
+	old := v.files[rel]
+	fid, had := v.fids[rel]
+	if !had {
+		if enc == nil {
+			return
+		}
+		if n := len(v.free); n > 0 {
+			fid, v.free = v.free[n-1], v.free[:n-1]
+		} else {
+			fid = uint32(len(v.byFid))
+			v.byFid = append(v.byFid, nil)
+		}
+		v.fids[rel] = fid
+	}
+	v.grow()
+	ow, op := vocabWords(old), vocabParts(old)
+	nw, np := vocabWords(enc), vocabParts(enc)
+	// Both word lists ascend: one merge finds what left and what came.
+	i, j := 0, 0
+	for i < len(ow) || j < len(nw) {
+		switch {
+		case j == len(nw) || i < len(ow) && ow[i] < nw[j]:
+			ps := v.postings[ow[i]]
+			if k, ok := slices.BinarySearch(ps, fid); ok {
+				v.postings[ow[i]] = slices.Delete(ps, k, k+1)
+			}
+			i++
+		case i == len(ow) || nw[j] < ow[i]:
+			ps := v.postings[nw[j]]
+			if k, ok := slices.BinarySearch(ps, fid); !ok {
+				v.postings[nw[j]] = slices.Insert(ps, k, fid)
+			}
+			j++
+		default:
+			i++
+			j++
 		}
 	}
-	enc := make([]uint32, 0, 2+len(fv.words)+len(parts)+2*len(fv.pairs))
-	enc = append(enc, uint32(len(fv.words)), uint32(len(parts)))
-	for _, w := range fv.words {
-		enc = append(enc, v.id(w))
+	for _, p := range op {
+		v.nPart[p]--
 	}
-	enc = append(enc, parts...)
-	for _, p := range fv.pairs {
-		enc = append(enc, v.id(p[0]), v.id(p[1]))
+	for _, p := range np {
+		v.nPart[p]++
+	}
+	if enc == nil {
+		delete(v.files, rel)
+		delete(v.fids, rel)
+		v.byFid[fid] = nil
+		v.free = append(v.free, fid)
+		return
 	}
 	v.files[rel] = enc
+	v.byFid[fid] = enc
+}
+
+// grow sizes the per-term tables to the term table.
+func (v *vocab) grow() {
+	if n := len(v.terms); len(v.postings) < n {
+		v.postings = append(v.postings, make([][]uint32, n-len(v.postings))...)
+		v.nPart = append(v.nPart, make([]int32, n-len(v.nPart))...)
+	}
+}
+
+func vocabWords(enc []uint32) []uint32 {
+	if enc == nil {
+		return nil
+	}
+	return enc[2 : 2+enc[0]]
+}
+
+func vocabParts(enc []uint32) []uint32 {
+	if enc == nil {
+		return nil
+	}
+	return enc[2+enc[0] : 2+enc[0]+enc[1]]
+}
+
+func vocabPairs(enc []uint32) []uint32 {
+	if enc == nil {
+		return nil
+	}
+	return enc[2+enc[0]+enc[1]:]
+}
+
+// normalizeVocab returns a well-formed entry with its words, parts and
+// pairs ascending and distinct (the entry itself when they already are):
+// counts look a word's pairs up by binary search and postings must not
+// count a file twice.
+func normalizeVocab(enc []uint32) []uint32 {
+	ascending := func(s []uint32) bool {
+		for i := 1; i < len(s); i++ {
+			if s[i] <= s[i-1] {
+				return false
+			}
+		}
+		return true
+	}
+	pairsAscending := func(s []uint32) bool {
+		for i := 2; i+1 < len(s); i += 2 {
+			if s[i] < s[i-2] || s[i] == s[i-2] && s[i+1] <= s[i-1] {
+				return false
+			}
+		}
+		return true
+	}
+	words, parts, pairs := vocabWords(enc), vocabParts(enc), vocabPairs(enc)
+	if ascending(words) && ascending(parts) && pairsAscending(pairs) {
+		return enc
+	}
+	words = slices.Compact(slices.Sorted(slices.Values(words)))
+	parts = slices.Compact(slices.Sorted(slices.Values(parts)))
+	ps := make([][2]uint32, 0, len(pairs)/2)
+	for i := 0; i+1 < len(pairs); i += 2 {
+		ps = append(ps, [2]uint32{pairs[i], pairs[i+1]})
+	}
+	slices.SortFunc(ps, func(a, b [2]uint32) int {
+		if a[0] != b[0] {
+			return cmp.Compare(a[0], b[0])
+		}
+		return cmp.Compare(a[1], b[1])
+	})
+	ps = slices.Compact(ps)
+	out := make([]uint32, 0, 2+len(words)+len(parts)+2*len(ps))
+	out = append(out, uint32(len(words)), uint32(len(parts)))
+	out = append(out, words...)
+	out = append(out, parts...)
+	for _, p := range ps {
+		out = append(out, p[0], p[1])
+	}
+	return out
 }
 
 func (v *vocab) remove(rel string) { v.set(rel, fileVocab{}) }
@@ -268,16 +413,33 @@ func (v *vocab) snapshot() ([]string, map[string][]uint32) {
 func (v *vocab) load(terms []string, files map[string][]uint32) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	v.terms, v.files, v.ids = terms, files, make(map[string]uint32, len(terms))
-	if v.files == nil {
-		v.files = map[string][]uint32{}
-	}
+	v.terms, v.ids = terms, make(map[string]uint32, len(terms))
+	v.files, v.fids, v.byFid, v.free, v.postings, v.nPart = map[string][]uint32{}, map[string]uint32{}, nil, nil, nil, nil
 	for i, t := range terms {
 		v.ids[t] = uint32(i)
 	}
-	for rel, enc := range v.files {
-		if !wellFormed(enc, len(terms)) {
-			delete(v.files, rel) // not written by set: a damaged manifest
+	rels := make([]string, 0, len(files))
+	for rel, enc := range files {
+		if wellFormed(enc, len(terms)) { // else not written by set: a damaged manifest
+			rels = append(rels, rel)
+		}
+	}
+	// In path order, so that file ids, and so the postings built by
+	// appending, ascend.
+	sort.Strings(rels)
+	v.fids = make(map[string]uint32, len(rels))
+	v.byFid = make([][]uint32, 0, len(rels))
+	v.grow()
+	for _, rel := range rels {
+		enc := normalizeVocab(files[rel])
+		fid := uint32(len(v.byFid))
+		v.files[rel], v.fids[rel] = enc, fid
+		v.byFid = append(v.byFid, enc)
+		for _, w := range vocabWords(enc) {
+			v.postings[w] = append(v.postings[w], fid)
+		}
+		for _, p := range vocabParts(enc) {
+			v.nPart[p]++
 		}
 	}
 }
@@ -298,38 +460,28 @@ func wellFormed(enc []uint32, n int) bool {
 
 // counts returns, for the question's word ids, how many files' docs have
 // each (nWord), how many files document a name with each part (nPart, by
-// id), how many files pair each word with each part, and the number of
-// files with documented declarations.
+// id; the live table, read under v.mu), how many files pair each word
+// with each part, and the number of files with documented declarations.
 func (v *vocab) counts(q []uint32) (nWord map[uint32]int, nPart []int32, pairs map[uint32]map[uint32]int, nDocs int) {
-	// A dense set: the pass looks up every id of every file.
-	in := make([]bool, len(v.terms))
-	for _, id := range q {
-		in[id] = true
-	}
 	nWord, pairs = map[uint32]int{}, map[uint32]map[uint32]int{}
-	nPart = make([]int32, len(v.terms))
-	for _, enc := range v.files {
-		k, m := int(enc[0]), int(enc[1])
-		for _, w := range enc[2 : 2+k] {
-			if in[w] {
-				nWord[w]++
-			}
+	for _, w := range q {
+		if int(w) >= len(v.postings) || len(v.postings[w]) == 0 {
+			continue
 		}
-		for _, p := range enc[2+k : 2+k+m] {
-			nPart[p]++
-		}
-		for i := 2 + k + m; i+1 < len(enc); i += 2 {
-			if w := enc[i]; in[w] {
-				pm := pairs[w]
-				if pm == nil {
-					pm = map[uint32]int{}
-					pairs[w] = pm
-				}
-				pm[enc[i+1]]++
+		ps := v.postings[w]
+		nWord[w] = len(ps)
+		pm := map[uint32]int{}
+		pairs[w] = pm
+		for _, fid := range ps {
+			pr := vocabPairs(v.byFid[fid])
+			n := len(pr) / 2
+			i := sort.Search(n, func(i int) bool { return pr[2*i] >= w })
+			for ; i < n && pr[2*i] == w; i++ {
+				pm[pr[2*i+1]]++
 			}
 		}
 	}
-	return nWord, nPart, pairs, len(v.files)
+	return nWord, v.nPart, pairs, len(v.files)
 }
 
 // expansion is a name part a question's words point to, with its weight.

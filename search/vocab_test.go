@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -244,5 +247,110 @@ func TestVocabLoadDropsDamaged(t *testing.T) {
 	nWord, _, pairs, n := w.counts([]uint32{w.ids["admit"]})
 	if n != 1 || nWord[w.ids["admit"]] != 1 || pairs[w.ids["admit"]][w.ids["gate"]] != 1 {
 		t.Errorf("counts %v %v %d: want admit in 1 file, paired with gate once", nWord, pairs, n)
+	}
+}
+
+// TestVocabCountsMatchAFullPass: the counts a question reads through the
+// postings are those of a pass over every file's contribution, through
+// random sets, rewrites, removals and a reload from a snapshot (file ids
+// reused, entries arriving unsorted and with repeats from a manifest).
+func TestVocabCountsMatchAFullPass(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 29))
+	words := []string{"admit", "gate", "wait", "group", "read", "write", "close", "lock", "parse", "token"}
+	randomVocab := func() fileVocab {
+		var fv fileVocab
+		for _, w := range words {
+			if rng.IntN(3) == 0 {
+				fv.words = append(fv.words, w)
+				for _, p := range words {
+					if rng.IntN(4) == 0 {
+						fv.pairs = append(fv.pairs, [2]string{w, p})
+					}
+				}
+			}
+		}
+		return fv
+	}
+	// fullPass counts as a question did before the postings: every file.
+	fullPass := func(v *vocab, q []uint32) (map[uint32]int, map[uint32]int, map[uint32]map[uint32]int) {
+		nWord, nPart, pairs := map[uint32]int{}, map[uint32]int{}, map[uint32]map[uint32]int{}
+		for _, enc := range v.files {
+			seen := map[[2]uint32]bool{}
+			for _, w := range slices.Compact(slices.Sorted(slices.Values(vocabWords(enc)))) {
+				if slices.Contains(q, w) {
+					nWord[w]++
+				}
+			}
+			for _, p := range slices.Compact(slices.Sorted(slices.Values(vocabParts(enc)))) {
+				nPart[p]++
+			}
+			pr := vocabPairs(enc)
+			for i := 0; i+1 < len(pr); i += 2 {
+				k := [2]uint32{pr[i], pr[i+1]}
+				if slices.Contains(q, k[0]) && !seen[k] {
+					seen[k] = true
+					if pairs[k[0]] == nil {
+						pairs[k[0]] = map[uint32]int{}
+					}
+					pairs[k[0]][k[1]]++
+				}
+			}
+		}
+		return nWord, nPart, pairs
+	}
+	check := func(v *vocab, step int) {
+		t.Helper()
+		var q []uint32
+		for _, w := range words {
+			if id, ok := v.ids[w]; ok {
+				q = append(q, id)
+			}
+		}
+		nWord, nPart, pairs, n := v.counts(q)
+		wWord, wPart, wPairs := fullPass(v, q)
+		if n != len(v.files) || !maps.Equal(nWord, wWord) || !maps.EqualFunc(pairs, wPairs, maps.Equal) {
+			t.Fatalf("step %d: counts %v %v (%d files), a full pass %v %v", step, nWord, pairs, n, wWord, wPairs)
+		}
+		for id := range v.terms {
+			if int(nPart[id]) != wPart[uint32(id)] {
+				t.Fatalf("step %d: nPart[%s] = %d, a full pass %d", step, v.terms[id], nPart[id], wPart[uint32(id)])
+			}
+		}
+	}
+	v := newVocab()
+	for step := 0; step < 400; step++ {
+		rel := fmt.Sprintf("f%d.go", rng.IntN(30))
+		if rng.IntN(4) == 0 {
+			v.remove(rel)
+		} else {
+			v.set(rel, randomVocab())
+		}
+		check(v, step)
+		if step%100 == 99 {
+			terms, files := v.snapshot()
+			for rel, enc := range files {
+				// A manifest may hold entries unsorted and with repeats:
+				// each section reversed, its first element repeated.
+				ws, ps, prs := slices.Clone(vocabWords(enc)), slices.Clone(vocabParts(enc)), slices.Clone(vocabPairs(enc))
+				slices.Reverse(ws)
+				slices.Reverse(ps)
+				ws = append(ws, ws[0])
+				if len(ps) > 0 {
+					ps = append(ps, ps[0])
+				}
+				var pairs []uint32
+				for i := len(prs) - 2; i >= 0; i -= 2 {
+					pairs = append(pairs, prs[i], prs[i+1])
+				}
+				if len(prs) > 0 {
+					pairs = append(pairs, prs[len(prs)-2], prs[len(prs)-1])
+				}
+				files[rel] = slices.Concat([]uint32{uint32(len(ws)), uint32(len(ps))}, ws, ps, pairs)
+			}
+			w := newVocab()
+			w.load(terms, files)
+			check(w, step)
+			v = w
+		}
 	}
 }
