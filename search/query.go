@@ -231,10 +231,21 @@ func (ix *Index) bm25Stats() (*search.BM25Stats, error) {
 	return st, nil
 }
 
-// build turns a parsed query into a bleve query.
-func (p *Parsed) build(ix *Index, checkPhrases bool) query.Query {
+// build turns a parsed query into a bleve query. With drive, a chunk must
+// also have one of those terms of the words (drivingTerms).
+func (p *Parsed) build(ix *Index, checkPhrases bool, drive []string) query.Query {
 	var must []query.Query
 	text := strings.Join(p.Words, " ")
+	if len(drive) > 0 {
+		var any []query.Query
+		for _, d := range drive {
+			t := bleve.NewTermQuery(d)
+			t.SetField(fBody)
+			t.SetBoost(0)
+			any = append(any, t)
+		}
+		must = append(must, bleve.NewDisjunctionQuery(any...))
+	}
 	if len(terms(text)) > 0 {
 		body := bleve.NewMatchQuery(text)
 		body.SetField(fBody)
@@ -419,8 +430,13 @@ func (ix *Index) search(ctx context.Context, p Parsed, limit int) (res *Result, 
 	// checked says whether phrases check their positions inside the
 	// search (else the caller checks them).
 	wholes := p.compoundWholes()
+	var drive []string
+	if len(wholes) == 0 {
+		// A compound identifier drives its search already (all, below).
+		drive = ix.drivingTerms(p.Words, 4*uint64(rerankDepth+rerankDepth/4))
+	}
 	queries := func(checked bool) (full, all, some query.Query) {
-		full = p.build(ix, checked)
+		full = p.build(ix, checked, drive)
 		all, some = full, full
 		// A compound identifier (camelCase, snake_case) is looked for whole
 		// first: when it occurs, only chunks containing it are ranked (cheap: the
@@ -472,12 +488,22 @@ func (ix *Index) search(ctx context.Context, p Parsed, limit int) (res *Result, 
 		}
 		return run(pick(queries(true)), collect)
 	}
-	sr, err := find(func(_, all, _ query.Query) query.Query { return all })
-	if err == nil && sr.Total == 0 && len(wholes) > 1 {
-		sr, err = find(func(_, _, some query.Query) query.Query { return some })
+	findAll := func() (*bleve.SearchResult, error) {
+		sr, err := find(func(_, all, _ query.Query) query.Query { return all })
+		if err == nil && sr.Total == 0 && len(wholes) > 1 {
+			sr, err = find(func(_, _, some query.Query) query.Query { return some })
+		}
+		if err == nil && sr.Total == 0 && len(wholes) > 0 {
+			sr, err = find(func(full, _, _ query.Query) query.Query { return full })
+		}
+		return sr, err
 	}
-	if err == nil && sr.Total == 0 && len(wholes) > 0 {
-		sr, err = find(func(full, _, _ query.Query) query.Query { return full })
+	sr, err := findAll()
+	if err == nil && drive != nil && sr.Total < uint64(collect) {
+		// The rare terms found fewer chunks than the pool holds: the
+		// common ones decide the rest, as without them.
+		drive = nil
+		sr, err = findAll()
 	}
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
@@ -509,6 +535,90 @@ func (ix *Index) search(ctx context.Context, p Parsed, limit int) (res *Result, 
 		res.Hits = append(res.Hits, hit)
 	}
 	return res, nil
+}
+
+// driveShare bounds the chunks a question's rarest words may match
+// together, as a share of the index, for them to drive its search. A
+// question in a user's words has common words ("start", "path", "process")
+// whose postings span much of a large tree: a disjunction of every word
+// reads them all, while BM25 ranks the chunks with the rare words first
+// anyway. With the rarest words required (and the pool still full), the
+// common ones only score the chunks those found. Picked on the dev halves
+// of testdata/heldout.tsv and the context quality set, measured on
+// 10× the Go tree (docs/scale.md).
+var driveShare = 0.02
+
+// minDriveTerms is the fewest distinct terms a question needs before some
+// of them drive the search: a short query is all signal.
+const minDriveTerms = 4
+
+// drivingTerms returns the rarest of the words' query terms whose body
+// postings together hold at most driveShare of the chunks; nil when those
+// would be all of them, or hold fewer than least chunks (the pool would
+// not fill, and the search would run twice), or the words have too few
+// terms.
+func (ix *Index) drivingTerms(words []string, least uint64) []string {
+	if driveShare <= 0 || len(words) == 0 {
+		return nil
+	}
+	var ts []string
+	seen := map[string]bool{}
+	for _, t := range (codeAnalyzer{query: true}).Analyze([]byte(strings.Join(words, " "))) {
+		if k := string(t.Term); !seen[k] {
+			seen[k] = true
+			ts = append(ts, k)
+		}
+	}
+	if len(ts) < minDriveTerms {
+		return nil
+	}
+	adv, err := ix.idx.Advanced()
+	if err != nil {
+		return nil
+	}
+	r, err := adv.Reader()
+	if err != nil {
+		return nil
+	}
+	defer r.Close()
+	n, err := r.DocCount()
+	if err != nil || n == 0 {
+		return nil
+	}
+	type termCount struct {
+		term string
+		n    uint64
+	}
+	counts := make([]termCount, 0, len(ts))
+	for _, t := range ts {
+		tfr, err := r.TermFieldReader(context.Background(), []byte(t), fBody, false, false, false)
+		if err != nil {
+			return nil
+		}
+		counts = append(counts, termCount{t, tfr.Count()})
+		tfr.Close()
+	}
+	sort.Slice(counts, func(i, j int) bool {
+		if counts[i].n != counts[j].n {
+			return counts[i].n < counts[j].n
+		}
+		return counts[i].term < counts[j].term
+	})
+	budget := uint64(driveShare * float64(n))
+	var sum uint64
+	k := 0
+	for k < len(counts) && sum+counts[k].n <= budget {
+		sum += counts[k].n
+		k++
+	}
+	if k == len(counts) || sum < least {
+		return nil
+	}
+	out := make([]string, k)
+	for i := range out {
+		out[i] = counts[i].term
+	}
+	return out
 }
 
 // pool returns the first rerankDepth matches by score, ties broken by id,

@@ -1,8 +1,13 @@
 package search
 
 import (
+	"context"
+	"fmt"
 	"regexp"
+	"slices"
 	"testing"
+
+	"github.com/cairn-dev/cairn/workspace"
 )
 
 // wildcardMatches is bleve's wildcard semantics on a whole string.
@@ -36,5 +41,52 @@ func TestDeriveWildcards(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestDrivingTerms: the rarest of a question's terms drive its search while
+// together they match at most driveShare of the chunks and at least the
+// given number; a short question, or one whose terms are all rare, or
+// whose rare terms would not fill the pool, is searched as a whole.
+func TestDrivingTerms(t *testing.T) {
+	root := t.TempDir()
+	for i := 0; i < 60; i++ {
+		extra := ""
+		if i < 2 {
+			extra += " zulu"
+		}
+		if i >= 10 && i < 13 {
+			extra += " yankee"
+		}
+		writeFile(t, root, fmt.Sprintf("p%02d/f.go", i), fmt.Sprintf("package p%02d\n\n// alpha beta gamma%s\nvar x = %d\n", i, extra, i))
+	}
+	ws, err := workspace.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix := openIndex(t, ws, t.TempDir(), nil)
+	if _, err := ix.Reconcile(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer func(s float64) { driveShare = s }(driveShare)
+	driveShare = 0.2 // 12 of the 60 chunks
+	rare := terms("zulu yankee")
+	slices.Sort(rare)
+	// Their postings hold 8 chunks: zulu 2, yankee 3 under the word and 3
+	// under its stem.
+	got := ix.drivingTerms([]string{"alpha", "zulu", "beta", "yankee", "gamma"}, 8)
+	slices.Sort(got)
+	if !slices.Equal(got, rare) {
+		t.Errorf("driving terms %v, want the rare %v", got, rare)
+	}
+	if d := ix.drivingTerms([]string{"alpha", "zulu", "beta", "yankee", "gamma"}, 9); d != nil {
+		t.Errorf("driving terms %v, want none: the rare terms' postings hold 8 chunks, fewer than the 9 asked for", d)
+	}
+	if d := ix.drivingTerms([]string{"alpha", "zulu"}, 1); d != nil {
+		t.Errorf("driving terms %v of a two-word query, want none", d)
+	}
+	driveShare = 2
+	if d := ix.drivingTerms([]string{"zulu", "yankee", "alpha", "beta"}, 1); d != nil {
+		t.Errorf("driveShare 2: driving terms %v, want none (every term fits)", d)
 	}
 }
