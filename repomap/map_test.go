@@ -885,3 +885,42 @@ func TestDefIndexOf(t *testing.T) {
 		t.Fatalf("after edits the index differs from a rebuilt one")
 	}
 }
+
+// TestStatsFollowEdits: the counts Stats keeps between changes follow
+// every kind of change, and a caller's copy is its own.
+func TestStatsFollowEdits(t *testing.T) {
+	root := t.TempDir()
+	writeFiles(t, root, smallRepo)
+	m := newMap(t, root, Options{})
+	build(t, m)
+	st := m.Stats()
+	if st.Files != len(smallRepo) || st.Defs == 0 {
+		t.Fatalf("stats after build %+v, want %d files with definitions", st, len(smallRepo))
+	}
+	st.Skipped["mine"] = 1
+	if m.Stats().Skipped["mine"] != 0 {
+		t.Error("a caller's change to Skipped reached the map's counts")
+	}
+	src := smallRepo["util/strings.go"] + "\nfunc BrandNewFunction() {}\n"
+	if err := m.Update("util/strings.go", []byte(src)); err != nil {
+		t.Fatal(err)
+	}
+	if got := m.Stats(); got.Defs != st.Defs+1 {
+		t.Errorf("after a new function: %d definitions, want %d", got.Defs, st.Defs+1)
+	}
+	if err := m.Update("app/extra.go", []byte("package app\nfunc ExtraFromOverlay() {}\n")); err != nil {
+		t.Fatal(err)
+	}
+	if got := m.Stats(); got.Files != st.Files+1 {
+		t.Errorf("after a new file: %d files, want %d", got.Files, st.Files+1)
+	}
+	m.Remove("app/extra.go")
+	m.Remove("billing/invoice.go")
+	if got := m.Stats(); got.Files != st.Files-1 {
+		t.Errorf("after two removals: %d files, want %d", got.Files, st.Files-1)
+	}
+	build(t, m) // the disk has the files as they were
+	if got := m.Stats(); got.Files != st.Files || got.Defs != st.Defs {
+		t.Errorf("after a rebuild from disk: %+v, want %d files, %d definitions", got, st.Files, st.Defs)
+	}
+}
