@@ -49,7 +49,7 @@ func (h Hit) String() string { return fmt.Sprintf("%s:%d: %s", h.Path, h.Line, h
 // Result is the answer to one query.
 type Result struct {
 	Hits     []Hit    `json:"hits"`
-	Total    uint64   `json:"total"`              // matching chunks
+	Total    uint64   `json:"total"`              // matching chunks (of a driven question, those with a driving term: drivingTerms)
 	Partial  bool     `json:"partial,omitempty"`  // the index was still being built
 	Warnings []string `json:"warnings,omitempty"` // e.g. an unbalanced quote read literally
 }
@@ -259,12 +259,18 @@ func (p *Parsed) build(ix *Index, checkPhrases bool, drive []string) query.Query
 		// query with a "should" clause would say it more directly, but
 		// bleve's BooleanSearcher loses should-matches when a conjunction
 		// around it (filters) advances it: scores changed from run to run.
-		required := bleve.NewMatchQuery(text)
-		required.SetField(fBody)
-		required.Analyzer = analyzerQuery
-		required.SetBoost(0)
 		either := bleve.NewDisjunctionQuery(body, meta)
-		must = append(must, bleve.NewConjunctionQuery(either, required))
+		if len(drive) > 0 {
+			// The driving terms are body terms: a chunk with one has
+			// the body match the required clause would ask for.
+			must = append(must, either)
+		} else {
+			required := bleve.NewMatchQuery(text)
+			required.SetField(fBody)
+			required.Analyzer = analyzerQuery
+			required.SetBoost(0)
+			must = append(must, bleve.NewConjunctionQuery(either, required))
+		}
 	}
 	for _, ph := range p.Phrases {
 		if q := ix.newPhraseQuery(ph, checkPhrases); q != nil {

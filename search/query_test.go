@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/cairn-dev/cairn/workspace"
@@ -88,5 +89,55 @@ func TestDrivingTerms(t *testing.T) {
 	driveShare = 2
 	if d := ix.drivingTerms([]string{"zulu", "yankee", "alpha", "beta"}, 1); d != nil {
 		t.Errorf("driveShare 2: driving terms %v, want none (every term fits)", d)
+	}
+}
+
+// TestDrivenSearchKeepsTheTop: a question whose rarest words drive its
+// search returns the hits, in order and with the scores, of the same
+// question searched whole, when its best chunks have a driving term.
+func TestDrivenSearchKeepsTheTop(t *testing.T) {
+	root := t.TempDir()
+	for i := 0; i < 120; i++ {
+		// Rare words repeated a different number of times in each file:
+		// no two chunks score alike, so no tie straddles the pool's cut.
+		extra := ""
+		switch {
+		case i%10 == 0:
+			extra = strings.Repeat(" zulu", 1+i/10)
+		case i%10 == 5:
+			extra = strings.Repeat(" quark", 13+i/10)
+		}
+		writeFile(t, root, fmt.Sprintf("p%03d/f.go", i), fmt.Sprintf("package p%03d\n\n// alpha beta gamma delta%s\nvar x = %d\n", i, extra, i))
+	}
+	ws, err := workspace.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix := openIndex(t, ws, t.TempDir(), nil)
+	if _, err := ix.Reconcile(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer func(s float64, d int) { driveShare, rerankDepth = s, d }(driveShare, rerankDepth)
+	rerankDepth = 4 // a pool of 4 (5 collected): the 24 rare chunks fill it
+	q := "alpha zulu beta quark gamma delta"
+	driveShare = 0
+	whole, err := ix.Search(context.Background(), q, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	driveShare = 0.2 // 24 of the 120 chunks: zulu's 12 and quark's 12
+	p, _ := ParseQuery(q)
+	if d := ix.drivingTerms(p.Words, 4*uint64(rerankDepth+rerankDepth/4)); len(d) != 2 {
+		t.Fatalf("driving terms %v, want zulu and quark", d)
+	}
+	driven, err := ix.Search(context.Background(), q, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if whole.Total != 120 || driven.Total != 24 {
+		t.Errorf("totals %d whole, %d driven: want 120 and 24", whole.Total, driven.Total)
+	}
+	if len(whole.Hits) == 0 || !slices.EqualFunc(whole.Hits, driven.Hits, func(a, b Hit) bool { return a.Path == b.Path && a.Score == b.Score }) {
+		t.Errorf("driven hits differ from the whole question's:\n whole  %v\n driven %v", whole.Hits, driven.Hits)
 	}
 }
