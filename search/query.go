@@ -239,10 +239,7 @@ func (p *Parsed) build(ix *Index, checkPhrases bool, drive []string) query.Query
 	if len(drive) > 0 {
 		var any []query.Query
 		for _, d := range drive {
-			t := bleve.NewTermQuery(d)
-			t.SetField(fBody)
-			t.SetBoost(0)
-			any = append(any, t)
+			any = append(any, requiredTerm(d))
 		}
 		must = append(must, bleve.NewDisjunctionQuery(any...))
 	}
@@ -305,6 +302,15 @@ func (p *Parsed) build(ix *Index, checkPhrases bool, drive []string) query.Query
 		return must[0]
 	}
 	return bleve.NewConjunctionQuery(must...)
+}
+
+// requiredTerm matches chunks whose body has term and adds nothing to
+// their score: a condition, not a signal.
+func requiredTerm(term string) query.Query {
+	t := bleve.NewTermQuery(term)
+	t.SetField(fBody)
+	t.SetBoost(0)
+	return t
 }
 
 // pathFilter matches paths containing v, or matching v as a glob when it has
@@ -453,9 +459,7 @@ func (ix *Index) search(ctx context.Context, p Parsed, limit int) (res *Result, 
 			must := []query.Query{full}
 			var any []query.Query
 			for _, w := range wholes {
-				t := bleve.NewTermQuery(w)
-				t.SetField(fBody)
-				t.SetBoost(0)
+				t := requiredTerm(w)
 				must = append(must, t)
 				any = append(any, t)
 			}

@@ -61,14 +61,7 @@ func TestDrivingTerms(t *testing.T) {
 		}
 		writeFile(t, root, fmt.Sprintf("p%02d/f.go", i), fmt.Sprintf("package p%02d\n\n// alpha beta gamma%s\nvar x = %d\n", i, extra, i))
 	}
-	ws, err := workspace.Open(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ix := openIndex(t, ws, t.TempDir(), nil)
-	if _, err := ix.Reconcile(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	ix := reconciledIndex(t, root)
 	defer func(s float64) { driveShare = s }(driveShare)
 	driveShare = 0.2 // 12 of the 60 chunks
 	rare := terms("zulu yankee")
@@ -109,14 +102,7 @@ func TestDrivenSearchKeepsTheTop(t *testing.T) {
 		}
 		writeFile(t, root, fmt.Sprintf("p%03d/f.go", i), fmt.Sprintf("package p%03d\n\n// alpha beta gamma delta%s\nvar x = %d\n", i, extra, i))
 	}
-	ws, err := workspace.Open(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ix := openIndex(t, ws, t.TempDir(), nil)
-	if _, err := ix.Reconcile(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	ix := reconciledIndex(t, root)
 	defer func(s float64, d int) { driveShare, rerankDepth = s, d }(driveShare, rerankDepth)
 	rerankDepth = 4 // a pool of 4 (5 collected): the 24 rare chunks fill it
 	q := "alpha zulu beta quark gamma delta"
@@ -140,4 +126,18 @@ func TestDrivenSearchKeepsTheTop(t *testing.T) {
 	if len(whole.Hits) == 0 || !slices.EqualFunc(whole.Hits, driven.Hits, func(a, b Hit) bool { return a.Path == b.Path && a.Score == b.Score }) {
 		t.Errorf("driven hits differ from the whole question's:\n whole  %v\n driven %v", whole.Hits, driven.Hits)
 	}
+}
+
+// reconciledIndex indexes the tree at root in a new state directory.
+func reconciledIndex(t *testing.T, root string) *Index {
+	t.Helper()
+	ws, err := workspace.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix := openIndex(t, ws, t.TempDir(), nil)
+	if _, err := ix.Reconcile(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return ix
 }

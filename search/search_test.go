@@ -576,14 +576,7 @@ func TestCompoundsApartRankChunksWithEither(t *testing.T) {
 	writeFile(t, root, "enc/state.go", "package enc\n\ntype decodeState struct{ data []byte }\n\nfunc (d *decodeState) init(b []byte) { d.data = b }\n")
 	common := "package other\n\n// value bytes buffered read decode state init value bytes buffered\nfunc Value(read, decode, state []byte) (bytes, buffered int) { return len(read) + len(decode), len(state) }\n"
 	writeFile(t, root, "other/common.go", common)
-	ws, err := workspace.Open(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ix := openIndex(t, ws, t.TempDir(), nil)
-	if _, err := ix.Reconcile(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	ix := reconciledIndex(t, root)
 	hits := mustSearch(t, ix, "after readValue how do decodeState init and unmarshal turn the buffered bytes into v")
 	if !hasPath(hits, "enc/read.go") || !hasPath(hits, "enc/state.go") {
 		t.Errorf("hits %v: want both files with a compound", hits)
