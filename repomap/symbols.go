@@ -1,8 +1,8 @@
 package repomap
 
 import (
+	"slices"
 	"sort"
-	"strconv"
 	"strings"
 )
 
@@ -30,19 +30,39 @@ func (m *Map) DefinitionsOf(names []string) []Symbol {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	var out []Symbol
-	seen := map[string]bool{}
+	// A definition is listed once. For one name the scans never meet
+	// (the scoped one looks for the part after the dot, the plain one for
+	// the whole name), so repeats can only come from one file in one scan,
+	// and a file's matches are checked against its earlier ones: that
+	// spares a set over every match (a common name has thousands at 10×
+	// a large tree). Several names may meet ("T.m" and "m").
+	type defKey struct {
+		rel, name string
+		line      int
+	}
+	var seen map[defKey]bool
+	if len(want) > 1 {
+		seen = map[defKey]bool{}
+	}
 	scan := func(name, scope string, plain bool) {
 		for _, rel := range m.defIndex[name] {
 			t := m.files[rel].Tags
-			for _, d := range t.Defs {
+			first := len(out)
+			for i := range t.Defs {
+				d := &t.Defs[i]
 				if d.Name != name || (!plain && d.Scope != scope) {
 					continue
 				}
-				k := rel + "\x00" + strconv.Itoa(d.NameLine) + "\x00" + d.Name
-				if !seen[k] {
+				if seen != nil {
+					k := defKey{rel, d.Name, d.NameLine}
+					if seen[k] {
+						continue
+					}
 					seen[k] = true
-					out = append(out, Symbol{Path: t.Path, Language: t.Language, Def: d})
+				} else if slices.ContainsFunc(out[first:], func(s Symbol) bool { return s.NameLine == d.NameLine }) {
+					continue
 				}
+				out = append(out, Symbol{Path: t.Path, Language: t.Language, Def: *d})
 			}
 		}
 	}

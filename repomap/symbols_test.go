@@ -1,0 +1,103 @@
+package repomap
+
+import (
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strconv"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/testenv"
+)
+
+// definitionsBySet is DefinitionsOf as it was written first, one set over
+// every match: the reference the faster scan must agree with.
+func definitionsBySet(m *Map, names []string) []Symbol {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	var out []Symbol
+	seen := map[string]bool{}
+	scan := func(name, scope string, plain bool) {
+		for _, rel := range m.defIndex[name] {
+			t := m.files[rel].Tags
+			for _, d := range t.Defs {
+				if d.Name != name || (!plain && d.Scope != scope) {
+					continue
+				}
+				k := rel + "\x00" + strconv.Itoa(d.NameLine) + "\x00" + d.Name
+				if !seen[k] {
+					seen[k] = true
+					out = append(out, Symbol{Path: t.Path, Language: t.Language, Def: d})
+				}
+			}
+		}
+	}
+	want := map[string]bool{}
+	for _, n := range names {
+		if n != "" {
+			want[n] = true
+		}
+	}
+	for n := range want {
+		if i := lastDot(n); i > 0 && i < len(n)-1 {
+			scan(n[i+1:], n[:i], false)
+		}
+		scan(n, "", true)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Path != out[j].Path {
+			return out[i].Path < out[j].Path
+		}
+		if out[i].Line != out[j].Line {
+			return out[i].Line < out[j].Line
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
+
+func lastDot(s string) int {
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] == '.' {
+			return i
+		}
+	}
+	return -1
+}
+
+// TestDefinitionsOfAgreesWithSet checks DefinitionsOf against the reference
+// on a real package, for every name alone, every member as "Scope.Name",
+// and pairs that meet ("T.m" with "m").
+func TestDefinitionsOfAgreesWithSet(t *testing.T) {
+	m := newMap(t, filepath.Join(testenv.GOROOT(t), "src", "net", "http"), Options{})
+	build(t, m)
+	var queries [][]string
+	m.mu.RLock()
+	for name := range m.defIndex {
+		queries = append(queries, []string{name})
+	}
+	for _, e := range m.files {
+		if e.Tags == nil {
+			continue
+		}
+		for _, d := range e.Tags.Defs {
+			if d.Scope != "" {
+				queries = append(queries, []string{d.Scope + "." + d.Name}, []string{d.Scope + "." + d.Name, d.Name})
+			}
+		}
+	}
+	m.mu.RUnlock()
+	many := 0
+	for _, q := range queries {
+		got, want := m.DefinitionsOf(q), definitionsBySet(m, q)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("DefinitionsOf(%q): %d definitions, the reference %d", q, len(got), len(want))
+		}
+		if len(want) > 10 {
+			many++
+		}
+	}
+	if len(queries) < 1000 || many == 0 {
+		t.Fatalf("%d queries, %d with more than 10 definitions: too few to check", len(queries), many)
+	}
+}
