@@ -19,6 +19,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -118,7 +119,7 @@ type Map struct {
 	graph      *graph
 	rankCache  []*ranking
 	tokenCache map[string]int
-	defIndex   map[string][]string // definition name → files defining it (sorted)
+	defIndex   map[string][]defRef // definition name → its definitions, by path, then in file order
 	syms       symtab
 	stats      atomic.Pointer[statsAt] // the last Stats, while gen is its gen
 
@@ -144,7 +145,7 @@ func New(ws *workspace.Workspace, opts Options) *Map {
 		walkSkips:  map[SkipReason]int{},
 		transient:  map[SkipReason]int{},
 		tokenCache: map[string]int{},
-		defIndex:   map[string][]string{},
+		defIndex:   map[string][]defRef{},
 	}
 	m.readFile = m.readOverlay
 	return m
@@ -332,17 +333,31 @@ feed:
 	return stats, nil
 }
 
+// defRef is one definition in the definition index: the file's tags and
+// the definition's place in them. Pointing at the definition, rather than
+// at the file, spares a lookup its scan through every definition of each
+// file with the name (a common name's files hold tens of thousands at 10×
+// a large tree). A file's tags never change in place: a new version is
+// a new FileTags, swapped in through setLocked (or by a build, which makes
+// a new index), so a ref stays valid while it is in the index.
+type defRef struct {
+	tags *FileTags
+	i    int32
+}
+
+func (r defRef) def() *Def { return &r.tags.Defs[r.i] }
+
 // defIndexOf is the definition index of a build: each definition name →
-// the files (of rels, which are sorted) that define it, in path order.
-// names estimates how many distinct names there are (the last build's
-// count; 0 for none).
+// its definitions in the files of rels (which are sorted), in path order,
+// then in file order. names estimates how many distinct names there are
+// (the last build's count; 0 for none).
 // The lists share one backing array, each cut to its own capacity, so
 // setLocked's edits of one list never reach another; counting first
 // spares a growing slice per name.
-func defIndexOf(rels []string, files map[string]*entry, names int) map[string][]string {
+func defIndexOf(rels []string, files map[string]*entry, names int) map[string][]defRef {
 	type slot struct {
-		name           string
-		n, last, start int32
+		name     string
+		n, start int32
 	}
 	defs := 0
 	for _, rel := range rels {
@@ -355,8 +370,8 @@ func defIndexOf(rels []string, files map[string]*entry, names int) map[string][]
 	// dozen times.
 	slotOf := make(map[string]int32, names)
 	slots := make([]slot, 0, names)
-	hits := make([]int32, 0, defs) // per definition in rels' order: its slot, or -1 for a repeat in the file
-	for fi, rel := range rels {
+	hits := make([]int32, 0, defs) // per definition in rels' order: its slot
+	for _, rel := range rels {
 		for i := range files[rel].Tags.Defs {
 			name := files[rel].Tags.Defs[i].Name
 			id, ok := slotOf[name]
@@ -365,13 +380,8 @@ func defIndexOf(rels []string, files map[string]*entry, names int) map[string][]
 				slotOf[name] = id
 				slots = append(slots, slot{name: name})
 			}
-			if sl := &slots[id]; sl.last != int32(fi)+1 {
-				sl.n++
-				sl.last = int32(fi) + 1
-				hits = append(hits, id)
-			} else {
-				hits = append(hits, -1)
-			}
+			slots[id].n++
+			hits = append(hits, id)
 		}
 	}
 	total := int32(0)
@@ -380,23 +390,32 @@ func defIndexOf(rels []string, files map[string]*entry, names int) map[string][]
 		total += slots[i].n
 		slots[i].n = 0
 	}
-	all := make([]string, total)
+	all := make([]defRef, total)
 	h := 0
 	for _, rel := range rels {
-		for range files[rel].Tags.Defs {
-			if id := hits[h]; id >= 0 {
-				sl := &slots[id]
-				all[sl.start+sl.n] = rel
-				sl.n++
-			}
+		t := files[rel].Tags
+		for i := range t.Defs {
+			sl := &slots[hits[h]]
+			all[sl.start+sl.n] = defRef{t, int32(i)}
+			sl.n++
 			h++
 		}
 	}
-	index := make(map[string][]string, len(slots))
+	index := make(map[string][]defRef, len(slots))
 	for _, sl := range slots {
 		index[sl.name] = all[sl.start : sl.start+sl.n : sl.start+sl.n]
 	}
 	return index
+}
+
+// refsOf returns the range [lo, hi) of l (a defIndex list) in file rel.
+func refsOf(l []defRef, rel string) (lo, hi int) {
+	lo, _ = slices.BinarySearchFunc(l, rel, func(r defRef, rel string) int { return strings.Compare(r.tags.Path, rel) })
+	hi = lo
+	for hi < len(l) && l[hi].tags.Path == rel {
+		hi++
+	}
+	return lo, hi
 }
 
 func (m *Map) hasOverlay(abs string) bool {
@@ -555,8 +574,8 @@ func (m *Map) setLocked(rel string, e *entry) {
 	if old != nil && old.Tags != nil {
 		for _, d := range old.Tags.Defs {
 			l := m.defIndex[d.Name]
-			if i, ok := slices.BinarySearch(l, rel); ok {
-				l = slices.Delete(l, i, i+1)
+			if lo, hi := refsOf(l, rel); lo < hi {
+				l = slices.Delete(l, lo, hi)
 				if len(l) == 0 {
 					delete(m.defIndex, d.Name)
 				} else {
@@ -570,11 +589,22 @@ func (m *Map) setLocked(rel string, e *entry) {
 	} else {
 		m.files[rel] = e
 		if e.Tags != nil {
-			for _, d := range e.Tags.Defs {
-				l := m.defIndex[d.Name]
-				if i, ok := slices.BinarySearch(l, rel); !ok {
-					m.defIndex[d.Name] = slices.Insert(slices.Clip(l), i, rel)
+			// Each name's definitions in this file go in together, in
+			// file order, where the file's path sorts.
+			t := e.Tags
+			byName := map[string][]defRef{}
+			var names []string
+			for i := range t.Defs {
+				name := t.Defs[i].Name
+				if _, ok := byName[name]; !ok {
+					names = append(names, name)
 				}
+				byName[name] = append(byName[name], defRef{t, int32(i)})
+			}
+			for _, name := range names {
+				l := m.defIndex[name]
+				lo, _ := refsOf(l, rel)
+				m.defIndex[name] = slices.Insert(slices.Clip(l), lo, byName[name]...)
 			}
 		}
 	}

@@ -855,12 +855,10 @@ func TestDefIndexOf(t *testing.T) {
 		files[rel] = &entry{Rel: rel, Tags: ft}
 		rels = append(rels, rel)
 	}
-	want := map[string][]string{}
+	want := map[string][]defRef{}
 	for _, rel := range rels {
-		for _, d := range files[rel].Tags.Defs {
-			if l := want[d.Name]; len(l) == 0 || l[len(l)-1] != rel {
-				want[d.Name] = append(l, rel)
-			}
+		for i, d := range files[rel].Tags.Defs {
+			want[d.Name] = append(want[d.Name], defRef{files[rel].Tags, int32(i)})
 		}
 	}
 	got := defIndexOf(rels, files, 0)
@@ -879,6 +877,13 @@ func TestDefIndexOf(t *testing.T) {
 			e = nil
 		}
 		m.setLocked(rel, e)
+	}
+	for name, l := range m.defIndex {
+		for _, r := range l {
+			if e := m.files[r.tags.Path]; e == nil || e.Tags != r.tags || r.def().Name != name {
+				t.Fatalf("%s: a ref to %s's definition %d is not one of the file's current definitions of it", name, r.tags.Path, r.i)
+			}
+		}
 	}
 	fresh := slices.DeleteFunc(slices.Clone(rels), func(rel string) bool { return m.files[rel] == nil })
 	if rebuilt := defIndexOf(fresh, m.files, len(m.defIndex)); !reflect.DeepEqual(m.defIndex, rebuilt) {

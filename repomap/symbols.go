@@ -45,25 +45,41 @@ func (m *Map) DefinitionsOf(names []string) []Symbol {
 		seen = map[defKey]bool{}
 	}
 	scan := func(name, scope string, plain bool) {
-		for _, rel := range m.defIndex[name] {
-			t := m.files[rel].Tags
-			first := len(out)
-			for i := range t.Defs {
-				d := &t.Defs[i]
-				if d.Name != name || (!plain && d.Scope != scope) {
-					continue
-				}
-				if seen != nil {
-					k := defKey{rel, d.Name, d.NameLine}
-					if seen[k] {
-						continue
-					}
-					seen[k] = true
-				} else if slices.ContainsFunc(out[first:], func(s Symbol) bool { return s.NameLine == d.NameLine }) {
-					continue
-				}
-				out = append(out, Symbol{Path: t.Path, Language: t.Language, Def: *d})
+		var file *FileTags
+		first := 0
+		var lines map[int]bool // the file's listed name lines, once it has many (locals named alike)
+		for _, r := range m.defIndex[name] {
+			d := r.def()
+			if !plain && d.Scope != scope {
+				continue
 			}
+			t := r.tags
+			if t != file {
+				file, first, lines = t, len(out), nil
+			}
+			if seen != nil {
+				k := defKey{t.Path, d.Name, d.NameLine}
+				if seen[k] {
+					continue
+				}
+				seen[k] = true
+			} else if run := out[first:]; len(run) < 16 {
+				if slices.ContainsFunc(run, func(s Symbol) bool { return s.NameLine == d.NameLine }) {
+					continue
+				}
+			} else {
+				if lines == nil {
+					lines = make(map[int]bool, 2*len(run))
+					for _, s := range run {
+						lines[s.NameLine] = true
+					}
+				}
+				if lines[d.NameLine] {
+					continue
+				}
+				lines[d.NameLine] = true
+			}
+			out = append(out, Symbol{Path: t.Path, Language: t.Language, Def: *d})
 		}
 	}
 	for n := range want {

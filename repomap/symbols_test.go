@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"sort"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/testenv"
@@ -18,7 +19,7 @@ func definitionsBySet(m *Map, names []string) []Symbol {
 	var out []Symbol
 	seen := map[string]bool{}
 	scan := func(name, scope string, plain bool) {
-		for _, rel := range m.defIndex[name] {
+		for _, rel := range filesOf(m.defIndex[name]) {
 			t := m.files[rel].Tags
 			for _, d := range t.Defs {
 				if d.Name != name || (!plain && d.Scope != scope) {
@@ -99,5 +100,31 @@ func TestDefinitionsOfAgreesWithSet(t *testing.T) {
 	}
 	if len(queries) < 1000 || many == 0 {
 		t.Fatalf("%d queries, %d with more than 10 definitions: too few to check", len(queries), many)
+	}
+}
+
+// filesOf lists the files of a definition index list, once each, in order.
+func filesOf(l []defRef) []string {
+	var out []string
+	for _, r := range l {
+		if len(out) == 0 || out[len(out)-1] != r.tags.Path {
+			out = append(out, r.tags.Path)
+		}
+	}
+	return out
+}
+
+// TestDefinitionsOfListsEachLineOnce: definitions of one name on one line
+// (var a, a = …) are listed once, in a file with a few of them and in one
+// with many, as the reference lists them.
+func TestDefinitionsOfListsEachLineOnce(t *testing.T) {
+	root := t.TempDir()
+	many := "package p\n\n" + strings.Repeat("var a, a = 1, 2\n", 30)
+	writeFiles(t, root, map[string]string{"p/many.go": many, "q/few.go": "package q\n\nvar a, a = 1, 2\nvar b, a = 1, 2\n"})
+	m := newMap(t, root, Options{})
+	build(t, m)
+	got, want := m.DefinitionsOf([]string{"a"}), definitionsBySet(m, []string{"a"})
+	if len(want) != 32 || !reflect.DeepEqual(got, want) {
+		t.Fatalf("DefinitionsOf(a): %d definitions, the reference %d, want 32 (one per line)", len(got), len(want))
 	}
 }
