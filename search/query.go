@@ -445,7 +445,7 @@ func (ix *Index) search(ctx context.Context, p Parsed, limit int) (res *Result, 
 	var drive []string
 	if len(wholes) == 0 {
 		// A compound identifier drives its search already (all, below).
-		drive = ix.drivingTerms(p.Words, 4*uint64(rerankDepth+rerankDepth/4))
+		drive = ix.drivingTerms(ctx, p.Words, 4*uint64(rerankDepth+rerankDepth/4))
 	}
 	queries := func(checked bool) (full, all, some query.Query) {
 		full = p.build(ix, checked, drive)
@@ -567,7 +567,7 @@ const minDriveTerms = 4
 // would be all of them, or hold fewer than least chunks (the pool would
 // not fill, and the search would run twice), or the words have too few
 // terms.
-func (ix *Index) drivingTerms(words []string, least uint64) []string {
+func (ix *Index) drivingTerms(ctx context.Context, words []string, least uint64) []string {
 	if driveShare <= 0 || len(words) == 0 {
 		return nil
 	}
@@ -601,7 +601,7 @@ func (ix *Index) drivingTerms(words []string, least uint64) []string {
 	}
 	counts := make([]termCount, 0, len(ts))
 	for _, t := range ts {
-		tfr, err := r.TermFieldReader(context.Background(), []byte(t), fBody, false, false, false)
+		tfr, err := r.TermFieldReader(ctx, []byte(t), fBody, false, false, false)
 		if err != nil {
 			return nil
 		}

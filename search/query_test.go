@@ -68,19 +68,19 @@ func TestDrivingTerms(t *testing.T) {
 	slices.Sort(rare)
 	// Their postings hold 8 chunks: zulu 2, yankee 3 under the word and 3
 	// under its stem.
-	got := ix.drivingTerms([]string{"alpha", "zulu", "beta", "yankee", "gamma"}, 8)
+	got := ix.drivingTerms(context.Background(), []string{"alpha", "zulu", "beta", "yankee", "gamma"}, 8)
 	slices.Sort(got)
 	if !slices.Equal(got, rare) {
 		t.Errorf("driving terms %v, want the rare %v", got, rare)
 	}
-	if d := ix.drivingTerms([]string{"alpha", "zulu", "beta", "yankee", "gamma"}, 9); d != nil {
+	if d := ix.drivingTerms(context.Background(), []string{"alpha", "zulu", "beta", "yankee", "gamma"}, 9); d != nil {
 		t.Errorf("driving terms %v, want none: the rare terms' postings hold 8 chunks, fewer than the 9 asked for", d)
 	}
-	if d := ix.drivingTerms([]string{"alpha", "zulu"}, 1); d != nil {
+	if d := ix.drivingTerms(context.Background(), []string{"alpha", "zulu"}, 1); d != nil {
 		t.Errorf("driving terms %v of a two-word query, want none", d)
 	}
 	driveShare = 2
-	if d := ix.drivingTerms([]string{"zulu", "yankee", "alpha", "beta"}, 1); d != nil {
+	if d := ix.drivingTerms(context.Background(), []string{"zulu", "yankee", "alpha", "beta"}, 1); d != nil {
 		t.Errorf("driveShare 2: driving terms %v, want none (every term fits)", d)
 	}
 }
@@ -113,7 +113,7 @@ func TestDrivenSearchKeepsTheTop(t *testing.T) {
 	}
 	driveShare = 0.2 // 24 of the 120 chunks: zulu's 12 and quark's 12
 	p, _ := ParseQuery(q)
-	if d := ix.drivingTerms(p.Words, 4*uint64(rerankDepth+rerankDepth/4)); len(d) != 2 {
+	if d := ix.drivingTerms(context.Background(), p.Words, 4*uint64(rerankDepth+rerankDepth/4)); len(d) != 2 {
 		t.Fatalf("driving terms %v, want zulu and quark", d)
 	}
 	driven, err := ix.Search(context.Background(), q, 10)
