@@ -44,11 +44,16 @@ func (d *Documents) SetSource(src func(abs string) (text string, ok bool)) {
 // source (SetSource) says. ok is false when the disk holds the file's text.
 func (d *Documents) Text(abs string) (string, bool) {
 	d.mu.RLock()
+	// The text is read under the lock: Change writes it in place.
+	var text string
 	doc, open := d.docs[abs]
+	if open {
+		text = doc.Text
+	}
 	src := d.source
 	d.mu.RUnlock()
 	if open {
-		return doc.Text, true
+		return text, true
 	}
 	if src == nil {
 		return "", false

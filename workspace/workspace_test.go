@@ -89,6 +89,36 @@ func TestDocumentsIncrementalChanges(t *testing.T) {
 	}
 }
 
+// TestDocumentsTextWhileTyping: the editor's text is read while changes
+// come in (a chat fetching an edit's view as the user types); under -race
+// this fails if a read is not ordered with the writes.
+func TestDocumentsTextWhileTyping(t *testing.T) {
+	d := NewDocuments()
+	d.Open("/f", "go", 1, "")
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; i < 200; i++ {
+			if _, _, err := d.Change("/f", int32(i+2), []TextChange{{Range: &Range{Position{0, 0}, Position{0, 0}}, Text: "x"}}); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	last := 0
+	for i := 0; i < 200; i++ {
+		text, ok := d.Text("/f")
+		if !ok || strings.Trim(text, "x") != "" || len(text) < last {
+			t.Fatalf("read %q (open %v) after %d characters: not the typed text", text, ok, last)
+		}
+		last = len(text)
+	}
+	<-done
+	if text, _ := d.Text("/f"); len(text) != 200 {
+		t.Errorf("after typing 200 characters the text has %d", len(text))
+	}
+}
+
 func TestWalkHonorsIgnoreFiles(t *testing.T) {
 	root := t.TempDir()
 	files := map[string]string{
