@@ -89,6 +89,12 @@ func (m *Map) DefinitionsOf(names []string) []Symbol {
 		// A dotted name may also be a plain name (C# namespaces, Ruby).
 		scan(n, "", true)
 	}
+	sortSymbols(out)
+	return out
+}
+
+// sortSymbols orders symbols by path, line and name.
+func sortSymbols(out []Symbol) {
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Path != out[j].Path {
 			return out[i].Path < out[j].Path
@@ -98,7 +104,6 @@ func (m *Map) DefinitionsOf(names []string) []Symbol {
 		}
 		return out[i].Name < out[j].Name
 	})
-	return out
 }
 
 // EnclosingSymbol returns the innermost definition of file rel whose line

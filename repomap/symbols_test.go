@@ -3,7 +3,6 @@ package repomap
 import (
 	"path/filepath"
 	"reflect"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -45,15 +44,7 @@ func definitionsBySet(m *Map, names []string) []Symbol {
 		}
 		scan(n, "", true)
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Path != out[j].Path {
-			return out[i].Path < out[j].Path
-		}
-		if out[i].Line != out[j].Line {
-			return out[i].Line < out[j].Line
-		}
-		return out[i].Name < out[j].Name
-	})
+	sortSymbols(out)
 	return out
 }
 
