@@ -174,8 +174,67 @@ func (m *Map) Build(ctx context.Context) (BuildStats, error) {
 // the tree once for all of them.
 func (m *Map) BuildListed(ctx context.Context, list workspace.Lister) (BuildStats, error) {
 	start := time.Now()
-	// The walk and the cache's load are independent: they overlap, whether
-	// the load is ReadCache's, already under way, or the one below.
+	stats := BuildStats{Skipped: map[SkipReason]int{}}
+	walked, walkSkips, prev := m.walkAndLoad(list)
+
+	next := make(map[string]*entry, len(walked))
+	var todo []workspace.File
+	for _, f := range walked {
+		if LanguageOf(f.Rel) == "" {
+			walkSkips[SkipUnsupported]++
+			continue
+		}
+		if m.opts.Exclude != nil && m.opts.Exclude(f.Rel) {
+			walkSkips[SkipSecretPath]++
+			continue
+		}
+		if e := prev[f.Rel]; e != nil && e.Size == f.Size && e.Mod == f.Mod && !m.hasOverlay(f.Abs) {
+			next[f.Rel] = e
+			stats.Cached++
+			continue
+		}
+		todo = append(todo, f)
+	}
+
+	results := m.loadAll(ctx, todo, prev)
+	if err := ctx.Err(); err != nil {
+		return stats, err
+	}
+	transient := map[SkipReason]int{}
+	for _, r := range results {
+		switch {
+		case r.e != nil:
+			next[r.e.Rel] = r.e
+			if r.fresh {
+				stats.Parsed++
+				if m.opts.OnParse != nil && r.e.Tags != nil {
+					m.opts.OnParse(r.e.Tags)
+				}
+			} else {
+				stats.Cached++
+			}
+		case r.reason != "":
+			transient[r.reason]++
+		}
+	}
+	m.install(next, walkSkips, transient, stats.Parsed == 0 && len(next) == len(prev))
+
+	st := m.Stats()
+	stats.Files = st.Files
+	stats.Skipped = st.Skipped
+	var err error
+	if !m.opts.DeferCacheSave {
+		err = m.SaveCache()
+	}
+	stats.Duration = time.Since(start)
+	return stats, err
+}
+
+// walkAndLoad lists the workspace while the tags cache is read (by
+// ReadCache, already under way, or here): the two are independent and
+// overlap. It returns the walk's files and skips, and a copy of the map's
+// entries to reuse (Update may write m.files meanwhile).
+func (m *Map) walkAndLoad(list workspace.Lister) ([]workspace.File, map[SkipReason]int, map[string]*entry) {
 	type walkResult struct {
 		files []workspace.File
 		stats workspace.WalkStats
@@ -198,42 +257,29 @@ func (m *Map) BuildListed(ctx context.Context, list workspace.Lister) (BuildStat
 			m.files = cached
 		}
 	}
-	prev := maps.Clone(m.files) // Update may write m.files meanwhile
+	prev := maps.Clone(m.files)
 	m.mu.Unlock()
 
 	wr := <-walkDone
-	walked, ws := wr.files, wr.stats
-	stats := BuildStats{Skipped: map[SkipReason]int{}}
 	walkSkips := map[SkipReason]int{}
-	for r, n := range ws.Skipped {
+	for r, n := range wr.stats.Skipped {
 		walkSkips[SkipReason(r)] += n
 	}
+	return wr.files, walkSkips, prev
+}
 
-	next := make(map[string]*entry, len(walked))
-	var todo []workspace.File
-	for _, f := range walked {
-		if LanguageOf(f.Rel) == "" {
-			walkSkips[SkipUnsupported]++
-			continue
-		}
-		if m.opts.Exclude != nil && m.opts.Exclude(f.Rel) {
-			walkSkips[SkipSecretPath]++
-			continue
-		}
-		if e := prev[f.Rel]; e != nil && e.Size == f.Size && e.Mod == f.Mod && !m.hasOverlay(f.Abs) {
-			next[f.Rel] = e
-			stats.Cached++
-			continue
-		}
-		todo = append(todo, f)
-	}
+// loadResult is one file's outcome in a build.
+type loadResult struct {
+	e      *entry
+	reason SkipReason // transient failure: no entry
+	fresh  bool
+}
 
-	type result struct {
-		e      *entry
-		reason SkipReason // transient failure: no entry
-		fresh  bool
-	}
-	results := make([]result, len(todo))
+// loadAll reads and parses todo on the map's workers (reusing prev's
+// entries where the content hash matches), reporting progress; a cancelled
+// ctx stops feeding them.
+func (m *Map) loadAll(ctx context.Context, todo []workspace.File, prev map[string]*entry) []loadResult {
+	results := make([]loadResult, len(todo))
 	in := &interner{m: map[string]string{}}
 	var wg sync.WaitGroup
 	var done atomic.Int64
@@ -245,7 +291,7 @@ func (m *Map) BuildListed(ctx context.Context, list workspace.Lister) (BuildStat
 			for i := range work {
 				f := todo[i]
 				e, reason, fresh := m.load(ctx, f, prev[f.Rel], in)
-				results[i] = result{e, reason, fresh}
+				results[i] = loadResult{e, reason, fresh}
 				if n := done.Add(1); m.opts.Progress != nil && (n%64 == 0 || int(n) == len(todo)) {
 					m.opts.Progress(int(n), len(todo))
 				}
@@ -265,27 +311,14 @@ feed:
 	if len(todo) > 0 {
 		releaseCMemory() // what the parses freed, before the caller's next phase
 	}
-	if err := ctx.Err(); err != nil {
-		return stats, err
-	}
-	transient := map[SkipReason]int{}
-	for _, r := range results {
-		switch {
-		case r.e != nil:
-			next[r.e.Rel] = r.e
-			if r.fresh {
-				stats.Parsed++
-				if m.opts.OnParse != nil && r.e.Tags != nil {
-					m.opts.OnParse(r.e.Tags)
-				}
-			} else {
-				stats.Cached++
-			}
-		case r.reason != "":
-			transient[r.reason]++
-		}
-	}
+	return results
+}
 
+// install makes next the map's files, with their definition index (built
+// outside the lock) and the build's skips. unchanged says the build parsed
+// nothing and found the files it had: a first build from an up-to-date
+// cache, which then has nothing to save.
+func (m *Map) install(next map[string]*entry, walkSkips, transient map[SkipReason]int, unchanged bool) {
 	rels := make([]string, 0, len(next))
 	for rel, e := range next {
 		if e.Tags != nil {
@@ -299,6 +332,7 @@ feed:
 	index := defIndexOf(rels, next, names)
 
 	m.mu.Lock()
+	defer m.mu.Unlock()
 	// The symbol table only grows (Update interns every name it sees, e.g.
 	// each prefix of an identifier being typed); a full build starts it
 	// over when it has grown well past what the files use.
@@ -315,22 +349,9 @@ feed:
 	m.gen++
 	m.graph = nil
 	m.rankCache = nil
-	if stats.Parsed == 0 && len(next) == len(prev) && m.cacheGen == 0 {
-		m.cacheGen = m.gen // loaded from an up-to-date cache: nothing to save
+	if unchanged && m.cacheGen == 0 {
+		m.cacheGen = m.gen
 	}
-	m.mu.Unlock()
-
-	st := m.Stats()
-	stats.Files = st.Files
-	stats.Skipped = st.Skipped
-	if !m.opts.DeferCacheSave {
-		if err := m.SaveCache(); err != nil {
-			stats.Duration = time.Since(start)
-			return stats, err
-		}
-	}
-	stats.Duration = time.Since(start)
-	return stats, nil
 }
 
 // defRef is one definition in the definition index: the file's tags and
