@@ -206,20 +206,19 @@ type vocab struct {
 	mu    sync.Mutex
 	ids   map[string]uint32
 	terms []string
-	// files: per file, [k, m, k word ids, m part ids, then (word, part)
-	// id pairs]; the words, the parts and the pairs each ascending and
-	// distinct (normalized).
-	files map[string][]uint32
-
-	fids     map[string]uint32 // rel → file id, for postings
-	byFid    [][]uint32        // file id → its files entry (nil: free)
+	// Each file's contribution is an entry: [k, m, k word ids, m part ids,
+	// then (word, part) id pairs]; the words, the parts and the pairs each
+	// ascending and distinct (normalized). Files are known by an id, which
+	// postings hold.
+	fids     map[string]uint32 // rel → file id
+	byFid    [][]uint32        // file id → its entry (nil: free)
 	free     []uint32          // file ids to reuse
 	postings [][]uint32        // word id → ids of the files whose docs have it, ascending
 	nPart    []int32           // part id → files documenting a name with it
 }
 
 func newVocab() *vocab {
-	return &vocab{ids: map[string]uint32{}, files: map[string][]uint32{}, fids: map[string]uint32{}}
+	return &vocab{ids: map[string]uint32{}, fids: map[string]uint32{}}
 }
 
 func (v *vocab) id(t string) uint32 {
@@ -264,9 +263,11 @@ func (v *vocab) set(rel string, fv fileVocab) {
 // put makes enc (normalized; nil removes) rel's entry and updates the
 // postings and part counts by the difference from its previous entry.
 func (v *vocab) put(rel string, enc []uint32) {
-	old := v.files[rel]
+	var old []uint32
 	fid, had := v.fids[rel]
-	if !had {
+	if had {
+		old = v.byFid[fid]
+	} else {
 		if enc == nil {
 			return
 		}
@@ -309,13 +310,11 @@ func (v *vocab) put(rel string, enc []uint32) {
 		v.nPart[p]++
 	}
 	if enc == nil {
-		delete(v.files, rel)
 		delete(v.fids, rel)
 		v.byFid[fid] = nil
 		v.free = append(v.free, fid)
 		return
 	}
-	v.files[rel] = enc
 	v.byFid[fid] = enc
 }
 
@@ -402,9 +401,9 @@ func (v *vocab) remove(rel string) { v.set(rel, fileVocab{}) }
 func (v *vocab) snapshot() ([]string, map[string][]uint32) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	files := make(map[string][]uint32, len(v.files))
-	for k, e := range v.files {
-		files[k] = e
+	files := make(map[string][]uint32, len(v.fids))
+	for rel, fid := range v.fids {
+		files[rel] = v.byFid[fid]
 	}
 	return append([]string(nil), v.terms...), files
 }
@@ -414,7 +413,7 @@ func (v *vocab) load(terms []string, files map[string][]uint32) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.terms, v.ids = terms, make(map[string]uint32, len(terms))
-	v.files, v.fids, v.byFid, v.free, v.postings, v.nPart = map[string][]uint32{}, map[string]uint32{}, nil, nil, nil, nil
+	v.free, v.postings, v.nPart = nil, nil, nil
 	for i, t := range terms {
 		v.ids[t] = uint32(i)
 	}
@@ -433,7 +432,7 @@ func (v *vocab) load(terms []string, files map[string][]uint32) {
 	for _, rel := range rels {
 		enc := normalizeVocab(files[rel])
 		fid := uint32(len(v.byFid))
-		v.files[rel], v.fids[rel] = enc, fid
+		v.fids[rel] = fid
 		v.byFid = append(v.byFid, enc)
 		for _, w := range vocabWords(enc) {
 			v.postings[w] = append(v.postings[w], fid)
@@ -481,7 +480,7 @@ func (v *vocab) counts(q []uint32) (nWord map[uint32]int, nPart []int32, pairs m
 			}
 		}
 	}
-	return nWord, v.nPart, pairs, len(v.files)
+	return nWord, v.nPart, pairs, len(v.fids)
 }
 
 // expansion is a name part a question's words point to, with its weight.

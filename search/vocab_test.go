@@ -205,7 +205,7 @@ func TestVocabExpansion(t *testing.T) {
 	}
 	// Reopened without changes, the manifest alone restores it.
 	ix3 := openIndex(t, ws, state, nil)
-	if n := len(ix3.vocab.files); n != 21 {
+	if n := len(ix3.vocab.fids); n != 21 {
 		t.Errorf("reopened vocabulary has %d files, want 21 (4 p*/g.go, z/z.go, 16 f*/f.go)", n)
 	}
 	if !has(ix3, "gate") {
@@ -241,8 +241,8 @@ func TestVocabLoadDropsDamaged(t *testing.T) {
 	files["bad2.go"] = []uint32{1, 1, 0, 1, 0, 99} // id past the table
 	w := newVocab()
 	w.load(terms, files)
-	if _, ok := w.files["a.go"]; !ok || len(w.files) != 1 {
-		t.Fatalf("loaded files %v: want a.go only", w.files)
+	if _, ok := w.fids["a.go"]; !ok || len(w.fids) != 1 {
+		t.Fatalf("loaded files %v: want a.go only", w.fids)
 	}
 	nWord, _, pairs, n := w.counts([]uint32{w.ids["admit"]})
 	if n != 1 || nWord[w.ids["admit"]] != 1 || pairs[w.ids["admit"]][w.ids["gate"]] != 1 {
@@ -274,7 +274,8 @@ func TestVocabCountsMatchAFullPass(t *testing.T) {
 	// fullPass counts as a question did before the postings: every file.
 	fullPass := func(v *vocab, q []uint32) (map[uint32]int, map[uint32]int, map[uint32]map[uint32]int) {
 		nWord, nPart, pairs := map[uint32]int{}, map[uint32]int{}, map[uint32]map[uint32]int{}
-		for _, enc := range v.files {
+		_, files := v.snapshot()
+		for _, enc := range files {
 			seen := map[[2]uint32]bool{}
 			for _, w := range slices.Compact(slices.Sorted(slices.Values(vocabWords(enc)))) {
 				if slices.Contains(q, w) {
@@ -308,7 +309,7 @@ func TestVocabCountsMatchAFullPass(t *testing.T) {
 		}
 		nWord, nPart, pairs, n := v.counts(q)
 		wWord, wPart, wPairs := fullPass(v, q)
-		if n != len(v.files) || !maps.Equal(nWord, wWord) || !maps.EqualFunc(pairs, wPairs, maps.Equal) {
+		if n != len(v.fids) || !maps.Equal(nWord, wWord) || !maps.EqualFunc(pairs, wPairs, maps.Equal) {
 			t.Fatalf("step %d: counts %v %v (%d files), a full pass %v %v", step, nWord, pairs, n, wWord, wPairs)
 		}
 		for id := range v.terms {
