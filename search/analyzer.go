@@ -478,6 +478,20 @@ func expand(ts analysis.TokenStream) analysis.TokenStream {
 	return ts
 }
 
+// queryTermsOf returns the distinct terms a query's text searches for
+// (the query analysis: stop words dropped, abbreviations added), in order.
+func queryTermsOf(s string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, t := range (codeAnalyzer{query: true}).Analyze([]byte(s)) {
+		if k := string(t.Term); !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
 // terms returns the distinct index terms of s (for line scoring).
 func terms(s string) []string {
 	ts := tokenize([]byte(s), nil)

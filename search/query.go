@@ -553,9 +553,9 @@ func (ix *Index) search(ctx context.Context, p Parsed, limit int) (res *Result, 
 // whose postings span much of a large tree: a disjunction of every word
 // reads them all, while BM25 ranks the chunks with the rare words first
 // anyway. With the rarest words required (and the pool still full), the
-// common ones only score the chunks those found. Picked on the dev halves
-// of testdata/heldout.tsv and the context quality set, measured on
-// 10× the Go tree (docs/scale.md).
+// common ones only score the chunks those found. Set before measuring;
+// the quality sets' figures held with it, and what it saves at 10× the Go
+// tree is in docs/scale.md.
 var driveShare = 0.02
 
 // minDriveTerms is the fewest distinct terms a question needs before some
@@ -571,14 +571,7 @@ func (ix *Index) drivingTerms(ctx context.Context, words []string, least uint64)
 	if driveShare <= 0 || len(words) == 0 {
 		return nil
 	}
-	var ts []string
-	seen := map[string]bool{}
-	for _, t := range (codeAnalyzer{query: true}).Analyze([]byte(strings.Join(words, " "))) {
-		if k := string(t.Term); !seen[k] {
-			seen[k] = true
-			ts = append(ts, k)
-		}
-	}
+	ts := queryTermsOf(strings.Join(words, " "))
 	if len(ts) < minDriveTerms {
 		return nil
 	}
@@ -829,10 +822,8 @@ type qterms struct {
 
 func queryTerms(p *Parsed) qterms {
 	qt := qterms{set: map[string]bool{}}
-	text := strings.Join(p.Words, " ") + " " + strings.Join(p.Phrases, " ") + " " + strings.Join(p.Syms, " ")
-	ts := codeAnalyzer{query: true}.Analyze([]byte(text))
-	for _, t := range ts {
-		qt.set[string(t.Term)] = true
+	for _, t := range queryTermsOf(strings.Join(p.Words, " ") + " " + strings.Join(p.Phrases, " ") + " " + strings.Join(p.Syms, " ")) {
+		qt.set[t] = true
 	}
 	return qt
 }
