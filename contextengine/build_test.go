@@ -568,3 +568,31 @@ func TestMembersResolvedByTypesNamed(t *testing.T) {
 		}
 	}
 }
+
+func TestIsTestPath(t *testing.T) {
+	for rel, want := range map[string]bool{
+		"net/http/server.go":            false,
+		"net/http/server_test.go":       true,
+		"testdata/x.go":                 true,
+		"a/testdata/x.go":               true,
+		"a/mytestdata/x.go":             false,
+		"test/x.py":                     true,
+		"src/test/java/A.java":          true,
+		"src/latest/x.py":               false,
+		"pkg/tests/t.rs":                true,
+		"lib/__tests__/a.js":            true,
+		"lib/a.test.ts":                 true,
+		"lib/a.spec.js":                 true,
+		"lib/test_util.py":              true,
+		"contest/x.go":                  false,
+		"a/contest/test":                false, // a file named test, no directory
+		"a/attest/b/test/c":             true,
+		"internal/testenv/testenv.go":   false,
+		"go/ast/ast.go":                 false,
+		"x/testdatatest/testdata/a.txt": true,
+	} {
+		if got := isTestPath(rel); got != want {
+			t.Errorf("isTestPath(%q) = %v, want %v", rel, got, want)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package contextengine
 
 import (
 	"fmt"
+	"math"
 	"path"
 	"regexp"
 	"sort"
@@ -271,16 +272,21 @@ func (r *resolver) defs(name string) []codeindex.Symbol {
 		return ds
 	}
 	ds := r.ix.Definitions([]string{name})
-	var keep []codeindex.Symbol
-	for _, d := range ds {
+	// Filtered in place: the slice is ours, and a common name has
+	// thousands of definitions in a large tree.
+	keep := ds[:0]
+	testFile := isTestPath(r.req.File)
+	for i := range ds {
+		d := &ds[i]
 		if r.lang != "" && d.Language != r.lang && !sameFamily(r.lang, d.Language) {
 			continue
 		}
-		if isTestPath(d.Path) && !isTestPath(r.req.File) {
+		if !testFile && isTestPath(d.Path) {
 			continue
 		}
-		keep = append(keep, d)
+		keep = append(keep, *d)
 	}
+	clear(ds[len(keep):]) // the rest's strings are garbage
 	r.cache[name] = keep
 	return keep
 }
@@ -334,27 +340,33 @@ func (r *resolver) placeOf(d codeindex.Symbol, qual string) float64 {
 // nearest keeps the best-placed definitions (ties: at most two); with
 // needPlace, only those in this file, package or an import.
 func (r *resolver) nearest(ds []codeindex.Symbol, qual string, needPlace bool) []codeindex.Symbol {
-	if len(ds) == 0 {
-		return nil
+	return r.nearestOf(ds, nil, qual, needPlace)
+}
+
+// nearestOf is nearest among the definitions of ds that keep accepts (all
+// when keep is nil); it copies only those it returns.
+func (r *resolver) nearestOf(ds []codeindex.Symbol, keep func(*codeindex.Symbol) bool, qual string, needPlace bool) []codeindex.Symbol {
+	// The first two (in ds's order) of those at the best place.
+	places := make([]float64, len(ds))
+	best := math.Inf(-1)
+	for i := range ds {
+		if keep != nil && !keep(&ds[i]) {
+			places[i] = math.NaN() // equal to nothing
+			continue
+		}
+		places[i] = r.place(ds[i], qual)
+		best = max(best, places[i])
 	}
-	type scored struct {
-		d codeindex.Symbol
-		p float64
-	}
-	var ss []scored
-	for _, d := range ds {
-		ss = append(ss, scored{d, r.place(d, qual)})
-	}
-	sort.SliceStable(ss, func(i, j int) bool { return ss[i].p > ss[j].p })
-	if needPlace && ss[0].p <= 0 {
+	if math.IsInf(best, -1) || needPlace && best <= 0 {
 		return nil
 	}
 	var out []codeindex.Symbol
-	for _, s := range ss {
-		if s.p < ss[0].p || len(out) == 2 {
-			break
+	for i, p := range places {
+		if p == best {
+			if out = append(out, ds[i]); len(out) == 2 {
+				break
+			}
 		}
-		out = append(out, s.d)
 	}
 	return out
 }
@@ -428,14 +440,13 @@ func (r *resolver) resultType(fn string) string {
 // typeDef finds the definition of a type written as t.
 func (r *resolver) typeDef(t string) (codeindex.Symbol, bool) {
 	qual, name := splitQual(t)
-	var ds []codeindex.Symbol
-	for _, d := range r.defs(name) {
+	best := r.nearestOf(r.defs(name), func(d *codeindex.Symbol) bool {
 		switch d.Kind {
 		case "class", "struct", "type", "interface":
-			ds = append(ds, d)
+			return true
 		}
-	}
-	best := r.nearest(ds, qual, false)
+		return false
+	}, qual, false)
 	if len(best) == 0 {
 		return codeindex.Symbol{}, false
 	}
@@ -566,13 +577,8 @@ func (r *resolver) method(t, name string) []codeindex.Symbol {
 		var next []string
 		for _, t := range ts {
 			qual, tn := splitQual(t)
-			var ds []codeindex.Symbol
-			for _, d := range r.defs(name) {
-				if d.Scope == tn {
-					ds = append(ds, d)
-				}
-			}
-			if best := r.nearest(ds, qual, false); len(best) > 0 {
+			inType := func(d *codeindex.Symbol) bool { return d.Scope == tn }
+			if best := r.nearestOf(r.defs(name), inType, qual, false); len(best) > 0 {
 				return best
 			}
 			next = append(next, r.bases(t)...)

@@ -160,6 +160,9 @@ func indexSources(req Request, lines []string, sel *Selection, seen spans, repor
 		ix.RenderMap(focus, 1024)
 	}()
 
+	// So do the searches, each on its own: none needs another's result.
+	searches := startSearches(ix, searchQueries(req.Question, questionWords, idents))
+
 	var encl *codeindex.Symbol
 	if req.File != "" && sel != nil {
 		encl = enclosingSource(req, ix, lines, sel, add)
@@ -173,7 +176,7 @@ func indexSources(req Request, lines []string, sel *Selection, seen spans, repor
 	}
 	sidents, inSel := definitionIdents(req, ix, sel, selText)
 	definitionSources(req, ix, res, sidents, inSel, sel, seen, report, add)
-	searchSources(req, ix, searchQueries(req.Question, questionWords, idents), seen, report, add)
+	searchSources(req, searches, seen, report, add)
 	add(&Item{Source: SourceRepoMap, Location: "repo map", Priority: prioRepoMap, Score: 1,
 		render: func(tokens int) string {
 			<-ranked
@@ -253,10 +256,12 @@ func definitionIdents(req Request, ix codeindex.Index, sel *Selection, selText s
 
 // searchSources adds the hits of each search query, every file's best
 // chunk first, as snippets around the best matching line.
-func searchSources(req Request, ix codeindex.Index, queries []string, seen spans, report *Report, add func(*Item)) {
+func searchSources(req Request, searches []*pendingSearch, seen spans, report *Report, add func(*Item)) {
 	hitSeen := map[string]bool{}
-	for qi, q := range queries {
-		res, err := searchFor(ix, q)
+	for qi, s := range searches {
+		q := s.query
+		<-s.done
+		res, err := s.res, s.err
 		if errors.Is(err, codeindex.ErrNoSearch) {
 			report.Notes = append(report.Notes, "no search index in this session: no search hits")
 			return
@@ -309,6 +314,32 @@ func searchHitItem(req Request, q string, h codeindex.Hit, seen spans, score flo
 
 // searchHits is how many hits of each search query become candidates.
 const searchHits = 6
+
+// pendingSearch is a search query running; res and err are set when
+// done is closed.
+type pendingSearch struct {
+	query string
+	done  chan struct{}
+	res   *codeindex.SearchResult
+	err   error
+}
+
+// startSearches starts a search for each query, all at once: on a large
+// tree each takes tens of milliseconds, and they read the index
+// independently. Their results are read in the queries' order, so the
+// candidates do not depend on which finished first.
+func startSearches(ix codeindex.Index, queries []string) []*pendingSearch {
+	out := make([]*pendingSearch, len(queries))
+	for i, q := range queries {
+		s := &pendingSearch{query: q, done: make(chan struct{})}
+		out[i] = s
+		go func() {
+			defer close(s.done)
+			s.res, s.err = searchFor(ix, q)
+		}()
+	}
+	return out
+}
 
 // searchFor runs one search query, briefly: the prompt is not held up for
 // a slow index.
@@ -680,8 +711,24 @@ func importMatch(imp, defPath string) bool {
 func isTestPath(rel string) bool {
 	base := path.Base(rel)
 	return strings.HasSuffix(base, "_test.go") || strings.Contains(base, ".test.") || strings.Contains(base, ".spec.") ||
-		strings.HasPrefix(base, "test_") || strings.Contains("/"+rel, "/testdata/") || strings.Contains("/"+rel, "/tests/") ||
-		strings.Contains("/"+rel, "/test/") || strings.Contains("/"+rel, "/__tests__/")
+		strings.HasPrefix(base, "test_") || hasDir(rel, "testdata/") || hasDir(rel, "tests/") ||
+		hasDir(rel, "test/") || hasDir(rel, "__tests__/")
+}
+
+// hasDir reports whether the slash-separated path rel has the directory
+// dir ("name/"). (It runs for every definition of a name a build looks
+// up: it must not allocate.)
+func hasDir(rel, dir string) bool {
+	for {
+		i := strings.Index(rel, dir)
+		if i < 0 {
+			return false
+		}
+		if i == 0 || rel[i-1] == '/' {
+			return true
+		}
+		rel = rel[i+1:]
+	}
 }
 
 // locality scores how likely a definition is the one the selection means:

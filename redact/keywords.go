@@ -2,6 +2,7 @@ package redact
 
 import (
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -36,13 +37,12 @@ const (
 	windowAfter  = 16 << 10
 )
 
-// windows returns, for every rule with a keyword in s, the merged byte
-// ranges [start, end) of s to scan. Rules without hits get nil. A rule
-// whose matches have a bounded length (rule.maxLen) only needs the bytes
-// within that length of the keyword: a storm of keywords on one long line
-// then costs a few hundred bytes per hit, not the whole line.
-func (ki *keywordIndex) windows(s string, rules []*rule) [][]window {
-	out := make([][]window, len(rules))
+// windows sets out[i], for every rule i with a keyword in s, to the merged
+// byte ranges [start, end) of s to scan; out has a nil entry per rule. A
+// rule whose matches have a bounded length (rule.maxLen) only needs the
+// bytes within that length of the keyword: a storm of keywords on one
+// long line then costs a few hundred bytes per hit, not the whole line.
+func (ki *keywordIndex) windows(s string, rules []*rule, out [][]window) {
 	// Newline look-ups are memoized: hit positions only grow, so each
 	// memo moves forward monotonically and the scan stays linear.
 	var nl1, nl2 nlMemo
@@ -73,8 +73,11 @@ func (ki *keywordIndex) windows(s string, rules []*rule) [][]window {
 		out[ri] = ws
 		return true
 	})
-	return out
 }
+
+// windowsPool holds find's per-rule tables: a context build redacts
+// hundreds of texts, and each needed one entry per rule (a few hundred).
+var windowsPool = sync.Pool{New: func() any { return new([][]window) }}
 
 // lineEndAfter returns the end (past the newline) of the line after the
 // one holding s[i].

@@ -296,7 +296,16 @@ func (r *Redactor) Contains(s string) bool {
 func (r *Redactor) find(s string) []span {
 	var spans []span
 	if len(r.rules) > 0 {
-		wins := r.kw.windows(s, r.rules)
+		tp := windowsPool.Get().(*[][]window)
+		if len(*tp) != len(r.rules) {
+			*tp = make([][]window, len(r.rules))
+		}
+		wins := *tp
+		defer func() {
+			clear(wins)
+			windowsPool.Put(tp)
+		}()
+		r.kw.windows(s, r.rules, wins)
 		for _, i := range r.always {
 			wins[i] = []window{{0, len(s)}}
 		}

@@ -664,7 +664,13 @@ func checkReference(t *testing.T, m *Map, focuses []Focus) {
 				break
 			}
 		}
+		// The kept prefix (scored from the files whose bound can reach it,
+		// scoreCandidates) is the head of every definition scored.
+		prefix := slices.Clone(r.get(len(r.defs)))
 		got := r.get(r.n)
+		if len(got) < len(prefix) || !slices.Equal(prefix, got[:len(prefix)]) {
+			t.Errorf("focus %+v: the kept %d best differ from the head of all %d scored", f, len(prefix), len(got))
+		}
 		if len(got) != len(want.scores) {
 			t.Errorf("focus %+v: %d definitions ranked, want %d", f, len(got), len(want.scores))
 		}
@@ -707,11 +713,13 @@ func TestRankMatchesReferenceOnRealCode(t *testing.T) {
 	}
 	checkReference(t, m, focuses)
 	defer func(n int) { rankedPrefix = n }(rankedPrefix)
-	rankedPrefix = 500
-	m.mu.Lock()
-	m.rankCache = nil // rank again with the smaller prefix
-	m.mu.Unlock()
-	checkReference(t, m, focuses)
+	for _, k := range []int{500, 50, 7} {
+		rankedPrefix = k
+		m.mu.Lock()
+		m.rankCache = nil // rank again with the smaller prefix
+		m.mu.Unlock()
+		checkReference(t, m, focuses)
+	}
 }
 
 // The same on the quality corpora (TypeScript, Python, Java, C, Ruby and

@@ -19,6 +19,9 @@ func (g *graph) score(focus Focus, pr, mass []float64, focusIdent []bool) []rank
 func (g *graph) scoreInto(out []rankedDef, focus Focus, pr, mass []float64, focusIdent []bool) []rankedDef {
 	sf := g.scoreFocus(focus)
 	x := g.scoreIndex()
+	if cap(out) < len(out)+len(x.defs) {
+		out = slices.Grow(out, len(x.defs)) // once, at its final size
+	}
 	for fi, t := range g.tags {
 		if len(t.Defs) == 0 || sf.known[fi] {
 			continue // the prompt holds this file already

@@ -29,7 +29,23 @@ func (m *Map) DefinitionsOf(names []string) []Symbol {
 	}
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	var out []Symbol
+	// Sized for every definition the scans may list: growing by appends
+	// copied a common name's thousands of symbols several times over.
+	size := 0
+	for n := range want {
+		if i := strings.LastIndexByte(n, '.'); i > 0 && i < len(n)-1 {
+			for _, r := range m.defIndex[n[i+1:]] {
+				if r.def().Scope == n[:i] {
+					size++
+				}
+			}
+		}
+		size += len(m.defIndex[n])
+	}
+	if size == 0 {
+		return nil
+	}
+	out := make([]Symbol, 0, size)
 	// A definition is listed once. For one name the scans never meet
 	// (the scoped one looks for the part after the dot, the plain one for
 	// the whole name), so repeats can only come from one file in one scan,

@@ -215,6 +215,9 @@ type vocab struct {
 	free     []uint32          // file ids to reuse
 	postings [][]uint32        // word id → ids of the files whose docs have it, ascending
 	nPart    []int32           // part id → files documenting a name with it
+
+	pairCount []int32  // pairCounts' table: part id → files, zero between calls
+	touched   []uint32 // pairCounts' parts counted in this call
 }
 
 func newVocab() *vocab {
@@ -461,26 +464,64 @@ func wellFormed(enc []uint32, n int) bool {
 // each (nWord), how many files document a name with each part (nPart, by
 // id; the live table, read under v.mu), how many files pair each word
 // with each part, and the number of files with documented declarations.
+// (expand reads the same figures word by word, without the maps.)
 func (v *vocab) counts(q []uint32) (nWord map[uint32]int, nPart []int32, pairs map[uint32]map[uint32]int, nDocs int) {
 	nWord, pairs = map[uint32]int{}, map[uint32]map[uint32]int{}
 	for _, w := range q {
-		if int(w) >= len(v.postings) || len(v.postings[w]) == 0 {
+		if v.files(w) == 0 {
 			continue
 		}
-		ps := v.postings[w]
-		nWord[w] = len(ps)
+		nWord[w] = v.files(w)
 		pm := map[uint32]int{}
 		pairs[w] = pm
-		for _, fid := range ps {
-			pr := vocabPairs(v.byFid[fid])
-			n := len(pr) / 2
-			i := sort.Search(n, func(i int) bool { return pr[2*i] >= w })
-			for ; i < n && pr[2*i] == w; i++ {
-				pm[pr[2*i+1]]++
-			}
-		}
+		v.pairCounts(w, func(part uint32, n int32) { pm[part] = int(n) })
 	}
 	return nWord, v.nPart, pairs, len(v.fids)
+}
+
+// files returns how many files' docs have word id w.
+func (v *vocab) files(w uint32) int {
+	if int(w) >= len(v.postings) {
+		return 0
+	}
+	return len(v.postings[w])
+}
+
+// pairCounts calls each, in no particular order, for every part that some
+// file's docs pair with word id w, with the number of files that do. It
+// counts in a table indexed by part id kept between calls (v.mu held):
+// a question's words reach thousands of files in a large tree, and a map
+// per word was most of what its expansion cost.
+func (v *vocab) pairCounts(w uint32, each func(part uint32, n int32)) {
+	if len(v.pairCount) < len(v.terms) {
+		v.pairCount = make([]int32, len(v.terms)+len(v.terms)/4)
+	}
+	count, touched := v.pairCount, v.touched[:0]
+	for _, fid := range v.postings[w] {
+		pr := vocabPairs(v.byFid[fid])
+		// The first pair whose word is w (the pairs ascend).
+		lo, hi := 0, len(pr)/2
+		for lo < hi {
+			m := int(uint(lo+hi) >> 1)
+			if pr[2*m] < w {
+				lo = m + 1
+			} else {
+				hi = m
+			}
+		}
+		for i := 2 * lo; i < len(pr) && pr[i] == w; i += 2 {
+			p := pr[i+1]
+			if count[p] == 0 {
+				touched = append(touched, p)
+			}
+			count[p]++
+		}
+	}
+	for _, p := range touched {
+		each(p, count[p])
+		count[p] = 0
+	}
+	v.touched = touched[:0]
 }
 
 // expansion is a name part a question's words point to, with its weight.
@@ -512,27 +553,27 @@ func (v *vocab) expand(words []string) []expansion {
 	if len(qids) == 0 {
 		return nil
 	}
-	nWord, nPart, pairs, nDocs := v.counts(qids)
+	nDocs := len(v.fids)
 	best := map[string]float64{} // part → summed share over the question's words
 	support := map[string]int{}  // part → question words pointing to it
 	for _, wid := range qids {
-		if nWord[wid] == 0 {
+		if v.files(wid) == 0 {
 			continue
 		}
-		nw := float64(nWord[wid])
+		nw := float64(v.files(wid))
 		var cands []expansion
-		for pid, c := range pairs[wid] {
+		v.pairCounts(wid, func(pid uint32, c int32) {
 			if int(c) < expandMinFiles {
-				continue
+				return
 			}
 			share := float64(c) / nw
-			lift := share / (float64(nPart[pid]) / float64(nDocs))
+			lift := share / (float64(v.nPart[pid]) / float64(nDocs))
 			part := v.terms[pid]
 			if share < expandMinShare || lift < expandMinLift || own[part] || own[stemOf(part)] {
-				continue
+				return
 			}
 			cands = append(cands, expansion{part, share})
-		}
+		})
 		sort.Slice(cands, func(i, j int) bool {
 			if cands[i].weight != cands[j].weight {
 				return cands[i].weight > cands[j].weight

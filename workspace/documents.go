@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strings"
 	"sync"
 )
 
@@ -156,19 +157,32 @@ func (w *Workspace) ReadFile(abs string) (text string, exists bool, err error) {
 		return "", false, fmt.Errorf("reading %s: %w", w.Rel(abs), err)
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.Size() > MaxFileBytes {
-		return "", true, fmt.Errorf("%s is %s; Cairn reads whole files only up to %s (read_file reads a line range of any size): %w",
-			w.Rel(abs), byteSize(st.Size()), byteSize(MaxFileBytes), ErrTooLarge)
+	var size int64
+	if st, err := f.Stat(); err == nil {
+		if size = st.Size(); size > MaxFileBytes {
+			return "", true, fmt.Errorf("%s is %s; Cairn reads whole files only up to %s (read_file reads a line range of any size): %w",
+				w.Rel(abs), byteSize(size), byteSize(MaxFileBytes), ErrTooLarge)
+		}
 	}
-	b, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	// Read into a string of the file's size (and a little over, to see
+	// its end, or that it grew) through a pooled buffer: a context build
+	// reads dozens of files, and growing a buffer from 512 bytes then
+	// copying it into a string was most of what that allocated.
+	var sb strings.Builder
+	sb.Grow(int(size) + 512)
+	buf := copyBufs.Get().(*[]byte)
+	_, err = io.CopyBuffer(&sb, io.LimitReader(f, MaxFileBytes+1), *buf)
+	copyBufs.Put(buf)
 	if err != nil {
 		return "", false, fmt.Errorf("reading %s: %w", w.Rel(abs), err)
 	}
-	if len(b) > MaxFileBytes {
+	if sb.Len() > MaxFileBytes {
 		return "", true, fmt.Errorf("%s grew past %s while it was read: %w", w.Rel(abs), byteSize(MaxFileBytes), ErrTooLarge)
 	}
-	return string(b), true, nil
+	return sb.String(), true, nil
 }
+
+var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
 // MaxFileBytes is the largest file read whole (context, edits, undo): a
 // bigger one is refused with ErrTooLarge rather than loaded into memory.
