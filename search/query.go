@@ -232,8 +232,12 @@ func (ix *Index) bm25Stats() (*search.BM25Stats, error) {
 }
 
 // build turns a parsed query into a bleve query. With drive, a chunk must
-// also have one of those terms of the words (drivingTerms).
-func (p *Parsed) build(ix *Index, checkPhrases bool, drive []string) query.Query {
+// also have one of those terms of the words (drivingTerms). With
+// bodyImplied, the caller requires a body term of the words itself (a
+// compound identifier whole), so the clause that asks the body to match
+// is left out: it scores nothing, and it read every term's postings a
+// second time, for each chunk.
+func (p *Parsed) build(ix *Index, checkPhrases bool, drive []string, bodyImplied bool) query.Query {
 	var must []query.Query
 	text := strings.Join(p.Words, " ")
 	if len(drive) > 0 {
@@ -257,7 +261,7 @@ func (p *Parsed) build(ix *Index, checkPhrases bool, drive []string) query.Query
 		// bleve's BooleanSearcher loses should-matches when a conjunction
 		// around it (filters) advances it: scores changed from run to run.
 		either := bleve.NewDisjunctionQuery(body, meta)
-		if len(drive) > 0 {
+		if len(drive) > 0 || bodyImplied && !keepImpliedClause {
 			// The driving terms are body terms: a chunk with one has
 			// the body match the required clause would ask for.
 			must = append(must, either)
@@ -303,6 +307,10 @@ func (p *Parsed) build(ix *Index, checkPhrases bool, drive []string) query.Query
 	}
 	return bleve.NewConjunctionQuery(must...)
 }
+
+// keepImpliedClause keeps the body clause a required whole implies (the
+// tests compare both).
+var keepImpliedClause = false
 
 // requiredTerm matches chunks whose body has term and adds nothing to
 // their score: a condition, not a signal.
@@ -448,7 +456,7 @@ func (ix *Index) search(ctx context.Context, p Parsed, limit int) (res *Result, 
 		drive = ix.drivingTerms(ctx, p.Words, 4*uint64(rerankDepth+rerankDepth/4))
 	}
 	queries := func(checked bool) (full, all, some query.Query) {
-		full = p.build(ix, checked, drive)
+		full = p.build(ix, checked, drive, false)
 		all, some = full, full
 		// A compound identifier (camelCase, snake_case) is looked for whole
 		// first: when it occurs, only chunks containing it are ranked (cheap: the
@@ -456,7 +464,10 @@ func (ix *Index) search(ctx context.Context, p Parsed, limit int) (res *Result, 
 		// chunk together, chunks with any of them are; when none occurs, the
 		// parts match separately.
 		if len(wholes) > 0 {
-			must := []query.Query{full}
+			// A whole is a body term of the words: the chunks it finds
+			// have the body match full's required clause asks for.
+			implied := p.build(ix, checked, drive, true)
+			must := []query.Query{implied}
 			var any []query.Query
 			for _, w := range wholes {
 				t := requiredTerm(w)
@@ -465,7 +476,7 @@ func (ix *Index) search(ctx context.Context, p Parsed, limit int) (res *Result, 
 			}
 			all = bleve.NewConjunctionQuery(must...)
 			if len(wholes) > 1 {
-				some = bleve.NewConjunctionQuery(full, bleve.NewDisjunctionQuery(any...))
+				some = bleve.NewConjunctionQuery(implied, bleve.NewDisjunctionQuery(any...))
 			}
 		}
 		return full, all, some

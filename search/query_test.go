@@ -141,3 +141,30 @@ func reconciledIndex(t *testing.T, root string) *Index {
 	}
 	return ix
 }
+
+// A query with compound identifiers requires their wholes, which are body
+// terms: leaving out the body clause they imply keeps every hit and score.
+func TestImpliedBodyClauseKeepsScores(t *testing.T) {
+	ix := rankingIndex(t, goTreeCopy(t), 0)
+	defer func(k bool) { keepImpliedClause = k }(keepImpliedClause)
+	for _, q := range []string{
+		"ReadMIMEHeader", "ReadLine textproto", "how does ReadMIMEHeader canonicalize keys",
+		"NewReader FieldsPerRecord", "ReadRune UnreadRune buffer", "PushBack MoveToFront list",
+		"ErrFieldCount ParseError", "readContinuedLineSlice trim", "MIMEHeader CanonicalMIMEHeaderKey Get",
+	} {
+		keepImpliedClause = true
+		want, err := ix.Search(context.Background(), q, 20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keepImpliedClause = false
+		got, err := ix.Search(context.Background(), q, 20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		same := func(a, b Hit) bool { return a.Path == b.Path && a.StartLine == b.StartLine && a.Score == b.Score }
+		if len(want.Hits) == 0 || want.Total != got.Total || !slices.EqualFunc(want.Hits, got.Hits, same) {
+			t.Errorf("%q: without the implied clause %d hits of %d, want %d of %d:\n got  %v\n want %v", q, len(got.Hits), got.Total, len(want.Hits), want.Total, got.Hits, want.Hits)
+		}
+	}
+}
