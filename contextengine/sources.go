@@ -372,13 +372,21 @@ func bestPerFileFirst(hits []codeindex.Hit, n int) []codeindex.Hit {
 }
 
 // searchQueries: the question as a whole, then the selection's rarest-looking
-// identifiers (long and mixed-case first).
+// identifiers: compound ones (camelCase, snake_case, with digits), longest
+// first. A plain word ("command", "buf") matches a large share of a tree's
+// chunks: its hits say little, and scoring them all was a build's slowest
+// search (the definitions pass still looks the name up).
 func searchQueries(question string, qwords, idents []string) []string {
 	var out []string
 	if len(qwords) > 0 {
 		out = append(out, strings.Join(qwords, " "))
 	}
-	sorted := append([]string(nil), idents...)
+	var sorted []string
+	for _, id := range idents {
+		if looksLikeCode(id) {
+			sorted = append(sorted, id)
+		}
+	}
 	sort.SliceStable(sorted, func(i, j int) bool { return len(sorted[i]) > len(sorted[j]) })
 	for _, id := range sorted {
 		if len(out) >= 3 {
