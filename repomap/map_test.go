@@ -577,7 +577,7 @@ func TestConcurrentUse(t *testing.T) {
 	wg.Wait()
 }
 
-func TestSplitTop(t *testing.T) {
+func TestBestOf(t *testing.T) {
 	var all []rankedDef
 	for i := 0; i < 5000; i++ {
 		all = append(all, rankedDef{file: int32(i % 37), def: int32(i), score: float64((i * 7919) % 1000)})
@@ -585,8 +585,8 @@ func TestSplitTop(t *testing.T) {
 	want := append([]rankedDef(nil), all...)
 	slices.SortFunc(want, cmpRanked)
 	for _, k := range []int{0, 1, 10, 4999, 5000, 6000} {
-		top, rest := splitTop(append([]rankedDef(nil), all...), k)
-		r := &ranking{defs: top, tail: rest, n: len(all)}
+		top := bestOf(all, k, nil)
+		r := &ranking{defs: top, n: len(all), more: func() []rankedDef { return slices.Clone(all) }}
 		if got := r.get(k); !slices.Equal(got, want[:min(k, len(want))]) {
 			t.Errorf("k=%d: top differs", k)
 		}

@@ -233,10 +233,12 @@ func (g *graph) rank(focus Focus, focusIdents []int32) *ranking {
 	// ranking keeps the best. The rest are scored again (the same scores,
 	// from the same inputs) if a budget ever needs them.
 	buf := scoredPool.Get().(*[]rankedDef)
-	all := g.scoreInto((*buf)[:0], focus, f.pr, f.mass, f.focusIdent)
+	hp := histPool.Get().(*[1 << scoreBucketBits]int32)
+	clear(hp[:])
+	all := g.scoreInto((*buf)[:0], focus, f.pr, f.mass, f.focusIdent, hp[:])
 	out.n = len(all)
-	top, _ := splitTop(all, rankedPrefix)
-	out.defs = slices.Clone(top)
+	out.defs = bestOf(all, rankedPrefix, hp[:])
+	histPool.Put(hp)
 	*buf = all[:0]
 	scoredPool.Put(buf)
 	if out.n > len(out.defs) {
@@ -258,8 +260,7 @@ type ranking struct {
 
 	mu   sync.Mutex
 	defs []rankedDef        // the best, in order
-	tail []rankedDef        // the rest, unsorted until someone needs them
-	more func() []rankedDef // or: every definition scored again, unsorted (nil when defs holds all)
+	more func() []rankedDef // every definition scored again, unsorted (nil when defs holds all)
 }
 
 // rankedPrefix is how many definitions are sorted eagerly: far more than
@@ -270,12 +271,6 @@ var rankedPrefix = 4096 // a variable for the tests
 func (r *ranking) get(k int) []rankedDef {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if k > len(r.defs) && len(r.tail) > 0 {
-		slices.SortFunc(r.tail, cmpRanked)
-		all := make([]rankedDef, 0, len(r.defs)+len(r.tail))
-		r.defs = append(append(all, r.defs...), r.tail...)
-		r.tail = nil
-	}
 	if k > len(r.defs) && r.more != nil {
 		all := r.more()
 		slices.SortFunc(all, cmpRanked)
@@ -300,26 +295,30 @@ func cmpRanked(a, b rankedDef) int {
 	return int(a.def - b.def)
 }
 
-// splitTop returns the k best of all, sorted, and the rest unsorted, both
-// in all's array. It runs over every definition of the repository for
-// each new focus, so it selects by the scores' bits rather than by
-// comparisons: a histogram of the scores' top bits finds the bucket the
-// k-th best falls in; the definitions in higher buckets are all kept, and
-// only that bucket's are ordered to pick the rest.
-func splitTop(all []rankedDef, k int) (top, rest []rankedDef) {
-	if len(all) <= k {
-		slices.SortFunc(all, cmpRanked)
-		return all, nil
-	}
+// bestOf returns the k best of all, sorted, in a new slice. It runs over
+// every definition of the repository for each new focus, so it selects by
+// the scores' bits rather than by comparisons: a histogram of the scores'
+// top bits (hist, which the caller may have counted while scoring; nil:
+// counted here) finds the bucket the k-th best falls in; the definitions
+// in higher buckets are all kept, and only that bucket's are ordered
+// with them to pick the rest.
+func bestOf(all []rankedDef, k int, hist []int32) []rankedDef {
 	if k <= 0 {
-		return nil, all
+		return nil
 	}
-	hp := histPool.Get().(*[1 << scoreBucketBits]int32)
-	defer histPool.Put(hp)
-	hist := hp[:]
-	clear(hist)
-	for i := range all {
-		hist[scoreBucket(all[i].score)]++
+	if len(all) <= k {
+		out := slices.Clone(all)
+		slices.SortFunc(out, cmpRanked)
+		return out
+	}
+	if hist == nil {
+		hp := histPool.Get().(*[1 << scoreBucketBits]int32)
+		defer histPool.Put(hp)
+		hist = hp[:]
+		clear(hist)
+		for i := range all {
+			hist[scoreBucket(all[i].score)]++
+		}
 	}
 	// The bucket of the k-th best: the k best are the higher buckets'
 	// (above of them) and the best k-above of this one's.
@@ -327,22 +326,17 @@ func splitTop(all []rankedDef, k int) (top, rest []rankedDef) {
 	for ; b > 0 && above+int(hist[b]) < k; b-- {
 		above += int(hist[b])
 	}
-	hi, mid := 0, above
+	out := make([]rankedDef, 0, above+int(hist[b]))
 	for i := range all {
-		if scoreBucket(all[i].score) > b {
-			all[hi], all[i] = all[i], all[hi]
-			hi++
+		if scoreBucket(all[i].score) >= b {
+			out = append(out, all[i])
 		}
 	}
-	for i := hi; i < len(all); i++ {
-		if scoreBucket(all[i].score) == b {
-			all[mid], all[i] = all[i], all[mid]
-			mid++
-		}
+	slices.SortFunc(out, cmpRanked)
+	if cap(out) > 2*k {
+		return slices.Clone(out[:k]) // not the whole bucket's array
 	}
-	slices.SortFunc(all[hi:mid], cmpRanked)
-	slices.SortFunc(all[:k], cmpRanked)
-	return all[:k:k], all[k:]
+	return out[:k:k]
 }
 
 var histPool = sync.Pool{New: func() any { return new([1 << scoreBucketBits]int32) }}

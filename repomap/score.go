@@ -12,11 +12,12 @@ import (
 // ranking. The static facts of each file and definition (fileFacts) are
 // computed when the file is parsed; this pass is arithmetic per definition.
 func (g *graph) score(focus Focus, pr, mass []float64, focusIdent []bool) []rankedDef {
-	return g.scoreInto(make([]rankedDef, 0, g.numDefs), focus, pr, mass, focusIdent)
+	return g.scoreInto(make([]rankedDef, 0, g.numDefs), focus, pr, mass, focusIdent, nil)
 }
 
-// scoreInto is score appending to out.
-func (g *graph) scoreInto(out []rankedDef, focus Focus, pr, mass []float64, focusIdent []bool) []rankedDef {
+// scoreInto is score appending to out, and counting each score's bucket
+// (scoreBucket) in hist when it is not nil.
+func (g *graph) scoreInto(out []rankedDef, focus Focus, pr, mass []float64, focusIdent []bool, hist []int32) []rankedDef {
 	sf := g.scoreFocus(focus)
 	x := g.scoreIndex()
 	if cap(out) < len(out)+len(x.defs) {
@@ -45,6 +46,9 @@ func (g *graph) scoreInto(out []rankedDef, focus Focus, pr, mass []float64, focu
 			s = sf.defFactor(s, d, focusIdent[d.id])
 			s *= fileFactor
 			out = append(out, rankedDef{file: int32(fi), def: d.def, score: s})
+			if hist != nil {
+				hist[scoreBucket(s)]++
+			}
 		}
 	}
 	return out

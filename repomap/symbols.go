@@ -2,7 +2,6 @@ package repomap
 
 import (
 	"slices"
-	"sort"
 	"strings"
 )
 
@@ -109,17 +108,23 @@ func (m *Map) DefinitionsOf(names []string) []Symbol {
 	return out
 }
 
-// sortSymbols orders symbols by path, line and name.
+// sortSymbols orders symbols by path, line and name. The scans list a
+// name's definitions in path order already, so most lookups need only the
+// check.
 func sortSymbols(out []Symbol) {
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Path != out[j].Path {
-			return out[i].Path < out[j].Path
-		}
-		if out[i].Line != out[j].Line {
-			return out[i].Line < out[j].Line
-		}
-		return out[i].Name < out[j].Name
-	})
+	if !slices.IsSortedFunc(out, cmpSymbols) {
+		slices.SortFunc(out, cmpSymbols)
+	}
+}
+
+func cmpSymbols(a, b Symbol) int {
+	if c := strings.Compare(a.Path, b.Path); c != 0 {
+		return c
+	}
+	if a.Line != b.Line {
+		return a.Line - b.Line
+	}
+	return strings.Compare(a.Name, b.Name)
 }
 
 // EnclosingSymbol returns the innermost definition of file rel whose line

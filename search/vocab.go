@@ -210,11 +210,14 @@ type vocab struct {
 	// then (word, part) id pairs]; the words, the parts and the pairs each
 	// ascending and distinct (normalized). Files are known by an id, which
 	// postings hold.
-	fids     map[string]uint32 // rel → file id
-	byFid    [][]uint32        // file id → its entry (nil: free)
-	free     []uint32          // file ids to reuse
-	postings [][]uint32        // word id → ids of the files whose docs have it, ascending
-	nPart    []int32           // part id → files documenting a name with it
+	fids  map[string]uint32 // rel → file id
+	byFid [][]uint32        // file id → its entry (nil: free)
+	free  []uint32          // file ids to reuse
+	// postings: word id → the files whose docs have it, ascending, each
+	// as (file id, offset in its entry of the first pair of the word): a
+	// count reads a file's pairs of the word without searching its entry.
+	postings [][]uint32
+	nPart    []int32 // part id → files documenting a name with it
 
 	pairCount []int32  // pairCounts' table: part id → files, zero between calls
 	touched   []uint32 // pairCounts' parts counted in this call
@@ -285,23 +288,30 @@ func (v *vocab) put(rel string, enc []uint32) {
 	v.grow()
 	ow, op := vocabWords(old), vocabParts(old)
 	nw, np := vocabWords(enc), vocabParts(enc)
-	// Both word lists ascend: one merge finds what left and what came.
+	offs := pairOffsets(enc)
+	// Both word lists ascend: one merge finds what left, what came and
+	// what stayed (its pairs may have moved).
 	i, j := 0, 0
 	for i < len(ow) || j < len(nw) {
 		switch {
 		case j == len(nw) || i < len(ow) && ow[i] < nw[j]:
 			ps := v.postings[ow[i]]
-			if k, ok := slices.BinarySearch(ps, fid); ok {
-				v.postings[ow[i]] = slices.Delete(ps, k, k+1)
+			if k, ok := postingOf(ps, fid); ok {
+				v.postings[ow[i]] = slices.Delete(ps, k, k+2)
 			}
 			i++
 		case i == len(ow) || nw[j] < ow[i]:
 			ps := v.postings[nw[j]]
-			if k, ok := slices.BinarySearch(ps, fid); !ok {
-				v.postings[nw[j]] = slices.Insert(ps, k, fid)
+			if k, ok := postingOf(ps, fid); ok {
+				ps[k+1] = offs[j]
+			} else {
+				v.postings[nw[j]] = slices.Insert(ps, k, fid, offs[j])
 			}
 			j++
 		default:
+			if k, ok := postingOf(v.postings[nw[j]], fid); ok {
+				v.postings[nw[j]][k+1] = offs[j]
+			}
 			i++
 			j++
 		}
@@ -319,6 +329,42 @@ func (v *vocab) put(rel string, enc []uint32) {
 		return
 	}
 	v.byFid[fid] = enc
+}
+
+// postingOf returns the index in ps (a word's postings) of file fid's
+// posting, or where it would go.
+func postingOf(ps []uint32, fid uint32) (int, bool) {
+	lo, hi := 0, len(ps)/2
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if ps[2*m] < fid {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return 2 * lo, 2*lo < len(ps) && ps[2*lo] == fid
+}
+
+// pairOffsets returns, for each of a normalized entry's words, the offset
+// in the entry of its first pair (or of where it would be: the pairs of
+// the next word, or the end).
+func pairOffsets(enc []uint32) []uint32 {
+	words := vocabWords(enc)
+	if len(words) == 0 {
+		return nil
+	}
+	base := 2 + len(words) + int(enc[1])
+	pr := enc[base:]
+	offs := make([]uint32, len(words))
+	k := 0
+	for i, w := range words {
+		for k < len(pr) && pr[k] < w {
+			k += 2
+		}
+		offs[i] = uint32(base + k)
+	}
+	return offs
 }
 
 // grow sizes the per-term tables to the term table.
@@ -437,8 +483,9 @@ func (v *vocab) load(terms []string, files map[string][]uint32) {
 		fid := uint32(len(v.byFid))
 		v.fids[rel] = fid
 		v.byFid = append(v.byFid, enc)
-		for _, w := range vocabWords(enc) {
-			v.postings[w] = append(v.postings[w], fid)
+		offs := pairOffsets(enc)
+		for i, w := range vocabWords(enc) {
+			v.postings[w] = append(v.postings[w], fid, offs[i])
 		}
 		for _, p := range vocabParts(enc) {
 			v.nPart[p]++
@@ -484,7 +531,7 @@ func (v *vocab) files(w uint32) int {
 	if int(w) >= len(v.postings) {
 		return 0
 	}
-	return len(v.postings[w])
+	return len(v.postings[w]) / 2
 }
 
 // pairCounts calls each, in no particular order, for every part that some
@@ -497,20 +544,11 @@ func (v *vocab) pairCounts(w uint32, each func(part uint32, n int32)) {
 		v.pairCount = make([]int32, len(v.terms)+len(v.terms)/4)
 	}
 	count, touched := v.pairCount, v.touched[:0]
-	for _, fid := range v.postings[w] {
-		pr := vocabPairs(v.byFid[fid])
-		// The first pair whose word is w (the pairs ascend).
-		lo, hi := 0, len(pr)/2
-		for lo < hi {
-			m := int(uint(lo+hi) >> 1)
-			if pr[2*m] < w {
-				lo = m + 1
-			} else {
-				hi = m
-			}
-		}
-		for i := 2 * lo; i < len(pr) && pr[i] == w; i += 2 {
-			p := pr[i+1]
+	ps := v.postings[w]
+	for k := 0; k+1 < len(ps); k += 2 {
+		enc := v.byFid[ps[k]]
+		for i := int(ps[k+1]); i+1 < len(enc) && enc[i] == w; i += 2 {
+			p := enc[i+1]
 			if count[p] == 0 {
 				touched = append(touched, p)
 			}
