@@ -223,13 +223,14 @@ const weakSearchScore = 0.34
 
 // resolver resolves call sites and selector qualifiers to definitions.
 type resolver struct {
-	req   Request
-	ix    codeindex.Index
-	lang  string
-	imps  fileImports
-	env   typeEnv
-	cache map[string][]codeindex.Symbol
-	files map[string][]string // lines of the files read in this build
+	req     Request
+	ix      codeindex.Index
+	lang    string
+	imps    fileImports
+	env     typeEnv
+	cache   map[string][]codeindex.Symbol    // by name (defs)
+	members map[[2]string][]codeindex.Symbol // by type and name (memberDefs)
+	files   map[string][]string              // lines of the files read in this build
 }
 
 // fileLines returns the lines of a workspace file (the request's text for
@@ -271,9 +272,39 @@ func (r *resolver) defs(name string) []codeindex.Symbol {
 	if ds, ok := r.cache[name]; ok {
 		return ds
 	}
-	ds := r.ix.Definitions([]string{name})
-	// Filtered in place: the slice is ours, and a common name has
-	// thousands of definitions in a large tree.
+	ds := r.keepDefs(r.ix.Definitions([]string{name}), "")
+	r.cache[name] = ds
+	return ds
+}
+
+// memberDefs is defs of name, only the members of types named t: looked
+// up as "t.name", which lists only those (a method name such as String
+// or Close has thousands of definitions in a large tree).
+func (r *resolver) memberDefs(t, name string) []codeindex.Symbol {
+	k := [2]string{t, name}
+	if ds, ok := r.members[k]; ok {
+		return ds
+	}
+	var ds []codeindex.Symbol
+	if t == "" { // top level: no "t.name" to ask for
+		for _, d := range r.defs(name) {
+			if d.Scope == "" {
+				ds = append(ds, d)
+			}
+		}
+	} else {
+		ds = r.keepDefs(r.ix.Definitions([]string{t + "." + name}), t)
+	}
+	r.members[k] = ds
+	return ds
+}
+
+// keepDefs filters ds in place to the definitions of the file's language
+// (family), not in tests unless the file is one, and, with scope, members
+// of that scope.
+func (r *resolver) keepDefs(ds []codeindex.Symbol, scope string) []codeindex.Symbol {
+	// In place: the slice is ours, and a common name has thousands of
+	// definitions in a large tree.
 	keep := ds[:0]
 	testFile := isTestPath(r.req.File)
 	for i := range ds {
@@ -281,13 +312,12 @@ func (r *resolver) defs(name string) []codeindex.Symbol {
 		if r.lang != "" && d.Language != r.lang && !sameFamily(r.lang, d.Language) {
 			continue
 		}
-		if !testFile && isTestPath(d.Path) {
+		if !testFile && isTestPath(d.Path) || scope != "" && d.Scope != scope {
 			continue
 		}
 		keep = append(keep, *d)
 	}
 	clear(ds[len(keep):]) // the rest's strings are garbage
-	r.cache[name] = keep
 	return keep
 }
 
@@ -577,8 +607,7 @@ func (r *resolver) method(t, name string) []codeindex.Symbol {
 		var next []string
 		for _, t := range ts {
 			qual, tn := splitQual(t)
-			inType := func(d *codeindex.Symbol) bool { return d.Scope == tn }
-			if best := r.nearestOf(r.defs(name), inType, qual, false); len(best) > 0 {
+			if best := r.nearest(r.memberDefs(tn, name), qual, false); len(best) > 0 {
 				return best
 			}
 			next = append(next, r.bases(t)...)
@@ -716,7 +745,7 @@ func newResolver(req Request, ix codeindex.Index, lines []string, sel *Selection
 // newResolverImports is newResolver with the file's imports already read.
 func newResolverImports(req Request, ix codeindex.Index, lines []string, sel *Selection, imps fileImports) *resolver {
 	r := &resolver{req: req, ix: ix, lang: codeindex.LanguageOf(req.File), imps: imps,
-		cache: map[string][]codeindex.Symbol{}, files: map[string][]string{}}
+		cache: map[string][]codeindex.Symbol{}, members: map[[2]string][]codeindex.Symbol{}, files: map[string][]string{}}
 	text := ""
 	self := ""
 	if sel != nil && sel.StartLine <= len(lines) {
