@@ -24,7 +24,7 @@ type Index interface {
 	// to tokens.
 	RenderMap(focus Focus, tokens int) (string, RenderStats)
 	// Definitions returns the definitions of the given names ("Name" or
-	// "Scope.Name"), sorted by path and line.
+	// "Scope.Name"), sorted by path and line, in a slice the caller owns.
 	Definitions(names []string) []Symbol
 	// EnclosingSymbol returns the innermost definition of file rel whose
 	// line range holds the 1-based line.
