@@ -664,8 +664,8 @@ func checkReference(t *testing.T, m *Map, focuses []Focus) {
 				break
 			}
 		}
-		// The kept prefix (scored from the files whose bound can reach it,
-		// scoreCandidates) is the head of every definition scored.
+		// The kept prefix (bestOf's pick by the scores' bits) is the head
+		// of every definition scored again and sorted.
 		prefix := slices.Clone(r.get(len(r.defs)))
 		got := r.get(r.n)
 		if len(got) < len(prefix) || !slices.Equal(prefix, got[:len(prefix)]) {
