@@ -28,21 +28,12 @@ func (m *Map) DefinitionsOf(names []string) []Symbol {
 	}
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	// Sized for every definition the scans may list: growing by appends
-	// copied a common name's thousands of symbols several times over.
+	// Sized for every definition the plain scans may list: growing by
+	// appends copied a common name's thousands of symbols several times
+	// over. (A scoped scan lists a type's few members of the name.)
 	size := 0
 	for n := range want {
-		if i := strings.LastIndexByte(n, '.'); i > 0 && i < len(n)-1 {
-			for _, r := range m.defIndex[n[i+1:]] {
-				if r.def().Scope == n[:i] {
-					size++
-				}
-			}
-		}
 		size += len(m.defIndex[n])
-	}
-	if size == 0 {
-		return nil
 	}
 	out := make([]Symbol, 0, size)
 	// A definition is listed once. For one name the scans never meet
@@ -103,6 +94,9 @@ func (m *Map) DefinitionsOf(names []string) []Symbol {
 		}
 		// A dotted name may also be a plain name (C# namespaces, Ruby).
 		scan(n, "", true)
+	}
+	if len(out) == 0 {
+		return nil
 	}
 	sortSymbols(out)
 	return out

@@ -300,19 +300,16 @@ func (v *vocab) put(rel string, enc []uint32) {
 				v.postings[ow[i]] = slices.Delete(ps, k, k+2)
 			}
 			i++
-		case i == len(ow) || nw[j] < ow[i]:
+		default: // a word that came or stayed
+			if i < len(ow) && ow[i] == nw[j] {
+				i++
+			}
 			ps := v.postings[nw[j]]
 			if k, ok := postingOf(ps, fid); ok {
 				ps[k+1] = offs[j]
 			} else {
 				v.postings[nw[j]] = slices.Insert(ps, k, fid, offs[j])
 			}
-			j++
-		default:
-			if k, ok := postingOf(v.postings[nw[j]], fid); ok {
-				v.postings[nw[j]][k+1] = offs[j]
-			}
-			i++
 			j++
 		}
 	}
@@ -398,8 +395,8 @@ func vocabPairs(enc []uint32) []uint32 {
 
 // normalizeVocab returns a well-formed entry with its words, parts and
 // pairs ascending and distinct (the entry itself when they already are):
-// counts look a word's pairs up by binary search and postings must not
-// count a file twice.
+// a word's pairs must be contiguous for its postings to point at them, and
+// postings must not count a file twice.
 func normalizeVocab(enc []uint32) []uint32 {
 	ascending := func(s []uint32) bool {
 		for i := 1; i < len(s); i++ {
@@ -505,25 +502,6 @@ func wellFormed(enc []uint32, n int) bool {
 		}
 	}
 	return true
-}
-
-// counts returns, for the question's word ids, how many files' docs have
-// each (nWord), how many files document a name with each part (nPart, by
-// id; the live table, read under v.mu), how many files pair each word
-// with each part, and the number of files with documented declarations.
-// (expand reads the same figures word by word, without the maps.)
-func (v *vocab) counts(q []uint32) (nWord map[uint32]int, nPart []int32, pairs map[uint32]map[uint32]int, nDocs int) {
-	nWord, pairs = map[uint32]int{}, map[uint32]map[uint32]int{}
-	for _, w := range q {
-		if v.files(w) == 0 {
-			continue
-		}
-		nWord[w] = v.files(w)
-		pm := map[uint32]int{}
-		pairs[w] = pm
-		v.pairCounts(w, func(part uint32, n int32) { pm[part] = int(n) })
-	}
-	return nWord, v.nPart, pairs, len(v.fids)
 }
 
 // files returns how many files' docs have word id w.

@@ -355,3 +355,22 @@ func TestVocabCountsMatchAFullPass(t *testing.T) {
 		}
 	}
 }
+
+// counts returns, for the question's word ids, how many files' docs have
+// each (nWord), how many files document a name with each part (nPart, by
+// id; the live table, read under v.mu), how many files pair each word
+// with each part, and the number of files with documented declarations.
+// (The tests' view of what expand reads word by word, without the maps.)
+func (v *vocab) counts(q []uint32) (nWord map[uint32]int, nPart []int32, pairs map[uint32]map[uint32]int, nDocs int) {
+	nWord, pairs = map[uint32]int{}, map[uint32]map[uint32]int{}
+	for _, w := range q {
+		if v.files(w) == 0 {
+			continue
+		}
+		nWord[w] = v.files(w)
+		pm := map[uint32]int{}
+		pairs[w] = pm
+		v.pairCounts(w, func(part uint32, n int32) { pm[part] = int(n) })
+	}
+	return nWord, v.nPart, pairs, len(v.fids)
+}
