@@ -25,9 +25,9 @@ type flowResult struct {
 // The iteration runs in flat loops, with few branches that depend on the
 // data (a loop per name would mispredict its exit at every name): the
 // names with one in-edge (most of them) in one loop, the others each
-// summing its in-edges, then each name's share (its mass over its
-// definers) and the shares added to the definers in slot order (pairSlot),
-// the order in which a push per name added them.
+// summing its in-edges, each with its share (its mass over its definers);
+// then each file sums the shares of the names it defines in slot order
+// (fileSlots), the order in which a push per name added them.
 type flowIndex struct {
 	once sync.Once
 	// In-edges of referenced slot k: inFile/inW[inStart[k]:inStart[k+1]].
@@ -45,7 +45,12 @@ type flowIndex struct {
 	perDefiner []float64
 	divide     []int32
 	definers   []float64 // per referenced slot: how many files define it
-	pairSlot   []int32   // per entry of graph.slotFile of a referenced slot: that slot
+	// The referenced slots file f defines, ascending:
+	// fileSlots[fileSlotStart[f]:fileSlotStart[f+1]].
+	fileSlotStart, fileSlots []int32
+	// gatherParts is how many parts gather splits each class of slots
+	// into (gatherChunk).
+	gatherParts int
 }
 
 // flowIndex returns the graph's flowIndex, made on the first call.
@@ -96,7 +101,6 @@ func (x *flowIndex) turnEdges(g *graph) {
 func (x *flowIndex) classifySlots(g *graph) {
 	x.definers = make([]float64, g.referenced)
 	x.perDefiner = make([]float64, g.referenced)
-	x.pairSlot = make([]int32, g.slotStart[g.referenced])
 	for k := 0; k < g.referenced; k++ {
 		lo, hi := x.inStart[k], x.inStart[k+1]
 		switch hi - lo {
@@ -118,10 +122,26 @@ func (x *flowIndex) classifySlots(g *graph) {
 		} else {
 			x.divide = append(x.divide, int32(k))
 		}
-		for j := g.slotStart[k]; j < g.slotStart[k+1]; j++ {
-			x.pairSlot[j] = int32(k)
+	}
+	// The definer pairs turned around, by file; within a file in slot
+	// order (a counting sort, stable).
+	x.fileSlotStart = make([]int32, len(g.tags)+1)
+	pairs := g.slotFile[:g.slotStart[g.referenced]]
+	for _, f := range pairs {
+		x.fileSlotStart[f+1]++
+	}
+	for f := range g.tags {
+		x.fileSlotStart[f+1] += x.fileSlotStart[f]
+	}
+	x.fileSlots = make([]int32, len(pairs))
+	fill := slices.Clone(x.fileSlotStart[:len(g.tags)])
+	for k := 0; k < g.referenced; k++ {
+		for _, f := range g.slotFile[g.slotStart[k]:g.slotStart[k+1]] {
+			x.fileSlots[fill[f]] = int32(k)
+			fill[f]++
 		}
 	}
+	x.gatherParts = min(64, max(1, len(x.inFile)/gatherChunk))
 }
 
 // flowScratch holds a ranking's working arrays between rankings, so that
@@ -161,8 +181,6 @@ func (g *graph) flows(focus Focus, focusIdents []int32) flowResult {
 	p := g.personalization(sc, focus, fn)
 	w := g.newWalk(sc, p, fn.ids)
 	pr, it := w.iterate(sc)
-	// The flow of the final ranks: definitions are scored by it.
-	w.flow(pr, nil)
 	return flowResult{pr: pr, mass: w.mass, focusIdent: fn.ident, iterations: it}
 }
 
@@ -176,7 +194,6 @@ type walk struct {
 	mass       []float64 // per referenced slot: no flow reaches the others
 	share      []float64 // per referenced slot: its mass over its definers
 	boosted    []int32   // the focus slots that receive flow, ascending
-	pairs      []int32   // the definers of the referenced slots, in slot order
 }
 
 // newWalk prepares the walk that restarts at p and follows the edges to
@@ -194,7 +211,6 @@ func (g *graph) newWalk(sc *flowScratch, p []float64, focusIDs []int32) *walk {
 	}
 	slices.Sort(w.boosted)
 	w.share = sc.floats(&sc.share, g.referenced)
-	w.pairs = g.slotFile[:g.slotStart[g.referenced]]
 	return w
 }
 
@@ -250,89 +266,174 @@ func (g *graph) focusedOutWeight(f int32, focusSlot []bool) (b, leak float64) {
 }
 
 // iterate runs the power iteration from the personalization until the
-// ranks change by less than tolerance (or maxIterations). It returns the
-// ranks and the index of the last iteration.
+// ranks change by less than tolerance (or maxIterations), then sets the
+// flow of the final ranks (mass): definitions are scored by it. It returns
+// the ranks and the index of the last iteration.
+//
+// A step is two loops that each run on every core: gather, per name, and
+// step, per file. The sums over files (the rank that restarts, the change)
+// are summed per part of fileChunk files and then in part order, so the
+// result is the same on any number of cores.
 func (w *walk) iterate(sc *flowScratch) ([]float64, int) {
 	p := w.p
 	// Always start from p (not from an earlier solution): the result must
 	// not depend on which focus was ranked before.
 	pr := append([]float64(nil), p...)
 	next := sc.floats(&sc.next, len(p))
+	parts := fileParts(len(p))
+	diffs, dangs := make([]float64, parts), make([]float64, parts)
+	inParallel(parts, len(pr), func(_, c int) { dangs[c] = w.spread(pr, c) })
+	dangling := sumParts(dangs)
 	it := 0
 	for ; it < maxIterations; it++ {
-		clear(next)
-		dangling := w.flow(pr, next)
-		diff := 0.0
-		for i := range next {
-			next[i] = damping*(next[i]+dangling*p[i]) + (1-damping)*p[i]
-			diff += math.Abs(next[i] - pr[i])
-		}
+		w.gather()
+		inParallel(parts, len(pr), func(_, c int) { diffs[c], dangs[c] = w.step(pr, next, dangling, c) })
 		pr, next = next, pr
-		if diff < tolerance {
+		dangling = sumParts(dangs)
+		if sumParts(diffs) < tolerance {
 			break
 		}
 	}
 	sc.next = next // the other buffer: pr is the caller's
+	w.gather()     // scale holds the final ranks over their out-weights
 	return pr, it
 }
 
-// flow sends each file's rank along its edges (mass, per name) and, when
-// next is not nil, each name's mass on to its definers (next). It returns
-// the rank that restarts at the personalization: that of files with no
-// edges and the leak of the others.
-func (w *walk) flow(pr, next []float64) (dangling float64) {
-	dangling = w.spread(pr)
-	w.gather()
-	if next != nil {
-		w.distribute(next)
+// sumParts sums per-part sums in part order.
+func sumParts(s []float64) float64 {
+	t := 0.0
+	for _, v := range s {
+		t += v
+	}
+	return t
+}
+
+// fileRange returns the files of part c: [lo, hi).
+func (w *walk) fileRange(c int) (lo, hi int) {
+	return c * fileChunk, min((c+1)*fileChunk, len(w.scale))
+}
+
+// spread sets the scale of part c's files, their rank over their
+// out-weight, and returns the part's rank that restarts at the
+// personalization: that of files with no edges and the leak of the others.
+func (w *walk) spread(pr []float64, c int) (dangling float64) {
+	lo, hi := w.fileRange(c)
+	for f := lo; f < hi; f++ {
+		dangling += w.spreadFile(f, pr[f])
 	}
 	return dangling
 }
 
-// spread sets each file's scale, its rank over its out-weight, and
-// returns the dangling rank.
-func (w *walk) spread(pr []float64) (dangling float64) {
-	for f := range w.scale {
-		if w.outW[f] == 0 {
-			dangling += pr[f]
-			w.scale[f] = 0 // its edges (if any weigh nothing) add nothing
-			continue
+// spreadFile sets file f's scale for rank r and returns its rank that
+// restarts.
+func (w *walk) spreadFile(f int, r float64) float64 {
+	if w.outW[f] == 0 {
+		w.scale[f] = 0 // its edges (if any weigh nothing) add nothing
+		return r
+	}
+	w.scale[f] = r / w.outW[f]
+	return r * w.leak[f]
+}
+
+// step sets the next rank of part c's files: the shares of the names each
+// defines, added in slot order (the order in which a push per name adds
+// them, so each sum is the same to the bit), with the restart; then their
+// scale for the next gather. It returns the part's change of rank and its
+// rank that restarts.
+func (w *walk) step(pr, next []float64, dangling float64, c int) (diff, restart float64) {
+	x, share, p := w.x, w.share, w.p
+	lo, hi := w.fileRange(c)
+	for f := lo; f < hi; f++ {
+		s := 0.0
+		for _, k := range x.fileSlots[x.fileSlotStart[f]:x.fileSlotStart[f+1]] {
+			s += share[k]
 		}
-		dangling += pr[f] * w.leak[f]
-		w.scale[f] = pr[f] / w.outW[f]
+		n := damping*(s+dangling*p[f]) + (1-damping)*p[f]
+		diff += math.Abs(n - pr[f])
+		next[f] = n
+		restart += w.spreadFile(f, n)
 	}
-	return dangling
+	return diff, restart
 }
 
-// gather sets each name's mass: the sum over its in-edges of the files'
-// scale times the edge weight. It pulls each name's mass from its in-edges
-// (flowIndex), in the order a push over the files would add them: the
-// same sums, bit for bit, with the writes in order and the reads in the
-// small per-file array. (0 + x is x: one in-edge needs no sum.) Each sum
-// is written as the loop over many in-edges writes it, so that where a
-// compiler fuses a multiply and an add, it fuses the same ones.
+// gather sets each name's mass, the sum over its in-edges of the files'
+// scale times the edge weight, and its share, the mass over its definers.
+// It pulls each name's mass from its in-edges (flowIndex), in the order a
+// push over the files would add them: the same sums, bit for bit, with
+// the writes in order and the reads in the small per-file array. (0 + x is
+// x: one in-edge needs no sum.) Each sum is written as the loop over many
+// in-edges writes it, so that where a compiler fuses a multiply and an
+// add, it fuses the same ones. The names are split into parts that run on
+// every core; no sum crosses a part.
 func (wk *walk) gather() {
-	x, scale, mass := wk.x, wk.scale, wk.mass
-	oneFile, oneW := x.oneFile, x.oneW[:len(x.oneFile)]
-	for i, k := range x.oneSlot[:len(oneFile)] {
-		mass[k] = scale[oneFile[i]] * oneW[i]
+	x := wk.x
+	inParallel(x.gatherParts, len(wk.scale), func(_, c int) { wk.gatherPart(c) })
+	// The shares that are a division (perDefiner 0: gatherPart set them
+	// to 0): most of them in a tree of many copies, whose names have ten
+	// definers.
+	inParallel(x.gatherParts, len(wk.scale), func(_, c int) {
+		lo, hi := partRange(len(x.divide), x.gatherParts, c)
+		for _, k := range x.divide[lo:hi] {
+			wk.share[k] = wk.mass[k] / x.definers[k]
+		}
+	})
+	for _, k := range wk.boosted {
+		lo, hi := x.inStart[k], x.inStart[k+1]
+		in, w := x.inFile[lo:hi], x.inW[lo:hi:hi]
+		mv := 0.0
+		for i, f := range in {
+			mv += wk.scale[f] * (w[i] * focusBoost)
+		}
+		wk.mass[k] = mv
+		wk.setShare(k)
 	}
-	for _, k := range x.two {
+}
+
+// setShare sets slot k's share from its mass. (x·(1/d) is x/d to the bit
+// where perDefiner is set.)
+func (wk *walk) setShare(k int32) {
+	if pd := wk.x.perDefiner[k]; pd != 0 {
+		wk.share[k] = wk.mass[k] * pd
+	} else {
+		wk.share[k] = wk.mass[k] / wk.x.definers[k]
+	}
+}
+
+// gatherPart gathers part c of each class of slots (flowIndex), and sets
+// each one's share as mass · perDefiner (0 where the share is a division,
+// which gather sets after).
+func (wk *walk) gatherPart(c int) {
+	x, scale, mass, share := wk.x, wk.scale, wk.mass, wk.share
+	parts := x.gatherParts
+	pd := x.perDefiner[:len(mass)]
+	lo, hi := partRange(len(x.oneSlot), parts, c)
+	oneFile, oneW := x.oneFile[lo:hi], x.oneW[lo:hi]
+	for i, k := range x.oneSlot[lo:hi] {
+		mv := scale[oneFile[i]] * oneW[i]
+		mass[k] = mv
+		share[k] = mv * pd[k]
+	}
+	lo, hi = partRange(len(x.two), parts, c)
+	for _, k := range x.two[lo:hi] {
 		lo := x.inStart[k]
 		in, w := x.inFile[lo:lo+2], x.inW[lo:lo+2]
 		mv := scale[in[0]] * w[0]
 		mv += scale[in[1]] * w[1]
 		mass[k] = mv
+		share[k] = mv * pd[k]
 	}
-	for _, k := range x.three {
+	lo, hi = partRange(len(x.three), parts, c)
+	for _, k := range x.three[lo:hi] {
 		lo := x.inStart[k]
 		in, w := x.inFile[lo:lo+3], x.inW[lo:lo+3]
 		mv := scale[in[0]] * w[0]
 		mv += scale[in[1]] * w[1]
 		mv += scale[in[2]] * w[2]
 		mass[k] = mv
+		share[k] = mv * pd[k]
 	}
-	for _, k := range x.many {
+	lo, hi = partRange(len(x.many), parts, c)
+	for _, k := range x.many[lo:hi] {
 		lo, hi := x.inStart[k], x.inStart[k+1]
 		in, w := x.inFile[lo:hi], x.inW[lo:hi:hi]
 		mv := 0.0
@@ -340,31 +441,6 @@ func (wk *walk) gather() {
 			mv += scale[f] * w[i]
 		}
 		mass[k] = mv
-	}
-	for _, k := range wk.boosted {
-		lo, hi := x.inStart[k], x.inStart[k+1]
-		in, w := x.inFile[lo:hi], x.inW[lo:hi:hi]
-		mv := 0.0
-		for i, f := range in {
-			mv += scale[f] * (w[i] * focusBoost)
-		}
-		mass[k] = mv
-	}
-}
-
-// distribute adds each name's mass, split among its definers, to next, in
-// slot order (a zero share adds nothing: next holds no -0).
-func (w *walk) distribute(next []float64) {
-	x, share, mass := w.x, w.share, w.mass
-	perDefiner := x.perDefiner[:len(mass)]
-	for k, mv := range mass {
-		share[k] = mv * perDefiner[k]
-	}
-	for _, k := range x.divide {
-		share[k] = mass[k] / x.definers[k]
-	}
-	pairSlot := x.pairSlot[:len(w.pairs)]
-	for j, fi := range w.pairs {
-		next[fi] += share[pairSlot[j]]
+		share[k] = mv * pd[k]
 	}
 }

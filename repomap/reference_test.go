@@ -5,6 +5,7 @@ import (
 	"math"
 	"path"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -719,6 +720,53 @@ func TestRankMatchesReferenceOnRealCode(t *testing.T) {
 		m.rankCache = nil // rank again with the smaller prefix
 		m.mu.Unlock()
 		checkReference(t, m, focuses)
+	}
+}
+
+// The ranking split into many parts (as a tree of tens of thousands of
+// files is, on every core) is the reference's, and the same to the bit
+// whatever the number of cores.
+func TestRankInPartsMatchesReference(t *testing.T) {
+	if testing.Short() {
+		t.Skip("parses net/http")
+	}
+	defer func(f, g, p int) { fileChunk, gatherChunk, parallelFiles = f, g, p }(fileChunk, gatherChunk, parallelFiles)
+	fileChunk, gatherChunk, parallelFiles = 13, 500, 0
+	root := filepath.Join(testenv.GOROOT(t), "src", "net", "http")
+	ws, err := workspace.Open(root)
+	if err != nil {
+		testenv.Need(t, "the Go tree's net/http: %v", err)
+	}
+	m := New(ws, Options{})
+	if _, err := m.Build(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	g := m.currentGraph()
+	if n, x := fileParts(len(g.tags)), g.flowIndex(); n < 4 || x.gatherParts < 4 {
+		t.Fatalf("%d file parts and %d gather parts: the test needs several of each", n, x.gatherParts)
+	}
+	focuses := []Focus{
+		{},
+		{Files: []string{"server.go"}, Identifiers: []string{"Handler", "ServeHTTP", "ResponseWriter"}, Known: []string{"server.go"}},
+		{Related: []string{"transport.go"}, Mentioned: []string{"transport", "reuse", "connections"}},
+	}
+	checkReference(t, m, focuses)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, f := range focuses {
+		var ranks [][]float64
+		for _, procs := range []int{1, 4} {
+			runtime.GOMAXPROCS(procs)
+			m.mu.Lock()
+			m.rankCache = nil
+			m.mu.Unlock()
+			_, r := m.rank(f)
+			ranks = append(ranks, r.fileRank)
+		}
+		for i := range ranks[0] {
+			if math.Float64bits(ranks[0][i]) != math.Float64bits(ranks[1][i]) {
+				t.Fatalf("focus %+v: %s ranks %v on one core and %v on four", f, g.files[i], ranks[0][i], ranks[1][i])
+			}
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package repomap
 
 import (
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -16,14 +17,64 @@ func (g *graph) score(focus Focus, pr, mass []float64, focusIdent []bool) []rank
 }
 
 // scoreInto is score appending to out, and counting each score's bucket
-// (scoreBucket) in hist when it is not nil.
+// (scoreBucket) in hist when it is not nil. The files are scored in parts
+// on every core, each part into its own range of out: out is in file
+// order, as one loop over the files would leave it.
 func (g *graph) scoreInto(out []rankedDef, focus Focus, pr, mass []float64, focusIdent []bool, hist []int32) []rankedDef {
 	sf := g.scoreFocus(focus)
 	x := g.scoreIndex()
-	if cap(out) < len(out)+len(x.defs) {
-		out = slices.Grow(out, len(x.defs)) // once, at its final size
+	nf := len(g.tags)
+	parts := fileParts(nf)
+	// Where each part's definitions start in out: every definition of its
+	// files but those of the files the prompt holds.
+	at := make([]int, parts+1)
+	at[0] = len(out)
+	for c := 0; c < parts; c++ {
+		lo, hi := c*fileChunk, min((c+1)*fileChunk, nf)
+		at[c+1] = at[c] + int(x.fileStart[hi]-x.fileStart[lo])
 	}
-	for fi, t := range g.tags {
+	for _, fi := range sf.knownFiles {
+		n := int(x.fileStart[fi+1] - x.fileStart[fi])
+		for c := fi/fileChunk + 1; c <= parts; c++ {
+			at[c] -= n
+		}
+	}
+	out = slices.Grow(out, at[parts]-len(out))[:at[parts]] // once, at its final size
+	var hists [][]int32                                    // per worker; worker 0 counts into hist
+	if hist != nil {
+		hists = make([][]int32, min(parts, runtime.GOMAXPROCS(0))) // at most one per worker
+		hists[0] = hist
+	}
+	inParallel(parts, nf, func(w, c int) {
+		var h []int32
+		if hist != nil {
+			if hists[w] == nil {
+				hists[w] = histPool.Get().(*[1 << scoreBucketBits]int32)[:]
+				clear(hists[w])
+			}
+			h = hists[w]
+		}
+		g.scorePart(out[at[c]:at[c+1]], c, &sf, x, pr, mass, focusIdent, h)
+	})
+	for _, h := range hists[min(1, len(hists)):] {
+		if h == nil {
+			continue
+		}
+		for i, n := range h {
+			hist[i] += n
+		}
+		histPool.Put((*[1 << scoreBucketBits]int32)(h))
+	}
+	return out
+}
+
+// scorePart scores the definitions of part c's files into out (its
+// exact size) and counts their buckets in hist when it is not nil.
+func (g *graph) scorePart(out []rankedDef, c int, sf *scoreFocus, x *scoreIndex, pr, mass []float64, focusIdent []bool, hist []int32) {
+	lo, hi := c*fileChunk, min((c+1)*fileChunk, len(g.tags))
+	i := 0
+	for fi := lo; fi < hi; fi++ {
+		t := g.tags[fi]
 		if len(t.Defs) == 0 || sf.known[fi] {
 			continue // the prompt holds this file already
 		}
@@ -40,33 +91,35 @@ func (g *graph) scoreInto(out []rankedDef, focus Focus, pr, mass []float64, focu
 		}
 		fileFactor := sf.fileFactor(g.facts[fi])
 		defs := x.defs[x.fileStart[fi]:x.fileStart[fi+1]]
-		for i := range defs {
-			d := &defs[i]
+		for j := range defs {
+			d := &defs[j]
 			s := base + d.flowIn(x, mass)
 			s = sf.defFactor(s, d, focusIdent[d.id])
 			s *= fileFactor
-			out = append(out, rankedDef{file: int32(fi), def: d.def, score: s})
+			out[i] = rankedDef{file: int32(fi), def: d.def, score: s}
+			i++
 			if hist != nil {
 				hist[scoreBucket(s)]++
 			}
 		}
 	}
-	return out
 }
 
 // scoreFocus is what scoring takes from the focus.
 type scoreFocus struct {
-	known     []bool // per file: in Focus.Known
-	testFocus bool   // a focus file is a test
-	unfocused bool   // no files, identifiers or words
-	minDepth  int    // with no focus: the depth of the shallowest file with definitions
+	known      []bool // per file: in Focus.Known
+	knownFiles []int  // the files known marks, each once
+	testFocus  bool   // a focus file is a test
+	unfocused  bool   // no files, identifiers or words
+	minDepth   int    // with no focus: the depth of the shallowest file with definitions
 }
 
 func (g *graph) scoreFocus(focus Focus) scoreFocus {
 	sf := scoreFocus{known: make([]bool, len(g.tags)), minDepth: math.MaxInt}
 	for _, f := range focus.Known {
-		if i, ok := g.fileIdx[f]; ok {
+		if i, ok := g.fileIdx[f]; ok && !sf.known[i] {
 			sf.known[i] = true
+			sf.knownFiles = append(sf.knownFiles, int(i))
 		}
 	}
 	for _, f := range focus.Files {
