@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -725,6 +726,64 @@ func TestCompactSignatures(t *testing.T) {
 	}
 	if out, _ := m.Render(Focus{Files: []string{"b.go"}}, 200); !strings.Contains(out, "func (p P) Long() bool { return p.bits&protoHTTP1 != 0 }\n") {
 		t.Errorf("a focused map shows the line as it is:\n%s", out)
+	}
+}
+
+// The unfocused map lists a type's methods by name, those next to each
+// other on one line; a focused map shows each method's line.
+func TestOverviewListsMethods(t *testing.T) {
+	for _, c := range []struct{ sig, name, want string }{
+		{"pub fn get<Q: ?Sized>(&self, k: &Q) -> Option<&V>", "get", "get(…)"},
+		{"pub fn len(&self) -> usize {", "len", "len()"},
+		{"def as_string(self, unixfrom=False):", "as_string", "as_string(…)"},
+		{"def close(self):", "close", "close()"},
+		{"public abstract <T> HttpResponse<T> send(HttpRequest req, BodyHandler<T> h)", "send", "send(…)"},
+		{"def started?", "started?", "started?"},
+		{"def get_response(uri_or_host, path = nil, port = nil, &block)", "get_response", "get_response(…)"},
+		{"fn forget(x: T) { reget(x) }", "get", "get"}, // no word "get" followed by "("
+	} {
+		if got := memberLabel(c.sig, c.name); got != c.want {
+			t.Errorf("memberLabel(%q, %q) = %q, want %q", c.sig, c.name, got, c.want)
+		}
+	}
+	root := t.TempDir()
+	var b strings.Builder
+	b.WriteString("class Store:\n    def __init__(self):\n        self.d = {}\n")
+	for _, m := range []string{"get", "put", "remove", "keys", "values", "items", "clear", "copy", "update", "pop", "popitem", "setdefault", "first", "last", "size"} {
+		fmt.Fprintf(&b, "    def %s(self, key):\n        return self.d\n", m)
+	}
+	writeFiles(t, root, map[string]string{
+		"store.py": b.String(),
+		"use.py":   "from store import Store\n\ns = Store()\ns.get(1)\ns.put(2)\ns.remove(3)\n",
+	})
+	m := newMap(t, root, Options{})
+	build(t, m)
+	out, _ := m.Render(Focus{}, 400)
+	lines := strings.Split(out, "\n")
+	joined := 0
+	for _, l := range lines {
+		if strings.Contains(l, "def ") && strings.Contains(l, "    def ") {
+			t.Errorf("an overview shows a method's signature line: %q\n%s", l, out)
+		}
+		if n := strings.Count(l, "(…)"); n > 1 {
+			joined++
+			if len(l) > maxMemberLine+len(", 999: setdefault(…)")+8 {
+				t.Errorf("a line of methods runs past %d bytes: %q", maxMemberLine, l)
+			}
+		}
+	}
+	if joined == 0 || !strings.Contains(out, "get(…), ") || !strings.Contains(out, "   1: class Store:") {
+		t.Errorf("the overview should list Store's methods by name on shared lines under the class:\n%s", out)
+	}
+	shown := 0
+	for _, l := range lines {
+		shown += len(regexp.MustCompile(`(^|, ) *\d+: `).FindAllString(l, -1))
+	}
+	if _, st := m.Render(Focus{}, 400); shown < st.Defs {
+		t.Errorf("%d line numbers shown for %d definitions:\n%s", shown, st.Defs, out)
+	}
+	if out, _ := m.Render(Focus{Files: []string{"use.py"}}, 400); !strings.Contains(out, "def get(self, key):") {
+		t.Errorf("a focused map shows a method's line as it is:\n%s", out)
 	}
 }
 

@@ -161,13 +161,14 @@ func shownDefs(m *repomap.Map, text string) map[string]bool {
 			tags, _ = m.Tags(path)
 			continue
 		}
-		num, _, ok := strings.Cut(strings.TrimSpace(l), ":")
-		n, err := strconv.Atoi(num)
-		if !ok || err != nil || tags == nil {
+		if tags == nil {
 			continue
 		}
-		for _, d := range tags.Defs {
-			if d.NameLine == n {
+		for _, n := range mapLineNumbers(l) {
+			for _, d := range tags.Defs {
+				if d.NameLine != n {
+					continue
+				}
 				shown[d.Name] = true
 				shown[path+"\x00"+d.Name] = true
 				if d.Scope != "" {
@@ -180,6 +181,25 @@ func shownDefs(m *repomap.Map, text string) map[string]bool {
 	return shown
 }
 
+// mapLineNumbers returns the line numbers a map's line shows: its own
+// ("  42: ...") and, on an overview's line of methods, each one after it
+// (", 57: name()").
+func mapLineNumbers(l string) []int {
+	num, rest, ok := strings.Cut(strings.TrimSpace(l), ":")
+	n, err := strconv.Atoi(num)
+	if !ok || err != nil {
+		return nil
+	}
+	out := []int{n}
+	for _, part := range strings.Split(rest, ", ")[1:] {
+		num, _, ok := strings.Cut(part, ":")
+		if n, err := strconv.Atoi(num); ok && err == nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 var coreBudgets = []int{512, 1024, 2048}
 
 // coreFloor is the presence at 1k tokens the sets tuned on before issue 29
@@ -189,7 +209,7 @@ const coreFloor = 0.69
 
 // coreTestFloor is the presence at 1k tokens of the test halves of the
 // issue 29 sets (all together), just below the figure measured.
-const coreTestFloor = 0.52
+const coreTestFloor = 0.58
 
 // tally counts names present at each budget.
 type tally struct {

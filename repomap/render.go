@@ -26,7 +26,9 @@ type RenderStats struct {
 // impl or namespace line shown for members. The text never exceeds tokens
 // (counted with tokencount.Count) and, when there is enough material, is
 // within 15% under it. The output is a pure function of the map's content,
-// focus and tokens.
+// focus and tokens. With no focus the map is an overview: lines are
+// shortened and a type's methods listed by name, those next to each other
+// on one line ("  120:   get(…), 131: put(…), 170: len()").
 //
 // Example:
 //
@@ -123,7 +125,14 @@ type renderer struct {
 
 // defItem is the rendered line of definition d of file t.
 func (rd *renderer) defItem(t *FileTags, d *Def) item {
-	it := item{d.NameLine, d.Depth, d.Signature}
+	it := item{line: d.NameLine, depth: d.Depth, sig: d.Signature}
+	if rd.compact && d.Depth > 0 {
+		switch d.Kind {
+		case "function", "method", "constructor":
+			it.member = memberLabel(d.Signature, d.Name)
+			return it
+		}
+	}
 	if rd.compact {
 		it.sig = compactSignature(t.Language, d.Kind, it.sig)
 		if len(it.sig) > longParams || openParams(it.sig) {
@@ -190,6 +199,50 @@ func elideParams(sig, name string) string {
 	}
 	return sig[:i] + "(…)"
 }
+
+// memberLabel is a method's name as an overview lists it: "name()" when
+// its line shows an empty parameter list (or only Python's self or cls),
+// "name(…)" when it shows parameters, the bare name otherwise (a Ruby
+// method without parentheses).
+func memberLabel(sig, name string) string {
+	for i := 0; ; {
+		j := strings.Index(sig[i:], name)
+		if j < 0 {
+			return name
+		}
+		i += j + len(name)
+		if i-len(name) > 0 && isNameByte(sig[i-len(name)-1]) {
+			continue
+		}
+		k := i
+		if k < len(sig) && sig[k] == '<' { // type parameters: get<Q: ?Sized>(
+			depth := 0
+			for ; k < len(sig); k++ {
+				if sig[k] == '<' {
+					depth++
+				} else if sig[k] == '>' {
+					if depth--; depth == 0 {
+						k++
+						break
+					}
+				}
+			}
+		}
+		if k >= len(sig) || sig[k] != '(' {
+			continue
+		}
+		params, _, _ := strings.Cut(sig[k+1:], ")")
+		switch strings.TrimSpace(params) {
+		case "", "self", "cls", "&self", "&mut self", "mut self":
+			return name + "()"
+		}
+		return name + "(…)"
+	}
+}
+
+// maxMemberLine is the width past which an overview's line of methods
+// continues on the next line.
+const maxMemberLine = 100
 
 // contextItem is contextOf, shortened like defItem.
 func (rd *renderer) contextItem(t *FileTags, d *Def) (item, bool) {
@@ -341,6 +394,10 @@ type item struct {
 	line  int
 	depth int
 	sig   string
+	// member is set for a method in an overview (renderer.compact): its
+	// name and whether it takes parameters, "get(…)", "len()", written
+	// after the member before it on the same line (formatMembers).
+	member string
 }
 
 // context returns the line of the definition or scope that encloses d as
@@ -352,15 +409,52 @@ func contextOf(t *FileTags, d *Def) (item, bool) {
 	for i := range t.Defs {
 		c := &t.Defs[i]
 		if c.Name == d.Scope && c.Depth == d.Depth-1 && c.Line <= d.Line && d.EndLine <= c.EndLine {
-			return item{c.NameLine, c.Depth, c.Signature}, true
+			return item{line: c.NameLine, depth: c.Depth, sig: c.Signature}, true
 		}
 	}
 	for _, s := range t.Scopes {
 		if s.Name == d.Scope && s.Depth == d.Depth-1 && s.Line <= d.Line && d.EndLine <= s.EndLine {
-			return item{s.Line, s.Depth, s.Signature}, true
+			return item{line: s.Line, depth: s.Depth, sig: s.Signature}, true
 		}
 	}
 	return item{}, false
+}
+
+// writeItems writes a file's items in line order, each on its line but
+// an overview's methods: a run of them at one depth shares a line
+// ("  331:   capacity(), 359: keys(), 566: len()") up to maxMemberLine.
+func writeItems(b *strings.Builder, its []item) {
+	width := 0 // of the line of methods being written; 0: none is open
+	for i, it := range its {
+		if it.member == "" {
+			if width > 0 {
+				b.WriteByte('\n')
+				width = 0
+			}
+			b.WriteString(formatLine(it))
+			continue
+		}
+		if width > 0 && its[i-1].depth == it.depth && width < maxMemberLine {
+			s := memberItem(it)
+			b.WriteString(s)
+			width += len(s)
+			continue
+		}
+		if width > 0 {
+			b.WriteByte('\n')
+		}
+		s := strings.TrimSuffix(formatLine(item{line: it.line, depth: it.depth, sig: it.member}), "\n")
+		b.WriteString(s)
+		width = len(s)
+	}
+	if width > 0 {
+		b.WriteByte('\n')
+	}
+}
+
+// memberItem is a method after the first on a line of methods.
+func memberItem(it item) string {
+	return ", " + strconv.Itoa(it.line) + ": " + it.member
 }
 
 func formatLine(it item) string {
@@ -422,7 +516,11 @@ func (rd *renderer) estimate(budget int) int {
 		}
 		own := !lines[lineKey{x.file, d.NameLine}]
 		if own {
-			cost += rd.tokens(formatLine(rd.defItem(t, d)))
+			if it := rd.defItem(t, d); it.member != "" {
+				cost += rd.tokens(memberItem(it)) // most share a line
+			} else {
+				cost += rd.tokens(formatLine(it))
+			}
 		}
 		if total+cost > budget {
 			return k
@@ -474,9 +572,7 @@ func (rd *renderer) render(k int) (string, int) {
 			its = append(its, it)
 		}
 		sort.Slice(its, func(i, j int) bool { return its[i].line < its[j].line })
-		for _, it := range its {
-			b.WriteString(formatLine(it))
-		}
+		writeItems(&b, its)
 	}
 	return b.String(), len(order)
 }
