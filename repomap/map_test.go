@@ -709,6 +709,14 @@ func TestCompactSignatures(t *testing.T) {
 		{"typescript", "function", "export function map<T, R>(project: (value: T) => R): OperatorFunction<T, R>;", "export function map<T, R>(project: (value: T) => R): OperatorFunction<T, R>;"},
 		{"python", "class", "class VeryLongName(BaseClassWithALongName[TypeVariableOne, TypeVariableTwo], metaclass=Meta):", "class VeryLongName:"},
 		{"python", "function", "def call_soon(self, callback, *args, context=None):", "def call_soon(self, callback, *args, context=None):"},
+		{"ruby", "class", "class Net::HTTPSuccess < Net::HTTPResponse               # 2xx", "class Net::HTTPSuccess"},
+		{"ruby", "class", "  class ProtocolError          < StandardError; end", "  class ProtocolError"},
+		{"ruby", "", "module Net   #:nodoc:", "module Net"},
+		{"ruby", "class", "class << self", "class << self"},
+		{"ruby", "method", `def greet(name = "#{x}")`, `def greet(name = "#{x}")`},
+		{"c", "function", "asmlinkage __visible void __sched notrace preempt_schedule(void)", "void preempt_schedule(void)"},
+		{"c", "variable", "extern const struct file_operations ext4_file_operations;", "const struct file_operations ext4_file_operations;"},
+		{"c", "function", "__u32 ext4_hash(const char *name, int __init_len)", "__u32 ext4_hash(const char *name, int __init_len)"},
 	} {
 		if got := compactSignature(c.lang, c.kind, c.in); got != c.want {
 			t.Errorf("compactSignature(%s, %s, %q) = %q, want %q", c.lang, c.kind, c.in, got, c.want)

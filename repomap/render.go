@@ -270,10 +270,64 @@ func compactSignature(lang, kind, sig string) string {
 	case "class", "interface":
 		sig = cutHeritage(lang, sig)
 	}
+	switch lang {
+	case "ruby":
+		sig = cutRubyTail(sig)
+	case "c", "cpp":
+		sig = cutCAnnotations(sig)
+	}
 	if len(sig) > longSignature {
 		switch lang {
 		case "typescript", "tsx", "javascript", "java", "csharp", "rust", "cpp":
 			sig = elideTypeArguments(sig)
+		}
+	}
+	return sig
+}
+
+// cAnnotations are the words of a C declaration that tell the compiler
+// or the kernel's tooling how to build or check a function, not what it
+// takes or returns: an overview leaves them out ("asmlinkage __visible
+// void __sched notrace preempt_schedule(…)" is "void preempt_schedule(…)").
+var cAnnotations = map[string]bool{
+	"extern": true, "asmlinkage": true, "notrace": true, "noinline": true, "__visible": true,
+	"__sched": true, "__weak": true, "__init": true, "__exit": true, "__cold": true,
+	"__always_inline": true, "__must_check": true, "__noreturn": true, "__attribute_const__": true,
+}
+
+// cutCAnnotations drops the cAnnotations before a declaration's name.
+func cutCAnnotations(sig string) string {
+	head, rest := sig, ""
+	if i := strings.IndexAny(sig, "(=;{"); i >= 0 {
+		head, rest = sig[:i], sig[i:]
+	}
+	words := strings.Fields(head)
+	kept := words[:0]
+	for _, w := range words {
+		if !cAnnotations[w] {
+			kept = append(kept, w)
+		}
+	}
+	if len(kept) == len(words) || len(kept) == 0 {
+		return sig
+	}
+	lead := sig[:len(sig)-len(strings.TrimLeft(sig, " \t"))]
+	return lead + strings.Join(kept, " ") + rest
+}
+
+// cutRubyTail shortens a Ruby line for an overview: a trailing comment
+// goes ("class Net::HTTPSuccess < Net::HTTPResponse   # 2xx"), so does a
+// one-line body ("class ProtocolError < StandardError; end") and a class's
+// superclass: the overview names the class, as cutHeritage does for the
+// other languages.
+func cutRubyTail(sig string) string {
+	if i := strings.Index(sig, " #"); i > 0 && !strings.HasPrefix(sig[i+2:], "{") {
+		sig = strings.TrimRight(sig[:i], " \t")
+	}
+	sig = strings.TrimSuffix(sig, "; end")
+	if t := strings.TrimLeft(sig, " \t"); strings.HasPrefix(t, "class ") && !strings.HasPrefix(t, "class <<") {
+		if i := strings.Index(sig, " < "); i > 0 {
+			sig = strings.TrimRight(sig[:i], " \t")
 		}
 	}
 	return sig
