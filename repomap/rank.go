@@ -99,7 +99,7 @@ import (
 // identifier or mentioned name, ×0.1 in test fixtures (testdata/,
 // fixtures/, __fixtures__/) and in Go's builtin package (the predeclared
 // identifiers, which every Go file uses), ×0.1 in test files unless a focus
-// file is a test, ×0.3 in Go internal/ packages when nothing is focused, and
+// file is a test, ×0.03 in Go internal/ and Java jdk/internal/ packages when nothing is focused, and
 // ×0.6 per directory level below the shallowest file when nothing is
 // focused (×0.2 in Java, where a subdirectory is another package), ×3 for exported API (isAPI: Go's capitalized names, Python's public
 // top-level names and members, in a module with __all__ only the top-level
@@ -151,7 +151,7 @@ const (
 	fixturePenalty   = 0.1
 	selfRefFactor    = 0.3
 	testPenalty      = 0.1
-	internalFactor   = 0.3
+	internalFactor   = 0.03 // unfocused: an internal package is no API (issue 29 round 5: ×0.3 before)
 	apiBoost         = 3.0
 	nestFactor       = 0.6
 	declaredBoost    = 10.0
