@@ -19,7 +19,7 @@ import (
 
 // cacheFormat changes whenever the entry layout or the extraction changes;
 // the query files are hashed in too, so editing a query invalidates the cache.
-const cacheFormat = "cairn-repomap-v10"
+const cacheFormat = "cairn-repomap-v11"
 
 var cacheVersion = sync.OnceValue(func() string {
 	h := sha256.New()
@@ -308,7 +308,7 @@ func (c *cacheWriter) encodeEntries(entries []*entry) {
 			c.varint(int64(d.EndLine - d.Line))
 			c.varint(int64(d.NameLine - d.Line))
 			c.varint(int64(d.Depth))
-			c.uvarint(flags(d.TopLevel, d.Local, d.Private, d.Override, d.declQual))
+			c.uvarint(flags(d.TopLevel, d.Local, d.Private, d.Override, d.declQual, d.Deprecated))
 			c.uvarint(uint64(d.declNest))
 			c.uvarint(uint64(d.docLines))
 		}
@@ -565,7 +565,7 @@ func (r *cacheReader) tags(b *blockPools, rel string, f uint64) *FileTags {
 		d.NameLine = d.Line + r.int()
 		d.Depth = r.int()
 		fl := r.uvarint()
-		d.TopLevel, d.Local, d.Private, d.Override, d.declQual = fl&1 != 0, fl&2 != 0, fl&4 != 0, fl&8 != 0, fl&16 != 0
+		d.TopLevel, d.Local, d.Private, d.Override, d.declQual, d.Deprecated = fl&1 != 0, fl&2 != 0, fl&4 != 0, fl&8 != 0, fl&16 != 0, fl&32 != 0
 		d.declNest = uint16(r.uvarint())
 		d.docLines = uint16(r.uvarint())
 	}

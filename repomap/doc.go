@@ -23,13 +23,19 @@ import "bytes"
 const maxDocLines = 200
 
 // docLines returns the documentation lines of the definition whose first
-// line is the 0-based row (and whose name is on nameRow) in content.
-func docLines(lang string, content []byte, li *lineIndex, row, nameRow int) uint16 {
+// line is the 0-based row (and whose name is on nameRow) in content, and
+// whether they, its annotations or its attributes mark it deprecated
+// (deprecationMarks).
+func docLines(lang string, content []byte, li *lineIndex, row, nameRow int) (n uint16, deprecated bool) {
+	for r := row; r <= nameRow && r < len(li.starts); r++ {
+		// Java's annotations are modifiers of the declaration itself.
+		deprecated = deprecated || isDeprecationMark(lineAt(content, li, r))
+	}
 	if lang == "python" {
-		return uint16(min(pythonDocstring(content, li, nameRow), maxDocLines))
+		lines, dep := pythonDocstring(content, li, nameRow)
+		return uint16(min(lines, maxDocLines)), deprecated || dep
 	}
 	hash := lang == "ruby"
-	n := 0
 	for r := row - 1; r >= 0 && n < maxDocLines; r-- {
 		l := bytes.TrimSpace(lineAt(content, li, r))
 		switch {
@@ -37,17 +43,38 @@ func docLines(lang string, content []byte, li *lineIndex, row, nameRow int) uint
 			if n == 0 && !hash && docCommentEndsAbove(content, li, r) {
 				continue
 			}
-			return uint16(n)
+			return n, deprecated
 		case isCommentLine(l, hash):
 			n++
 		case n == 0 && isAttributeLine(l):
 			// Attributes and annotations sit between a definition and its
 			// documentation.
 		default:
-			return uint16(n)
+			return n, deprecated
+		}
+		deprecated = deprecated || isDeprecationMark(l)
+	}
+	return n, deprecated
+}
+
+// deprecationMarks are how authors mark a definition deprecated, in the
+// languages' own conventions: Java's annotation, the @deprecated tag of
+// Javadoc, JSDoc and YARD, Rust's attribute, the "Deprecated:" paragraph
+// of Go doc comments, Sphinx's directive in a Python docstring, and the
+// kernel's attribute.
+var deprecationMarks = [][]byte{
+	[]byte("@Deprecated"), []byte("@deprecated"), []byte("#[deprecated"), []byte("Deprecated: "),
+	[]byte(".. deprecated::"), []byte("__deprecated"),
+}
+
+// isDeprecationMark reports a line that carries a deprecationMark.
+func isDeprecationMark(l []byte) bool {
+	for _, m := range deprecationMarks {
+		if bytes.Contains(l, m) {
+			return true
 		}
 	}
-	return uint16(n)
+	return false
 }
 
 // docCommentEndsAbove reports whether the nearest non-blank line above the
@@ -83,14 +110,16 @@ func isCommentLine(l []byte, hash bool) bool {
 		l[0] == '*' || bytes.HasSuffix(l, []byte("*/"))
 }
 
-// isAttributeLine reports a Rust attribute or a Java annotation line.
+// isAttributeLine reports a Rust attribute or a Java annotation line (not
+// a whole annotated declaration: "@Deprecated public void f() {}").
 func isAttributeLine(l []byte) bool {
-	return bytes.HasPrefix(l, []byte("#[")) || l[0] == '@'
+	return (bytes.HasPrefix(l, []byte("#[")) || l[0] == '@') && !bytes.ContainsAny(l[len(l)-1:], "{};")
 }
 
 // pythonDocstring counts the lines of the docstring that opens the body
-// after the signature on nameRow, 0 for none.
-func pythonDocstring(content []byte, li *lineIndex, nameRow int) int {
+// after the signature on nameRow, 0 for none, and reports whether one of
+// them marks the definition deprecated.
+func pythonDocstring(content []byte, li *lineIndex, nameRow int) (int, bool) {
 	r := nameRow + 1
 	// The signature may continue over lines: the body starts after the
 	// line ending in a colon.
@@ -104,7 +133,7 @@ func pythonDocstring(content []byte, li *lineIndex, nameRow int) int {
 		r++
 	}
 	if r >= len(li.starts) {
-		return 0
+		return 0, false
 	}
 	l := bytes.TrimLeft(bytes.TrimSpace(lineAt(content, li, r)), "rRuUbB")
 	var quote []byte
@@ -114,17 +143,20 @@ func pythonDocstring(content []byte, li *lineIndex, nameRow int) int {
 	case bytes.HasPrefix(l, []byte(`'''`)):
 		quote = []byte(`'''`)
 	default:
-		return 0
+		return 0, false
 	}
+	deprecated := isDeprecationMark(l)
 	if bytes.Contains(l[3:], quote) {
-		return 1
+		return 1, deprecated
 	}
 	for n := 2; r+n-1 < len(li.starts) && n <= maxDocLines; n++ {
-		if bytes.Contains(lineAt(content, li, r+n-1), quote) {
-			return n
+		l := lineAt(content, li, r+n-1)
+		deprecated = deprecated || isDeprecationMark(l)
+		if bytes.Contains(l, quote) {
+			return n, deprecated
 		}
 	}
-	return maxDocLines
+	return maxDocLines, deprecated
 }
 
 // stripHashComment cuts a trailing # comment (roughly: a # inside a string

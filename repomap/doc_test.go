@@ -120,3 +120,110 @@ def none():
 		}
 	}
 }
+
+// TestDeprecated checks each language's deprecation marks on the
+// definitions ParseFile returns, and that an overview ranks a deprecated
+// definition below its replacement.
+func TestDeprecated(t *testing.T) {
+	cases := []struct {
+		path, src string
+		want      map[string]bool // definition name → Deprecated
+	}{
+		{"Observable.java", `package java.util;
+
+/**
+ * An observable object.
+ *
+ * @deprecated This class and the Observer interface have been deprecated.
+ */
+@Deprecated(since="9")
+public class Observable {
+    @Deprecated public void notifyObservers() {}
+    public void addObserver(Observer o) {}
+}
+`, map[string]bool{"Observable": true, "notifyObservers": true, "addObserver": false}},
+		{"lib.rs", `/// Old.
+#[deprecated(since = "1.0.0", note = "use new_fn")]
+pub fn old_fn() {}
+
+/// New.
+pub fn new_fn() {}
+`, map[string]bool{"old_fn": true, "new_fn": false}},
+		{"a.go", `package a
+
+// Old does it.
+//
+// Deprecated: Use New.
+func Old() {}
+
+// New does it.
+func New() {}
+`, map[string]bool{"Old": true, "New": false}},
+		{"m.py", `def old():
+    """Do it.
+
+    .. deprecated:: 3.10
+       Use new().
+    """
+
+
+def new():
+    """Do it."""
+`, map[string]bool{"old": true, "new": false}},
+		{"u.ts", `/** @deprecated use of() */
+export function just(x: number) { return x; }
+/** Makes one. */
+export function of(x: number) { return x; }
+/** @deprecated Use a closure instead of a thisArg. */
+export function filter<A>(p: (x: number) => boolean, thisArg: A): number;
+export function filter(p: (x: number) => boolean): number;
+`, map[string]bool{"just": true, "of": false, "filter": false}},
+		{"u.rb", `module U
+  # @deprecated Use parse.
+  def self.old_parse(s)
+  end
+
+  # Parses s.
+  def self.parse(s)
+  end
+end
+`, map[string]bool{"old_parse": true, "parse": false}},
+	}
+	for _, c := range cases {
+		ft, err := ParseFile(c.path, []byte(c.src))
+		if err != nil {
+			t.Fatalf("%s: %v", c.path, err)
+		}
+		got := map[string]bool{}
+		for _, d := range ft.Defs {
+			got[d.Name] = d.Deprecated
+		}
+		for name, want := range c.want {
+			if dep, ok := got[name]; !ok {
+				t.Errorf("%s: no definition %s (have %v)", c.path, name, got)
+			} else if dep != want {
+				t.Errorf("%s: %s Deprecated = %v, want %v", c.path, name, dep, want)
+			}
+		}
+	}
+	// In an overview the replacement comes first, though both are used
+	// alike; a focused map ranks them as before.
+	root := t.TempDir()
+	writeFiles(t, root, map[string]string{
+		"a.go": "package a\n\n// Old does it.\n//\n// Deprecated: Use New.\nfunc Old() {}\n\n// New does it.\nfunc New() {}\n",
+		"b.go": "package a\n\nfunc B() { Old(); New() }\n",
+		"c.go": "package a\n\nfunc C() { Old(); New() }\n",
+	})
+	m := newMap(t, root, Options{})
+	build(t, m)
+	_, r := m.rank(Focus{})
+	defs := r.get(r.n)
+	pos := map[string]int{}
+	g := m.currentGraph()
+	for i, x := range defs {
+		pos[g.tags[x.file].Defs[x.def].Name] = i
+	}
+	if pos["New"] > pos["Old"] {
+		t.Errorf("the overview ranks the deprecated Old (#%d) above New (#%d)", pos["Old"], pos["New"])
+	}
+}

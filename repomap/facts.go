@@ -217,7 +217,7 @@ const (
 	factMember                // isMember
 	factOverload              // overload: the first definition of the name and scope stands for it
 	factEntry                 // isEntry
-	factSecondary             // isConstructor, inTraitImpl or Override: the class line or the trait stands for it in an overview
+	factSecondary             // isConstructor, inTraitImpl, Override or Deprecated: the class line, the trait or the replacement stands for it in an overview
 )
 
 // computeFacts derives a file's fileFacts from its tags and definition
@@ -262,7 +262,7 @@ func computeFacts(t *FileTags, ids, same []int32) *fileFacts {
 		if isEntry(t.Language, def) {
 			df.flags |= factEntry
 		}
-		if isConstructor(def) || inTraitImpl(t, def) || def.Override {
+		if isConstructor(def) || inTraitImpl(t, def) || def.Override || def.Deprecated {
 			df.flags |= factSecondary
 		}
 		if same[di] > 1 && overload(t, ids, di) {

@@ -526,7 +526,7 @@ func (rg *refGraph) scores(focus Focus, pr []float64, mass map[refName]float64, 
 		members := map[int]int{}
 		for i, di := range scored {
 			d := &t.Defs[di]
-			if d.Scope == "" || !api(d) || d.Kind == "constructor" && d.Name == d.Scope || inTraitImpl(t, d) || d.Override {
+			if d.Scope == "" || !api(d) || d.Kind == "constructor" && d.Name == d.Scope || inTraitImpl(t, d) || d.Override || d.Deprecated {
 				continue
 			}
 			at := func(j int) *Def { return &t.Defs[scored[j]] }
@@ -589,7 +589,7 @@ func (rg *refGraph) scores(focus Focus, pr []float64, mass map[refName]float64, 
 			} else if unfocused {
 				s *= internalsFactor
 			}
-			if unfocused && (ctor || inTraitImpl(t, d) || d.Override || rg.cDeclared[d.Name] && !strings.HasSuffix(t.Path, ".h")) {
+			if unfocused && (ctor || inTraitImpl(t, d) || d.Override || d.Deprecated || rg.cDeclared[d.Name] && !strings.HasSuffix(t.Path, ".h")) {
 				s *= internalsFactor
 			}
 			if unfocused {

@@ -38,6 +38,9 @@ type Def struct {
 	// Override: a Java method marked @Override, documented by the type
 	// it overrides (markPrivate).
 	Override bool
+	// Deprecated: its authors mark it deprecated (doc.go,
+	// deprecationMarks); an overview leaves it to what replaces it.
+	Deprecated bool
 
 	// The declaration of a definition that is not Local (FileTags.Decls),
 	// kept in the definition's padding rather than as a second record:
@@ -552,11 +555,39 @@ func placeDefs(all []*rawDef, content []byte, lineOf *lineIndex, ft *FileTags) {
 		} else {
 			placeDef(d, stack, sig, ft)
 			if dd := &ft.Defs[len(ft.Defs)-1]; !dd.Local {
-				dd.docLines = docLines(ft.Language, content, lineOf, d.line-1, d.nameRow)
+				dd.docLines, dd.Deprecated = docLines(ft.Language, content, lineOf, d.line-1, d.nameRow)
 			}
 		}
 		// Anything can enclose later items (a function encloses nested ones).
 		stack = append(stack, d)
+	}
+	undeprecateOverloads(ft.Defs)
+}
+
+// undeprecateOverloads clears Deprecated on the overloads of a name that
+// has one not deprecated: a deprecated signature (rxjs's filter with a
+// thisArg) does not deprecate the name.
+func undeprecateOverloads(defs []Def) {
+	type key struct{ name, scope string }
+	var live map[key]bool
+	for i := range defs {
+		if defs[i].Deprecated {
+			live = map[key]bool{}
+			break
+		}
+	}
+	if live == nil {
+		return
+	}
+	for i := range defs {
+		if d := &defs[i]; !d.Deprecated && !d.Local {
+			live[key{d.Name, d.Scope}] = true
+		}
+	}
+	for i := range defs {
+		if d := &defs[i]; d.Deprecated && live[key{d.Name, d.Scope}] {
+			d.Deprecated = false
+		}
 	}
 }
 
