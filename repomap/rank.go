@@ -95,7 +95,8 @@ import (
 // ranked files, e.g. the selection's own file, still order among
 // themselves; when nothing is focused, split among the file's API only, or
 // in a file with an export list among the API it lists: a large file's
-// entry points are not starved by its static helpers), ×2 when its name is a focus
+// entry points are not starved by its static helpers), raised to the power
+// 0.4 when nothing is focused (unfocusedFlowExp), ×2 when its name is a focus
 // identifier or mentioned name, ×0.1 in test fixtures (testdata/,
 // fixtures/, __fixtures__/) and in Go's builtin package (the predeclared
 // identifiers, which every Go file uses), ×0.1 in test files unless a focus
@@ -162,6 +163,12 @@ const (
 	surfaceWeight    = 1.0
 	docWeight        = 2.0
 	apiSplitExp      = 0.5
+	// unfocusedFlowExp compresses what flows to a definition when nothing
+	// is focused: what a package's own files use most (java.util's Locale,
+	// 100× TreeMap's inflow) is not all a newcomer needs first, and the
+	// overview's other inputs (documentation, surface, uses, visibility)
+	// weigh against it (issue 29, round 5: 0.4 picked on the dev half).
+	unfocusedFlowExp = 0.4
 )
 
 // Focus is what the question is about. All fields are optional.

@@ -573,6 +573,9 @@ func (rg *refGraph) scores(focus Focus, pr []float64, mass map[refName]float64, 
 				}
 			}
 			s := pr[f]*baselineShare/sharesDiv + flow/float64(kept)
+			if unfocused {
+				s = math.Pow(s, unfocusedFlowExp)
+			}
 			if isFocus(plain) {
 				s *= defFocusBoost
 			}

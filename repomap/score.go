@@ -94,6 +94,9 @@ func (g *graph) scorePart(out []rankedDef, c int, sf *scoreFocus, x *scoreIndex,
 		for j := range defs {
 			d := &defs[j]
 			s := base + d.flowIn(x, mass)
+			if sf.unfocused {
+				s = math.Pow(s, unfocusedFlowExp)
+			}
 			s = sf.defFactor(s, d, focusIdent[d.id])
 			s *= fileFactor
 			out[i] = rankedDef{file: int32(fi), def: d.def, score: s}
