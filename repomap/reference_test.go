@@ -693,13 +693,9 @@ func checkReference(t *testing.T, m *Map, focuses []Focus) {
 	}
 }
 
-// The ranking of a real tree is the reference's, focused and not, with the
-// kept sorted prefix at its size and at 500 (the rest scored again on
-// demand).
-func TestRankMatchesReferenceOnRealCode(t *testing.T) {
-	if testing.Short() {
-		t.Skip("parses net/http")
-	}
+// netHTTPMap builds the map of the Go tree's net/http.
+func netHTTPMap(t *testing.T) *Map {
+	t.Helper()
 	root := filepath.Join(testenv.GOROOT(t), "src", "net", "http")
 	ws, err := workspace.Open(root)
 	if err != nil {
@@ -709,6 +705,17 @@ func TestRankMatchesReferenceOnRealCode(t *testing.T) {
 	if _, err := m.Build(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	return m
+}
+
+// The ranking of a real tree is the reference's, focused and not, with the
+// kept sorted prefix at its size and at 500 (the rest scored again on
+// demand).
+func TestRankMatchesReferenceOnRealCode(t *testing.T) {
+	if testing.Short() {
+		t.Skip("parses net/http")
+	}
+	m := netHTTPMap(t)
 	focuses := []Focus{
 		{},
 		{Files: []string{"server.go"}, Identifiers: []string{"Handler", "ServeHTTP", "ResponseWriter"}, Known: []string{"server.go"}},
@@ -735,15 +742,7 @@ func TestRankInPartsMatchesReference(t *testing.T) {
 	}
 	defer func(f, g, p int) { fileChunk, gatherChunk, parallelFiles = f, g, p }(fileChunk, gatherChunk, parallelFiles)
 	fileChunk, gatherChunk, parallelFiles = 13, 500, 0
-	root := filepath.Join(testenv.GOROOT(t), "src", "net", "http")
-	ws, err := workspace.Open(root)
-	if err != nil {
-		testenv.Need(t, "the Go tree's net/http: %v", err)
-	}
-	m := New(ws, Options{})
-	if _, err := m.Build(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	m := netHTTPMap(t)
 	g := m.currentGraph()
 	if n, x := fileParts(len(g.tags)), g.flowIndex(); n < 4 || x.gatherParts < 4 {
 		t.Fatalf("%d file parts and %d gather parts: the test needs several of each", n, x.gatherParts)
