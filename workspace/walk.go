@@ -188,6 +188,7 @@ func (wk *walker) dir(absDir, relDir string, stack []ignoreRules) {
 		skipped[SkipUnread]++
 		return
 	}
+	files = make([]File, 0, len(entries))
 	// Subdirectories are listed after this one is closed: a deep tree
 	// would otherwise hold a descriptor per level and per lister.
 	var subdirs [][2]string
