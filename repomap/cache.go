@@ -19,7 +19,7 @@ import (
 
 // cacheFormat changes whenever the entry layout or the extraction changes;
 // the query files are hashed in too, so editing a query invalidates the cache.
-const cacheFormat = "cairn-repomap-v11"
+const cacheFormat = "cairn-repomap-v12"
 
 var cacheVersion = sync.OnceValue(func() string {
 	h := sha256.New()

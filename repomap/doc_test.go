@@ -227,3 +227,28 @@ end
 		t.Errorf("the overview ranks the deprecated Old (#%d) above New (#%d)", pos["Old"], pos["New"])
 	}
 }
+
+// A Java method that overrides java.lang.Object's is an override with or
+// without the annotation; an overload of the same name is not.
+func TestJavaObjectMethodsOverride(t *testing.T) {
+	ft, err := ParseFile("P.java", []byte(`package p;
+
+public class P {
+    public boolean equals(Object o) { return false; }
+    public int hashCode() { return 0; }
+    public String toString() { return ""; }
+    public boolean equals(P other) { return true; }
+    public String toString(int indent) { return ""; }
+    public int size() { return 0; }
+}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[int]bool{4: true, 5: true, 6: true, 7: false, 8: false, 9: false}
+	for _, d := range ft.Defs {
+		if w, ok := want[d.NameLine]; ok && d.Override != w {
+			t.Errorf("line %d %s: Override = %v, want %v", d.NameLine, d.Signature, d.Override, w)
+		}
+	}
+}

@@ -96,7 +96,7 @@ func markPrivate(lang string, all []*rawDef, content []byte, ft *FileTags) {
 		if !d.scope {
 			if di < len(ft.Defs) {
 				ft.Defs[di].Private = private
-				ft.Defs[di].Override = lang == "java" && bytes.Contains(head, []byte("@Override"))
+				ft.Defs[di].Override = lang == "java" && (bytes.Contains(head, []byte("@Override")) || objectMethod(&ft.Defs[di]))
 			}
 			di++
 		}
@@ -280,4 +280,20 @@ func (rp *rubyPrivacy) listedIn(parent *rawDef) map[string]bool {
 	}
 	rp.listed[parent] = l
 	return l
+}
+
+// objectMethod reports a Java method that overrides java.lang.Object's
+// whether or not it says @Override: equals(Object), hashCode(),
+// toString(). Every class has them; an overview names what it adds.
+func objectMethod(d *Def) bool {
+	if d.Kind != "method" || d.Scope == "" {
+		return false
+	}
+	switch d.Name {
+	case "hashCode", "toString":
+		return strings.Contains(d.Signature, d.Name+"()")
+	case "equals":
+		return strings.Contains(d.Signature, "equals(Object ")
+	}
+	return false
 }
