@@ -450,7 +450,7 @@ type item struct {
 	sig   string
 	// member is set for a method in an overview (renderer.compact): its
 	// name and whether it takes parameters, "get(…)", "len()", written
-	// after the member before it on the same line (formatMembers).
+	// after the member before it on the same line (writeItems).
 	member string
 }
 
