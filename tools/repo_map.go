@@ -8,7 +8,7 @@ import (
 	"github.com/cairn-dev/cairn/codeindex"
 )
 
-const repoMapDescription = `Show the repository map: the most relevant definitions (types, functions, methods, classes) of the workspace, grouped by file with line numbers and signatures, ranked by how the code references itself. Give focus paths to rank the map toward those files.`
+const repoMapDescription = `Show the repository map: the most relevant definitions (types, functions, methods, classes) of the workspace, grouped by file with line numbers and signatures, ranked by how the code references itself. Without focus it is an overview of the public API: a class's methods are listed by name on shared lines ("120: get(…), 131: put(…)"; read_file shows a line in full). Give focus paths to rank the map toward those files and see whole signatures.`
 
 // repoMapTokens is the map's size when the model asks for it.
 const repoMapTokens = 2048
