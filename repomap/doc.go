@@ -67,8 +67,13 @@ var deprecationMarks = [][]byte{
 	[]byte(".. deprecated::"), []byte("__deprecated"),
 }
 
-// isDeprecationMark reports a line that carries a deprecationMark.
+// isDeprecationMark reports a line that carries a deprecationMark. It
+// runs on every documentation line while tagging: one search for what
+// every mark contains comes first.
 func isDeprecationMark(l []byte) bool {
+	if !bytes.Contains(l, []byte("eprecated")) {
+		return false
+	}
 	for _, m := range deprecationMarks {
 		if bytes.Contains(l, m) {
 			return true

@@ -310,7 +310,7 @@ func sumParts(s []float64) float64 {
 
 // fileRange returns the files of part c: [lo, hi).
 func (w *walk) fileRange(c int) (lo, hi int) {
-	return c * fileChunk, min((c+1)*fileChunk, len(w.scale))
+	return fileChunkRange(len(w.scale), c)
 }
 
 // spread sets the scale of part c's files, their rank over their

@@ -65,6 +65,10 @@ var parallelFiles = 16384
 // same result. (A variable for the tests.)
 var gatherChunk = 1 << 16
 
+// fileChunkRange returns part c's files [lo, hi) of n files cut into
+// parts of fileChunk.
+func fileChunkRange(n, c int) (lo, hi int) { return c * fileChunk, min((c+1)*fileChunk, n) }
+
 // fileParts returns how many parts of fileChunk files cover n files.
 func fileParts(n int) int { return max(1, (n+fileChunk-1)/fileChunk) }
 

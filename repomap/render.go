@@ -171,16 +171,9 @@ func openParams(sig string) bool {
 // costs the tokens of two or three more names. What follows the list (a
 // return type) stays. A line without "name(" is left as it is.
 func elideParams(sig, name string) string {
-	i := 0
-	for {
-		j := strings.Index(sig[i:], name)
-		if j < 0 {
-			return sig
-		}
-		i += j + len(name)
-		if (i-len(name) == 0 || !isNameByte(sig[i-len(name)-1])) && i < len(sig) && sig[i] == '(' {
-			break
-		}
+	i := paramsAt(sig, name, false)
+	if i < 0 {
+		return sig
 	}
 	depth := 0
 	for k := i; k < len(sig); k++ {
@@ -200,22 +193,22 @@ func elideParams(sig, name string) string {
 	return sig[:i] + "(…)"
 }
 
-// memberLabel is a method's name as an overview lists it: "name()" when
-// its line shows an empty parameter list (or only Python's self or cls),
-// "name(…)" when it shows parameters, the bare name otherwise (a Ruby
-// method without parentheses).
-func memberLabel(sig, name string) string {
+// paramsAt returns the index of the "(" that opens name's parameter list
+// in sig: the first occurrence of name as a whole word followed by "(",
+// or, with typeParams, by a <...> type parameter list and "(" (Rust's
+// "get<Q: ?Sized>("). -1 when there is none.
+func paramsAt(sig, name string, typeParams bool) int {
 	for i := 0; ; {
 		j := strings.Index(sig[i:], name)
 		if j < 0 {
-			return name
+			return -1
 		}
 		i += j + len(name)
 		if i-len(name) > 0 && isNameByte(sig[i-len(name)-1]) {
 			continue
 		}
 		k := i
-		if k < len(sig) && sig[k] == '<' { // type parameters: get<Q: ?Sized>(
+		if typeParams && k < len(sig) && sig[k] == '<' {
 			depth := 0
 			for ; k < len(sig); k++ {
 				if sig[k] == '<' {
@@ -228,16 +221,27 @@ func memberLabel(sig, name string) string {
 				}
 			}
 		}
-		if k >= len(sig) || sig[k] != '(' {
-			continue
+		if k < len(sig) && sig[k] == '(' {
+			return k
 		}
-		params, _, _ := strings.Cut(sig[k+1:], ")")
-		switch strings.TrimSpace(params) {
-		case "", "self", "cls", "&self", "&mut self", "mut self":
-			return name + "()"
-		}
-		return name + "(…)"
 	}
+}
+
+// memberLabel is a method's name as an overview lists it: "name()" when
+// its line shows an empty parameter list (or only Python's self or cls),
+// "name(…)" when it shows parameters, the bare name otherwise (a Ruby
+// method without parentheses).
+func memberLabel(sig, name string) string {
+	k := paramsAt(sig, name, true)
+	if k < 0 {
+		return name
+	}
+	params, _, _ := strings.Cut(sig[k+1:], ")")
+	switch strings.TrimSpace(params) {
+	case "", "self", "cls", "&self", "&mut self", "mut self":
+		return name + "()"
+	}
+	return name + "(…)"
 }
 
 // maxMemberLine is the width past which an overview's line of methods

@@ -30,7 +30,7 @@ func (g *graph) scoreInto(out []rankedDef, focus Focus, pr, mass []float64, focu
 	at := make([]int, parts+1)
 	at[0] = len(out)
 	for c := 0; c < parts; c++ {
-		lo, hi := c*fileChunk, min((c+1)*fileChunk, nf)
+		lo, hi := fileChunkRange(nf, c)
 		at[c+1] = at[c] + int(x.fileStart[hi]-x.fileStart[lo])
 	}
 	for _, fi := range sf.knownFiles {
@@ -71,7 +71,7 @@ func (g *graph) scoreInto(out []rankedDef, focus Focus, pr, mass []float64, focu
 // scorePart scores the definitions of part c's files into out (its
 // exact size) and counts their buckets in hist when it is not nil.
 func (g *graph) scorePart(out []rankedDef, c int, sf *scoreFocus, x *scoreIndex, pr, mass []float64, focusIdent []bool, hist []int32) {
-	lo, hi := c*fileChunk, min((c+1)*fileChunk, len(g.tags))
+	lo, hi := fileChunkRange(len(g.tags), c)
 	i := 0
 	for fi := lo; fi < hi; fi++ {
 		t := g.tags[fi]
