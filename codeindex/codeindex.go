@@ -90,13 +90,18 @@ type Local struct {
 	latest    map[string]Progress // the latest progress of each kind still building
 	mapDone   bool                // mapped is closed
 	rescanned []func()            // ScopeChanged callbacks, for the next rescan's end
+	listing   workspace.Lister    // the first rescan's, started by Open; nil once taken
 	closed    bool
 	running   sync.WaitGroup
 }
 
 var _ Index = (*Local)(nil)
 
-// Open creates the indexes (nothing is read until Start or Reconcile). A
+// Open creates the indexes and starts reading, in the background, what
+// the first rescan (Start or Reconcile) needs: the tags cache and the
+// listing of the tree. A file changed after Open and before that rescan
+// ends may be missed by it, as one changed during any rescan is; the
+// watcher, the editor's didSave or the next rescan bring it in. A
 // search index that cannot be opened leaves the session without search
 // (ErrNoSearch) and returns the reason along with a working map.
 func Open(ws *workspace.Workspace, opts Options) (*Local, error) {
@@ -117,6 +122,19 @@ func Open(ws *workspace.Workspace, opts Options) (*Local, error) {
 		// manifest read): the first rescan would otherwise wait for both
 		// one after the other.
 		ix.m.ReadCache()
+	}
+	if !opts.NoMap || !opts.NoSearch {
+		// So is the first rescan's listing of the tree (a stat per file,
+		// most of it waiting on the kernel): by the time Start asks for
+		// it, it is done or nearly. Asked with the options both engines
+		// use; a caller asking otherwise gets a walk of its own.
+		list := onceListing(ws)
+		ix.listing = list
+		ix.running.Add(1)
+		go func() {
+			defer ix.running.Done()
+			list(workspace.WalkOptions{MaxFileSize: repomap.DefaultMaxFileSize})
+		}()
 	}
 	if opts.NoSearch {
 		return ix, nil
@@ -232,7 +250,13 @@ func (ix *Local) rescan(ctx context.Context) error {
 	ix.setBuilding(true)
 	defer ix.setBuilding(false)
 	var err error
-	list := onceListing(ix.ws)
+	ix.mu.Lock()
+	list := ix.listing // Open's, for the first rescan
+	ix.listing = nil
+	ix.mu.Unlock()
+	if list == nil {
+		list = onceListing(ix.ws)
+	}
 	if !ix.opts.NoMap {
 		var stats repomap.BuildStats
 		stats, err = ix.m.BuildListed(ctx, list)

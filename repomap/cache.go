@@ -15,6 +15,8 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+
+	"github.com/cairn-dev/cairn/workspace"
 )
 
 // cacheFormat changes whenever the entry layout or the extraction changes;
@@ -72,11 +74,13 @@ func (m *Map) loadCache() (map[string]*entry, error) {
 	if p == "" {
 		return nil, errors.New("no cache dir")
 	}
-	data, err := os.ReadFile(p)
+	data, release, err := workspace.ReadMapped(p)
 	if err != nil {
 		return nil, err
 	}
+	// decodeCache copies all it keeps (the string table into one string).
 	entries, err := decodeCache(data, cacheVersion())
+	release()
 	if err != nil {
 		return nil, fmt.Errorf("repomap: reading cache %s: %w", p, err)
 	}

@@ -550,7 +550,10 @@ func symKeys(sym string) []string {
 // upgrade does not re-read the tree.
 func (ix *Index) loadManifest() (docs uint64, ok bool) {
 	var m *manifest
-	b, err := os.ReadFile(ix.manifestPath())
+	b, release, err := workspace.ReadMapped(ix.manifestPath())
+	if err == nil {
+		defer release() // decodeManifest copies all it keeps
+	}
 	if err == nil && ix.gobIsNewer() {
 		err = fs.ErrNotExist // an older Cairn ran on this index since
 	}
