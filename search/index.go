@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"math"
 	"os"
 	"path"
 	"path/filepath"
@@ -36,6 +37,7 @@ import (
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/registry"
 	index "github.com/blevesearch/bleve_index_api"
+	segment "github.com/blevesearch/scorch_segment_api/v2"
 	bberrors "go.etcd.io/bbolt/errors"
 
 	"github.com/cairn-dev/cairn/workspace"
@@ -1129,6 +1131,13 @@ func (ix *Index) scorch() (*scorch.Scorch, bool) {
 // more stay as they are: merging them again would rewrite the whole index
 // after every build. An index of more than MaxSegments such segments (over
 // two million chunks) keeps them all.
+//
+// It asks scorch for one merge at a time: scorch merges every task of a
+// plan before it introduces any, with all their sources mapped, and at
+// 10× the Go tree one plan rewrote ~800k chunks, half a gigabyte of file
+// pages resident at once at the end of the build (docs/scale.md). The
+// merges, and so the segments left, are those of the one plan: each pick
+// is the plan's next (the merged segment is too large to be picked again).
 func (ix *Index) compact(ctx context.Context) error {
 	sc, ok := ix.scorch()
 	if !ok {
@@ -1151,7 +1160,67 @@ func (ix *Index) compact(ctx context.Context) error {
 		FloorSegmentSize:     maxMergeDocs,
 		ReclaimDeletesWeight: 2,
 	}
-	return sc.ForceMerge(ctx, &mo)
+	first := true
+	var target int
+	for ctx.Err() == nil {
+		small, total, least, ok := ix.smallSegments(maxMergeDocs / 2)
+		if !ok {
+			return sc.ForceMerge(ctx, &mo) // sizes unknown: the one plan
+		}
+		if first {
+			// What the one plan would leave of the small segments.
+			target = mergeplan.CalcBudget(total, mo.RaiseToFloorSegmentSize(least), &mo)
+			first = false
+		}
+		if small <= max(target, 1) {
+			return nil
+		}
+		// A budget of one segment less than there are: the plan's first
+		// merge, and no other.
+		budget := small - 1
+		one := mo
+		one.CalcBudget = func(int64, int64, *mergeplan.MergePlanOptions) int { return budget }
+		if err := sc.ForceMerge(ctx, &one); err != nil {
+			return err
+		}
+		if after, _, _, ok := ix.smallSegments(maxMergeDocs / 2); !ok || after >= small {
+			return nil // nothing left that merges
+		}
+	}
+	return ctx.Err()
+}
+
+// smallSegments counts the persisted segments of fewer than limit live
+// chunks, their live chunks and the fewest of any segment's (what the
+// merge planner's budget starts from); ok is false when the index's
+// segments cannot be read.
+func (ix *Index) smallSegments(limit int64) (n int, total, least int64, ok bool) {
+	r, err := ix.idx.Advanced()
+	if err != nil {
+		return 0, 0, 0, false
+	}
+	rd, err := r.Reader()
+	if err != nil {
+		return 0, 0, 0, false
+	}
+	defer rd.Close()
+	snap, isSnap := rd.(*scorch.IndexSnapshot)
+	if !isSnap {
+		return 0, 0, 0, false
+	}
+	least = math.MaxInt64
+	for _, seg := range snap.Segments() {
+		if _, persisted := seg.Segment().(segment.PersistedSegment); !persisted {
+			continue
+		}
+		live := seg.LiveSize()
+		least = min(least, live)
+		if live < limit {
+			n++
+			total += live
+		}
+	}
+	return n, total, least, true
 }
 
 // prepare reads, hashes and chunks one file for the reconcile.
