@@ -1160,21 +1160,14 @@ func (ix *Index) compact(ctx context.Context) error {
 		FloorSegmentSize:     maxMergeDocs,
 		ReclaimDeletesWeight: 2,
 	}
-	first := true
-	var target int
-	for ctx.Err() == nil {
-		small, total, least, ok := ix.smallSegments(maxMergeDocs / 2)
-		if !ok {
-			return sc.ForceMerge(ctx, &mo) // sizes unknown: the one plan
-		}
-		if first {
-			// What the one plan would leave of the small segments.
-			target = mergeplan.CalcBudget(total, mo.RaiseToFloorSegmentSize(least), &mo)
-			first = false
-		}
-		if small <= max(target, 1) {
-			return nil
-		}
+	half := int64(maxMergeDocs / 2)
+	small, total, least, ok := ix.smallSegments(half)
+	if !ok {
+		return sc.ForceMerge(ctx, &mo) // sizes unknown: the one plan
+	}
+	// What the one plan would leave of the small segments.
+	target := max(mergeplan.CalcBudget(total, mo.RaiseToFloorSegmentSize(least), &mo), 1)
+	for small > target && ctx.Err() == nil {
 		// A budget of one segment less than there are: the plan's first
 		// merge, and no other.
 		budget := small - 1
@@ -1183,9 +1176,11 @@ func (ix *Index) compact(ctx context.Context) error {
 		if err := sc.ForceMerge(ctx, &one); err != nil {
 			return err
 		}
-		if after, _, _, ok := ix.smallSegments(maxMergeDocs / 2); !ok || after >= small {
+		after, _, _, ok := ix.smallSegments(half)
+		if !ok || after >= small {
 			return nil // nothing left that merges
 		}
+		small = after
 	}
 	return ctx.Err()
 }

@@ -491,10 +491,11 @@ func (v *vocab) load(terms []string, files map[string][]uint32) {
 	total := 0
 	for i, rel := range rels {
 		encs[i] = normalizeVocab(files[rel])
-		for _, w := range vocabWords(encs[i]) {
+		words := vocabWords(encs[i])
+		for _, w := range words {
 			count[w]++
 		}
-		total += len(vocabWords(encs[i]))
+		total += len(words)
 	}
 	all := make([]uint32, 2*total)
 	for w, n := range count {
@@ -505,12 +506,12 @@ func (v *vocab) load(terms []string, files map[string][]uint32) {
 	var offs []uint32
 	for i, rel := range rels {
 		enc := encs[i]
-		fid := uint32(len(v.byFid))
+		fid := uint32(i) // rels are in path order, byFid follows them
 		v.fids[rel] = fid
 		v.byFid = append(v.byFid, enc)
 		offs = pairOffsetsInto(offs, enc)
-		for i, w := range vocabWords(enc) {
-			v.postings[w] = append(v.postings[w], fid, offs[i])
+		for j, w := range vocabWords(enc) {
+			v.postings[w] = append(v.postings[w], fid, offs[j])
 		}
 		for _, p := range vocabParts(enc) {
 			v.nPart[p]++
