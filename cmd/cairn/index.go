@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/cairn-dev/cairn/codeindex"
+	"github.com/cairn-dev/cairn/internal/bulkgc"
 	"github.com/cairn-dev/cairn/repomap"
 	"github.com/cairn-dev/cairn/server"
 	"github.com/cairn-dev/cairn/workspace"
@@ -31,7 +32,7 @@ func openIndex(root string, opts codeindex.Options) (*workspace.Workspace, *code
 		return nil, nil, err
 	}
 	ws.SetStateDir(state)
-	opts.StateDir, opts.NoWatch = state, true
+	opts.StateDir, opts.NoWatch, opts.Bulk = state, true, bulkgc.Enter
 	ix, err := codeindex.Open(ws, opts)
 	if ix == nil {
 		return nil, nil, err
