@@ -9,13 +9,12 @@
 // live heap. During a build the heap may instead grow by Room past its
 // live data, or by half the live data once that is larger: the same as
 // the default for a small tree (a live heap under Room), and half the
-// default's growth for a large one, where the collector's extra cycles
-// cost little because most of what a build allocates dies young. Measured
-// at 10× the Go tree (docs/scale.md): peak RSS 1.41–1.44 → 0.99–1.0 GB
-// for ~9% more CPU; a fixed GOGC=50 at 1× cost 20% more CPU for 15% less
-// memory, and GOGC=25 at 10× 36% more CPU. Outside builds the default
-// stands: a question allocates little, and rarer collections keep its
-// latency steady.
+// default's growth for a large one, for more cycles, each marking the
+// whole live heap. Measured at 10× the Go tree (docs/scale.md): peak RSS
+// 1.41–1.44 → 0.99–1.05 GB for ~9% more CPU; a fixed GOGC=50 at 1× cost
+// 20% more CPU for 15% less memory, and GOGC=25 at 10× 36% more CPU.
+// Outside builds the default stands: a question allocates little, and
+// rarer collections keep its latency steady.
 package bulkgc
 
 import (
@@ -70,11 +69,16 @@ func Enter() (exit func()) {
 	mu.Lock()
 	defer mu.Unlock()
 	if depth == 0 {
-		before = debug.SetGCPercent(-1)
-		debug.SetGCPercent(before)
+		// (Reading the target by setting -1 would wait for a running
+		// collection to finish its mark.)
+		p := Percent(liveHeap())
+		before = debug.SetGCPercent(p)
+		if before < p { // lower already, or off (negative)
+			debug.SetGCPercent(before)
+		}
 		if before >= MinPercent {
 			stop, done = make(chan struct{}), make(chan struct{})
-			go follow(before, stop, done)
+			go follow(before, min(before, p), stop, done)
 		}
 	}
 	depth++
@@ -92,26 +96,32 @@ func Enter() (exit func()) {
 }
 
 // follow sets the GC target from the live heap every so often, never
-// above ceiling (the target before the build), until stop is closed.
-func follow(ceiling int, stop <-chan struct{}, done chan<- struct{}) {
+// above ceiling (the target before the build), until stop is closed; set
+// is the target now.
+func follow(ceiling, set int, stop <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
-	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	t := time.NewTicker(every)
 	defer t.Stop()
-	set := ceiling
 	for {
 		select {
 		case <-stop:
 			return
 		case <-t.C:
 		}
-		metrics.Read(sample)
-		if sample[0].Value.Kind() != metrics.KindUint64 {
-			return // not this runtime's metric: leave the target alone
-		}
-		if p := min(ceiling, Percent(sample[0].Value.Uint64())); p != set {
+		if p := min(ceiling, Percent(liveHeap())); p != set {
 			debug.SetGCPercent(p)
 			set = p
 		}
 	}
+}
+
+// liveHeap returns the bytes the last collection found live (0 before the
+// first, or if the runtime does not have the metric).
+func liveHeap() uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
 }
