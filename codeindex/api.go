@@ -70,6 +70,10 @@ type Hit struct {
 	Symbol    string  `json:"symbol,omitempty"` // the declaration the chunk is, if any
 	Kind      string  `json:"kind,omitempty"`   // its kind (func, method, class...)
 	Score     float64 `json:"score"`            // the backend's own: compares hits of one result only
+	// Copies are other files with this file's exact content, whose same
+	// chunk is folded into this hit (the embedded index; a remote backend
+	// lists each file).
+	Copies []string `json:"copies,omitempty"`
 }
 
 // String formats a hit as `path:line: text`.
@@ -183,9 +187,22 @@ func SearchText(ctx context.Context, ix Index, query string, limit int) (string,
 		if h.Symbol != "" {
 			sym = fmt.Sprintf("  [%s %s, lines %d-%d]", h.Kind, h.Symbol, h.StartLine, h.EndLine)
 		}
-		fmt.Fprintf(&b, "%s%s\n", h.String(), sym)
+		fmt.Fprintf(&b, "%s%s%s\n", h.String(), sym, copiesNote(h.Copies))
 	}
 	return b.String(), nil
+}
+
+// copiesNote names the identical copies of a hit's file, the first few
+// by path ("" for none).
+func copiesNote(copies []string) string {
+	const shown = 3
+	switch {
+	case len(copies) == 0:
+		return ""
+	case len(copies) <= shown:
+		return "  (identical in " + strings.Join(copies, ", ") + ")"
+	}
+	return fmt.Sprintf("  (identical in %s and %d more)", strings.Join(copies[:shown], ", "), len(copies)-shown)
 }
 
 // MapText serves the repo_map tool: the map ranked toward the focus files.

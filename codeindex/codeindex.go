@@ -598,7 +598,7 @@ func fromEngine(r *search.Result) *SearchResult {
 	}
 	for i, h := range r.Hits {
 		res.Hits[i] = Hit{Path: h.Path, Line: h.Line, Text: h.Text, StartLine: h.StartLine, EndLine: h.EndLine,
-			Symbol: h.Symbol, Kind: h.Kind, Score: h.Score}
+			Symbol: h.Symbol, Kind: h.Kind, Score: h.Score, Copies: h.Copies}
 	}
 	return res
 }

@@ -317,3 +317,34 @@ func TestBulkSpansEachRescan(t *testing.T) {
 		t.Errorf("Bulk calls %q, want %q", events, want)
 	}
 }
+
+// TestSearchTextNamesIdenticalCopies: the search tool's text shows one hit
+// for files with identical content and names the others.
+func TestSearchTextNamesIdenticalCopies(t *testing.T) {
+	root := t.TempDir()
+	src := "package retry\n\n// BackoffWithJitter waits longer after each failure.\nfunc BackoffWithJitter(n int) int { return n * n }\n"
+	for _, dir := range []string{"svc/a", "svc/b", "svc/c", "svc/d", "svc/e"} {
+		os.MkdirAll(filepath.Join(root, dir), 0o755)
+		os.WriteFile(filepath.Join(root, dir, "retry.go"), []byte(src), 0o644)
+	}
+	ws, err := workspace.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := Open(ws, Options{StateDir: t.TempDir(), NoWatch: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	if err := ix.Reconcile(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	out, err := SearchText(context.Background(), ix, "BackoffWithJitter", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "svc/a/retry.go:4: func BackoffWithJitter(n int) int { return n * n }  [function BackoffWithJitter, lines 3-4]  (identical in svc/b/retry.go, svc/c/retry.go, svc/d/retry.go and 1 more)\n"
+	if out != want {
+		t.Errorf("search text:\n%s\nwant:\n%s", out, want)
+	}
+}

@@ -260,6 +260,13 @@ func (r *Roots) Search(ctx context.Context, q Query, limit int) (*SearchResult, 
 		searched++
 		for _, h := range res.Hits {
 			h.Path = prefixed(e.name, h.Path)
+			if len(h.Copies) > 0 {
+				cs := make([]string, len(h.Copies))
+				for i, c := range h.Copies {
+					cs[i] = prefixed(e.name, c)
+				}
+				h.Copies = cs
+			}
 			merged.Hits = append(merged.Hits, h)
 		}
 		merged.Total += res.Total

@@ -41,6 +41,10 @@ type Hit struct {
 	Symbol    string  `json:"symbol,omitempty"`
 	Kind      string  `json:"kind,omitempty"`
 	Score     float64 `json:"score"`
+	// Copies are the other files, ranked below this one, whose content
+	// is identical to this file's (a library copied into several
+	// places): the same chunk there is not a hit of its own.
+	Copies []string `json:"copies,omitempty"`
 }
 
 // String formats a hit as `path:line: text`.
@@ -541,7 +545,7 @@ func (ix *Index) search(ctx context.Context, p Parsed, limit int) (res *Result, 
 			return nil, fmt.Errorf("search: scoring the question's expansions: %w", err)
 		}
 	}
-	cands := rerank(pooled, aboutTests(&p), aboutDocs(&p))
+	cands := ix.collapseCopies(rerank(pooled, aboutTests(&p), aboutDocs(&p)))
 	if len(cands) > limit {
 		cands = cands[:limit]
 	}
@@ -556,6 +560,36 @@ func (ix *Index) search(ctx context.Context, p Parsed, limit int) (res *Result, 
 		res.Hits = append(res.Hits, hit)
 	}
 	return res, nil
+}
+
+// collapseCopies folds each hit whose file has the same content as a
+// better-ranked hit's file, at the same lines, into that hit's Copies: a
+// tree holding copies of a library would otherwise fill a result with one
+// chunk.
+func (ix *Index) collapseCopies(hits []Hit) []Hit {
+	type chunkKey struct {
+		hash       string
+		start, end int
+	}
+	first := map[chunkKey]int{}
+	out := hits[:0]
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	for _, h := range hits {
+		st, ok := ix.files[h.Path]
+		if !ok || st.Hash == "" {
+			out = append(out, h)
+			continue
+		}
+		k := chunkKey{st.Hash, h.StartLine, h.EndLine}
+		if i, dup := first[k]; dup {
+			out[i].Copies = append(out[i].Copies, h.Path)
+			continue
+		}
+		first[k] = len(out)
+		out = append(out, h)
+	}
+	return out
 }
 
 // driveShare bounds the chunks a question's rarest words may match

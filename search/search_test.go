@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -640,5 +641,49 @@ func TestManifestSaveDoesNotHoldUpdates(t *testing.T) {
 	ix.persist.done(stalled)
 	if err := <-saved; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Identical files (a library copied into several services) give one hit that names the copies;
+// a file that differs stays a hit of its own.
+func TestIdenticalCopiesFoldIntoOneHit(t *testing.T) {
+	root := t.TempDir()
+	lib := "package ratelimit\n\n// TokenBucketRefill adds tokens at the configured rate.\nfunc TokenBucketRefill(b *Bucket) { b.tokens += b.rate }\n"
+	writeFile(t, root, "lib/ratelimit/bucket.go", lib)
+	writeFile(t, root, "services/a/ratelimit/bucket.go", lib)
+	writeFile(t, root, "services/b/ratelimit/bucket.go", lib)
+	writeFile(t, root, "fork/ratelimit/bucket.go", strings.Replace(lib, "b.rate", "2*b.rate", 1))
+	ws, err := workspace.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix := openIndex(t, ws, t.TempDir(), nil)
+	if _, err := ix.Reconcile(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	hits := mustSearch(t, ix, "TokenBucketRefill")
+	var paths []string
+	var copies [][]string
+	for _, h := range hits {
+		paths = append(paths, h.Path)
+		copies = append(copies, h.Copies)
+	}
+	if len(hits) != 2 {
+		t.Fatalf("hits %v (copies %v), want one for the three identical files and one for the fork", paths, copies)
+	}
+	for _, h := range hits {
+		switch h.Path {
+		case "fork/ratelimit/bucket.go":
+			if len(h.Copies) != 0 {
+				t.Errorf("the fork's hit lists copies %v", h.Copies)
+			}
+		default:
+			got := append([]string{h.Path}, h.Copies...)
+			slices.Sort(got)
+			want := []string{"lib/ratelimit/bucket.go", "services/a/ratelimit/bucket.go", "services/b/ratelimit/bucket.go"}
+			if !slices.Equal(got, want) {
+				t.Errorf("hit %s with copies %v, want the three identical files %v", h.Path, h.Copies, want)
+			}
+		}
 	}
 }

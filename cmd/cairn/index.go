@@ -119,7 +119,7 @@ const searchSynopsis = "cairn search [--root DIR] [--limit N] [--files] [--json]
 
 func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs, root := newFlags("search", searchSynopsis)
-	limit := fs.Int("limit", 20, "maximum hits (at least 1)")
+	limit := fs.Int("limit", 20, "maximum hits (at least 1); each hit is followed by the same line in files with identical content")
 	asJSON := fs.Bool("json", false, "print one JSON document")
 	byFile := fs.Bool("files", false, "one hit per file (its best chunk); --limit counts files")
 	zoekt := fs.String("zoekt", os.Getenv("CAIRN_ZOEKT"), "search the zoekt-webserver -rpc at this URL instead of the local index (default $CAIRN_ZOEKT)")
@@ -178,6 +178,9 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	for _, h := range res.Hits {
 		fmt.Fprintln(stdout, h.String())
+		for _, c := range h.Copies { // the same line in each identical file, as grep would list it
+			fmt.Fprintf(stdout, "%s:%d: %s\n", c, h.Line, h.Text)
+		}
 	}
 	return nil
 }
