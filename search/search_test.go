@@ -653,15 +653,7 @@ func TestIdenticalCopiesFoldIntoOneHit(t *testing.T) {
 	writeFile(t, root, "services/a/ratelimit/bucket.go", lib)
 	writeFile(t, root, "services/b/ratelimit/bucket.go", lib)
 	writeFile(t, root, "fork/ratelimit/bucket.go", strings.Replace(lib, "b.rate", "2*b.rate", 1))
-	ws, err := workspace.Open(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ix := openIndex(t, ws, t.TempDir(), nil)
-	if _, err := ix.Reconcile(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	hits := mustSearch(t, ix, "TokenBucketRefill")
+	hits := mustSearch(t, reconciledIndex(t, root), "TokenBucketRefill")
 	var paths []string
 	var copies [][]string
 	for _, h := range hits {
