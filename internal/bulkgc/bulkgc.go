@@ -11,7 +11,7 @@
 // the default for a small tree (a live heap under Room), and half the
 // default's growth for a large one, for more cycles, each marking the
 // whole live heap. Measured at 10× the Go tree (docs/scale.md): peak RSS
-// 1.41–1.44 → 0.99–1.05 GB for ~9% more CPU; a fixed GOGC=50 at 1× cost
+// 1.41–1.44 → 0.99–1.05 GB for ~9–13% more CPU; a fixed GOGC=50 at 1× cost
 // 20% more CPU for 15% less memory, and GOGC=25 at 10× 36% more CPU.
 // Outside builds the default stands: a question allocates little, and
 // rarer collections keep its latency steady.
