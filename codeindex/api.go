@@ -187,22 +187,23 @@ func SearchText(ctx context.Context, ix Index, query string, limit int) (string,
 		if h.Symbol != "" {
 			sym = fmt.Sprintf("  [%s %s, lines %d-%d]", h.Kind, h.Symbol, h.StartLine, h.EndLine)
 		}
-		fmt.Fprintf(&b, "%s%s%s\n", h.String(), sym, copiesNote(h.Copies))
+		fmt.Fprintf(&b, "%s%s%s\n", h.String(), sym, h.CopiesNote())
 	}
 	return b.String(), nil
 }
 
-// copiesNote names the identical copies of a hit's file, the first few
-// by path ("" for none).
-func copiesNote(copies []string) string {
+// CopiesNote names the identical copies of the hit's file, the first few
+// by path, after two spaces ("" for none): the search tool's text and the
+// context's search hits say it the same way.
+func (h Hit) CopiesNote() string {
 	const shown = 3
 	switch {
-	case len(copies) == 0:
+	case len(h.Copies) == 0:
 		return ""
-	case len(copies) <= shown:
-		return "  (identical in " + strings.Join(copies, ", ") + ")"
+	case len(h.Copies) <= shown:
+		return "  (identical in " + strings.Join(h.Copies, ", ") + ")"
 	}
-	return fmt.Sprintf("  (identical in %s and %d more)", strings.Join(copies[:shown], ", "), len(copies)-shown)
+	return fmt.Sprintf("  (identical in %s and %d more)", strings.Join(h.Copies[:shown], ", "), len(h.Copies)-shown)
 }
 
 // MapText serves the repo_map tool: the map ranked toward the focus files.

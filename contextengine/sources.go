@@ -307,15 +307,8 @@ func searchHitItem(req Request, q string, h codeindex.Hit, seen spans, score flo
 	if h.Symbol != "" {
 		sym = " in " + h.Symbol
 	}
-	copies := ""
-	switch n := len(h.Copies); {
-	case n == 1:
-		copies = " (identical in " + h.Copies[0] + ")"
-	case n > 1:
-		copies = fmt.Sprintf(" (identical in %s and %d more files)", h.Copies[0], n-1)
-	}
 	return &Item{Source: SourceSearch, Location: loc + " (" + q + ")",
-		Text:     fmt.Sprintf("## Search hit for %q%s: %s lines %d-%d%s\n%s", q, sym, h.Path, start, end, copies, text),
+		Text:     fmt.Sprintf("## Search hit for %q%s: %s lines %d-%d%s\n%s", q, sym, h.Path, start, end, h.CopiesNote(), text),
 		Priority: prioSearch, Score: score}
 }
 

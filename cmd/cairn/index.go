@@ -179,7 +179,9 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	for _, h := range res.Hits {
 		fmt.Fprintln(stdout, h.String())
 		for _, c := range h.Copies { // the same line in each identical file, as grep would list it
-			fmt.Fprintf(stdout, "%s:%d: %s\n", c, h.Line, h.Text)
+			copyHit := h
+			copyHit.Path = c
+			fmt.Fprintln(stdout, copyHit.String())
 		}
 	}
 	return nil
