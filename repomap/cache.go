@@ -21,7 +21,7 @@ import (
 
 // cacheFormat changes whenever the entry layout or the extraction changes;
 // the query files are hashed in too, so editing a query invalidates the cache.
-const cacheFormat = "cairn-repomap-v12"
+const cacheFormat = "cairn-repomap-v13"
 
 var cacheVersion = sync.OnceValue(func() string {
 	h := sha256.New()
@@ -321,7 +321,6 @@ func (c *cacheWriter) encodeEntries(entries []*entry) {
 			r := &t.Refs[i]
 			c.str(r.Name)
 			c.varint(int64(r.Count))
-			c.varint(int64(r.Line))
 			c.uvarint(flags(r.Member, r.Export))
 		}
 		c.uvarint(uint64(len(t.Scopes)))
@@ -578,7 +577,6 @@ func (r *cacheReader) tags(b *blockPools, rel string, f uint64) *FileTags {
 		x := &t.Refs[i]
 		x.Name = r.str()
 		x.Count = int32(r.varint())
-		x.Line = int32(r.varint())
 		fl := r.uvarint()
 		x.Member, x.Export = fl&1 != 0, fl&2 != 0
 	}

@@ -86,7 +86,7 @@ func (x *flowIndex) turnEdges(g *graph) {
 			x.inFile[fill[k]], x.inW[fill[k]] = int32(f), g.edgeW[e]
 			fill[k]++
 			s += g.edgeW[e]
-			b += g.edgeB[e]
+			b += g.edgeW[e] / g.slotDamp[k]
 		}
 		x.outW[f] = b
 		if b > 0 {
@@ -251,8 +251,10 @@ func (g *graph) outWeights(sc *flowScratch, x *flowIndex, focusIDs []int32) (out
 func (g *graph) focusedOutWeight(f int32, focusSlot []bool) (b, leak float64) {
 	s := 0.0
 	for e := g.edgeStart[f]; e < g.edgeStart[f+1]; e++ {
-		w, wb := g.edgeW[e], g.edgeB[e]
-		if focusSlot[g.edgeSlot[e]] {
+		k := g.edgeSlot[e]
+		w := g.edgeW[e]
+		wb := w / g.slotDamp[k]
+		if focusSlot[k] {
 			w *= focusBoost
 			wb *= focusBoost
 		}

@@ -35,8 +35,8 @@ func FuzzParseFile(f *testing.F) {
 			}
 		}
 		for _, r := range ft.Refs {
-			if r.Line < 1 || int(r.Line) > ft.Lines || r.Count < 1 {
-				t.Fatalf("ref %+v outside 1..%d", r, ft.Lines)
+			if r.Count < 1 {
+				t.Fatalf("ref %+v counts no use", r)
 			}
 		}
 	})

@@ -78,7 +78,7 @@ func goTags(rel string, content []byte, hash string) (ft *FileTags, ok bool) {
 	g.base, g.lines = tf.Base(), lineIndexOf(tf)
 	g.file(f)
 	ft = newFileTags(rel, "go", hash, content)
-	ft.Refs = foldRefs(g.refs, nil, g.lines)
+	ft.Refs = foldRefs(g.refs, nil)
 	placeDefs(g.defs, content, g.lines, ft)
 	return ft, true
 }

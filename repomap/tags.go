@@ -59,7 +59,6 @@ type Def struct {
 type Ref struct {
 	Name   string
 	Count  int32 // occurrences in the file
-	Line   int32 // 1-based line of the first occurrence
 	Member bool  // x.Name: the receiver's type is unknown
 	Export bool  // named by an export list
 }
@@ -251,7 +250,7 @@ func extract(l *language, mt *matcher, root *sitter.Node, content []byte, ft *Fi
 		return err
 	}
 	c.qualify()
-	ft.Refs = foldRefs(c.refs, c.defs, lineOf)
+	ft.Refs = foldRefs(c.refs, c.defs)
 	defs := make([]*rawDef, 0, len(c.defs))
 	for _, d := range c.defs {
 		defs = append(defs, d)
@@ -462,16 +461,12 @@ func (c *matchCollector) qualify() {
 // the name nodes of definitions and a node hit twice. A hit qualified by
 // an import is the package member qual.name (rank.go resolves it to that
 // package's definitions), not a member of a value.
-func foldRefs(refs []refHit, defs map[uint32]*rawDef, lineOf *lineIndex) []Ref {
+func foldRefs(refs []refHit, defs map[uint32]*rawDef) []Ref {
 	type refKey struct {
 		qual, name     string
 		member, export bool
 	}
-	type refAgg struct {
-		count int
-		line  int
-	}
-	agg := map[refKey]*refAgg{}
+	agg := map[refKey]int{}
 	if !sort.SliceIsSorted(refs, func(i, j int) bool { return refs[i].start < refs[j].start }) {
 		sort.Slice(refs, func(i, j int) bool { return refs[i].start < refs[j].start })
 	}
@@ -483,23 +478,18 @@ func foldRefs(refs []refHit, defs map[uint32]*rawDef, lineOf *lineIndex) []Ref {
 			continue
 		}
 		k := refKey{qual: r.qual, name: r.name, member: r.member && r.qual == "", export: r.export}
-		a := agg[k]
-		if a == nil {
-			a = &refAgg{line: lineOf.line(r.start)}
-			agg[k] = a
-		}
-		a.count++
+		agg[k]++
 	}
 	if len(agg) == 0 {
 		return nil
 	}
 	out := make([]Ref, 0, len(agg))
-	for k, a := range agg {
+	for k, count := range agg {
 		name := k.name
 		if k.qual != "" {
 			name = k.qual + "." + k.name
 		}
-		out = append(out, Ref{Name: name, Count: int32(a.count), Line: int32(a.line), Member: k.member, Export: k.export})
+		out = append(out, Ref{Name: name, Count: int32(count), Member: k.member, Export: k.export})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		a, b := &out[i], &out[j]

@@ -55,7 +55,7 @@ func formatTags(ft *FileTags) string {
 		if r.Export {
 			form += " export"
 		}
-		fmt.Fprintf(&b, "  %s x%d @%d%s\n", r.Name, r.Count, r.Line, form)
+		fmt.Fprintf(&b, "  %s x%d%s\n", r.Name, r.Count, form)
 	}
 	return b.String()
 }
