@@ -13,7 +13,7 @@ import (
 // rather than one strict row order (tools, listed below codeindex, imports
 // it), so the layers are what those lists imply.
 var layers = [][]string{
-	{"workspace", "redact", "tokencount", "tools/shell/sandbox", "internal/corpora", "internal/benchlat", "internal/testenv", "internal/mcptest", "internal/bulkgc"},
+	{"workspace", "redact", "tokencount", "tools/shell/sandbox", "internal/corpora", "internal/benchlat", "internal/testenv", "internal/mcptest", "internal/gcroom"},
 	{"model", "protocol", "checkpoint", "trace", "repomap", "search", "tools/shell"},
 	{"codeindex", "lspclient"},
 	{"contextengine", "tools"},
@@ -41,7 +41,7 @@ var allowed = map[string][]string{
 	"internal/benchlat":   {}, // test support: how latency benchmarks report percentiles and CPU time
 	"internal/testenv":    {}, // test support: what a test needs from the machine (skip, or fail under CI)
 	"internal/mcptest":    {}, // test support: a real MCP server over HTTP or SSE behind a header check
-	"internal/bulkgc":     {}, // the GC target during index builds, for the processes that own their runtime
+	"internal/gcroom":     {}, // the GC target from the live heap, for the processes that own their runtime
 
 	"model":       {"tokencount"},
 	"protocol":    {"workspace", "tokencount"},
@@ -59,7 +59,7 @@ var allowed = map[string][]string{
 
 	"tools/mcp": {"tools", "tools/shell"},
 
-	"agent": {"internal/bulkgc", "codeindex", "model", "tools", "tools/mcp", "contextengine", "checkpoint", "trace", "protocol", "workspace", "tokencount", "redact"},
+	"agent": {"codeindex", "model", "tools", "tools/mcp", "contextengine", "checkpoint", "trace", "protocol", "workspace", "tokencount", "redact"},
 
 	"server": {"protocol", "agent", "codeindex", "model", "tools", "tools/mcp", "contextengine", "trace", "workspace"},
 	"acp":    {"codeindex", "agent", "protocol", "tools", "tools/mcp", "contextengine", "checkpoint", "workspace"},

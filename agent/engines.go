@@ -11,7 +11,6 @@ import (
 
 	"github.com/cairn-dev/cairn/checkpoint"
 	"github.com/cairn-dev/cairn/codeindex"
-	"github.com/cairn-dev/cairn/internal/bulkgc"
 	"github.com/cairn-dev/cairn/redact"
 	"github.com/cairn-dev/cairn/tools"
 	"github.com/cairn-dev/cairn/tools/mcp"
@@ -120,8 +119,7 @@ func OpenEngines(ctx context.Context, o EngineOptions) (*Engines, error) {
 	// use what is indexed so far.
 	ixOpts := codeindex.Options{StateDir: o.StateDir, Progress: o.IndexProgress,
 		ExcludePath: func(rel string) bool { return redact.IsSecretPath(red, rel) },
-		Redact:      func(text []byte) []byte { return []byte(red.KeepLines(string(text))) },
-		Bulk:        bulkgc.Enter}
+		Redact:      func(text []byte) []byte { return []byte(red.KeepLines(string(text))) }}
 	local, err := codeindex.Open(o.WS, ixOpts)
 	if err != nil {
 		o.Log(slog.LevelWarn, err.Error())

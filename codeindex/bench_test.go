@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/benchlat"
-	"github.com/cairn-dev/cairn/internal/bulkgc"
+	"github.com/cairn-dev/cairn/internal/gcroom"
 	"github.com/cairn-dev/cairn/internal/testenv"
 	"github.com/cairn-dev/cairn/workspace"
 )
@@ -28,10 +28,11 @@ func benchCorpus(b *testing.B) string {
 }
 
 // BenchmarkColdBuild builds the map and the search index of the corpus
-// from nothing, as a first `cairn serve` does (with its GC target during
-// builds, internal/bulkgc; GOGC set in the environment turns that off).
+// from nothing, as a first `cairn serve` does (with its GC target,
+// internal/gcroom; GOGC set in the environment turns that off).
 func BenchmarkColdBuild(b *testing.B) {
 	root := benchCorpus(b)
+	defer gcroom.Follow()()
 	if p := os.Getenv("CAIRN_PEAK_HEAP_PROFILE"); p != "" {
 		stop := make(chan struct{})
 		defer close(stop)
@@ -48,7 +49,7 @@ func BenchmarkColdBuild(b *testing.B) {
 		} else if err := os.RemoveAll(state); err != nil {
 			b.Fatal(err)
 		}
-		ix, err := Open(ws, Options{StateDir: state, NoWatch: true, Bulk: bulkgc.Enter})
+		ix, err := Open(ws, Options{StateDir: state, NoWatch: true})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -91,8 +92,10 @@ func peakHeapProfile(path string, stop <-chan struct{}) {
 // benchIndex opens the corpus's index in $CAIRN_BENCH_STATE (kept between
 // runs, so only the first run builds) and starts it, watching the disk
 // unless noWatch. The corpus must be a copy: the benchmarks write into it.
+// The GC target follows the live heap as in cairn serve (internal/gcroom).
 func benchIndex(b *testing.B, noWatch bool) (*workspace.Workspace, *Local) {
 	b.Helper()
+	b.Cleanup(gcroom.Follow())
 	root := os.Getenv("CAIRN_BENCH_CORPUS")
 	if root == "" {
 		b.Skip("set CAIRN_BENCH_CORPUS to a copy of a tree (the benchmark writes files into it)")
@@ -106,7 +109,7 @@ func benchIndex(b *testing.B, noWatch bool) (*workspace.Workspace, *Local) {
 		b.Fatal(err)
 	}
 	start := time.Now()
-	ix, err := Open(ws, Options{StateDir: state, NoWatch: noWatch, Bulk: bulkgc.Enter})
+	ix, err := Open(ws, Options{StateDir: state, NoWatch: noWatch})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -59,13 +59,6 @@ type Options struct {
 	// Redact masks secrets in the text the search index stores, keeping
 	// every line (search.Options.Redact).
 	Redact func(text []byte) []byte
-	// Bulk, when set, is called as each full rescan starts (the first
-	// build, cold or from the caches, and every later reconcile), and the
-	// func it returns as that rescan ends: the process that owns its
-	// runtime settings may tune them for the burst of allocation (cairn
-	// lowers the collector's target, internal/bulkgc). The indexes of
-	// several folders may rescan at once.
-	Bulk func() (end func())
 }
 
 // Local is the embedded index of one workspace: the repo map and the bleve
@@ -256,9 +249,6 @@ func (ix *Local) Reconcile(ctx context.Context) error {
 func (ix *Local) rescan(ctx context.Context) error {
 	ix.setBuilding(true)
 	defer ix.setBuilding(false)
-	if ix.opts.Bulk != nil {
-		defer ix.opts.Bulk()()
-	}
 	var err error
 	ix.mu.Lock()
 	list := ix.listing // Open's, for the first rescan

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -276,45 +275,6 @@ func TestWarmStartDefersCacheSave(t *testing.T) {
 	}
 	if bs.Parsed != 0 {
 		t.Errorf("after Close, a build parsed %d files; want all %d from the cache Close saved", bs.Parsed, bs.Files)
-	}
-}
-
-// TestBulkSpansEachRescan: the Bulk hook starts before a rescan builds
-// either engine and ends after both are done, once per rescan.
-func TestBulkSpansEachRescan(t *testing.T) {
-	root := t.TempDir()
-	os.WriteFile(filepath.Join(root, "a.go"), []byte("package a\n\n// Alpha is searched for.\nfunc Alpha() {}\n"), 0o644)
-	ws, err := workspace.Open(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ix *Local
-	var events []string
-	bulk := func() func() {
-		_, mapped := ix.m.Tags("a.go")
-		events = append(events, fmt.Sprintf("start (a.go mapped: %v)", mapped))
-		return func() {
-			_, mapped := ix.m.Tags("a.go")
-			found := searchHas(ix, "Alpha", "a.go")()
-			events = append(events, fmt.Sprintf("end (a.go mapped: %v, searchable: %v)", mapped, found))
-		}
-	}
-	ix, err = Open(ws, Options{StateDir: t.TempDir(), NoWatch: true, Bulk: bulk})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix.Close()
-	for range 2 {
-		if err := ix.Reconcile(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want := []string{
-		"start (a.go mapped: false)", "end (a.go mapped: true, searchable: true)",
-		"start (a.go mapped: true)", "end (a.go mapped: true, searchable: true)",
-	}
-	if !slices.Equal(events, want) {
-		t.Errorf("Bulk calls %q, want %q", events, want)
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/cairn-dev/cairn/codeindex"
 	"github.com/cairn-dev/cairn/internal/benchlat"
 	"github.com/cairn-dev/cairn/internal/corpora"
+	"github.com/cairn-dev/cairn/internal/gcroom"
 	"github.com/cairn-dev/cairn/repomap"
 	"github.com/cairn-dev/cairn/tokencount"
 	"github.com/cairn-dev/cairn/workspace"
@@ -669,6 +670,7 @@ type preparedQuestion struct {
 // copy inside it, the index kept in CAIRN_BENCH_STATE (or a temp dir).
 func warmGoQuestions(b *testing.B) (*qualityCorpus, []preparedQuestion) {
 	qualityEnabled(b)
+	b.Cleanup(gcroom.Follow()) // as in cairn serve, which owns its runtime
 	qs := loadQualitySet(b)
 	c, prefix := openBenchCorpus(b)
 	var ps []preparedQuestion

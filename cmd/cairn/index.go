@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/cairn-dev/cairn/codeindex"
-	"github.com/cairn-dev/cairn/internal/bulkgc"
 	"github.com/cairn-dev/cairn/repomap"
 	"github.com/cairn-dev/cairn/server"
 	"github.com/cairn-dev/cairn/workspace"
@@ -32,7 +31,7 @@ func openIndex(root string, opts codeindex.Options) (*workspace.Workspace, *code
 		return nil, nil, err
 	}
 	ws.SetStateDir(state)
-	opts.StateDir, opts.NoWatch, opts.Bulk = state, true, bulkgc.Enter
+	opts.StateDir, opts.NoWatch = state, true
 	ix, err := codeindex.Open(ws, opts)
 	if ix == nil {
 		return nil, nil, err

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/cairn-dev/cairn/internal/gcroom"
 	"github.com/cairn-dev/cairn/redact"
 	"github.com/cairn-dev/cairn/server"
 )
@@ -76,6 +77,10 @@ func usagef(format string, args ...any) error {
 func usageLine(synopsis string) error { return usageError{"usage: " + synopsis} }
 
 func main() {
+	// The process owns its runtime settings: the collector's target
+	// follows the live heap for its whole life (a large tree's index is
+	// large for as long as the server runs).
+	gcroom.Follow()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
