@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -593,6 +594,29 @@ func TestIsTestPath(t *testing.T) {
 	} {
 		if got := isTestPath(rel); got != want {
 			t.Errorf("isTestPath(%q) = %v, want %v", rel, got, want)
+		}
+	}
+}
+
+// dirOf is path.Dir for the workspace-relative paths placement sees.
+func TestDirOfIsPathDir(t *testing.T) {
+	for _, p := range []string{"a.go", "a/b.go", "a/b/c.go", "a/b/", "/a.go", "/a/b.go", "", ".", "a"} {
+		if got, want := dirOf(p), path.Dir(p); got != want {
+			t.Errorf("dirOf(%q) = %q, path.Dir = %q", p, got, want)
+		}
+	}
+}
+
+// A Go file for another system is placed after the Unix one: the system is
+// a part of the name after an underscore, never its first.
+func TestOtherOSPenalty(t *testing.T) {
+	for rel, want := range map[string]float64{
+		"os/exec/lp_unix.go": 0, "os/exec/lp_windows.go": 0.5, "syscall/zerrors_plan9_386.go": 0.5,
+		"net/fd_js_wasm.go": 0.5, "a/b__darwin.go": 0.5, "a/windows_helper.go": 0, "a/x_windowsx.go": 0,
+		"a/x_windows_.go": 0.5, "a/x_windows.txt": 0, "a/x_linux_amd64.go": 0, "windows.go": 0,
+	} {
+		if got := otherOSPenalty(rel); got != want {
+			t.Errorf("otherOSPenalty(%q) = %v, want %v", rel, got, want)
 		}
 	}
 }

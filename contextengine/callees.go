@@ -224,6 +224,7 @@ const weakSearchScore = 0.34
 // resolver resolves call sites and selector qualifiers to definitions.
 type resolver struct {
 	req     Request
+	dir     string // path.Dir of req.File
 	ix      codeindex.Index
 	lang    string
 	imps    fileImports
@@ -337,30 +338,41 @@ func (r *resolver) place(d codeindex.Symbol, qual string) float64 {
 
 // otherOSPenalty prefers the Unix variant of a Go file split by
 // operating system (lp_unix.go over lp_plan9.go and lp_windows.go).
+// A name's part after an underscore names the system (exec_windows.go,
+// zerrors_plan9_386.go); the first part never does. It runs for every
+// definition of a name a build places.
 func otherOSPenalty(rel string) float64 {
-	base := strings.TrimSuffix(path.Base(rel), ".go")
-	if base == path.Base(rel) {
+	base, ok := strings.CutSuffix(path.Base(rel), ".go")
+	if !ok {
 		return 0
 	}
-	for _, os := range []string{"_windows", "_plan9", "_wasm", "_js", "_wasip1", "_darwin", "_freebsd", "_openbsd", "_netbsd", "_dragonfly", "_solaris", "_aix", "_illumos", "_ios", "_android", "_zos"} {
-		if strings.HasSuffix(base, os) || strings.Contains(base, os+"_") {
+	for {
+		i := strings.IndexByte(base, '_')
+		if i < 0 {
+			return 0
+		}
+		base = base[i+1:]
+		part, _, _ := strings.Cut(base, "_")
+		switch part {
+		case "windows", "plan9", "wasm", "js", "wasip1", "darwin", "freebsd", "openbsd", "netbsd", "dragonfly", "solaris", "aix", "illumos", "ios", "android", "zos":
 			return 0.5
 		}
 	}
-	return 0
 }
 
 func (r *resolver) placeOf(d codeindex.Symbol, qual string) float64 {
+	if d.Path == r.req.File {
+		return 3
+	}
+	names := importNamesOf(d.Path)
 	switch {
-	case d.Path == r.req.File:
+	case qual != "" && r.imps.byAlias[qual] != "" && names.match(r.imps.byAlias[qual]):
 		return 3
-	case qual != "" && r.imps.byAlias[qual] != "" && importMatch(r.imps.byAlias[qual], d.Path):
-		return 3
-	case qual == "" && r.req.File != "" && path.Dir(d.Path) == path.Dir(r.req.File):
+	case qual == "" && r.req.File != "" && names[1] == r.dir:
 		return 2
 	}
 	for _, p := range r.imps.paths {
-		if importMatch(p, d.Path) {
+		if names.match(p) {
 			return 1
 		}
 	}
@@ -744,7 +756,7 @@ func newResolver(req Request, ix codeindex.Index, lines []string, sel *Selection
 
 // newResolverImports is newResolver with the file's imports already read.
 func newResolverImports(req Request, ix codeindex.Index, lines []string, sel *Selection, imps fileImports) *resolver {
-	r := &resolver{req: req, ix: ix, lang: codeindex.LanguageOf(req.File), imps: imps,
+	r := &resolver{req: req, dir: dirOf(req.File), ix: ix, lang: codeindex.LanguageOf(req.File), imps: imps,
 		cache: map[string][]codeindex.Symbol{}, members: map[[2]string][]codeindex.Symbol{}, files: map[string][]string{}}
 	text := ""
 	self := ""

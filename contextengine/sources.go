@@ -703,9 +703,26 @@ func pyModulePath(dir, mod string) string {
 // names: the same file or package directory, allowing a module prefix on
 // the import (github.com/x/y/pkg names pkg/).
 func importMatch(imp, defPath string) bool {
+	n := importNamesOf(defPath)
+	return n.match(imp)
+}
+
+// importNames are the paths an import may name a file by: the file without
+// its extension, its directory (path.Dir), and a package's index or
+// __init__ file as its directory.
+type importNames [4]string
+
+// importNamesOf returns defPath's importNames. It allocates nothing:
+// placement asks it for every definition of a name a build looks up.
+func importNamesOf(defPath string) importNames {
 	noExt := strings.TrimSuffix(defPath, path.Ext(defPath))
-	dir := path.Dir(defPath)
-	for _, cand := range []string{noExt, dir, strings.TrimSuffix(noExt, "/index"), strings.TrimSuffix(noExt, "/__init__")} {
+	return importNames{noExt, dirOf(defPath), strings.TrimSuffix(noExt, "/index"), strings.TrimSuffix(noExt, "/__init__")}
+}
+
+// match says whether import path imp names the file: imp is one of its
+// names, or ends in "/" and one of them.
+func (n *importNames) match(imp string) bool {
+	for _, cand := range n {
 		if cand == "." || cand == "" {
 			continue
 		}
@@ -714,6 +731,20 @@ func importMatch(imp, defPath string) bool {
 		}
 	}
 	return false
+}
+
+// dirOf is path.Dir of a clean slash-separated path (a workspace-relative
+// one) without the copy path.Dir makes of it: it runs for every
+// definition of a common name a build places.
+func dirOf(p string) string {
+	switch i := strings.LastIndexByte(p, '/'); {
+	case i < 0:
+		return "."
+	case i == 0:
+		return "/"
+	default:
+		return p[:i]
+	}
 }
 
 func isTestPath(rel string) bool {
