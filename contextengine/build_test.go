@@ -461,7 +461,7 @@ func TestParseImports(t *testing.T) {
 	if fi.renamed["_AddressList"] != "AddressList" || fi.byAlias["_AddressList"] != "email/_parseaddr" {
 		t.Errorf("python: %+v", fi)
 	}
-	if !importMatch(fi.byAlias["_charset"]+"/charset", "email/charset.py") {
+	if !importMatch(fi.byAlias["_charset"]+"/charset", "email/charset.py", "email/utils.py") {
 		t.Errorf("python module path: %+v", fi)
 	}
 	ts := "import {normalizeId, getSchemaRefs as refs} from \"./compile/resolve\"\nimport * as util from \"../util\"\n"
@@ -469,8 +469,32 @@ func TestParseImports(t *testing.T) {
 	if fi.byAlias["normalizeId"] != "lib/compile/resolve" || fi.renamed["refs"] != "getSchemaRefs" || fi.byAlias["util"] != "util" {
 		t.Errorf("ts: %+v", fi)
 	}
-	if !importMatch("lib/compile/resolve", "lib/compile/resolve.ts") || importMatch("lib/compile/resolve", "lib/core.ts") {
+	if !importMatch("lib/compile/resolve", "lib/compile/resolve.ts", "lib/core.ts") || importMatch("lib/compile/resolve", "lib/core.ts", "lib/core.ts") {
 		t.Error("importMatch")
+	}
+}
+
+// An import names a file under a source root the importing file shares
+// (a Python src layout, a Go tree opened one folder up), and not a file
+// under another root or a directory that only ends like it.
+func TestImportMatchUnderASourceRoot(t *testing.T) {
+	for _, c := range []struct {
+		imp, def, from string
+		want           bool
+	}{
+		{"net/url", "go1/net/url/url.go", "go1/net/http/client.go", true},
+		{"net/url", "go2/net/url/url.go", "go1/net/http/client.go", false},
+		{"foo/bar", "src/foo/bar.py", "src/app/main.py", true},
+		{"foo/bar", "src/foo/bar/__init__.py", "src/app/main.py", true},
+		{"foo/bar", "src/foo/bar.py", "tests/test_bar.py", false},
+		{"url", "go1/net/url/url.go", "go1/os/file.go", false}, // net/url is not url outside net/
+		{"net/url", "go1/net/url/url.go", "go1/net/url/url_test.go", true},
+		{"github.com/x/y/pkg", "pkg/a.go", "cmd/main.go", true}, // a module prefix on the import, as before
+		{"pkg", "pkg/a.go", "cmd/main.go", true},
+	} {
+		if got := importMatch(c.imp, c.def, c.from); got != c.want {
+			t.Errorf("importMatch(%q, %q, from %q) = %v, want %v", c.imp, c.def, c.from, got, c.want)
+		}
 	}
 }
 

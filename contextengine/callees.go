@@ -366,13 +366,13 @@ func (r *resolver) placeOf(d codeindex.Symbol, qual string) float64 {
 	}
 	names := importNamesOf(d.Path)
 	switch {
-	case qual != "" && r.imps.byAlias[qual] != "" && names.match(r.imps.byAlias[qual]):
+	case qual != "" && r.imps.byAlias[qual] != "" && names.match(r.imps.byAlias[qual], r.req.File):
 		return 3
 	case qual == "" && r.req.File != "" && names[1] == r.dir:
 		return 2
 	}
 	for _, p := range r.imps.paths {
-		if names.match(p) {
+		if names.match(p, r.req.File) {
 			return 1
 		}
 	}
@@ -671,7 +671,7 @@ func (r *resolver) resolve(c callSite) resolution {
 	if p, ok := r.imps.byAlias[first]; ok && !strings.Contains(c.recv, ".") && r.env.vars[first] == "" {
 		var ds []codeindex.Symbol
 		for _, d := range r.defs(c.name) {
-			if d.Scope == "" && importMatch(p, d.Path) {
+			if d.Scope == "" && importMatch(p, d.Path, r.req.File) {
 				ds = append(ds, d)
 			}
 		}

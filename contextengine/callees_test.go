@@ -649,3 +649,42 @@ func (o *third) flush() { o.n = 2 // WRONG TOO
 		t.Errorf("writer.flush is not the callee of w.flush():\n%s", b.Report.Markdown())
 	}
 }
+
+// A project under a source root (a Python src layout; the Go tree opened
+// one folder up) imports by paths without the root: the imported module's
+// definitions are placed as imported, ahead of a namesake elsewhere.
+func TestImportUnderASourceRoot(t *testing.T) {
+	f := newFixture(t, `
+-- src/shop/orders.py --
+from store.ledger import Book
+
+
+def place(order_id, cents):
+    book = Book()
+    return book.record(order_id, cents)
+-- src/store/ledger.py --
+class Book:
+    """The store's ledger."""
+
+    def record(self, order_id, cents):
+        return (order_id, cents)  # STORE LEDGER RECORD
+-- src/archive/ledger.py --
+class Book:
+    """An old ledger."""
+
+    def record(self, order_id, cents):
+        return None  # ARCHIVE LEDGER RECORD
+`, nil)
+	b, err := Build(f.request(t, "src/shop/orders.py", 5, 6, "What does place write to the books?", 16384))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.User, "STORE LEDGER RECORD") {
+		t.Errorf("the imported Book's record is missing:\n%s", b.Report.Markdown())
+	}
+	for _, it := range b.Report.Items {
+		if it.Included && (it.Source == SourceCallees || it.Source == SourceDefinitions) && strings.HasPrefix(it.Location, "src/archive/") {
+			t.Errorf("the namesake in another package instead of the imported one: %s %s", it.Source, it.Location)
+		}
+	}
+}

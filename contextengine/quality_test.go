@@ -755,3 +755,82 @@ func BenchmarkTokenCount(b *testing.B) {
 	b.StopTimer()
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
 }
+
+// TestQualityUnderARoot asks the Go questions of a Go tree one folder
+// below the workspace's root, as when the Go repository is opened at its
+// root (src/) or several trees sit side by side: what the questions need
+// is found as at the root, or imports that name paths below the root are
+// not followed. With CAIRN_QUALITY=1 it copies the tree's Go files to
+// <workdir>/under/go1; CAIRN_QUALITY_ROOT names a folder holding a copy
+// as go1/ instead (`cp -al $(go env GOROOT)/src <dir>/go1`, more copies
+// beside it if wanted), CAIRN_QUALITY_ROOT_STATE where its index is kept.
+func TestQualityUnderARoot(t *testing.T) {
+	const prefix = "go1/"
+	root := os.Getenv("CAIRN_QUALITY_ROOT")
+	state := os.Getenv("CAIRN_QUALITY_ROOT_STATE")
+	if root == "" {
+		qualityEnabled(t)
+		work := qualityWorkdir(t)
+		under := filepath.Join(work, "under")
+		root = copyTree(t, corpusRoot(t, "go", work), filepath.Join(under, prefix), func(rel string) bool {
+			return strings.HasSuffix(rel, ".go") || rel == "go.mod"
+		}, under)
+		if state == "" {
+			state = filepath.Join(work, "state-under")
+		}
+	}
+	if state == "" {
+		state = t.TempDir()
+	}
+	ws, err := workspace.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := codeindex.Open(ws, codeindex.Options{StateDir: state, NoWatch: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	if err := ix.Reconcile(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	c := &qualityCorpus{ws: ws, ix: ix}
+	needs, got := 0, map[int]int{}
+	var missed []string
+	for _, q := range loadQualitySet(t).Questions {
+		if q.Corpus != "go" {
+			continue
+		}
+		q.File = prefix + q.File
+		text := strings.Join(fileLinesOf(t, ws, q.File), "")
+		for _, w := range qualityWindows {
+			b, err := Build(qualityRequest(c, q, text, w))
+			if err != nil {
+				t.Fatal(err)
+			}
+			pieces := piecesOf(b.Report.Items)
+			for _, n := range q.Needs {
+				n.File = prefix + n.File
+				d, ok := defLines(ix, n)
+				if !ok {
+					t.Fatalf("%s: need %s %s not in the repo map", q.ID, n.File, n.Symbol)
+				}
+				if w == qualityWindows[0] {
+					needs++
+				}
+				if ok, _ := covered(pieces, fileLinesOf(t, ws, n.File), n.File, d); ok {
+					got[w]++
+				} else {
+					missed = append(missed, fmt.Sprintf("%s at %dk: %s", q.ID, w/1024, n.Symbol))
+				}
+			}
+		}
+	}
+	t.Logf("Go questions asked of %s in %s: definitions found at 4k / 8k / 16k: %d / %d / %d of %d; missed: %v",
+		prefix, root, got[4096], got[8192], got[16384], needs, missed)
+	for w, floor := range qualityFloors {
+		if float64(got[w]) < floor*float64(needs) {
+			t.Errorf("definition recall at %dk under a root is %d of %d, below the floor %.2f", w/1024, got[w], needs, floor)
+		}
+	}
+}

@@ -699,12 +699,15 @@ func pyModulePath(dir, mod string) string {
 	return path.Join(base, name)
 }
 
-// importMatch says whether a definition's file is what an import path
-// names: the same file or package directory, allowing a module prefix on
-// the import (github.com/x/y/pkg names pkg/).
-func importMatch(imp, defPath string) bool {
+// importMatch says whether a definition's file is what an import path of
+// file from names: the same file or package directory, allowing a module
+// prefix on the import (github.com/x/y/pkg names pkg/) and a source root
+// the two files share on the definition (src/foo/bar.py is foo.bar to
+// src/app.py; go1/net/url is net/url to go1/net/http/client.go, when the Go
+// tree is a folder of the workspace).
+func importMatch(imp, defPath, from string) bool {
 	n := importNamesOf(defPath)
-	return n.match(imp)
+	return n.match(imp, from)
 }
 
 // importNames are the paths an import may name a file by: the file without
@@ -719,15 +722,26 @@ func importNamesOf(defPath string) importNames {
 	return importNames{noExt, dirOf(defPath), strings.TrimSuffix(noExt, "/index"), strings.TrimSuffix(noExt, "/__init__")}
 }
 
-// match says whether import path imp names the file: imp is one of its
-// names, or ends in "/" and one of them.
-func (n *importNames) match(imp string) bool {
+// match says whether import path imp of file from names the file (see
+// importMatch): imp is one of its names, or ends in "/" and one of them,
+// or one of them is a directory from is in, "/" and imp.
+func (n *importNames) match(imp, from string) bool {
 	for _, cand := range n {
 		if cand == "." || cand == "" {
 			continue
 		}
-		if imp == cand || len(imp) > len(cand) && imp[len(imp)-len(cand)-1] == '/' && strings.HasSuffix(imp, cand) { // imp ends in "/"+cand
+		switch {
+		case imp == cand:
 			return true
+		case len(imp) > len(cand): // imp ends in "/"+cand
+			if imp[len(imp)-len(cand)-1] == '/' && strings.HasSuffix(imp, cand) {
+				return true
+			}
+		default: // cand is root+imp, root ending in "/", and from is under root
+			root := cand[:len(cand)-len(imp)]
+			if strings.HasSuffix(root, "/") && strings.HasSuffix(cand, imp) && strings.HasPrefix(from, root) {
+				return true
+			}
 		}
 	}
 	return false
@@ -783,7 +797,7 @@ func locality(d codeindex.Symbol, file string, si *selIdent, imps fileImports) f
 		l = 2
 	}
 	for q := range si.quals {
-		if p, ok := imps.byAlias[q]; ok && importMatch(p, d.Path) {
+		if p, ok := imps.byAlias[q]; ok && importMatch(p, d.Path, file) {
 			if d.Scope == "" {
 				l = max(l, 3.5) // pkg.Name names a package-level definition
 			} else {
@@ -791,12 +805,12 @@ func locality(d codeindex.Symbol, file string, si *selIdent, imps fileImports) f
 			}
 		}
 	}
-	if p, ok := imps.byAlias[si.name]; ok && importMatch(p, d.Path) {
+	if p, ok := imps.byAlias[si.name]; ok && importMatch(p, d.Path, file) {
 		l = max(l, 3)
 	}
 	if l < 1.5 {
 		for _, p := range imps.paths {
-			if importMatch(p, d.Path) {
+			if importMatch(p, d.Path, file) {
 				l = 1.5
 				break
 			}

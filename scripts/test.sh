@@ -87,7 +87,7 @@ quality_corpora() {
 # Every test that CAIRN_QUALITY=1 turns on: the three sets (fresh search
 # questions, core-API names in the map, context definition recall) and the
 # map's ranking against an independent reference on the corpora.
-quality_tests='^(TestFresh.*|TestHeldout.*|TestCoreAPI.*|TestFocusedMap.*|TestQuality|TestQualitySetWellFormed|TestRankMatchesReferenceOnCorpora)$'
+quality_tests='^(TestFresh.*|TestHeldout.*|TestCoreAPI.*|TestFocusedMap.*|TestQuality|TestQualityUnderARoot|TestQualitySetWellFormed|TestRankMatchesReferenceOnCorpora)$'
 
 quality_sets() {
   CAIRN_QUALITY=1 go test -count=1 -timeout 40m -run "$quality_tests" ./search ./repomap ./contextengine
