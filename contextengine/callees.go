@@ -365,18 +365,21 @@ func (r *resolver) placeOf(d codeindex.Symbol, qual string) float64 {
 		return 3
 	}
 	names := importNamesOf(d.Path)
-	switch {
-	case qual != "" && r.imps.byAlias[qual] != "" && names.match(r.imps.byAlias[qual], r.req.File):
-		return 3
-	case qual == "" && r.req.File != "" && names[1] == r.dir:
-		return 2
-	}
-	for _, p := range r.imps.paths {
-		if names.match(p, r.req.File) {
-			return 1
+	if alias := r.imps.byAlias[qual]; qual != "" && alias != "" {
+		if m := names.match(alias, r.req.File); m > 0 {
+			return 3 * m
 		}
 	}
-	return 0
+	if qual == "" && r.req.File != "" && names[1] == r.dir {
+		return 2
+	}
+	best := 0.0
+	for _, p := range r.imps.paths {
+		if best = max(best, names.match(p, r.req.File)); best == 1 {
+			break
+		}
+	}
+	return best
 }
 
 // nearest keeps the best-placed definitions (ties: at most two); with
@@ -671,7 +674,7 @@ func (r *resolver) resolve(c callSite) resolution {
 	if p, ok := r.imps.byAlias[first]; ok && !strings.Contains(c.recv, ".") && r.env.vars[first] == "" {
 		var ds []codeindex.Symbol
 		for _, d := range r.defs(c.name) {
-			if d.Scope == "" && importMatch(p, d.Path, r.req.File) {
+			if d.Scope == "" && importMatch(p, d.Path, r.req.File) > 0 {
 				ds = append(ds, d)
 			}
 		}

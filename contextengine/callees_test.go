@@ -651,8 +651,9 @@ func (o *third) flush() { o.n = 2 // WRONG TOO
 }
 
 // A project under a source root (a Python src layout; the Go tree opened
-// one folder up) imports by paths without the root: the imported module's
-// definitions are placed as imported, ahead of a namesake elsewhere.
+// one folder up) imports by paths without the root, from files under it
+// and from tests beside it: the imported module's definitions are placed
+// as imported, ahead of a namesake elsewhere.
 func TestImportUnderASourceRoot(t *testing.T) {
 	f := newFixture(t, `
 -- src/shop/orders.py --
@@ -662,6 +663,13 @@ from store.ledger import Book
 def place(order_id, cents):
     book = Book()
     return book.record(order_id, cents)
+-- tests/test_orders.py --
+from store.ledger import Book
+
+
+def test_record():
+    book = Book()
+    assert book.record("a", 1)
 -- src/store/ledger.py --
 class Book:
     """The store's ledger."""
@@ -675,16 +683,19 @@ class Book:
     def record(self, order_id, cents):
         return None  # ARCHIVE LEDGER RECORD
 `, nil)
-	b, err := Build(f.request(t, "src/shop/orders.py", 5, 6, "What does place write to the books?", 16384))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(b.User, "STORE LEDGER RECORD") {
-		t.Errorf("the imported Book's record is missing:\n%s", b.Report.Markdown())
-	}
-	for _, it := range b.Report.Items {
-		if it.Included && (it.Source == SourceCallees || it.Source == SourceDefinitions) && strings.HasPrefix(it.Location, "src/archive/") {
-			t.Errorf("the namesake in another package instead of the imported one: %s %s", it.Source, it.Location)
+	// From the same root, and from a tests folder beside it.
+	for _, file := range []string{"src/shop/orders.py", "tests/test_orders.py"} {
+		b, err := Build(f.request(t, file, 5, 6, "What does this write to the books?", 16384))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.User, "STORE LEDGER RECORD") {
+			t.Errorf("%s: the imported Book's record is missing:\n%s", file, b.Report.Markdown())
+		}
+		for _, it := range b.Report.Items {
+			if it.Included && (it.Source == SourceCallees || it.Source == SourceDefinitions) && strings.HasPrefix(it.Location, "src/archive/") {
+				t.Errorf("%s: the namesake in another package instead of the imported one: %s %s", file, it.Source, it.Location)
+			}
 		}
 	}
 }

@@ -699,16 +699,24 @@ func pyModulePath(dir, mod string) string {
 	return path.Join(base, name)
 }
 
-// importMatch says whether a definition's file is what an import path of
-// file from names: the same file or package directory, allowing a module
-// prefix on the import (github.com/x/y/pkg names pkg/) and a source root
-// the two files share on the definition (src/foo/bar.py is foo.bar to
-// src/app.py; go1/net/url is net/url to go1/net/http/client.go, when the Go
-// tree is a folder of the workspace).
-func importMatch(imp, defPath, from string) bool {
+// importMatch says how surely a definition's file is what an import path
+// of file from names (0: it is not). Surely (1): the same file or package
+// directory, allowing a module prefix on the import (github.com/x/y/pkg
+// names pkg/) and a source root the two files share on the definition
+// (src/foo/bar.py is foo.bar to src/app.py; go1/net/url is net/url to
+// go1/net/http/client.go when the Go tree is a folder of the workspace).
+// Less so (rootElsewhere): a path of two names or more under a root the
+// importing file is not under (src/store/ledger.py is store.ledger to
+// tests/test_ledger.py; staging/src/k8s.io/api/core/v1 is k8s.io/api/core/v1
+// to pkg/), where a copy under the file's own root would be surer.
+func importMatch(imp, defPath, from string) float64 {
 	n := importNamesOf(defPath)
 	return n.match(imp, from)
 }
+
+// rootElsewhere is importMatch's weight for a path under a root the
+// importing file is not under.
+const rootElsewhere = 0.5
 
 // importNames are the paths an import may name a file by: the file without
 // its extension, its directory (path.Dir), and a package's index or
@@ -722,29 +730,36 @@ func importNamesOf(defPath string) importNames {
 	return importNames{noExt, dirOf(defPath), strings.TrimSuffix(noExt, "/index"), strings.TrimSuffix(noExt, "/__init__")}
 }
 
-// match says whether import path imp of file from names the file (see
+// match says how surely import path imp of file from names the file (see
 // importMatch): imp is one of its names, or ends in "/" and one of them,
-// or one of them is a directory from is in, "/" and imp.
-func (n *importNames) match(imp, from string) bool {
+// or one of them is a root directory, "/" and imp.
+func (n *importNames) match(imp, from string) float64 {
+	best := 0.0
 	for _, cand := range n {
 		if cand == "." || cand == "" {
 			continue
 		}
 		switch {
 		case imp == cand:
-			return true
+			return 1
 		case len(imp) > len(cand): // imp ends in "/"+cand
 			if imp[len(imp)-len(cand)-1] == '/' && strings.HasSuffix(imp, cand) {
-				return true
+				return 1
 			}
-		default: // cand is root+imp, root ending in "/", and from is under root
+		default: // cand is root+imp, root ending in "/"
 			root := cand[:len(cand)-len(imp)]
-			if strings.HasSuffix(root, "/") && strings.HasSuffix(cand, imp) && strings.HasPrefix(from, root) {
-				return true
+			if !strings.HasSuffix(root, "/") || !strings.HasSuffix(cand, imp) {
+				continue
+			}
+			if strings.HasPrefix(from, root) {
+				return 1
+			}
+			if strings.Contains(imp, "/") {
+				best = rootElsewhere
 			}
 		}
 	}
-	return false
+	return best
 }
 
 // dirOf is path.Dir of a clean slash-separated path (a workspace-relative
@@ -797,24 +812,22 @@ func locality(d codeindex.Symbol, file string, si *selIdent, imps fileImports) f
 		l = 2
 	}
 	for q := range si.quals {
-		if p, ok := imps.byAlias[q]; ok && importMatch(p, d.Path, file) {
-			if d.Scope == "" {
-				l = max(l, 3.5) // pkg.Name names a package-level definition
-			} else {
-				l = max(l, 2.5)
+		if p, ok := imps.byAlias[q]; ok {
+			if m := importMatch(p, d.Path, file); m > 0 && d.Scope == "" {
+				l = max(l, 3.5*m) // pkg.Name names a package-level definition
+			} else if m > 0 {
+				l = max(l, 2.5*m)
 			}
 		}
 	}
-	if p, ok := imps.byAlias[si.name]; ok && importMatch(p, d.Path, file) {
-		l = max(l, 3)
+	if p, ok := imps.byAlias[si.name]; ok {
+		l = max(l, 3*importMatch(p, d.Path, file))
 	}
-	if l < 1.5 {
-		for _, p := range imps.paths {
-			if importMatch(p, d.Path, file) {
-				l = 1.5
-				break
-			}
+	for _, p := range imps.paths {
+		if l >= 1.5 {
+			break
 		}
+		l = max(l, 1.5*importMatch(p, d.Path, file))
 	}
 	if isTestPath(d.Path) && !isTestPath(file) {
 		l -= 1.5
