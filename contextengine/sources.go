@@ -813,11 +813,11 @@ func locality(d codeindex.Symbol, file string, si *selIdent, imps fileImports) f
 	}
 	for q := range si.quals {
 		if p, ok := imps.byAlias[q]; ok {
-			if m := importMatch(p, d.Path, file); m > 0 && d.Scope == "" {
-				l = max(l, 3.5*m) // pkg.Name names a package-level definition
-			} else if m > 0 {
-				l = max(l, 2.5*m)
+			w := 2.5
+			if d.Scope == "" {
+				w = 3.5 // pkg.Name names a package-level definition
 			}
+			l = max(l, w*importMatch(p, d.Path, file))
 		}
 	}
 	if p, ok := imps.byAlias[si.name]; ok {
