@@ -754,7 +754,7 @@ func (r *resolver) ctorOf(ds []codeindex.Symbol) []codeindex.Symbol {
 // function around it (its parameters, receiver and locals) and the class
 // or receiver type that self/this name.
 func newResolver(req Request, ix codeindex.Index, lines []string, sel *Selection) *resolver {
-	return newResolverImports(req, ix, lines, sel, parseImports(req.File, req.FileText))
+	return newResolverImports(req, ix, lines, sel, importsOf(req.files, req.File, req.FileText))
 }
 
 // newResolverImports is newResolver with the file's imports already read.
@@ -892,7 +892,7 @@ func calleeSources(req Request, r *resolver, lines []string, sel *Selection, enc
 			preq.File, preq.FileText = p.Path, ""
 			imps, ok := imports[p.Path]
 			if !ok {
-				imps = parseImports(p.Path, strings.Join(fl, ""))
+				imps = importsOf(req.files, p.Path, strings.Join(fl, ""))
 				imports[p.Path] = imps
 			}
 			psel := &Selection{StartLine: p.Line, EndLine: min(p.EndLine, len(fl))}

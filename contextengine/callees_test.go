@@ -699,3 +699,36 @@ class Book:
 		}
 	}
 }
+
+// A Go module in a folder whose module path does not end in the folder's
+// (services/shop with `module example.com/store`) imports its packages by
+// the module path: they are placed as imported (go.mod says where they
+// are), ahead of a namesake package elsewhere in the workspace.
+func TestGoModuleInAFolder(t *testing.T) {
+	archive := strings.ReplaceAll(storeArchive(), "\n-- ", "\n-- services/shop/") + `
+-- services/archive/ledger/book.go --
+package ledger
+
+// Book is an archived ledger.
+type Book struct{ n int }
+
+// Record counts an archived order.
+func (b *Book) Record(id string, cents int) int {
+	b.n++ // WRONG ARCHIVE RECORD
+	return b.n
+}
+`
+	f := newFixture(t, archive, nil)
+	b, err := Build(f.request(t, "services/shop/orders/order.go", placeFrom, placeTo, "What happens when an order is placed?", 16384))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.User, "END OF BOOK RECORD") {
+		t.Errorf("the module's ledger.Book.Record is missing:\n%s", b.Report.Markdown())
+	}
+	for _, it := range b.Report.Items {
+		if it.Included && (it.Source == SourceCallees || it.Source == SourceDefinitions) && strings.HasPrefix(it.Location, "services/archive/") {
+			t.Errorf("the namesake package instead of the module's: %s %s", it.Source, it.Location)
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cairn-dev/cairn/codeindex"
 	"github.com/cairn-dev/cairn/workspace"
+	"golang.org/x/mod/modfile"
 )
 
 // Caps: the share of the available budget each source may take in the
@@ -599,6 +600,66 @@ var (
 	importAliasRE = regexp.MustCompile(`^\s*([A-Za-z_$][\w$]*)(?:\s+as\s+([A-Za-z_$][\w$]*))?\s*$`)
 )
 
+// importsOf is parseImports with a Go file's imports of its own module
+// named by the module's folder in the workspace (inGoModule).
+func importsOf(files *wsFiles, rel, text string) fileImports {
+	fi := parseImports(rel, text)
+	if path.Ext(rel) == ".go" {
+		if mod, dir, ok := goModuleOf(files, rel); ok {
+			fi.inGoModule(mod, dir)
+		}
+	}
+	return fi
+}
+
+// goModuleOf returns the module path and folder of Go file rel: the
+// nearest go.mod above it ("" for the workspace's root folder).
+func goModuleOf(files *wsFiles, rel string) (mod, dir string, ok bool) {
+	for dir = dirOf(rel); ; dir = dirOf(dir) {
+		name := "go.mod"
+		if dir != "." {
+			name = dir + "/go.mod"
+		}
+		if f := files.get(name); f.ok && !f.binary {
+			mod = modfile.ModulePath([]byte(strings.Join(f.lines, "")))
+			if dir == "." {
+				dir = ""
+			}
+			return mod, dir, mod != ""
+		}
+		if dir == "." || dir == "/" {
+			return "", "", false
+		}
+	}
+}
+
+// inGoModule names the imports of module mod, whose go.mod is in folder
+// dir, by their folder in the workspace: a module whose path does not end
+// in its folder's (services/shop with `module example.com/store`) is
+// placed as imported, and so is the Go tree's own (`module std`, whose
+// packages have no dot in their first element) wherever it sits.
+func (fi *fileImports) inGoModule(mod, dir string) {
+	local := func(p string) string {
+		var rest string
+		switch first, _, _ := strings.Cut(p, "/"); {
+		case p == mod:
+		case strings.HasPrefix(p, mod+"/"):
+			rest = p[len(mod)+1:]
+		case mod == "std" && !strings.Contains(first, "."):
+			rest = p
+		default:
+			return p
+		}
+		return path.Join(dir, rest)
+	}
+	for i, p := range fi.paths {
+		fi.paths[i] = local(p)
+	}
+	for k, p := range fi.byAlias {
+		fi.byAlias[k] = local(p)
+	}
+}
+
 func parseImports(rel, text string) fileImports {
 	fi := fileImports{byAlias: map[string]string{}, renamed: map[string]string{}}
 	dir := path.Dir(rel)
@@ -891,7 +952,7 @@ func definitionSources(req Request, ix codeindex.Index, res *resolver, idents []
 	if len(idents) == 0 {
 		return
 	}
-	l := &defLookup{req: req, sel: sel, inSel: inSel, imps: parseImports(req.File, req.FileText), lang: codeindex.LanguageOf(req.File),
+	l := &defLookup{req: req, sel: sel, inSel: inSel, imps: importsOf(req.files, req.File, req.FileText), lang: codeindex.LanguageOf(req.File),
 		per: map[string][]defCand{}, unresolved: map[string]int{}, resolvedAway: map[string]int{}}
 	l.typeQualifiers(res, idents)
 	l.lookupNames(idents)
