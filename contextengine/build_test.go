@@ -502,6 +502,130 @@ func TestImportMatchUnderASourceRoot(t *testing.T) {
 	}
 }
 
+// Search hits become candidates best chunk per file first, so one file's
+// three chunks do not push every other file out.
+func TestBestPerFileFirst(t *testing.T) {
+	h := func(p string, line int) codeindex.Hit { return codeindex.Hit{Path: p, StartLine: line} }
+	got := bestPerFileFirst([]codeindex.Hit{h("a.go", 1), h("a.go", 9), h("a.go", 20), h("b.go", 3), h("a.go", 30), h("c.go", 4)}, 4)
+	var s []string
+	for _, x := range got {
+		s = append(s, fmt.Sprintf("%s:%d", x.Path, x.StartLine))
+	}
+	if strings.Join(s, " ") != "a.go:1 b.go:3 c.go:4 a.go:9" {
+		t.Errorf("order = %v", s)
+	}
+}
+
+// Only English stop words leave a question: a Go builtin named in prose is
+// a word like any other ("copied" keeps copy, "append" stays); in code,
+// keywords and builtins are still left out.
+func TestQuestionStopWordsAreEnglishOnly(t *testing.T) {
+	got := identifiers("How are the headers copied when the request uses copy and append?", 12, true)
+	if strings.Join(got, " ") != "headers copied request uses copy append" {
+		t.Errorf("question words = %v", got)
+	}
+	got = identifiers("n := copy(dst, src); return append(dst, x)", 12, false)
+	if strings.Join(got, " ") != "dst src" {
+		t.Errorf("code identifiers = %v", got)
+	}
+}
+
+// The selection, its enclosing function and the code around it overlap:
+// they go in as one range of the file, each line once, the selection's
+// lines marked.
+func TestOverlapsMergedSelectionMarked(t *testing.T) {
+	f := newFixture(t, shop, nil)
+	// Lines 11-13 of cart.go, the loop: inside Total (9-15), inside the surrounding code.
+	req := f.request(t, "cart/cart.go", 11, 13, "What does the loop add up?", 16384)
+	b, err := Build(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n, line := range map[int]string{9: "func Total(items []pricing.Item, zone string) int {", 12: "sum += pricing.ApplyDiscount(it)", 14: "return sum + shipping.Cost(zone, sum)"} {
+		prefix := fmt.Sprintf("%5d", n)
+		count := 0
+		for _, l := range strings.Split(b.User, "\n") {
+			if strings.HasPrefix(l, prefix) && strings.Contains(l[5:], line) {
+				count++
+			}
+		}
+		if count != 1 {
+			t.Errorf("cart.go line %d appears %d times in the prompt, want once:\n%s", n, count, b.User)
+		}
+	}
+	if !strings.Contains(b.User, "   12›") || strings.Contains(b.User, "   10›") || strings.Contains(b.User, "   14›") {
+		t.Errorf("the selection's lines (11-13), and only they, should be marked ›:\n%s", b.User)
+	}
+	merged := 0
+	for _, it := range b.Report.Items {
+		if strings.HasPrefix(it.Reason, "merged into cart/cart.go:") {
+			merged++
+		}
+	}
+	if merged == 0 {
+		t.Errorf("no item reported as merged:\n%s", b.Report.Markdown())
+	}
+}
+
+// A member the selection selects (c.Value) is looked up on types this file
+// names, not on any type far away with a member of that name.
+func TestMembersResolvedByTypesNamed(t *testing.T) {
+	cookie := "package web\n\ntype Cookie struct{ Name, Value string }\n\nfunc Show(c *Cookie) string {\n\treturn c.Name + \"=\" + c.Value()\n}\n"
+	setting := "package settings\n\n// Setting is a configuration entry.\ntype Setting struct{ v string }\n\n// Value returns the setting's value.\nfunc (s Setting) Value() string { return s.v }\n"
+	for _, tc := range []struct {
+		file string
+		want bool
+	}{
+		{cookie, false},
+		{strings.Replace(cookie, "type Cookie struct{ Name, Value string }", "type Cookie struct{ Name string; Value settings.Setting }", 1), true},
+	} {
+		f := newFixture(t, shop, map[string]string{"web/cookie.go": tc.file, "settings/setting.go": setting})
+		req := f.request(t, "web/cookie.go", 5, 7, "How are the cookie's name and value joined?", 16384)
+		b, err := Build(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, _ := itemsOf(b.Report, SourceDefinitions)
+		got := false
+		for _, it := range in {
+			if strings.Contains(it.Location, "Setting.Value") {
+				got = true
+			}
+		}
+		if got != tc.want {
+			t.Errorf("Setting.Value included = %v, want %v (file names Setting: %v)\n%s", got, tc.want, tc.want, b.Report.Markdown())
+		}
+	}
+}
+
+func TestIsTestPath(t *testing.T) {
+	for rel, want := range map[string]bool{
+		"net/http/server.go":            false,
+		"net/http/server_test.go":       true,
+		"testdata/x.go":                 true,
+		"a/testdata/x.go":               true,
+		"a/mytestdata/x.go":             false,
+		"test/x.py":                     true,
+		"src/test/java/A.java":          true,
+		"src/latest/x.py":               false,
+		"pkg/tests/t.rs":                true,
+		"lib/__tests__/a.js":            true,
+		"lib/a.test.ts":                 true,
+		"lib/a.spec.js":                 true,
+		"lib/test_util.py":              true,
+		"contest/x.go":                  false,
+		"a/contest/test":                false, // a file named test, no directory
+		"a/attest/b/test/c":             true,
+		"internal/testenv/testenv.go":   false,
+		"go/ast/ast.go":                 false,
+		"x/testdatatest/testdata/a.txt": true,
+	} {
+		if got := isTestPath(rel); got != want {
+			t.Errorf("isTestPath(%q) = %v, want %v", rel, got, want)
+		}
+	}
+}
+
 // dirOf is path.Dir for the workspace-relative paths placement sees.
 func TestDirOfIsPathDir(t *testing.T) {
 	for _, p := range []string{"a.go", "a/b.go", "a/b/c.go", "a/b/", "/a.go", "/a/b.go", "", ".", "a"} {
