@@ -866,10 +866,11 @@ func hasDir(rel, dir string) bool {
 // that import's alias); tests count less.
 func locality(d codeindex.Symbol, file string, si *selIdent, imps fileImports) float64 {
 	l := 0.0
+	names := importNamesOf(d.Path) // once per definition, not per import
 	switch {
 	case d.Path == file:
 		l = 2.5
-	case file != "" && path.Dir(d.Path) == path.Dir(file):
+	case file != "" && names[1] == dirOf(file):
 		l = 2
 	}
 	for q := range si.quals {
@@ -878,17 +879,17 @@ func locality(d codeindex.Symbol, file string, si *selIdent, imps fileImports) f
 			if d.Scope == "" {
 				w = 3.5 // pkg.Name names a package-level definition
 			}
-			l = max(l, w*importMatch(p, d.Path, file))
+			l = max(l, w*names.match(p, file))
 		}
 	}
 	if p, ok := imps.byAlias[si.name]; ok {
-		l = max(l, 3*importMatch(p, d.Path, file))
+		l = max(l, 3*names.match(p, file))
 	}
 	for _, p := range imps.paths {
 		if l >= 1.5 {
 			break
 		}
-		l = max(l, 1.5*importMatch(p, d.Path, file))
+		l = max(l, 1.5*names.match(p, file))
 	}
 	if isTestPath(d.Path) && !isTestPath(file) {
 		l -= 1.5
@@ -952,7 +953,13 @@ func definitionSources(req Request, ix codeindex.Index, res *resolver, idents []
 	if len(idents) == 0 {
 		return
 	}
-	l := &defLookup{req: req, sel: sel, inSel: inSel, imps: importsOf(req.files, req.File, req.FileText), lang: codeindex.LanguageOf(req.File),
+	var imps fileImports
+	if res != nil {
+		imps = res.imps // read once per build: the resolver's are the file's
+	} else {
+		imps = importsOf(req.files, req.File, req.FileText)
+	}
+	l := &defLookup{req: req, sel: sel, inSel: inSel, imps: imps, lang: codeindex.LanguageOf(req.File),
 		per: map[string][]defCand{}, unresolved: map[string]int{}, resolvedAway: map[string]int{}}
 	l.typeQualifiers(res, idents)
 	l.lookupNames(idents)
