@@ -161,8 +161,18 @@ func TestElideParams(t *testing.T) {
 	if !openParams("int f(int a,") || openParams("int f(int a)") {
 		t.Error("openParams")
 	}
-	if got := cutHeritage("java", "public class HashMap<K,V> extends AbstractMap<K,V> implements Map<K,V>, Cloneable {"); got != "public class HashMap<K,V> {" {
-		t.Errorf("cutHeritage(java) = %q", got)
+	for _, c := range []struct{ lang, in, want string }{
+		{"java", "public class HashMap<K,V> extends AbstractMap<K,V> implements Map<K,V>, Cloneable {", "public class HashMap<K,V> {"},
+		// A bound inside the type parameters is part of the name.
+		{"java", "public abstract class EnumSet<E extends Enum<E>> extends AbstractSet<E>", "public abstract class EnumSet<E extends Enum<E>> {"},
+		{"java", "public interface Comparable<T> {", "public interface Comparable<T> {"},
+		{"csharp", "public class Box<T> : IBox<T> where T : class", "public class Box<T> {"},
+		{"typescript", "export class Subject<T> extends Observable<T> implements SubscriptionLike {", "export class Subject<T> {"},
+		{"typescript", "export interface Op<T extends (x: number) => string> extends Base", "export interface Op<T extends (x: number) => string>"},
+	} {
+		if got := cutHeritage(c.lang, c.in); got != c.want {
+			t.Errorf("cutHeritage(%s, %q) = %q, want %q", c.lang, c.in, got, c.want)
+		}
 	}
 }
 

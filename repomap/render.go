@@ -343,7 +343,10 @@ func cutRubyTail(sig string) string {
 // it offers.
 func cutHeritage(lang, sig string) string {
 	switch lang {
-	case "typescript", "tsx", "javascript":
+	case "typescript", "tsx", "javascript", "java", "csharp":
+		// Only a clause outside the type parameters ends the name: Java's
+		// "EnumSet<E extends Enum<E>> extends AbstractSet<E>" keeps its
+		// bound.
 		depth := 0
 		for i := 0; i < len(sig); i++ {
 			switch c := sig[i]; {
@@ -351,21 +354,11 @@ func cutHeritage(lang, sig string) string {
 				depth++
 			case (c == '>' && (i == 0 || sig[i-1] != '=')) || c == ')' || c == ']':
 				depth--
-			case depth == 0 && c == ' ' && (strings.HasPrefix(sig[i:], " extends ") || strings.HasPrefix(sig[i:], " implements ")):
-				if strings.HasSuffix(sig, "{") {
+			case depth == 0 && c == ' ' && heritageAt(lang, sig[i:]):
+				if strings.HasSuffix(sig, "{") || lang == "java" || lang == "csharp" {
 					return sig[:i] + " {"
 				}
 				return sig[:i]
-			}
-		}
-	case "java", "csharp":
-		for _, kw := range []string{" extends ", " implements ", " : "} {
-			if i := strings.Index(sig, kw); i > 0 && (kw != " : " || lang == "csharp") {
-				sig = sig[:i]
-				if !strings.HasSuffix(sig, "{") {
-					sig += " {"
-				}
-				return sig
 			}
 		}
 	case "python":
@@ -374,6 +367,13 @@ func cutHeritage(lang, sig string) string {
 		}
 	}
 	return sig
+}
+
+// heritageAt reports whether s starts a class line's extends or implements
+// clause (C#'s " : " base list).
+func heritageAt(lang, s string) bool {
+	return strings.HasPrefix(s, " extends ") || strings.HasPrefix(s, " implements ") ||
+		lang == "csharp" && strings.HasPrefix(s, " : ")
 }
 
 // cutOneLineBody removes a body that opens and closes on the signature's

@@ -108,6 +108,13 @@ export function writeSettings(userData, cairn, extra = {}) {
     'update.mode': 'none',
     'files.autoSave': 'off',
     'chat.commandCenter.enabled': false,
+    // Tests type into editors: a suggestion widget that opens between two
+    // keystrokes would take an Enter meant as a newline (seen in CI: "mine",
+    // Escape, Enter became "min" + a word-based "package").
+    'editor.quickSuggestions': { other: 'off', comments: 'off', strings: 'off' },
+    'editor.suggestOnTriggerCharacters': false,
+    'editor.wordBasedSuggestions': 'off',
+    'editor.acceptSuggestionOnEnter': 'off',
     ...extra,
   }, null, 2));
 }

@@ -237,12 +237,15 @@ try {
     const f = await chatFrame();
     const first = f.locator('.run', { hasText: 'Make the greeting friendlier.' }).first();
     await first.locator('.codeblock button', { hasText: 'Apply' }).first().click();
+    log('Apply clicked');
     await page.locator('.tab.active', { hasText: 'Cairn proposed' }).waitFor({ timeout: STEP_TIMEOUT });
+    log('the proposal is open');
     await waitFor('the block on the proposed side', async () =>
       (await editorText('.editor-instance .monaco-diff-editor .editor.modified .view-lines')).includes('Hello, world'));
     if (fs.readFileSync(file, 'utf8') !== ORIGINAL) throw new Error('Apply wrote to disk before review');
     await waitFor('the Apply run in the chat', async () => (await chatText()).includes('Apply the code block to hello.go:5-7'));
     await page.locator('.editor-actions .action-label[aria-label*="Accept Proposed Edit"]').first().click();
+    log('accepted; undoing');
     await waitFor('hello.go on disk with the applied block, exactly', async () => fs.readFileSync(file, 'utf8') === EDITED, 20000);
     await palette('Cairn: Undo Last Accepted Edit');
     await waitFor('hello.go restored after the applied block', async () => fs.readFileSync(file, 'utf8') === ORIGINAL, 20000);
