@@ -540,6 +540,9 @@ func placeDefs(all []*rawDef, content []byte, lineOf *lineIndex, ft *FileTags) {
 			stack = stack[:len(stack)-1]
 		}
 		sig := signatureLine(content, lineOf, d.nameRow, d.nameStart)
+		if (ft.Language == "c" || ft.Language == "cpp") && d.kind == "function" && !d.scope {
+			sig = cTypeAbove(content, lineOf, d, sig)
+		}
 		if d.scope {
 			ft.Scopes = append(ft.Scopes, Scope{Name: d.name, Signature: sig, Line: d.line, EndLine: d.endL, Depth: len(stack)})
 		} else {
@@ -732,6 +735,37 @@ func newLineIndex(content []byte) *lineIndex {
 // line returns the 1-based line of byte offset off.
 func (li *lineIndex) line(off uint32) int {
 	return sort.Search(len(li.starts), func(i int) bool { return li.starts[i] > off })
+}
+
+// cTypeAbove puts a C function's return type before its signature when
+// the type stands alone on the line above the name, as the kernel and GNU
+// write it ("unsigned long __sched" over
+// "wait_for_completion_timeout(struct completion *x, ...)"): the name's
+// line alone shows no type. The line above is taken only when the
+// definition starts there and it holds nothing but words and pointers.
+func cTypeAbove(content []byte, li *lineIndex, d *rawDef, sig string) string {
+	if d.nameRow == 0 || d.nameRow >= len(li.starts) || !strings.HasPrefix(sig, d.name) {
+		return sig
+	}
+	above, here := li.starts[d.nameRow-1], li.starts[d.nameRow]
+	if d.start >= here || d.start < above && !blankBefore(content, d.start, above) {
+		return sig
+	}
+	t := bytes.TrimSpace(content[above:here])
+	if len(t) == 0 || len(t) > 80 {
+		return sig
+	}
+	for _, c := range t {
+		if !isWordByte(c) && c != ' ' && c != '\t' && c != '*' {
+			return sig
+		}
+	}
+	return strings.Join(strings.Fields(string(t)), " ") + " " + sig
+}
+
+// blankBefore reports whether content[from:to] is only white space.
+func blankBefore(content []byte, from, to uint32) bool {
+	return len(bytes.TrimSpace(content[from:to])) == 0
 }
 
 // signatureLine returns the trimmed text of 0-based row, cut to maxSignature

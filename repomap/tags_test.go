@@ -198,6 +198,60 @@ asmlinkage __visible void __sched schedule(void)
 	}
 }
 
+// A C function whose return type stands on the line above its name (the
+// kernel's and GNU's style) is shown with that type; a comment, a macro or
+// a statement above is not taken for one.
+func TestTagsCReturnTypeAbove(t *testing.T) {
+	src := `unsigned long __sched
+wait_for_completion_timeout(struct completion *x, unsigned long timeout)
+{
+	return 0;
+}
+
+static int *
+find_slot(int key)
+{
+	return 0;
+}
+
+/* a comment about it */
+void plain(void)
+{
+}
+
+EXPORT_SYMBOL(plain);
+int
+next_one(void)
+{
+	return 1;
+}
+`
+	ft, err := ParseFile("completion.c", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"wait_for_completion_timeout": "unsigned long __sched wait_for_completion_timeout(struct completion *x, unsigned long timeout)",
+		"find_slot":                   "static int * find_slot(int key)",
+		"plain":                       "void plain(void)",
+		"next_one":                    "int next_one(void)",
+	}
+	for _, d := range ft.Defs {
+		if w, ok := want[d.Name]; ok {
+			if d.Signature != w {
+				t.Errorf("%s: signature %q, want %q", d.Name, d.Signature, w)
+			}
+			delete(want, d.Name)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("no definitions of %v", want)
+	}
+	if got := compactSignature("c", "function", "unsigned long __sched wait_for_completion_timeout(struct completion *x, unsigned long timeout)"); got != "unsigned long wait_for_completion_timeout(struct completion *x, unsigned long timeout)" {
+		t.Errorf("compactSignature = %q", got)
+	}
+}
+
 // In a C header, what includers use is API; its static inline helpers and
 // all-caps macros (constants, helpers) are not.
 func TestTagsCHeaderVisibility(t *testing.T) {
