@@ -321,3 +321,56 @@ def helper(text):
 		t.Errorf("not tagged: %v", want)
 	}
 }
+
+// A Rust item marked #[unstable] or #[doc(hidden)] is not API, nor is
+// every item of a module whose inner attributes mark it so (std's
+// io/readbuf.rs); a stable module's items stay API.
+func TestTagsRustUnstable(t *testing.T) {
+	for _, c := range []struct {
+		name, src string
+		private   map[string]bool
+	}{
+		{"lib.rs", `//! Buffers.
+#![stable(feature = "rust1", since = "1.0.0")]
+
+#[unstable(feature = "x", issue = "1")]
+pub struct Early;
+
+#[stable(feature = "rust1", since = "1.0.0")]
+pub struct Done;
+`, map[string]bool{"Early": true, "Done": false}},
+		{"readbuf.rs", `#![unstable(feature = "read_buf", issue = "78485")]
+
+#[cfg(test)]
+mod tests;
+
+pub struct ReadBuf<'a> {
+    buf: &'a mut [u8],
+}
+
+impl<'a> ReadBuf<'a> {
+    pub fn new(buf: &'a mut [u8]) -> ReadBuf<'a> {
+        ReadBuf { buf }
+    }
+}
+`, map[string]bool{"ReadBuf": true, "new": true}},
+		{"hidden.rs", "// SPDX line\n#![doc(hidden)]\npub fn helper() {}\n", map[string]bool{"helper": true}},
+	} {
+		ft, err := ParseFile(c.name, []byte(c.src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := 0
+		for _, d := range ft.Defs {
+			if want, ok := c.private[d.Name]; ok {
+				seen++
+				if d.Private != want {
+					t.Errorf("%s: %s private %v, want %v", c.name, d.Name, d.Private, want)
+				}
+			}
+		}
+		if seen != len(c.private) {
+			t.Errorf("%s: %d of %v defined", c.name, seen, c.private)
+		}
+	}
+}

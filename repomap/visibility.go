@@ -39,8 +39,9 @@ func markPrivate(lang string, all []*rawDef, content []byte, ft *FileTags) {
 		rule = javaPrivate
 	case "rust":
 		lines := bytes.Split(content, []byte{'\n'})
+		whole := rustModuleUnstable(lines)
 		rule = func(d, parent *rawDef, head []byte) bool {
-			return rustPrivate(d, parent, head) || !d.scope && rustUnstable(lines, d.line-1)
+			return rustPrivate(d, parent, head) || !d.scope && (whole || rustUnstable(lines, d.line-1))
 		}
 	case "c":
 		if strings.HasSuffix(ft.Path, ".h") {
@@ -194,6 +195,23 @@ func rustUnstable(lines [][]byte, row int) bool {
 		if bytes.HasPrefix(l, []byte("#[unstable(")) || bytes.HasPrefix(l, []byte("#[doc(hidden)]")) {
 			return true
 		}
+	}
+	return false
+}
+
+// rustModuleUnstable reports a file whose inner attributes, before its
+// first item, mark the whole module #![unstable] or #![doc(hidden)]
+// (std's io/readbuf.rs): none of its items is stable, documented API.
+func rustModuleUnstable(lines [][]byte) bool {
+	for _, l := range lines {
+		l = bytes.TrimSpace(l)
+		switch {
+		case bytes.HasPrefix(l, []byte("#![unstable(")) || bytes.HasPrefix(l, []byte("#![doc(hidden)]")):
+			return true
+		case len(l) == 0 || bytes.HasPrefix(l, []byte("//")) || bytes.HasPrefix(l, []byte("#![")):
+			continue
+		}
+		return false
 	}
 	return false
 }
