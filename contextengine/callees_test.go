@@ -732,3 +732,50 @@ func (b *Book) Record(id string, cents int) int {
 		}
 	}
 }
+
+// A Go module imports a sibling module of the repository whose path does
+// not end in its folder's (example.com/money in libs/cash), reached by a
+// replace directive of its go.mod or by a go.work: the placed definition
+// is the sibling's, not a namesake package's.
+func TestGoSiblingModule(t *testing.T) {
+	shop := strings.ReplaceAll(storeArchive(), "\n-- ", "\n-- services/shop/")
+	shop = strings.ReplaceAll(shop, `"example.com/store/ledger"`, `"example.com/money/ledger"`)
+	shop = strings.Replace(shop, "\n-- services/shop/ledger/book.go --", "\n-- libs/cash/ledger/book.go --", 1)
+	common := `
+-- libs/cash/go.mod --
+module example.com/money
+
+go 1.22
+-- services/archive/ledger/book.go --
+package ledger
+
+// Book is an archived ledger.
+type Book struct{ n int }
+
+// Record counts an archived order.
+func (b *Book) Record(id string, cents int) int {
+	b.n++ // WRONG ARCHIVE RECORD
+	return b.n
+}
+`
+	for _, c := range []struct{ name, archive string }{
+		{"replace", strings.Replace(shop, "module example.com/store\n", "module example.com/store\n\nrequire example.com/money v0.0.0\n\nreplace example.com/money => ../../libs/cash\n", 1) + common},
+		{"go.work", shop + common + "-- go.work --\ngo 1.22\n\nuse (\n\t./services/shop\n\t./libs/cash\n)\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFixture(t, c.archive, nil)
+			b, err := Build(f.request(t, "services/shop/orders/order.go", placeFrom, placeTo, "What happens when an order is placed?", 16384))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, it := range b.Report.Items {
+				if it.Included && (it.Source == SourceCallees || it.Source == SourceDefinitions) && strings.HasPrefix(it.Location, "services/archive/") {
+					t.Errorf("the namesake package instead of the sibling module's: %s %s", it.Source, it.Location)
+				}
+			}
+			if !strings.Contains(b.User, "END OF BOOK RECORD") {
+				t.Errorf("the sibling module's ledger.Book.Record is missing:\n%s", b.Report.Markdown())
+			}
+		})
+	}
+}

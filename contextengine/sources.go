@@ -600,57 +600,129 @@ var (
 	importAliasRE = regexp.MustCompile(`^\s*([A-Za-z_$][\w$]*)(?:\s+as\s+([A-Za-z_$][\w$]*))?\s*$`)
 )
 
-// importsOf is parseImports with a Go file's imports of its own module
-// named by the module's folder in the workspace (inGoModule).
+// importsOf is parseImports with a Go file's imports of the workspace's
+// modules named by their folders (inGoModules).
 func importsOf(files *wsFiles, rel, text string) fileImports {
 	fi := parseImports(rel, text)
 	if path.Ext(rel) == ".go" {
-		if mod, dir, ok := goModuleOf(files, rel); ok {
-			fi.inGoModule(mod, dir)
+		if mods := goModulesOf(files, rel); len(mods) > 0 {
+			fi.inGoModules(mods)
 		}
 	}
 	return fi
 }
 
-// goModuleOf returns the module path and folder of Go file rel: the
-// nearest go.mod above it ("" for the workspace's root folder).
-func goModuleOf(files *wsFiles, rel string) (mod, dir string, ok bool) {
-	for dir = dirOf(rel); ; dir = dirOf(dir) {
-		name := "go.mod"
-		if dir != "." {
-			name = dir + "/go.mod"
+// goModule is a Go module of the workspace: its path and its folder ("" for
+// the workspace's root folder).
+type goModule struct{ path, dir string }
+
+// goModulesOf returns the modules whose packages Go file rel imports by
+// their folders: its own (the nearest go.mod above it) first, then those
+// its go.mod replaces with a folder of the workspace (`replace
+// example.com/money => ../../libs/cash`) and those the nearest go.work
+// above it uses. A module's path need not end in its folder's.
+func goModulesOf(files *wsFiles, rel string) []goModule {
+	dir, data, ok := findUp(files, dirOf(rel), "go.mod")
+	if !ok {
+		return nil
+	}
+	mod := modfile.ModulePath(data)
+	if mod == "" {
+		return nil
+	}
+	mods := []goModule{{mod, dir}}
+	if f, err := modfile.Parse("go.mod", data, nil); err == nil {
+		for _, r := range f.Replace {
+			if r.New.Version != "" || !modfile.IsDirectoryPath(r.New.Path) {
+				continue
+			}
+			if d, ok := folderIn(dir, r.New.Path); ok {
+				mods = append(mods, goModule{r.Old.Path, d})
+			}
 		}
-		if f := files.get(name); f.ok && !f.binary {
-			mod = modfile.ModulePath([]byte(strings.Join(f.lines, "")))
+	}
+	from := dir
+	if from == "" {
+		from = "."
+	}
+	if wdir, wdata, ok := findUp(files, from, "go.work"); ok {
+		w, err := modfile.ParseWork("go.work", wdata, nil)
+		if err != nil {
+			return mods
+		}
+		for _, u := range w.Use {
+			d, ok := folderIn(wdir, u.Path)
+			if !ok || d == dir {
+				continue
+			}
+			if g := files.get(path.Join(d, "go.mod")); g.ok && !g.binary {
+				if p := modfile.ModulePath([]byte(strings.Join(g.lines, ""))); p != "" {
+					mods = append(mods, goModule{p, d})
+				}
+			}
+		}
+	}
+	return mods
+}
+
+// findUp returns the folder ("" for the root) and text of the nearest file
+// called name in folder dir ("." for the root) or above it.
+func findUp(files *wsFiles, dir, name string) (string, []byte, bool) {
+	for ; ; dir = dirOf(dir) {
+		p := name
+		if dir != "." {
+			p = dir + "/" + name
+		}
+		if f := files.get(p); f.ok && !f.binary {
 			if dir == "." {
 				dir = ""
 			}
-			return mod, dir, mod != ""
+			return dir, []byte(strings.Join(f.lines, "")), true
 		}
 		if dir == "." || dir == "/" {
-			return "", "", false
+			return "", nil, false
 		}
 	}
 }
 
-// inGoModule names the imports of module mod, whose go.mod is in folder
-// dir, by their folder in the workspace: a module whose path does not end
-// in its folder's (services/shop with `module example.com/store`) is
-// placed as imported, and so is the Go tree's own (`module std`, whose
-// packages have no dot in their first element) wherever it sits.
-func (fi *fileImports) inGoModule(mod, dir string) {
+// folderIn returns folder rel (a go.mod's or go.work's relative path) of
+// folder base as a workspace folder ("" for the root); false when it
+// leaves the workspace or is absolute.
+func folderIn(base, rel string) (string, bool) {
+	if path.IsAbs(rel) || strings.Contains(rel, "\\") {
+		return "", false
+	}
+	d := path.Join(base, rel)
+	if d == ".." || strings.HasPrefix(d, "../") {
+		return "", false
+	}
+	if d == "." {
+		d = ""
+	}
+	return d, true
+}
+
+// inGoModules names the imports of mods by their folders in the
+// workspace, each by the module with the longest path it is in: a module
+// whose path does not end in its folder's (services/shop with `module
+// example.com/store`) is placed as imported, and so is the Go tree's own
+// (`module std`, whose packages have no dot in their first element)
+// wherever it sits.
+func (fi *fileImports) inGoModules(mods []goModule) {
 	local := func(p string) string {
-		var rest string
-		switch first, _, _ := strings.Cut(p, "/"); {
-		case p == mod:
-		case strings.HasPrefix(p, mod+"/"):
-			rest = p[len(mod)+1:]
-		case mod == "std" && !strings.Contains(first, "."):
-			rest = p
-		default:
-			return p
+		best := -1
+		for i, m := range mods {
+			if (p == m.path || strings.HasPrefix(p, m.path+"/")) && (best < 0 || len(m.path) > len(mods[best].path)) {
+				best = i
+			}
 		}
-		return path.Join(dir, rest)
+		if best >= 0 {
+			return path.Join(mods[best].dir, strings.TrimPrefix(p[len(mods[best].path):], "/"))
+		}
+		if first, _, _ := strings.Cut(p, "/"); mods[0].path == "std" && !strings.Contains(first, ".") {
+			return path.Join(mods[0].dir, p)
+		}
+		return p
 	}
 	for i, p := range fi.paths {
 		fi.paths[i] = local(p)
