@@ -21,7 +21,7 @@ import (
 
 // cacheFormat changes whenever the entry layout or the extraction changes;
 // the query files are hashed in too, so editing a query invalidates the cache.
-const cacheFormat = "cairn-repomap-v15"
+const cacheFormat = "cairn-repomap-v16"
 
 var cacheVersion = sync.OnceValue(func() string {
 	h := sha256.New()

@@ -540,8 +540,12 @@ func placeDefs(all []*rawDef, content []byte, lineOf *lineIndex, ft *FileTags) {
 			stack = stack[:len(stack)-1]
 		}
 		sig := signatureLine(content, lineOf, d.nameRow, d.nameStart)
-		if (ft.Language == "c" || ft.Language == "cpp") && d.kind == "function" && !d.scope {
-			sig = cTypeAbove(content, lineOf, d, sig)
+		if (ft.Language == "c" || ft.Language == "cpp") && !d.scope {
+			if d.kind == "function" {
+				sig = cTypeAbove(content, lineOf, d, sig)
+			} else if strings.HasPrefix(sig, "}") {
+				sig = cTypedefHead(content, lineOf, d, sig)
+			}
 		}
 		if d.scope {
 			ft.Scopes = append(ft.Scopes, Scope{Name: d.name, Signature: sig, Line: d.line, EndLine: d.endL, Depth: len(stack)})
@@ -761,6 +765,26 @@ func cTypeAbove(content []byte, li *lineIndex, d *rawDef, sig string) string {
 		}
 	}
 	return strings.Join(strings.Fields(string(t)), " ") + " " + sig
+}
+
+// cTypedefHead puts the first line of a C typedef whose name follows its
+// body ("typedef struct ext4_io_end {" ... "} ext4_io_end_t;") before the
+// name's line, which alone says nothing: "typedef struct ext4_io_end { …
+// } ext4_io_end_t;".
+func cTypedefHead(content []byte, li *lineIndex, d *rawDef, sig string) string {
+	row := li.line(d.start) - 1
+	if row < 0 || row >= d.nameRow {
+		return sig
+	}
+	end := len(content)
+	if row+1 < len(li.starts) {
+		end = int(li.starts[row+1])
+	}
+	head := strings.Join(strings.Fields(string(content[d.start:end])), " ")
+	if !strings.HasSuffix(head, "{") || len(head) > 80 {
+		return sig
+	}
+	return head + " … " + sig
 }
 
 // blankBefore reports whether content[from:to] is only white space.

@@ -200,7 +200,8 @@ asmlinkage __visible void __sched schedule(void)
 
 // A C function whose return type stands on the line above its name (the
 // kernel's and GNU's style) is shown with that type; a comment, a macro or
-// a statement above is not taken for one.
+// a statement above is not taken for one. A typedef named after its body
+// is shown with its first line.
 func TestTagsCReturnTypeAbove(t *testing.T) {
 	src := `unsigned long __sched
 wait_for_completion_timeout(struct completion *x, unsigned long timeout)
@@ -246,6 +247,22 @@ next_one(void)
 	}
 	if len(want) > 0 {
 		t.Errorf("no definitions of %v", want)
+	}
+	h, err := ParseFile("ext4.h", []byte("typedef struct ext4_io_end {\n\tstruct list_head list;\n\tunsigned int flag;\n} ext4_io_end_t;\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, d := range h.Defs {
+		if d.Name == "ext4_io_end_t" {
+			found = true
+			if want := "typedef struct ext4_io_end { … } ext4_io_end_t;"; d.Signature != want {
+				t.Errorf("typedef: signature %q, want %q", d.Signature, want)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no definition of ext4_io_end_t in %+v", h.Defs)
 	}
 	if got := compactSignature("c", "function", "unsigned long __sched wait_for_completion_timeout(struct completion *x, unsigned long timeout)"); got != "unsigned long wait_for_completion_timeout(struct completion *x, unsigned long timeout)" {
 		t.Errorf("compactSignature = %q", got)
