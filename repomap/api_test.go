@@ -153,6 +153,9 @@ func TestElideParams(t *testing.T) {
 		{"pub fn with_capacity(capacity: usize) -> HashMap<K, V, RandomState> {", "with_capacity", "pub fn with_capacity(…) -> HashMap<K, V, RandomState> {"},
 		{"void init(void)", "missing", "void init(void)"},
 		{"void run()", "run", "void run()"},
+		// Type parameters between the name and its parameters (elided or not).
+		{"export declare function custom<…>(check?: (data: any) => any, params?: string | CustomParams,", "custom", "export declare function custom<…>(…)"},
+		{"pub fn get<Q: ?Sized>(&self, k: &Q) -> Option<&V>", "get", "pub fn get<Q: ?Sized>(…) -> Option<&V>"},
 	} {
 		if got := elideParams(c.in, c.name); got != c.want {
 			t.Errorf("elideParams(%q) = %q, want %q", c.in, got, c.want)

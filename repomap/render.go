@@ -169,9 +169,11 @@ func openParams(sig string) bool {
 // int mode," becomes "int __wake_up(…)"): an overview names what a package
 // offers, and a long parameter list (continued on the next lines in C)
 // costs the tokens of two or three more names. What follows the list (a
-// return type) stays. A line without "name(" is left as it is.
+// return type) stays, and so do type parameters between the name and the
+// list ("custom<…>(…)"). A line without "name(" or "name<…>(" is left as
+// it is.
 func elideParams(sig, name string) string {
-	i := paramsAt(sig, name, false)
+	i := paramsAt(sig, name, true)
 	if i < 0 {
 		return sig
 	}
