@@ -264,3 +264,44 @@ func TestAbstractJavaMethodTakesItsFlow(t *testing.T) {
 		t.Errorf("a called interface method should outrank an uncalled one: %g vs %g", score["Client.send"], score["Client.sendAsync"])
 	}
 }
+
+// An overview shows a Ruby namespace that many files reopen once it has
+// been shown: a later file whose reopening holds nothing shown is left
+// out (errors.rb's `module Shop` alone, at 80 tokens before), and a
+// reopening that holds something shown stays as its parent.
+func TestOverviewDropsEmptyRubyReopenings(t *testing.T) {
+	files := map[string]string{
+		"lib/shop/cart.rb":    "module Shop\n  # A cart of items.\n  class Cart\n    # Adds an item.\n    def add(item)\n      item\n    end\n  end\nend\n",
+		"lib/shop/version.rb": "module Shop\n  VERSION = '1.0'\nend\n",
+		"lib/shop/errors.rb":  "module Shop\n  LIMIT = 3\nend\n",
+		"lib/shop/order.rb":   "module Shop\n  # An order.\n  class Order\n    def place(cart)\n      cart.add(1)\n    end\n  end\nend\n",
+		"app/main.rb":         "cart = Shop::Cart.new\norder = Shop::Order.new\norder.place(cart)\nShop::Cart.new.add(2)\n",
+	}
+	m := mapOfFiles(t, files)
+	for _, budget := range []int{40, 60, 80, 200} {
+		out, _ := m.Render(Focus{}, budget)
+		// Each file's block: its path line, then its items ("  12: module Shop").
+		empty := 0
+		var items []string
+		flush := func() {
+			if len(items) == 1 && strings.HasSuffix(items[0], ": module Shop") {
+				empty++
+			}
+			items = nil
+		}
+		for _, l := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
+			if strings.HasSuffix(l, ".rb:") {
+				flush()
+				continue
+			}
+			items = append(items, l)
+		}
+		flush()
+		if empty > 0 {
+			t.Errorf("at %d tokens, %d files show only `module Shop`:\n%s", budget, empty, out)
+		}
+		if !strings.Contains(out, "class Cart") {
+			t.Errorf("at %d tokens, the overview lost Shop::Cart:\n%s", budget, out)
+		}
+	}
+}

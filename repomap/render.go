@@ -623,8 +623,16 @@ func (rd *renderer) render(k int) (string, int) {
 		}
 		gr.items[d.NameLine] = rd.defItem(t, d)
 	}
+	if rd.compact {
+		rd.dropEmptyReopenings(defs, func(file int32) map[int]item { return groups[file].items })
+	}
 	var b strings.Builder
+	files := 0
 	for _, gr := range order {
+		if len(gr.items) == 0 {
+			continue
+		}
+		files++
 		b.WriteString(rd.g.tags[gr.file].Path)
 		b.WriteString(":\n")
 		its := make([]item, 0, len(gr.items))
@@ -634,5 +642,40 @@ func (rd *renderer) render(k int) (string, int) {
 		sort.Slice(its, func(i, j int) bool { return its[i].line < its[j].line })
 		writeItems(&b, its)
 	}
-	return b.String(), len(order)
+	return b.String(), files
+}
+
+// dropEmptyReopenings leaves out of an overview a Ruby class or module
+// that shows nothing inside it when a definition of the same name ranked
+// above it is shown: Ruby reopens a namespace in every file that adds to
+// it (`module URI` in each of uri's 14 files, version.rb's holding only a
+// constant), and its first line is the class; the others say nothing
+// more. defs are in rank order; items returns a file's items by line.
+func (rd *renderer) dropEmptyReopenings(defs []rankedDef, items func(int32) map[int]item) {
+	shown := map[string]bool{}
+	for _, x := range defs {
+		t := rd.g.tags[x.file]
+		d := &t.Defs[x.def]
+		if t.Language != "ruby" || d.Kind != "class" && d.Kind != "module" {
+			continue
+		}
+		key := d.Scope + "::" + d.Name
+		its := items(x.file)
+		if shown[key] && !holdsItem(its, d) {
+			delete(its, d.NameLine)
+			continue
+		}
+		shown[key] = true
+	}
+}
+
+// holdsItem reports whether its has an item inside d (a line of its body,
+// deeper than d).
+func holdsItem(its map[int]item, d *Def) bool {
+	for line, it := range its {
+		if line > d.NameLine && line <= d.EndLine && it.depth > d.Depth {
+			return true
+		}
+	}
+	return false
 }
