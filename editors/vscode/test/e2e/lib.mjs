@@ -151,25 +151,41 @@ export function launchBrowser() {
   });
 }
 
-/** Runs a command from the palette, reopening it until the extension has registered it. */
+/**
+ * Runs a command from the palette, reopening it until the extension has
+ * registered it. A retry first gives the focus back to the workbench (a
+ * webview that holds it keeps F1), and says on stderr why the tries before
+ * failed: CI has seen this wait ~30 s after an Accept in the diff editor.
+ */
 export async function palette(page, title) {
   let tries = 0;
+  let why = '';
   await waitFor(`command "${title}" in the palette`, async () => {
     // Escape would also drop the editor's selection: only between retries.
-    if (tries++ > 0) await page.keyboard.press('Escape');
+    if (tries++ > 0) {
+      await page.keyboard.press('Escape');
+      await page.locator('.tab.active').first().click({ timeout: 2000 }).catch(() => {});
+    }
     await page.keyboard.press('F1');
     const input = page.locator('.quick-input-widget input');
-    await input.waitFor({ state: 'visible', timeout: 5000 });
+    try {
+      await input.waitFor({ state: 'visible', timeout: 5000 });
+    } catch {
+      why = 'the palette did not open';
+      return false;
+    }
     await input.fill('>' + title);
     const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
     try {
       await row.waitFor({ state: 'visible', timeout: 2000 });
     } catch {
+      why = 'no such command listed';
       return false;
     }
     await row.click();
     return true;
   });
+  if (tries > 1) console.error(`palette: "${title}" took ${tries} tries; before: ${why}`);
 }
 
 /**
