@@ -174,15 +174,26 @@ export async function palette(page, title) {
       why = 'the palette did not open';
       return false;
     }
-    await input.fill('>' + title);
     const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
+    try {
+      await input.fill('>' + title, { timeout: 5000 });
+    } catch (e) {
+      why = `typing into the palette: ${e.message.split('\n')[0]}`;
+      return false;
+    }
     try {
       await row.waitFor({ state: 'visible', timeout: 2000 });
     } catch {
       why = 'no such command listed';
       return false;
     }
-    await row.click();
+    try {
+      // Playwright's own limit is 30 s: a click the workbench does not take is retried sooner.
+      await row.click({ timeout: 5000 });
+    } catch (e) {
+      why = `clicking the command: ${e.message.split('\n')[0]}`;
+      return false;
+    }
     return true;
   });
   if (tries > 1) console.error(`palette: "${title}" took ${tries} tries; before: ${why}`);
