@@ -626,26 +626,27 @@ func goModulesOf(files *wsFiles, rel string) []goModule {
 	if !ok {
 		return nil
 	}
-	mod := modfile.ModulePath(data)
-	if mod == "" {
+	f, err := modfile.Parse("go.mod", data, nil)
+	if err != nil {
+		// A go.mod the strict parser refuses still names its module.
+		if mod := modfile.ModulePath(data); mod != "" {
+			return []goModule{{mod, dir}}
+		}
 		return nil
 	}
-	mods := []goModule{{mod, dir}}
-	if f, err := modfile.Parse("go.mod", data, nil); err == nil {
-		for _, r := range f.Replace {
-			if r.New.Version != "" || !modfile.IsDirectoryPath(r.New.Path) {
-				continue
-			}
-			if d, ok := folderIn(dir, r.New.Path); ok {
-				mods = append(mods, goModule{r.Old.Path, d})
-			}
+	if f.Module == nil || f.Module.Mod.Path == "" {
+		return nil
+	}
+	mods := []goModule{{f.Module.Mod.Path, dir}}
+	for _, r := range f.Replace {
+		if r.New.Version != "" || !modfile.IsDirectoryPath(r.New.Path) {
+			continue
+		}
+		if d, ok := folderIn(dir, r.New.Path); ok {
+			mods = append(mods, goModule{r.Old.Path, d})
 		}
 	}
-	from := dir
-	if from == "" {
-		from = "."
-	}
-	if wdir, wdata, ok := findUp(files, from, "go.work"); ok {
+	if wdir, wdata, ok := findUp(files, dir, "go.work"); ok {
 		w, err := modfile.ParseWork("go.work", wdata, nil)
 		if err != nil {
 			return mods
@@ -666,8 +667,11 @@ func goModulesOf(files *wsFiles, rel string) []goModule {
 }
 
 // findUp returns the folder ("" for the root) and text of the nearest file
-// called name in folder dir ("." for the root) or above it.
+// called name in folder dir ("" or "." for the root) or above it.
 func findUp(files *wsFiles, dir, name string) (string, []byte, bool) {
+	if dir == "" {
+		dir = "."
+	}
 	for ; ; dir = dirOf(dir) {
 		p := name
 		if dir != "." {

@@ -595,22 +595,24 @@ func (rd *renderer) estimate(budget int) int {
 	return rd.r.n
 }
 
+// fileGroup is one file's part of a rendered map: its items by line.
+type fileGroup struct {
+	file  int32
+	order int
+	items map[int]item
+}
+
 // render formats the first k ranked definitions.
 func (rd *renderer) render(k int) (string, int) {
 	defs := rd.r.get(k)
 	k = len(defs)
-	type group struct {
-		file  int32
-		order int
-		items map[int]item
-	}
-	groups := map[int32]*group{}
-	var order []*group
+	groups := map[int32]*fileGroup{}
+	var order []*fileGroup
 	for i := 0; i < k; i++ {
 		x := defs[i]
 		gr := groups[x.file]
 		if gr == nil {
-			gr = &group{file: x.file, order: len(order), items: map[int]item{}}
+			gr = &fileGroup{file: x.file, order: len(order), items: map[int]item{}}
 			groups[x.file] = gr
 			order = append(order, gr)
 		}
@@ -624,7 +626,7 @@ func (rd *renderer) render(k int) (string, int) {
 		gr.items[d.NameLine] = rd.defItem(t, d)
 	}
 	if rd.compact {
-		rd.dropEmptyReopenings(defs, func(file int32) map[int]item { return groups[file].items })
+		rd.dropEmptyReopenings(defs, groups)
 	}
 	var b strings.Builder
 	files := 0
@@ -650,8 +652,8 @@ func (rd *renderer) render(k int) (string, int) {
 // above it is shown: Ruby reopens a namespace in every file that adds to
 // it (`module URI` in each of uri's 14 files, version.rb's holding only a
 // constant), and its first line is the class; the others say nothing
-// more. defs are in rank order; items returns a file's items by line.
-func (rd *renderer) dropEmptyReopenings(defs []rankedDef, items func(int32) map[int]item) {
+// more. defs are in rank order, groups hold their files' items.
+func (rd *renderer) dropEmptyReopenings(defs []rankedDef, groups map[int32]*fileGroup) {
 	shown := map[string]bool{}
 	for _, x := range defs {
 		t := rd.g.tags[x.file]
@@ -660,7 +662,7 @@ func (rd *renderer) dropEmptyReopenings(defs []rankedDef, items func(int32) map[
 			continue
 		}
 		key := d.Scope + "::" + d.Name
-		its := items(x.file)
+		its := groups[x.file].items
 		if shown[key] && !holdsItem(its, d) {
 			delete(its, d.NameLine)
 			continue
