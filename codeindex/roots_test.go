@@ -88,7 +88,7 @@ func TestRootsSearchMapAndRemove(t *testing.T) {
 	if len(defs) != 1 || defs[0].Path != "billing/inv/invoice.go" {
 		t.Fatalf("Definitions(Surcharge) = %+v", defs)
 	}
-	if s, ok := r.EnclosingSymbol("billing/inv/invoice.go", 4); !ok || s.Name != "Surcharge" || s.Path != "billing/inv/invoice.go" {
+	if s, ok := r.EnclosingSymbol("billing/inv/invoice.go", 4); !ok || s.Name() != "Surcharge" || s.Path != "billing/inv/invoice.go" {
 		t.Fatalf("EnclosingSymbol = %+v, %v", s, ok)
 	}
 	// A save in the second folder reaches its index through the editor path.

@@ -289,7 +289,7 @@ func (r *resolver) memberDefs(t, name string) []codeindex.Symbol {
 	var ds []codeindex.Symbol
 	if t == "" { // top level: no "t.name" to ask for
 		for _, d := range r.defs(name) {
-			if d.Scope == "" {
+			if d.Scope() == "" {
 				ds = append(ds, d)
 			}
 		}
@@ -313,7 +313,7 @@ func (r *resolver) keepDefs(ds []codeindex.Symbol, scope string) []codeindex.Sym
 		if r.lang != "" && d.Language != r.lang && !sameFamily(r.lang, d.Language) {
 			continue
 		}
-		if !testFile && isTestPath(d.Path) || scope != "" && d.Scope != scope {
+		if !testFile && isTestPath(d.Path) || scope != "" && d.Scope() != scope {
 			continue
 		}
 		keep = append(keep, *d)
@@ -450,11 +450,11 @@ var goResultRE = regexp.MustCompile(`\)\s*\(?\s*(?:\w+\s+)?\*?((?:\w+\.)?[A-Za-z
 func (r *resolver) resultType(fn string) string {
 	qual, name := splitQual(fn)
 	for _, d := range r.nearest(r.defs(name), qual, true) {
-		switch d.Kind {
+		switch d.Kind() {
 		case "class", "struct", "type", "interface":
 			return fn
 		case "function":
-			sig := d.Signature
+			sig := d.Signature()
 			if i := strings.Index(sig, name+"("); i >= 0 {
 				sig = sig[i+len(name):]
 			}
@@ -486,7 +486,7 @@ func (r *resolver) resultType(fn string) string {
 func (r *resolver) typeDef(t string) (codeindex.Symbol, bool) {
 	qual, name := splitQual(t)
 	best := r.nearestOf(r.defs(name), func(d *codeindex.Symbol) bool {
-		switch d.Kind {
+		switch d.Kind() {
 		case "class", "struct", "type", "interface":
 			return true
 		}
@@ -548,7 +548,7 @@ func (r *resolver) bases(t string) []string {
 	var out []string
 	switch td.Language {
 	case "python":
-		if m := pyBasesRE.FindStringSubmatch(td.Signature); m != nil {
+		if m := pyBasesRE.FindStringSubmatch(td.Signature()); m != nil {
 			for _, b := range strings.Split(m[1], ",") {
 				b = strings.TrimSpace(b)
 				if b != "" && !strings.Contains(b, "=") && b != "object" {
@@ -571,7 +571,7 @@ func (r *resolver) bases(t string) []string {
 			}
 		}
 	default:
-		if m := tsBaseRE.FindStringSubmatch(td.Signature); m != nil {
+		if m := tsBaseRE.FindStringSubmatch(td.Signature()); m != nil {
 			out = append(out, m[1])
 		}
 	}
@@ -586,7 +586,7 @@ const maxOverrides = 4
 func (r *resolver) overrides(t, name string) []codeindex.Symbol {
 	var out []codeindex.Symbol
 	for _, d := range r.defs(name) {
-		if d.Scope != "" && d.Scope != t && r.inherits(d.Scope, t, 3) {
+		if d.Scope() != "" && d.Scope() != t && r.inherits(d.Scope(), t, 3) {
 			out = append(out, d)
 		}
 	}
@@ -608,7 +608,7 @@ func (r *resolver) inherits(s, t string, depth int) bool {
 // and the value's dynamic type decides which method runs.
 func (r *resolver) isInterface(t string) bool {
 	td, ok := r.typeDef(t)
-	return ok && td.Kind == "interface"
+	return ok && td.Kind() == "interface"
 }
 
 // method resolves method name of type t (and, failing that, of its bases).
@@ -646,13 +646,13 @@ func (r *resolver) resolve(c callSite) resolution {
 	if c.recv == "" {
 		var ds []codeindex.Symbol
 		for _, d := range r.defs(c.name) {
-			if d.Scope == "" || r.lang != "go" && d.Kind == "class" {
+			if d.Scope() == "" || r.lang != "go" && d.Kind() == "class" {
 				ds = append(ds, d)
 			}
 		}
 		if orig, ok := r.imps.renamed[c.name]; ok {
 			for _, d := range r.defs(orig) {
-				if d.Scope == "" {
+				if d.Scope() == "" {
 					ds = append(ds, d)
 				}
 			}
@@ -674,7 +674,7 @@ func (r *resolver) resolve(c callSite) resolution {
 	if p, ok := r.imps.byAlias[first]; ok && !strings.Contains(c.recv, ".") && r.env.vars[first] == "" {
 		var ds []codeindex.Symbol
 		for _, d := range r.defs(c.name) {
-			if d.Scope == "" && importMatch(p, d.Path, r.req.File) > 0 {
+			if d.Scope() == "" && importMatch(p, d.Path, r.req.File) > 0 {
 				ds = append(ds, d)
 			}
 		}
@@ -696,7 +696,7 @@ func (r *resolver) resolve(c callSite) resolution {
 	// m of an embedded T of this package (a field named after its type).
 	if parts := strings.Split(c.recv, "."); r.lang == "go" && len(parts) > 1 {
 		last := parts[len(parts)-1]
-		if td, ok := r.typeDef(last); ok && path.Dir(td.Path) == path.Dir(r.req.File) && td.Name == last {
+		if td, ok := r.typeDef(last); ok && path.Dir(td.Path) == path.Dir(r.req.File) && td.Name() == last {
 			if ds := r.method(last, c.name); len(ds) > 0 && path.Dir(ds[0].Path) == path.Dir(r.req.File) {
 				return resolution{defs: ds, how: c.recv + " is an embedded " + last, exact: true}
 			}
@@ -709,7 +709,7 @@ func (r *resolver) resolve(c callSite) resolution {
 	if parts := strings.Split(c.recv, "."); r.lang != "go" && parts[len(parts)-1] != "?" && parts[len(parts)-1] != "" {
 		last := parts[len(parts)-1]
 		if tn := strings.ToUpper(last[:1]) + last[1:]; tn != last {
-			if td, ok := r.typeDef(tn); ok && td.Name == tn && path.Dir(td.Path) == path.Dir(r.req.File) {
+			if td, ok := r.typeDef(tn); ok && td.Name() == tn && path.Dir(td.Path) == path.Dir(r.req.File) {
 				ds := append(r.method(tn, c.name), r.overrides(tn, c.name)...)
 				if len(ds) > 0 && len(ds) <= maxOverrides+1 {
 					return resolution{defs: ds, how: c.recv + " named after " + tn}
@@ -720,7 +720,7 @@ func (r *resolver) resolve(c callSite) resolution {
 	// Unknown receiver: a method of that name in this package.
 	var ds []codeindex.Symbol
 	for _, d := range r.defs(c.name) {
-		if d.Scope != "" && path.Dir(d.Path) == path.Dir(r.req.File) {
+		if d.Scope() != "" && path.Dir(d.Path) == path.Dir(r.req.File) {
 			ds = append(ds, d)
 		}
 	}
@@ -735,13 +735,13 @@ func (r *resolver) resolve(c callSite) resolution {
 func (r *resolver) ctorOf(ds []codeindex.Symbol) []codeindex.Symbol {
 	var out []codeindex.Symbol
 	for _, d := range ds {
-		if d.Kind != "class" {
+		if d.Kind() != "class" {
 			out = append(out, d)
 			continue
 		}
 		for _, ctor := range []string{"__init__", "constructor"} {
 			for _, m := range r.defs(ctor) {
-				if m.Scope == d.Name && m.Path == d.Path {
+				if m.Scope() == d.Name() && m.Path == d.Path {
 					out = append(out, m)
 				}
 			}
@@ -773,24 +773,24 @@ func newResolverImports(req Request, ix codeindex.Index, lines []string, sel *Se
 				if d.Line > sel.StartLine || d.EndLine < sel.StartLine {
 					continue
 				}
-				switch d.Kind {
+				switch d.Kind() {
 				case "class", "struct", "interface", "impl", "module", "trait":
 					if d.EndLine-d.Line < 5000 && (self == "" || d.Depth >= 0) {
-						self = d.Name // the innermost class wins: defs come in source order
+						self = d.Name() // the innermost class wins: defs come in source order
 					}
 					continue
 				}
-				if calleeKinds[d.Kind] && (outer == nil || d.Line < outer.Line) && d.EndLine-d.Line < 1000 {
+				if calleeKinds[d.Kind()] && (outer == nil || d.Line < outer.Line) && d.EndLine-d.Line < 1000 {
 					outer = d
 				}
-				if d.Scope != "" && calleeKinds[d.Kind] && self == "" {
-					self = d.Scope
+				if d.Scope() != "" && calleeKinds[d.Kind()] && self == "" {
+					self = d.Scope()
 				}
 			}
 			if outer != nil {
 				from, to = outer.Line, max(end, outer.EndLine)
-				if outer.Scope != "" {
-					self = outer.Scope
+				if outer.Scope() != "" {
+					self = outer.Scope()
 				}
 			}
 		}
@@ -836,7 +836,7 @@ func calleeSources(req Request, r *resolver, lines []string, sel *Selection, enc
 	for i, c := range calls {
 		res := r.resolve(c)
 		for _, d := range res.defs {
-			if !calleeKinds[d.Kind] || d.Local {
+			if !calleeKinds[d.Kind()] || d.Local {
 				continue
 			}
 			if d.Path == req.File && d.Line <= to && d.EndLine >= from {
@@ -907,7 +907,7 @@ func calleeSources(req Request, r *resolver, lines []string, sel *Selection, enc
 					continue
 				}
 				for _, d := range res.defs {
-					if !calleeKinds[d.Kind] || d.Local || d.Path == p.Path && d.Line == p.Line ||
+					if !calleeKinds[d.Kind()] || d.Local || d.Path == p.Path && d.Line == p.Line ||
 						d.Path == req.File && d.Line <= to && d.EndLine >= from {
 						continue
 					}
@@ -952,7 +952,7 @@ func calleeSources(req Request, r *resolver, lines []string, sel *Selection, enc
 			how = "; " + c.how
 		}
 		it.Text = fmt.Sprintf("## Callee body: %s (%s), called from %s at line %d%s: %s lines %d-%d\n%s",
-			qualified(d), d.Kind, where, c.c.line, how, d.Path, d.Line, d.EndLine, text)
+			qualified(d), d.Kind(), where, c.c.line, how, d.Path, d.Line, d.EndLine, text)
 		add(it)
 	}
 }

@@ -237,7 +237,7 @@ func defLines(ix codeindex.Index, n qualityNeed) (repomap.Def, bool) {
 		scope, name = n.Symbol[:i], n.Symbol[i+1:]
 	}
 	for _, d := range defs {
-		if d.Name == name && (scope == "" || d.Scope == scope) && !d.Local {
+		if d.Name() == name && (scope == "" || d.Scope() == scope) && !d.Local {
 			return d.Def, true
 		}
 	}

@@ -226,8 +226,8 @@ func enclosingSource(req Request, ix codeindex.Index, lines []string, sel *Selec
 	if !ok || sym.EndLine-sym.Line >= 400 || sym.Line >= sel.StartLine && sym.EndLine <= sel.EndLine {
 		return nil
 	}
-	add(&Item{Source: SourceEnclosing, Location: fmt.Sprintf("%s:%d-%d %s", req.File, sym.Line, sym.EndLine, sym.Name),
-		Text:     fmt.Sprintf("## Enclosing %s %s: %s lines %d-%d\n%s", sym.Kind, sym.Name, req.File, sym.Line, sym.EndLine, numbered(lines, sym.Line, sym.EndLine)),
+	add(&Item{Source: SourceEnclosing, Location: fmt.Sprintf("%s:%d-%d %s", req.File, sym.Line, sym.EndLine, sym.Name()),
+		Text:     fmt.Sprintf("## Enclosing %s %s: %s lines %d-%d\n%s", sym.Kind(), sym.Name(), req.File, sym.Line, sym.EndLine, numbered(lines, sym.Line, sym.EndLine)),
 		Priority: prioEnclosing, Score: 1})
 	return &sym
 }
@@ -240,7 +240,7 @@ func definitionIdents(req Request, ix codeindex.Index, sel *Selection, selText s
 	if defs, ok := ix.FileSymbols(req.File); ok && sel != nil {
 		for _, d := range defs {
 			if d.NameLine >= sel.StartLine && d.NameLine <= sel.EndLine {
-				defined[d.Name] = true
+				defined[d.Name()] = true
 			}
 		}
 	}
@@ -952,7 +952,7 @@ func locality(d codeindex.Symbol, file string, si *selIdent, imps fileImports) f
 	for q := range si.quals {
 		if p, ok := imps.byAlias[q]; ok {
 			w := 2.5
-			if d.Scope == "" {
+			if d.Scope() == "" {
 				w = 3.5 // pkg.Name names a package-level definition
 			}
 			l = max(l, w*names.match(p, file))
@@ -1103,7 +1103,7 @@ func (l *defLookup) typeQualifiers(res *resolver, idents []*selIdent) {
 				l.typed[si.name] = map[string]bool{}
 			}
 			for _, m := range ms {
-				l.typed[si.name][m.Path+"\x00"+m.Scope] = true
+				l.typed[si.name][m.Path+"\x00"+m.Scope()] = true
 			}
 		}
 		l.allTyped[si.name] = all
@@ -1146,7 +1146,7 @@ func (l *defLookup) fileNames(scope string) bool {
 // a namesake the qualifiers rule out.
 func (l *defLookup) consider(d codeindex.Symbol) {
 	req, sel := l.req, l.sel
-	if d.Local || (d.Name == "init" && d.Scope == "" && d.Language == "go") {
+	if d.Local || (d.Name() == "init" && d.Scope() == "" && d.Language == "go") {
 		return
 	}
 	if d.Path == req.File && sel != nil && d.Line <= sel.EndLine && d.EndLine >= sel.StartLine {
@@ -1155,34 +1155,34 @@ func (l *defLookup) consider(d codeindex.Symbol) {
 	if lang := l.lang; lang != "" && d.Language != lang && !(sameFamily(lang, d.Language)) {
 		return
 	}
-	si := l.byName[d.Name]
+	si := l.byName[d.Name()]
 	if si == nil {
 		return
 	}
 	loc := locality(d, req.File, si, l.imps)
-	if d.Scope != "" && l.inSel[d.Scope] {
+	if d.Scope() != "" && l.inSel[d.Scope()] {
 		loc++ // a method of a type the selection names
 	}
-	if ts := l.typed[d.Name]; ts != nil {
+	if ts := l.typed[d.Name()]; ts != nil {
 		switch {
-		case ts[d.Path+"\x00"+d.Scope]:
+		case ts[d.Path+"\x00"+d.Scope()]:
 			loc = max(loc, 2) + 1.5 // the receiver's type's own method
-		case l.allTyped[d.Name]:
-			l.resolvedAway[d.Name]++ // another type's (or a function's) namesake
+		case l.allTyped[d.Name()]:
+			l.resolvedAway[d.Name()]++ // another type's (or a function's) namesake
 			return
 		}
 	}
 	if si.defined && loc < 1.5 {
 		return // a name the selection defines: only its namesakes nearby
 	}
-	if d.Scope != "" && loc <= 0 && !l.inSel[d.Scope] && !l.fileNames(d.Scope) {
+	if d.Scope() != "" && loc <= 0 && !l.inSel[d.Scope()] && !l.fileNames(d.Scope()) {
 		// A member far away whose type this file never names: the
 		// selection's x.Name is some other type's Name (a question on
 		// a cookie's Name and Value is not about Setting.Value).
-		l.unresolved[d.Name]++
+		l.unresolved[d.Name()]++
 		return
 	}
-	l.per[d.Name] = append(l.per[d.Name], defCand{d, loc})
+	l.per[d.Name()] = append(l.per[d.Name()], defCand{d, loc})
 }
 
 // addDefinitions adds, for each name, its best candidates (at most
@@ -1226,7 +1226,7 @@ func (l *defLookup) addDefinitions(seen spans, add func(*Item)) (skipped []strin
 func definitionItem(files *wsFiles, d codeindex.Symbol, score float64, seen spans) *Item {
 	end := min(d.EndLine, d.Line+maxDefLines-1)
 	if seen.covers(d.Path, d.Line, end) { // inside the selection
-		return &Item{Source: SourceDefinitions, Location: fmt.Sprintf("%s:%d %s", d.Path, d.Line, d.Name), Text: "",
+		return &Item{Source: SourceDefinitions, Location: fmt.Sprintf("%s:%d %s", d.Path, d.Line, d.Name()), Text: "",
 			Priority: prioDefinitions, Score: score, Reason: "duplicate: already in the prompt; "}
 	}
 	text, ok := snippet(files, d.Path, d.Line, end)
@@ -1237,7 +1237,7 @@ func definitionItem(files *wsFiles, d codeindex.Symbol, score float64, seen span
 	if end < d.EndLine {
 		cut = fmt.Sprintf("[... %d more lines ...]\n", d.EndLine-end)
 	}
-	full := fmt.Sprintf("## Definition of %s (%s): %s lines %d-%d\n%s%s", qualified(d), d.Kind, d.Path, d.Line, end, text, cut)
+	full := fmt.Sprintf("## Definition of %s (%s): %s lines %d-%d\n%s%s", qualified(d), d.Kind(), d.Path, d.Line, end, text, cut)
 	return &Item{Source: SourceDefinitions, Location: fmt.Sprintf("%s:%d-%d %s", d.Path, d.Line, end, qualified(d)),
 		Text: full, Priority: prioDefinitions, Score: score}
 }
@@ -1304,10 +1304,10 @@ func containsWord(s, w string) bool {
 }
 
 func qualified(d codeindex.Symbol) string {
-	if d.Scope != "" {
-		return d.Scope + "." + d.Name
+	if d.Scope() != "" {
+		return d.Scope() + "." + d.Name()
 	}
-	return d.Name
+	return d.Name()
 }
 
 // sameFamily: TypeScript and JavaScript (and their JSX forms) call each other.

@@ -32,7 +32,7 @@ const struct inode_operations ext4_file_inode_operations = {
 	}
 	defs := map[string]string{}
 	for _, d := range ft.Defs {
-		defs[d.Name] = d.Kind
+		defs[d.Name()] = d.Kind()
 	}
 	if k, ok := defs["u64"]; ok {
 		t.Errorf("u64 tagged as a %s: it is the return type of sched_clock_cpu", k)
@@ -45,7 +45,7 @@ const struct inode_operations ext4_file_inode_operations = {
 	exports := map[string]bool{}
 	for _, r := range ft.Refs {
 		if r.Export {
-			exports[r.Name] = true
+			exports[r.Name()] = true
 		}
 	}
 	if !exports["ext4_setattr"] {
@@ -72,7 +72,7 @@ func TestTagsJavaClassQualifier(t *testing.T) {
 	}
 	refs := map[string]bool{}
 	for _, r := range ft.Refs {
-		refs[r.Name] = true
+		refs[r.Name()] = true
 	}
 	for _, n := range []string{"Collections", "TimeUnit"} {
 		if !refs[n] {
@@ -131,14 +131,14 @@ impl Default for HashMap {
 		}
 		for i := range ft.Defs {
 			d := &ft.Defs[i]
-			if w, ok := c.entry[d.Name]; ok && d.Kind != "constructor" {
+			if w, ok := c.entry[d.Name()]; ok && d.Kind() != "constructor" {
 				if got := isEntry(ft.Language, d); got != w {
-					t.Errorf("%s: %s (%s %q) entry %v, want %v", c.path, d.Name, d.Kind, d.Signature, got, w)
+					t.Errorf("%s: %s (%s %q) entry %v, want %v", c.path, d.Name(), d.Kind(), d.Signature(), got, w)
 				}
 			}
-			if w, ok := c.secondary[d.Name]; ok && d.Kind != "class" {
+			if w, ok := c.secondary[d.Name()]; ok && d.Kind() != "class" {
 				if got := isConstructor(d) || inTraitImpl(ft, d) || d.Override; got != w {
-					t.Errorf("%s: %s (%s) secondary %v, want %v", c.path, d.Name, d.Kind, got, w)
+					t.Errorf("%s: %s (%s) secondary %v, want %v", c.path, d.Name(), d.Kind(), got, w)
 				}
 			}
 		}
@@ -192,7 +192,7 @@ func TestCHeaderDeclaredAPI(t *testing.T) {
 		t.Fatalf("the header's declarations should be shown:\n%s", out)
 	}
 	g, r := m.rank(Focus{})
-	score := scoresBy(g, r, func(d Def) string { return d.Name + "@" + d.Signature })
+	score := scoresBy(g, r, func(d Def) string { return d.Name() + "@" + d.Signature() })
 	hOpen, cOpen := score["fs_open@extern int fs_open(int fd);"], score["fs_open@int fs_open(int fd)"]
 	if hOpen <= cOpen {
 		t.Errorf("the header declaration should stand for the definition: %g vs %g", hOpen, cOpen)
@@ -244,16 +244,16 @@ func TestAbstractJavaMethodTakesItsFlow(t *testing.T) {
 			t.Fatal(err)
 		}
 		for di := range ft.Defs {
-			if w, ok := want[ft.Defs[di].Name]; ok {
+			if w, ok := want[ft.Defs[di].Name()]; ok {
 				if got := isAbstract(ft, di); got != w {
-					t.Errorf("%s: %s abstract %v, want %v", path, ft.Defs[di].Name, got, w)
+					t.Errorf("%s: %s abstract %v, want %v", path, ft.Defs[di].Name(), got, w)
 				}
 			}
 		}
 	}
 	m := mapOfFiles(t, files)
 	g, r := m.rank(Focus{})
-	score := scoresBy(g, r, func(d Def) string { return d.Scope + "." + d.Name })
+	score := scoresBy(g, r, func(d Def) string { return d.Scope() + "." + d.Name() })
 	// The interface's send is credited with send's whole flow; an
 	// implementation's with a third (three files define send), on top of
 	// the same file baseline shared by three API definitions.

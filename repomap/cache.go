@@ -304,10 +304,10 @@ func (c *cacheWriter) encodeEntries(entries []*entry) {
 		c.uvarint(uint64(len(t.Defs)))
 		for i := range t.Defs {
 			d := &t.Defs[i]
-			c.str(d.Name)
-			c.str(d.Kind)
-			c.str(d.Scope)
-			c.str(d.Signature)
+			c.str(d.Name())
+			c.str(d.Kind())
+			c.str(d.Scope())
+			c.str(d.Signature())
 			c.varint(int64(d.Line))
 			c.varint(int64(d.EndLine - d.Line))
 			c.varint(int64(d.NameLine - d.Line))
@@ -319,7 +319,7 @@ func (c *cacheWriter) encodeEntries(entries []*entry) {
 		c.uvarint(uint64(len(t.Refs)))
 		for i := range t.Refs {
 			r := &t.Refs[i]
-			c.str(r.Name)
+			c.str(r.Name())
 			c.varint(int64(r.Count))
 			c.uvarint(flags(r.Member, r.Export))
 		}
@@ -343,7 +343,10 @@ type cacheReader struct {
 	data []byte
 	pos  int
 	strs []string
-	err  error
+	// ids are the string table's numbers of strs, taken when a record
+	// first names one (shared by the blocks' readers; 0 until then).
+	ids []atomic.Uint32
+	err error
 }
 
 func (r *cacheReader) fail() {
@@ -394,6 +397,22 @@ func (r *cacheReader) str() string {
 	return r.strs[id]
 }
 
+// strID reads a string of a record (Def, Ref): its number in the string
+// table.
+func (r *cacheReader) strID() str {
+	id := r.uvarint()
+	if id >= uint64(len(r.strs)) {
+		r.fail()
+		return 0
+	}
+	if v := r.ids[id].Load(); v != 0 || r.strs[id] == "" {
+		return str(v)
+	}
+	v := internStr(r.strs[id])
+	r.ids[id].Store(uint32(v))
+	return v
+}
+
 func decodeCache(data []byte, version string) ([]*entry, error) {
 	const trailer = 12
 	if len(data) < len(cacheMagic)+trailer || string(data[:len(cacheMagic)]) != cacheMagic {
@@ -435,6 +454,7 @@ func decodeCache(data []byte, version string) ([]*entry, error) {
 	}
 	all := string(sr.data[sr.pos:])
 	r.strs = make([]string, n)
+	r.ids = make([]atomic.Uint32, n)
 	for i, l := range lens {
 		r.strs[i], all = all[:l], all[l:]
 	}
@@ -464,7 +484,7 @@ func decodeCache(data []byte, version string) ([]*entry, error) {
 				if i >= len(blocks) {
 					return
 				}
-				decoded[i], errs[i] = decodeBlock(blocks[i], r.strs)
+				decoded[i], errs[i] = decodeBlock(blocks[i], r.strs, r.ids)
 			}
 		}()
 	}
@@ -483,14 +503,13 @@ func decodeCache(data []byte, version string) ([]*entry, error) {
 }
 
 // decodeBlock decodes one block of entries; it must end with its data.
-// decodeBlock decodes one block of entries; it must end with its data.
 // The entries, tags, definitions, references and scopes of a block are
 // each one allocation that the files' records slice (with their capacity
 // cut to their length): few large objects are much cheaper to allocate
 // and to scan than one small object per file. A file whose tags are
 // replaced later leaves its part unused until its whole block is.
-func decodeBlock(data []byte, strs []string) ([]*entry, error) {
-	r := &cacheReader{data: data, strs: strs}
+func decodeBlock(data []byte, strs []string, ids []atomic.Uint32) ([]*entry, error) {
+	r := &cacheReader{data: data, strs: strs, ids: ids}
 	n := r.count()
 	b := &blockPools{
 		entries: make([]entry, n),
@@ -562,7 +581,7 @@ func (r *cacheReader) tags(b *blockPools, rel string, f uint64) *FileTags {
 	t.Defs = take(r, &b.defs, r.count())
 	for i := range t.Defs {
 		d := &t.Defs[i]
-		d.Name, d.Kind, d.Scope, d.Signature = r.str(), r.str(), r.str(), r.str()
+		d.name, d.kind, d.scope, d.signature = r.strID(), r.strID(), r.strID(), r.strID()
 		d.Line = r.int()
 		d.EndLine = d.Line + r.int()
 		d.NameLine = d.Line + r.int()
@@ -575,7 +594,7 @@ func (r *cacheReader) tags(b *blockPools, rel string, f uint64) *FileTags {
 	t.Refs = take(r, &b.refs, r.count())
 	for i := range t.Refs {
 		x := &t.Refs[i]
-		x.Name = r.str()
+		x.name = r.strID()
 		x.Count = int32(r.varint())
 		fl := r.uvarint()
 		x.Member, x.Export = fl&1 != 0, fl&2 != 0

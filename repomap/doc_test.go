@@ -109,7 +109,7 @@ def none():
 		}
 		got := map[string]int{}
 		for _, d := range ft.Defs {
-			got[d.Name] = int(d.docLines)
+			got[d.Name()] = int(d.docLines)
 		}
 		for name, want := range c.want {
 			if n, ok := got[name]; !ok {
@@ -196,7 +196,7 @@ end
 		}
 		got := map[string]bool{}
 		for _, d := range ft.Defs {
-			got[d.Name] = d.Deprecated
+			got[d.Name()] = d.Deprecated
 		}
 		for name, want := range c.want {
 			if dep, ok := got[name]; !ok {
@@ -221,7 +221,7 @@ end
 	pos := map[string]int{}
 	g := m.currentGraph()
 	for i, x := range defs {
-		pos[g.tags[x.file].Defs[x.def].Name] = i
+		pos[g.tags[x.file].Defs[x.def].Name()] = i
 	}
 	if pos["New"] > pos["Old"] {
 		t.Errorf("the overview ranks the deprecated Old (#%d) above New (#%d)", pos["Old"], pos["New"])
@@ -248,7 +248,7 @@ public class P {
 	want := map[int]bool{4: true, 5: true, 6: true, 7: false, 8: false, 9: false}
 	for _, d := range ft.Defs {
 		if w, ok := want[d.NameLine]; ok && d.Override != w {
-			t.Errorf("line %d %s: Override = %v, want %v", d.NameLine, d.Signature, d.Override, w)
+			t.Errorf("line %d %s: Override = %v, want %v", d.NameLine, d.Signature(), d.Override, w)
 		}
 	}
 }

@@ -41,7 +41,7 @@ func isInternal(rel string) bool {
 // isAPI reports whether a definition is part of its package's public
 // surface, by the language's own rule where it has one.
 func isAPI(lang string, d *Def) bool {
-	name := d.Name
+	name := d.Name()
 	if name == "" {
 		return false
 	}
@@ -52,15 +52,15 @@ func isAPI(lang string, d *Def) bool {
 			return unicode.IsUpper(r)
 		}
 		// A method is API only on an exported type (fakeLocker.Lock is not).
-		return upper(name) && (d.Scope == "" || upper(d.Scope))
+		return upper(name) && (d.Scope() == "" || upper(d.Scope()))
 	case "python":
-		return !strings.HasPrefix(name, "_") && (d.Depth == 0 || d.Depth == 1 && !strings.HasPrefix(d.Scope, "_"))
+		return !strings.HasPrefix(name, "_") && (d.Depth == 0 || d.Depth == 1 && !strings.HasPrefix(d.Scope(), "_"))
 	case "typescript", "tsx", "javascript":
 		if d.Depth == 0 {
-			return strings.HasPrefix(d.Signature, "export ")
+			return strings.HasPrefix(d.Signature(), "export ")
 		}
 		return d.Depth == 1 && !strings.HasPrefix(name, "_") && !strings.HasPrefix(name, "#") &&
-			!strings.HasPrefix(d.Signature, "private ") && !strings.HasPrefix(d.Signature, "protected ")
+			!strings.HasPrefix(d.Signature(), "private ") && !strings.HasPrefix(d.Signature(), "protected ")
 	case "java", "rust", "ruby":
 		return !d.Private
 	case "c":
@@ -81,7 +81,7 @@ func exportedNames(t *FileTags) map[string]bool {
 			if names == nil {
 				names = map[string]bool{}
 			}
-			names[r.Name] = true
+			names[r.Name()] = true
 		}
 	}
 	return names
@@ -91,7 +91,7 @@ func exportedNames(t *FileTags) map[string]bool {
 // __all__ that the list leaves out: by the module's own word not its API
 // (what `from m import *` and the docs take).
 func unlisted(t *FileTags, exported map[string]bool, d *Def) bool {
-	return exported != nil && d.Scope == "" && d.TopLevel && !exported[d.Name]
+	return exported != nil && d.Scope() == "" && d.TopLevel && !exported[d.Name()]
 }
 
 // isEntry reports a package-level definition (a function, type, variable
@@ -107,18 +107,18 @@ func unlisted(t *FileTags, exported map[string]bool, d *Def) bool {
 // function without a self parameter (HashMap::with_capacity). They are how
 // a package's user gets hold of its types.
 func isEntry(lang string, d *Def) bool {
-	if lang == "ruby" && (d.Kind == "class" || d.Kind == "module") {
+	if lang == "ruby" && (d.Kind() == "class" || d.Kind() == "module") {
 		return true
 	}
-	if d.Scope != "" && d.Depth > 0 && (d.Kind == "method" || d.Kind == "function") && typeLevel(lang, d) {
+	if d.Scope() != "" && d.Depth > 0 && (d.Kind() == "method" || d.Kind() == "function") && typeLevel(lang, d) {
 		return true
 	}
-	return d.Scope == "" && d.TopLevel
+	return d.Scope() == "" && d.TopLevel
 }
 
 // typeLevel reports a method called on its type, not on an instance.
 func typeLevel(lang string, d *Def) bool {
-	sig := d.Signature
+	sig := d.Signature()
 	switch lang {
 	case "java":
 		head, _, _ := strings.Cut(sig, "(")
@@ -129,11 +129,11 @@ func typeLevel(lang string, d *Def) bool {
 			return false
 		}
 		recv, _, ok := strings.Cut(rest, ".")
-		return ok && (recv == "self" || recv == d.Scope)
+		return ok && (recv == "self" || recv == d.Scope())
 	case "rust":
-		_, params, ok := strings.Cut(sig, d.Name+"(")
+		_, params, ok := strings.Cut(sig, d.Name()+"(")
 		if !ok {
-			_, params, ok = strings.Cut(sig, d.Name+"<")
+			_, params, ok = strings.Cut(sig, d.Name()+"<")
 			if !ok {
 				return false
 			}
@@ -241,7 +241,7 @@ func computeFacts(t *FileTags, ids, same []int32) *fileFacts {
 		// Go's examples (func ExampleX in a _test.go file, shown by go
 		// doc) are the package's own account of how it is used.
 		for i := range t.Defs {
-			if d := &t.Defs[i]; d.TopLevel && d.Kind == "function" && strings.HasPrefix(d.Name, "Example") {
+			if d := &t.Defs[i]; d.TopLevel && d.Kind() == "function" && strings.HasPrefix(d.Name(), "Example") {
 				f.exports++
 			}
 		}
@@ -313,14 +313,14 @@ func inTraitImpl(t *FileTags, d *Def) bool {
 }
 
 // isConstructor reports a constructor named after its class.
-func isConstructor(d *Def) bool { return d.Kind == "constructor" && d.Name == d.Scope }
+func isConstructor(d *Def) bool { return d.Kind() == "constructor" && d.Name() == d.Scope() }
 
 // overload reports whether definition di repeats the name and scope of an
 // earlier definition of its file (TypeScript overload signatures, Python
 // property setters): the map shows the first.
 func overload(t *FileTags, ids []int32, di int) bool {
 	for j := 0; j < di; j++ {
-		if ids[j] == ids[di] && t.Defs[j].Scope == t.Defs[di].Scope {
+		if ids[j] == ids[di] && t.Defs[j].Scope() == t.Defs[di].Scope() {
 			return true
 		}
 	}

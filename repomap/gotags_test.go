@@ -155,7 +155,7 @@ func TestGoTagsFallBackToTreeSitter(t *testing.T) {
 	}
 	var names []string
 	for _, d := range ft.Defs {
-		names = append(names, d.Name)
+		names = append(names, d.Name())
 	}
 	for _, want := range []string{"Grouped", "Before", "After"} {
 		if !slices.Contains(names, want) {

@@ -185,7 +185,7 @@ func (g *graph) markDeclared(st *symtab, entries []*entry) {
 	for _, e := range entries {
 		for _, r := range e.Tags.Refs {
 			if r.Export {
-				if id, ok := st.ids[r.Name]; ok {
+				if id, ok := st.ids[r.Name()]; ok {
 					g.declared[id] = true
 				}
 			}
@@ -207,7 +207,7 @@ func (g *graph) markDeclared(st *symtab, entries []*entry) {
 		for di := range e.Tags.Defs {
 			d := &e.Tags.Defs[di]
 			id := g.defIdent[fi][di]
-			if id < 0 || !d.TopLevel || d.Private || d.Kind != "function" && d.Kind != "variable" {
+			if id < 0 || !d.TopLevel || d.Private || d.Kind() != "function" && d.Kind() != "variable" {
 				continue
 			}
 			if header {

@@ -394,7 +394,7 @@ func defIndexOf(rels []string, files map[string]*entry, names int) map[string][]
 	hits := make([]int32, 0, defs) // per definition in rels' order: its slot
 	for _, rel := range rels {
 		for i := range files[rel].Tags.Defs {
-			name := files[rel].Tags.Defs[i].Name
+			name := files[rel].Tags.Defs[i].Name()
 			id, ok := slotOf[name]
 			if !ok {
 				id = int32(len(slots))
@@ -594,13 +594,13 @@ func (m *Map) setLocked(rel string, e *entry) {
 	old := m.files[rel]
 	if old != nil && old.Tags != nil {
 		for _, d := range old.Tags.Defs {
-			l := m.defIndex[d.Name]
+			l := m.defIndex[d.Name()]
 			if lo, hi := refsOf(l, rel); lo < hi {
 				l = slices.Delete(l, lo, hi)
 				if len(l) == 0 {
-					delete(m.defIndex, d.Name)
+					delete(m.defIndex, d.Name())
 				} else {
-					m.defIndex[d.Name] = l
+					m.defIndex[d.Name()] = l
 				}
 			}
 		}
@@ -616,7 +616,7 @@ func (m *Map) setLocked(rel string, e *entry) {
 			byName := map[string][]defRef{}
 			var names []string
 			for i := range t.Defs {
-				name := t.Defs[i].Name
+				name := t.Defs[i].Name()
 				if _, ok := byName[name]; !ok {
 					names = append(names, name)
 				}
@@ -653,12 +653,12 @@ func sameShape(old, e *entry) bool {
 		return false
 	}
 	for i := range a.Defs {
-		if a.Defs[i].Name != b.Defs[i].Name || a.Defs[i].Local != b.Defs[i].Local || a.Defs[i].Kind != b.Defs[i].Kind {
+		if a.Defs[i].Name() != b.Defs[i].Name() || a.Defs[i].Local != b.Defs[i].Local || a.Defs[i].Kind() != b.Defs[i].Kind() {
 			return false
 		}
 	}
 	for i := range a.Refs {
-		if ra, rb := &a.Refs[i], &b.Refs[i]; ra.Name != rb.Name || ra.Count != rb.Count || ra.Member != rb.Member || ra.Export != rb.Export {
+		if ra, rb := &a.Refs[i], &b.Refs[i]; ra.Name() != rb.Name() || ra.Count != rb.Count || ra.Member != rb.Member || ra.Export != rb.Export {
 			return false
 		}
 	}
@@ -805,9 +805,11 @@ func (m *Map) Skips(rel string, content []byte) SkipReason {
 	return m.classify(rel, content)
 }
 
-// interner shares one copy of each string that the tags of many files
-// repeat (identifiers, kinds, scopes, signature lines, build constraints).
-// It lives for one Build: the map keeps the strings, not the table.
+// interner shares one copy of each string of a file's tags that many
+// files repeat and the records do not hold (languages, build constraints,
+// the scopes' names and lines; a Def's and a Ref's strings are in the
+// process's string table, str). It lives for one Build: the map keeps the
+// strings, not the table.
 type interner struct {
 	mu sync.Mutex
 	m  map[string]string
@@ -827,13 +829,6 @@ func (in *interner) tags(ft *FileTags) {
 	defer in.mu.Unlock()
 	ft.Language = in.str(ft.Language)
 	ft.Constraint = in.str(ft.Constraint)
-	for i := range ft.Defs {
-		d := &ft.Defs[i]
-		d.Name, d.Kind, d.Scope, d.Signature = in.str(d.Name), in.str(d.Kind), in.str(d.Scope), in.str(d.Signature)
-	}
-	for i := range ft.Refs {
-		ft.Refs[i].Name = in.str(ft.Refs[i].Name)
-	}
 	for i := range ft.Scopes {
 		s := &ft.Scopes[i]
 		s.Name, s.Signature = in.str(s.Name), in.str(s.Signature)

@@ -137,7 +137,7 @@ func TestBuildStatsAndTags(t *testing.T) {
 	defs := m.DefinitionsOf([]string{"ComputeInvoiceTotal", "Invoice.AddLine", "Page.render"})
 	var got []string
 	for _, d := range defs {
-		got = append(got, fmt.Sprintf("%s:%d-%d %s %s", d.Path, d.Line, d.EndLine, d.Kind, d.Name))
+		got = append(got, fmt.Sprintf("%s:%d-%d %s %s", d.Path, d.Line, d.EndLine, d.Kind(), d.Name()))
 	}
 	want := []string{
 		"billing/invoice.go:9-15 function ComputeInvoiceTotal",
@@ -148,11 +148,11 @@ func TestBuildStatsAndTags(t *testing.T) {
 		t.Errorf("DefinitionsOf = %q, want %q", got, want)
 	}
 	sym, ok := m.EnclosingSymbol("billing/invoice.go", 12)
-	if !ok || sym.Name != "ComputeInvoiceTotal" {
+	if !ok || sym.Name() != "ComputeInvoiceTotal" {
 		t.Errorf("EnclosingSymbol(line 12) = %+v, %v", sym, ok)
 	}
 	sym, ok = m.EnclosingSymbol("web/page.py", 6)
-	if !ok || sym.Name != "title" || sym.Scope != "Page" {
+	if !ok || sym.Name() != "title" || sym.Scope() != "Page" {
 		t.Errorf("EnclosingSymbol(page.py:6) = %+v, %v", sym, ok)
 	}
 	if _, ok := m.EnclosingSymbol("billing/invoice.go", 1); ok {
@@ -504,7 +504,7 @@ func TestBadInput(t *testing.T) {
 	}
 	var names []string
 	for _, d := range ft.Defs {
-		names = append(names, d.Name)
+		names = append(names, d.Name())
 	}
 	if !contains(names, "Good") || !contains(names, "AlsoGood") {
 		t.Errorf("broken.go kept %v, want Good and AlsoGood", names)
@@ -535,7 +535,7 @@ func TestParseFileHostileContent(t *testing.T) {
 			continue
 		}
 		for _, d := range ft.Defs {
-			if !utf8Valid(d.Name) || !utf8Valid(d.Signature) {
+			if !utf8Valid(d.Name()) || !utf8Valid(d.Signature()) {
 				t.Errorf("%s: invalid UTF-8 in %+v", name, d)
 			}
 		}
@@ -686,7 +686,7 @@ func TestParseFailureIsCountedAndRetried(t *testing.T) {
 	}
 	// The parser that timed out is reset: a later parse is not confused.
 	ft, err := ParseFile("x.py", []byte("def OnlyThis():\n    pass\n"))
-	if err != nil || len(ft.Defs) != 1 || ft.Defs[0].Name != "OnlyThis" {
+	if err != nil || len(ft.Defs) != 1 || ft.Defs[0].Name() != "OnlyThis" {
 		t.Errorf("after a timeout: %+v, %v", ft, err)
 	}
 }
@@ -917,7 +917,7 @@ func TestDefIndexOf(t *testing.T) {
 		rel := fmt.Sprintf("f%03d.go", i)
 		ft := &FileTags{Path: rel}
 		for j := r.IntN(12); j > 0; j-- {
-			ft.Defs = append(ft.Defs, Def{Name: fmt.Sprintf("N%d", r.IntN(40))})
+			ft.Defs = append(ft.Defs, Def{name: internStr(fmt.Sprintf("N%d", r.IntN(40)))})
 		}
 		files[rel] = &entry{Rel: rel, Tags: ft}
 		rels = append(rels, rel)
@@ -925,7 +925,7 @@ func TestDefIndexOf(t *testing.T) {
 	want := map[string][]defRef{}
 	for _, rel := range rels {
 		for i, d := range files[rel].Tags.Defs {
-			want[d.Name] = append(want[d.Name], defRef{files[rel].Tags, int32(i)})
+			want[d.Name()] = append(want[d.Name()], defRef{files[rel].Tags, int32(i)})
 		}
 	}
 	got := defIndexOf(rels, files, 0)
@@ -937,7 +937,7 @@ func TestDefIndexOf(t *testing.T) {
 		rel := rels[r.IntN(len(rels))]
 		ft := &FileTags{Path: rel}
 		for j := r.IntN(6); j > 0; j-- {
-			ft.Defs = append(ft.Defs, Def{Name: fmt.Sprintf("N%d", r.IntN(45))})
+			ft.Defs = append(ft.Defs, Def{name: internStr(fmt.Sprintf("N%d", r.IntN(45)))})
 		}
 		e := &entry{Rel: rel, Tags: ft}
 		if r.IntN(5) == 0 {
@@ -947,7 +947,7 @@ func TestDefIndexOf(t *testing.T) {
 	}
 	for name, l := range m.defIndex {
 		for _, r := range l {
-			if e := m.files[r.tags.Path]; e == nil || e.Tags != r.tags || r.def().Name != name {
+			if e := m.files[r.tags.Path]; e == nil || e.Tags != r.tags || r.def().Name() != name {
 				t.Fatalf("%s: a ref to %s's definition %d is not one of the file's current definitions of it", name, r.tags.Path, r.i)
 			}
 		}

@@ -115,7 +115,7 @@ func TestPredicatesFilterMatches(t *testing.T) {
 	exports := map[string]bool{}
 	for _, r := range ft.Refs {
 		if r.Export {
-			exports[r.Name] = true
+			exports[r.Name()] = true
 		}
 	}
 	if !exports["Public"] || exports["NotExported"] || len(exports) != 1 {

@@ -44,16 +44,16 @@ var receiverLanguages = map[string]bool{"go": true, "python": true, "javascript"
 // definitions of the name, resolveNames); member accesses, qualified names
 // and references in other languages keep theirs.
 func graphName(lang string, r *Ref) string {
-	if !r.Member && receiverLanguages[lang] && strings.IndexByte(r.Name, '.') < 0 {
-		return bareMark + r.Name
+	if !r.Member && receiverLanguages[lang] && strings.IndexByte(r.Name(), '.') < 0 {
+		return bareMark + r.Name()
 	}
-	return r.Name
+	return r.Name()
 }
 
 // isMember reports a definition reached only through a receiver in its
 // language (receiverLanguages): a method.
 func isMember(lang string, d *Def) bool {
-	return d.Kind == "method" && receiverLanguages[lang]
+	return d.Kind() == "method" && receiverLanguages[lang]
 }
 
 // resolve fills an entry's name ids (once per entry).
@@ -70,7 +70,7 @@ func (t *symtab) resolve(e *entry) {
 		// Local helpers are not edges of the map, nor are Go's predeclared
 		// identifiers: every file uses them, none depends on builtin.go.
 		if !d.Local && !builtin {
-			e.defIDs[i] = t.id(d.Name)
+			e.defIDs[i] = t.id(d.Name())
 		}
 	}
 	if len(ft.Defs) <= 64 {

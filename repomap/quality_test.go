@@ -139,9 +139,9 @@ func defined(m *repomap.Map) map[string]bool {
 			if d.Local {
 				continue
 			}
-			out[d.Name] = true
-			if d.Scope != "" {
-				out[d.Scope+"."+d.Name] = true
+			out[d.Name()] = true
+			if d.Scope() != "" {
+				out[d.Scope()+"."+d.Name()] = true
 			}
 		}
 	})
@@ -169,11 +169,11 @@ func shownDefs(m *repomap.Map, text string) map[string]bool {
 				if d.NameLine != n {
 					continue
 				}
-				shown[d.Name] = true
-				shown[path+"\x00"+d.Name] = true
-				if d.Scope != "" {
-					shown[d.Scope+"."+d.Name] = true
-					shown[path+"\x00"+d.Scope+"."+d.Name] = true
+				shown[d.Name()] = true
+				shown[path+"\x00"+d.Name()] = true
+				if d.Scope() != "" {
+					shown[d.Scope()+"."+d.Name()] = true
+					shown[path+"\x00"+d.Scope()+"."+d.Name()] = true
 				}
 			}
 		}
@@ -479,7 +479,7 @@ func fileDefines(m *repomap.Map, n focusedNeed) bool {
 		return false
 	}
 	for _, d := range ft.Defs {
-		if !d.Local && (d.Name == n.Symbol || d.Scope+"."+d.Name == n.Symbol) {
+		if !d.Local && (d.Name() == n.Symbol || d.Scope()+"."+d.Name() == n.Symbol) {
 			return true
 		}
 	}

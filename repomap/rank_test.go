@@ -24,7 +24,7 @@ func TestQualifiedReferencesResolveToTheirPackage(t *testing.T) {
 	ft, _ := m.Tags("app/f0.go")
 	var names []string
 	for _, r := range ft.Refs {
-		names = append(names, r.Name)
+		names = append(names, r.Name())
 	}
 	if strings.Join(names, " ") != "context.Context" {
 		t.Errorf("refs of app/f0.go = %v, want the qualified context.Context", names)
@@ -51,7 +51,7 @@ func TestRankAPIFirstAndFocusFileLeftOut(t *testing.T) {
 	g, r := m.rank(Focus{})
 	top := map[string]int{}
 	for i, d := range r.get(4) {
-		top[g.tags[d.file].Defs[d.def].Name] = i + 1
+		top[g.tags[d.file].Defs[d.def].Name()] = i + 1
 	}
 	if top["Serve"] == 0 || top["Handler"] == 0 {
 		t.Errorf("Serve and Handler should be in the top 4: %v", top)
@@ -82,7 +82,7 @@ func TestBareReferencesSkipMethods(t *testing.T) {
 	}
 	m := mapOfFiles(t, files)
 	g, r := m.rank(Focus{})
-	score := scoresBy(g, r, func(d Def) string { return d.Name })
+	score := scoresBy(g, r, func(d Def) string { return d.Name() })
 	if score["len"] >= score["Size"] || score["string"] >= score["Size"] {
 		t.Errorf("methods len/string fed by bare len(...) and string: %v", score)
 	}
@@ -92,7 +92,7 @@ func TestBareReferencesSkipMethods(t *testing.T) {
 	ft, _ := m.Tags("q/m.go")
 	var lenRefs []Ref
 	for _, r := range ft.Refs {
-		if r.Name == "len" {
+		if r.Name() == "len" {
 			lenRefs = append(lenRefs, r)
 		}
 	}
@@ -101,7 +101,7 @@ func TestBareReferencesSkipMethods(t *testing.T) {
 	}
 	g, r = m.rank(Focus{})
 	for _, d := range r.get(r.n) {
-		if def := g.tags[d.file].Defs[d.def]; def.Name == "len" && d.score <= score["len"] {
+		if def := g.tags[d.file].Defs[d.def]; def.Name() == "len" && d.score <= score["len"] {
 			t.Errorf("q.len() does not raise the method len: %g, was %g", d.score, score["len"])
 		}
 	}
@@ -126,7 +126,7 @@ func TestTwinsCollapseAndDeclaredAPIFirst(t *testing.T) {
 	}
 	g, r := m.rank(Focus{})
 	for _, d := range r.get(2) {
-		if name := g.tags[d.file].Defs[d.def].Name; name == "Schema" {
+		if name := g.tags[d.file].Defs[d.def].Name(); name == "Schema" {
 			return
 		}
 	}
@@ -165,7 +165,7 @@ func TestQualifiedReferencesSkipMethods(t *testing.T) {
 	}
 	m := mapOfFiles(t, files)
 	g, r := m.rank(Focus{})
-	score := scoresBy(g, r, func(d Def) string { return d.Kind + " " + d.Name })
+	score := scoresBy(g, r, func(d Def) string { return d.Kind() + " " + d.Name() })
 	if id, ok := m.syms.ids["lib.Handler"]; !ok || len(g.definers(id)) != 1 || g.files[g.definers(id)[0]] != "lib/handler.go" {
 		t.Errorf("lib.Handler should lead to lib/handler.go alone (ident found: %v)", ok)
 	}
@@ -188,7 +188,7 @@ func TestExportListsAreEntryPoints(t *testing.T) {
 	}
 	m := mapOfFiles(t, files)
 	g, r := m.rank(Focus{})
-	score := scoresBy(g, r, func(d Def) string { return d.Name })
+	score := scoresBy(g, r, func(d Def) string { return d.Name() })
 	a, b := score["of"], score["fromEventPattern"]
 	if a == 0 || math.Abs(a-b) > 1e-9*b {
 		t.Errorf("of and fromEventPattern should score alike: %g vs %g", a, b)
@@ -232,7 +232,7 @@ func mapOfFiles(t *testing.T, files map[string]string) *Map {
 	g := m.currentGraph()
 	focuses := []Focus{{}}
 	if len(g.files) > 0 && len(g.tags[0].Defs) > 0 {
-		first, name := g.files[0], g.tags[0].Defs[0].Name
+		first, name := g.files[0], g.tags[0].Defs[0].Name()
 		focuses = append(focuses,
 			Focus{Files: []string{first}, Identifiers: []string{name}},
 			Focus{Related: []string{first}, Mentioned: []string{strings.ToUpper(name), "lib/"}, Known: []string{first}})

@@ -59,7 +59,7 @@ type refGraph struct {
 // receiverLangs reach a method only through its receiver.
 var receiverLangs = map[string]bool{"go": true, "python": true, "javascript": true, "typescript": true, "tsx": true}
 
-func refIsMethod(lang string, d *Def) bool { return d.Kind == "method" && receiverLangs[lang] }
+func refIsMethod(lang string, d *Def) bool { return d.Kind() == "method" && receiverLangs[lang] }
 
 // refTwin reports build output beside its declaration or source.
 func refTwin(p string, has map[string]bool) bool {
@@ -78,7 +78,7 @@ func refTwin(p string, has map[string]bool) bool {
 
 // nameOf is the name reference r of a file in lang has in the graph.
 func nameOf(lang string, r Ref) refName {
-	return refName{bare: !r.Member && receiverLangs[lang] && !strings.Contains(r.Name, "."), name: r.Name}
+	return refName{bare: !r.Member && receiverLangs[lang] && !strings.Contains(r.Name(), "."), name: r.Name()}
 }
 
 // qualified splits a qualified name pkg.Name (a dot past the first byte).
@@ -121,9 +121,9 @@ func newRefGraph(files []string, tags []*FileTags, rootName string) *refGraph {
 				continue
 			}
 			rg.inGraph[f][di] = true
-			add(plain, d.Name, f)
+			add(plain, d.Name(), f)
 			if !refIsMethod(t.Language, d) {
-				add(nonMethod, d.Name, f)
+				add(nonMethod, d.Name(), f)
 			}
 		}
 	}
@@ -139,7 +139,7 @@ func newRefGraph(files []string, tags []*FileTags, rootName string) *refGraph {
 			// entries, one name) counts twice.
 			rg.uses[n]++
 			if r.Export {
-				rg.declared[r.Name] = true
+				rg.declared[r.Name()] = true
 			}
 			if _, done := rg.definers[n]; done {
 				continue
@@ -158,14 +158,14 @@ func newRefGraph(files []string, tags []*FileTags, rootName string) *refGraph {
 		}
 		for di := range t.Defs {
 			d := &t.Defs[di]
-			if !rg.inGraph[f][di] || !d.TopLevel || d.Private || d.Kind != "function" && d.Kind != "variable" {
+			if !rg.inGraph[f][di] || !d.TopLevel || d.Private || d.Kind() != "function" && d.Kind() != "variable" {
 				continue
 			}
 			if strings.HasSuffix(t.Path, ".h") {
-				inHeader[d.Name] = true
+				inHeader[d.Name()] = true
 			} else {
-				inSource[d.Name] = true
-				rg.cDoc[d.Name] = max(rg.cDoc[d.Name], int(d.docLines))
+				inSource[d.Name()] = true
+				rg.cDoc[d.Name()] = max(rg.cDoc[d.Name()], int(d.docLines))
 			}
 		}
 	}
@@ -354,7 +354,7 @@ func (rg *refGraph) rank(focus Focus) refRanking {
 			}
 			if t.Language == "go" && isTestFile(t.Path) {
 				for _, d := range t.Defs {
-					if d.TopLevel && d.Kind == "function" && strings.HasPrefix(d.Name, "Example") {
+					if d.TopLevel && d.Kind() == "function" && strings.HasPrefix(d.Name(), "Example") {
 						p[i]++
 					}
 				}
@@ -497,13 +497,13 @@ func (rg *refGraph) scores(focus Focus, pr []float64, mass map[refName]float64, 
 			}
 			if t.Language == "go" && isTestFile(t.Path) {
 				for _, d := range t.Defs {
-					exports = exports || d.TopLevel && d.Kind == "function" && strings.HasPrefix(d.Name, "Example")
+					exports = exports || d.TopLevel && d.Kind() == "function" && strings.HasPrefix(d.Name(), "Example")
 				}
 			}
 			listed := 0
 			for di := range t.Defs {
 				d := &t.Defs[di]
-				if rg.inGraph[f][di] && !rg.repeats(f, di) && isAPI(t.Language, d) && !unlisted(t, exportedNames(t), d) && rg.declared[d.Name] && !refIsMethod(t.Language, d) {
+				if rg.inGraph[f][di] && !rg.repeats(f, di) && isAPI(t.Language, d) && !unlisted(t, exportedNames(t), d) && rg.declared[d.Name()] && !refIsMethod(t.Language, d) {
 					listed++
 				}
 			}
@@ -526,7 +526,7 @@ func (rg *refGraph) scores(focus Focus, pr []float64, mass map[refName]float64, 
 		members := map[int]int{}
 		for i, di := range scored {
 			d := &t.Defs[di]
-			if d.Scope == "" || !api(d) || d.Kind == "constructor" && d.Name == d.Scope || inTraitImpl(t, d) || d.Override || d.Deprecated {
+			if d.Scope() == "" || !api(d) || d.Kind() == "constructor" && d.Name() == d.Scope() || inTraitImpl(t, d) || d.Override || d.Deprecated {
 				continue
 			}
 			at := func(j int) *Def { return &t.Defs[scored[j]] }
@@ -541,22 +541,22 @@ func (rg *refGraph) scores(focus Focus, pr []float64, mass map[refName]float64, 
 			}
 			// A constructor named after its class does not divide the
 			// class's flow (nor the class its constructors').
-			ctor := d.Kind == "constructor" && d.Name == d.Scope
+			ctor := d.Kind() == "constructor" && d.Name() == d.Scope()
 			kept := 0
 			for j := range t.Defs {
 				dj := &t.Defs[j]
-				if rg.inGraph[f][j] && dj.Name == d.Name && !rg.repeats(f, j) && (dj.Kind == "constructor" && dj.Name == dj.Scope) == ctor {
+				if rg.inGraph[f][j] && dj.Name() == d.Name() && !rg.repeats(f, j) && (dj.Kind() == "constructor" && dj.Name() == dj.Scope()) == ctor {
 					kept++
 				}
 			}
-			plain := refName{name: d.Name}
+			plain := refName{name: d.Name()}
 			definers := len(rg.definers[plain])
 			if isAbstract(t, di) {
 				// A Java interface's or abstract method: the declarations
 				// share the name's flow.
 				definers = 0
 				for _, g := range rg.definers[plain] {
-					if len(rg.abstractDefs(g, d.Name)) > 0 {
+					if len(rg.abstractDefs(g, d.Name())) > 0 {
 						definers++
 					}
 				}
@@ -565,7 +565,7 @@ func (rg *refGraph) scores(focus Focus, pr []float64, mass map[refName]float64, 
 			uses := rg.uses[plain]
 			method := refIsMethod(t.Language, d)
 			if !method {
-				for _, n := range forms[d.Name] {
+				for _, n := range forms[d.Name()] {
 					if slices.Contains(rg.definers[n], f) {
 						flow += mass[n] / float64(len(rg.definers[n]))
 						uses += rg.uses[n]
@@ -581,9 +581,9 @@ func (rg *refGraph) scores(focus Focus, pr []float64, mass map[refName]float64, 
 			}
 			if isAPI(t.Language, d) && !unlisted(t, exportedNames(t), d) {
 				s *= apiBoost
-				if unfocused && rg.declared[d.Name] && !method {
+				if unfocused && rg.declared[d.Name()] && !method {
 					s *= declaredBoost
-				} else if unfocused && rg.cDeclared[d.Name] && !method {
+				} else if unfocused && rg.cDeclared[d.Name()] && !method {
 					s *= headerBoost
 				}
 				if unfocused && isEntry(t.Language, d) {
@@ -592,7 +592,7 @@ func (rg *refGraph) scores(focus Focus, pr []float64, mass map[refName]float64, 
 			} else if unfocused {
 				s *= internalsFactor
 			}
-			if unfocused && (ctor || inTraitImpl(t, d) || d.Override || d.Deprecated || rg.cDeclared[d.Name] && !strings.HasSuffix(t.Path, ".h")) {
+			if unfocused && (ctor || inTraitImpl(t, d) || d.Override || d.Deprecated || rg.cDeclared[d.Name()] && !strings.HasSuffix(t.Path, ".h")) {
 				s *= internalsFactor
 			}
 			if unfocused {
@@ -605,12 +605,12 @@ func (rg *refGraph) scores(focus Focus, pr []float64, mass map[refName]float64, 
 				// definitions.
 				doc := 0
 				for j := range t.Defs {
-					if dj := &t.Defs[j]; rg.inGraph[f][j] && dj.Name == d.Name && dj.Scope == d.Scope {
+					if dj := &t.Defs[j]; rg.inGraph[f][j] && dj.Name() == d.Name() && dj.Scope() == d.Scope() {
 						doc = max(doc, int(dj.docLines))
 					}
 				}
-				if rg.cDeclared[d.Name] {
-					doc = max(doc, rg.cDoc[d.Name])
+				if rg.cDeclared[d.Name()] {
+					doc = max(doc, rg.cDoc[d.Name()])
 				}
 				s *= 1 + docWeight*math.Log2(1+float64(doc))
 			}
@@ -625,7 +625,7 @@ func (rg *refGraph) scores(focus Focus, pr []float64, mass map[refName]float64, 
 func (rg *refGraph) abstractDefs(f int, name string) []int {
 	var out []int
 	for di := range rg.tags[f].Defs {
-		if rg.inGraph[f][di] && rg.tags[f].Defs[di].Name == name && isAbstract(rg.tags[f], di) {
+		if rg.inGraph[f][di] && rg.tags[f].Defs[di].Name() == name && isAbstract(rg.tags[f], di) {
 			out = append(out, di)
 		}
 	}
@@ -637,7 +637,7 @@ func (rg *refGraph) abstractDefs(f int, name string) []int {
 func (rg *refGraph) repeats(f, di int) bool {
 	t := rg.tags[f]
 	for j := 0; j < di; j++ {
-		if rg.inGraph[f][j] && t.Defs[j].Name == t.Defs[di].Name && t.Defs[j].Scope == t.Defs[di].Scope {
+		if rg.inGraph[f][j] && t.Defs[j].Name() == t.Defs[di].Name() && t.Defs[j].Scope() == t.Defs[di].Scope() {
 			return true
 		}
 	}
@@ -682,7 +682,7 @@ func checkReference(t *testing.T, m *Map, focuses []Focus) {
 			w, ok := want.scores[[2]int32{d.file, d.def}]
 			if !ok || !near(d.score, w) {
 				def := g.tags[d.file].Defs[d.def]
-				t.Errorf("focus %+v: #%d %s %s (line %d) scores %v, want %v (ranked: %v)", f, i, g.files[d.file], def.Name, def.Line, d.score, w, ok)
+				t.Errorf("focus %+v: #%d %s %s (line %d) scores %v, want %v (ranked: %v)", f, i, g.files[d.file], def.Name(), def.Line, d.score, w, ok)
 				break
 			}
 			if i > 0 && cmpRanked(got[i-1], d) >= 0 {

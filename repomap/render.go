@@ -125,20 +125,20 @@ type renderer struct {
 
 // defItem is the rendered line of definition d of file t.
 func (rd *renderer) defItem(t *FileTags, d *Def) item {
-	it := item{line: d.NameLine, depth: d.Depth, sig: d.Signature}
+	it := item{line: d.NameLine, depth: d.Depth, sig: d.Signature()}
 	if rd.compact && d.Depth > 0 {
-		switch d.Kind {
+		switch d.Kind() {
 		case "function", "method", "constructor":
-			it.member = memberLabel(d.Signature, d.Name)
+			it.member = memberLabel(d.Signature(), d.Name())
 			return it
 		}
 	}
 	if rd.compact {
-		it.sig = compactSignature(t.Language, d.Kind, it.sig)
+		it.sig = compactSignature(t.Language, d.Kind(), it.sig)
 		if len(it.sig) > longParams || openParams(it.sig) {
-			switch d.Kind {
+			switch d.Kind() {
 			case "function", "method", "constructor":
-				it.sig = elideParams(it.sig, d.Name)
+				it.sig = elideParams(it.sig, d.Name())
 			}
 		}
 	}
@@ -463,17 +463,17 @@ type item struct {
 // context returns the line of the definition or scope that encloses d as
 // its Scope, if it lives in the same file.
 func contextOf(t *FileTags, d *Def) (item, bool) {
-	if d.Scope == "" || d.Depth == 0 {
+	if d.Scope() == "" || d.Depth == 0 {
 		return item{}, false
 	}
 	for i := range t.Defs {
 		c := &t.Defs[i]
-		if c.Name == d.Scope && c.Depth == d.Depth-1 && c.Line <= d.Line && d.EndLine <= c.EndLine {
-			return item{line: c.NameLine, depth: c.Depth, sig: c.Signature}, true
+		if c.Name() == d.Scope() && c.Depth == d.Depth-1 && c.Line <= d.Line && d.EndLine <= c.EndLine {
+			return item{line: c.NameLine, depth: c.Depth, sig: c.Signature()}, true
 		}
 	}
 	for _, s := range t.Scopes {
-		if s.Name == d.Scope && s.Depth == d.Depth-1 && s.Line <= d.Line && d.EndLine <= s.EndLine {
+		if s.Name == d.Scope() && s.Depth == d.Depth-1 && s.Line <= d.Line && d.EndLine <= s.EndLine {
 			return item{line: s.Line, depth: s.Depth, sig: s.Signature}, true
 		}
 	}
@@ -658,10 +658,10 @@ func (rd *renderer) dropEmptyReopenings(defs []rankedDef, groups map[int32]*file
 	for _, x := range defs {
 		t := rd.g.tags[x.file]
 		d := &t.Defs[x.def]
-		if t.Language != "ruby" || d.Kind != "class" && d.Kind != "module" {
+		if t.Language != "ruby" || d.Kind() != "class" && d.Kind() != "module" {
 			continue
 		}
-		key := d.Scope + "::" + d.Name
+		key := d.Scope() + "::" + d.Name()
 		its := groups[x.file].items
 		if shown[key] && !holdsItem(its, d) {
 			delete(its, d.NameLine)

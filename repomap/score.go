@@ -239,7 +239,7 @@ func (g *graph) countMembers(fi int, defs []scoreDef) {
 	t := g.tags[fi]
 	for i := range defs {
 		d := &t.Defs[defs[i].def]
-		if d.Scope == "" || defs[i].flags&factAPI == 0 || defs[i].flags&factSecondary != 0 {
+		if d.Scope() == "" || defs[i].flags&factAPI == 0 || defs[i].flags&factSecondary != 0 {
 			continue
 		}
 		if p := memberOf(t, d, func(j int) bool { return defs[j].flags&factAPI != 0 }, func(j int) *Def { return &t.Defs[defs[j].def] }, i); p >= 0 {
@@ -254,7 +254,7 @@ func (g *graph) countMembers(fi int, defs []scoreDef) {
 func memberOf(t *FileTags, d *Def, api func(int) bool, at func(int) *Def, i int) int {
 	for j := i - 1; j >= 0; j-- {
 		c := at(j)
-		if c.Name != d.Scope || !containerKinds[c.Kind] || c.Depth >= d.Depth {
+		if c.Name() != d.Scope() || !containerKinds[c.Kind()] || c.Depth >= d.Depth {
 			continue
 		}
 		if api(j) && (c.Line <= d.Line && d.EndLine <= c.EndLine || c.Depth == 0) {
@@ -393,7 +393,7 @@ func (g *graph) overloadDocs(fi int, defs []scoreDef) {
 	t := g.tags[fi]
 	first := make(map[key]int, len(defs))
 	for i := range defs {
-		k := key{defs[i].id, t.Defs[defs[i].def].Scope}
+		k := key{defs[i].id, t.Defs[defs[i].def].Scope()}
 		if _, ok := first[k]; !ok {
 			first[k] = i
 		}
@@ -402,7 +402,7 @@ func (g *graph) overloadDocs(fi int, defs []scoreDef) {
 		if id < 0 || g.facts[fi].defs[di].flags&factOverload == 0 {
 			continue
 		}
-		if i, ok := first[key{id, t.Defs[di].Scope}]; ok {
+		if i, ok := first[key{id, t.Defs[di].Scope()}]; ok {
 			defs[i].doc = max(defs[i].doc, t.Defs[di].docLines)
 		}
 	}
@@ -432,12 +432,12 @@ func (g *graph) abstractDefiners() []int32 {
 // reach: a member of an interface, or marked abstract.
 func isAbstract(t *FileTags, di int) bool {
 	d := &t.Defs[di]
-	if t.Language != "java" || d.Scope == "" || d.Kind != "method" {
+	if t.Language != "java" || d.Scope() == "" || d.Kind() != "method" {
 		return false
 	}
-	if strings.HasPrefix(d.Signature, "abstract ") || strings.Contains(d.Signature, " abstract ") {
+	if strings.HasPrefix(d.Signature(), "abstract ") || strings.Contains(d.Signature(), " abstract ") {
 		return true
 	}
 	p := memberOf(t, d, func(int) bool { return true }, func(j int) *Def { return &t.Defs[j] }, di)
-	return p >= 0 && t.Defs[p].Kind == "interface"
+	return p >= 0 && t.Defs[p].Kind() == "interface"
 }

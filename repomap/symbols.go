@@ -56,7 +56,7 @@ func (m *Map) DefinitionsOf(names []string) []Symbol {
 		var lines map[int]bool // the file's listed name lines, once it has many (locals named alike)
 		for _, r := range m.defIndex[name] {
 			d := r.def()
-			if !plain && d.Scope != scope {
+			if !plain && d.Scope() != scope {
 				continue
 			}
 			t := r.tags
@@ -64,7 +64,7 @@ func (m *Map) DefinitionsOf(names []string) []Symbol {
 				file, first, lines = t, len(out), nil
 			}
 			if seen != nil {
-				k := defKey{t.Path, d.Name, d.NameLine}
+				k := defKey{t.Path, d.Name(), d.NameLine}
 				if seen[k] {
 					continue
 				}
@@ -118,7 +118,7 @@ func cmpSymbols(a, b Symbol) int {
 	if a.Line != b.Line {
 		return a.Line - b.Line
 	}
-	return strings.Compare(a.Name, b.Name)
+	return strings.Compare(a.Name(), b.Name())
 }
 
 // EnclosingSymbol returns the innermost definition of file rel whose line

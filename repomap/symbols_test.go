@@ -21,10 +21,10 @@ func definitionsBySet(m *Map, names []string) []Symbol {
 		for _, rel := range filesOf(m.defIndex[name]) {
 			t := m.files[rel].Tags
 			for _, d := range t.Defs {
-				if d.Name != name || (!plain && d.Scope != scope) {
+				if d.Name() != name || (!plain && d.Scope() != scope) {
 					continue
 				}
-				k := rel + "\x00" + strconv.Itoa(d.NameLine) + "\x00" + d.Name
+				k := rel + "\x00" + strconv.Itoa(d.NameLine) + "\x00" + d.Name()
 				if !seen[k] {
 					seen[k] = true
 					out = append(out, Symbol{Path: t.Path, Language: t.Language, Def: d})
@@ -73,8 +73,8 @@ func TestDefinitionsOfAgreesWithSet(t *testing.T) {
 			continue
 		}
 		for _, d := range e.Tags.Defs {
-			if d.Scope != "" {
-				queries = append(queries, []string{d.Scope + "." + d.Name}, []string{d.Scope + "." + d.Name, d.Name})
+			if d.Scope() != "" {
+				queries = append(queries, []string{d.Scope() + "." + d.Name()}, []string{d.Scope() + "." + d.Name(), d.Name()})
 			}
 		}
 	}

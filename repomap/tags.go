@@ -18,17 +18,21 @@ import (
 )
 
 // Def is one definition found by a tags query.
+//
+// Its strings are numbers in the map's string table (str), read by Name,
+// Kind, Scope and Signature: a Def holds no pointer, so the arrays of a
+// large tree's definitions are data the collector does not scan.
 type Def struct {
-	Name      string // the identifier
-	Kind      string // function, method, constructor, class, struct, interface, trait, enum, type, constant, variable, field, property, module, macro
-	Scope     string // enclosing type, receiver, class, impl or namespace; "" at top level
-	Signature string // the source line that names the definition, trimmed (at most 200 bytes)
-	Line      int    // 1-based first line of the definition
-	EndLine   int    // 1-based last line
-	NameLine  int    // 1-based line of the name (the signature line)
-	Depth     int    // number of enclosing definitions and scopes
-	TopLevel  bool   // no other definition encloses it
-	Local     bool   // inside a function or method body (not ranked in the map)
+	name      str  // the identifier
+	kind      str  // function, method, constructor, class, struct, interface, trait, enum, type, constant, variable, field, property, module, macro
+	scope     str  // enclosing type, receiver, class, impl or namespace; "" at top level
+	signature str  // the source line that names the definition, trimmed (at most 200 bytes)
+	Line      int  // 1-based first line of the definition
+	EndLine   int  // 1-based last line
+	NameLine  int  // 1-based line of the name (the signature line)
+	Depth     int  // number of enclosing definitions and scopes
+	TopLevel  bool // no other definition encloses it
+	Local     bool // inside a function or method body (not ranked in the map)
 	// Private: the language's visibility rule keeps it out of the public
 	// API (Java private or package-private, Rust without pub, C static or
 	// file-local in a .c file, Ruby private/protected or :nodoc:); see
@@ -56,12 +60,33 @@ type Def struct {
 // and form: bare (Name), member access (x.Name, Member) and export lists
 // (Export: a re-export `export { Name } from`, an `export { Name }` clause,
 // Python's __all__), which name what a package offers.
+//
+// Like Def, it holds no pointer: its name is a number in the string table.
 type Ref struct {
-	Name   string
+	name   str
 	Count  int32 // occurrences in the file
 	Member bool  // x.Name: the receiver's type is unknown
 	Export bool  // named by an export list
 }
+
+// Name is the identifier defined.
+func (d Def) Name() string { return d.name.String() }
+
+// Kind is what it defines: function, method, constructor, class, struct,
+// interface, trait, enum, type, constant, variable, field, property,
+// module, macro.
+func (d Def) Kind() string { return d.kind.String() }
+
+// Scope is the enclosing type, receiver, class, impl or namespace; "" at
+// top level.
+func (d Def) Scope() string { return d.scope.String() }
+
+// Signature is the source line that names the definition, trimmed (at
+// most 200 bytes).
+func (d Def) Signature() string { return d.signature.String() }
+
+// Name is the name used.
+func (r Ref) Name() string { return r.name.String() }
 
 // Scope is a node that encloses definitions without being one itself (a Rust
 // impl block, a C++ or C# namespace); kept to render class/impl context.
@@ -118,12 +143,12 @@ func (ft *FileTags) Decls() []Decl {
 		if d.Local {
 			continue
 		}
-		sym := d.Name
+		sym := d.Name()
 		if d.declQual {
-			sym = d.Scope + "." + d.Name
+			sym = d.Scope() + "." + d.Name()
 		}
 		out = append(out, Decl{
-			Path: ft.Path, Language: ft.Language, Symbol: sym, Kind: d.Kind,
+			Path: ft.Path, Language: ft.Language, Symbol: sym, Kind: d.Kind(),
 			StartLine: d.Line, EndLine: d.EndLine, Depth: int(d.declNest),
 		})
 	}
@@ -489,12 +514,12 @@ func foldRefs(refs []refHit, defs map[uint32]*rawDef) []Ref {
 		if k.qual != "" {
 			name = k.qual + "." + k.name
 		}
-		out = append(out, Ref{Name: name, Count: int32(count), Member: k.member, Export: k.export})
+		out = append(out, Ref{name: internStr(name), Count: int32(count), Member: k.member, Export: k.export})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		a, b := &out[i], &out[j]
-		if a.Name != b.Name {
-			return a.Name < b.Name
+		if a.Name() != b.Name() {
+			return a.Name() < b.Name()
 		}
 		if a.Member != b.Member {
 			return !a.Member
@@ -578,11 +603,11 @@ func undeprecateOverloads(defs []Def) {
 	}
 	for i := range defs {
 		if d := &defs[i]; !d.Deprecated && !d.Local {
-			live[key{d.Name, d.Scope}] = true
+			live[key{d.Name(), d.Scope()}] = true
 		}
 	}
 	for i := range defs {
-		if d := &defs[i]; d.Deprecated && live[key{d.Name, d.Scope}] {
+		if d := &defs[i]; d.Deprecated && live[key{d.Name(), d.Scope()}] {
 			d.Deprecated = false
 		}
 	}
@@ -619,7 +644,7 @@ func placeDef(d *rawDef, stack []*rawDef, sig string, ft *FileTags) {
 		kind = "method"
 	}
 	def := Def{
-		Name: d.name, Kind: kind, Scope: scope, Signature: sig,
+		name: internStr(d.name), kind: internStr(kind), scope: internStr(scope), signature: internStr(sig),
 		Line: d.line, EndLine: d.endL, NameLine: d.nameRow + 1,
 		Depth: len(stack), TopLevel: topLevel, Local: local,
 	}

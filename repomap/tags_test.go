@@ -21,8 +21,8 @@ func formatTags(ft *FileTags) string {
 	b.WriteString("defs:\n")
 	for _, d := range ft.Defs {
 		scope := ""
-		if d.Scope != "" {
-			scope = " in " + d.Scope
+		if d.Scope() != "" {
+			scope = " in " + d.Scope()
 		}
 		top := ""
 		if d.TopLevel {
@@ -34,7 +34,7 @@ func formatTags(ft *FileTags) string {
 		if d.Private {
 			top += " private"
 		}
-		fmt.Fprintf(&b, "  %d-%d %s %s%s depth=%d%s | %s\n", d.Line, d.EndLine, d.Kind, d.Name, scope, d.Depth, top, d.Signature)
+		fmt.Fprintf(&b, "  %d-%d %s %s%s depth=%d%s | %s\n", d.Line, d.EndLine, d.Kind(), d.Name(), scope, d.Depth, top, d.Signature())
 	}
 	if len(ft.Scopes) > 0 {
 		b.WriteString("scopes:\n")
@@ -55,7 +55,7 @@ func formatTags(ft *FileTags) string {
 		if r.Export {
 			form += " export"
 		}
-		fmt.Fprintf(&b, "  %s x%d%s\n", r.Name, r.Count, form)
+		fmt.Fprintf(&b, "  %s x%d%s\n", r.Name(), r.Count, form)
 	}
 	return b.String()
 }
@@ -179,21 +179,21 @@ asmlinkage __visible void __sched schedule(void)
 	want := map[string]bool{"nr_context_switches": false, "__schedule": true, "schedule": false}
 	got := map[string]bool{}
 	for _, d := range ft.Defs {
-		if _, ok := want[d.Name]; !ok {
+		if _, ok := want[d.Name()]; !ok {
 			continue
 		}
-		got[d.Name] = true
-		if d.Local || !d.TopLevel || d.Scope != "" {
-			t.Errorf("%s: local %v, top-level %v, scope %q; want a top-level function", d.Name, d.Local, d.TopLevel, d.Scope)
+		got[d.Name()] = true
+		if d.Local || !d.TopLevel || d.Scope() != "" {
+			t.Errorf("%s: local %v, top-level %v, scope %q; want a top-level function", d.Name(), d.Local, d.TopLevel, d.Scope())
 		}
-		if d.Private != want[d.Name] {
-			t.Errorf("%s: private %v, want %v (static in a .c file)", d.Name, d.Private, want[d.Name])
+		if d.Private != want[d.Name()] {
+			t.Errorf("%s: private %v, want %v (static in a .c file)", d.Name(), d.Private, want[d.Name()])
 		}
 	}
 	if len(got) != len(want) {
 		t.Errorf("defs %v, want %v", got, want)
 	}
-	if d := ft.Defs[0]; d.Name == "nr_context_switches" && d.EndLine > 11 {
+	if d := ft.Defs[0]; d.Name() == "nr_context_switches" && d.EndLine > 11 {
 		t.Errorf("nr_context_switches ends on line %d, want it clipped before the next function", d.EndLine)
 	}
 }
@@ -238,11 +238,11 @@ next_one(void)
 		"next_one":                    "int next_one(void)",
 	}
 	for _, d := range ft.Defs {
-		if w, ok := want[d.Name]; ok {
-			if d.Signature != w {
-				t.Errorf("%s: signature %q, want %q", d.Name, d.Signature, w)
+		if w, ok := want[d.Name()]; ok {
+			if d.Signature() != w {
+				t.Errorf("%s: signature %q, want %q", d.Name(), d.Signature(), w)
 			}
-			delete(want, d.Name)
+			delete(want, d.Name())
 		}
 	}
 	if len(want) > 0 {
@@ -254,10 +254,10 @@ next_one(void)
 	}
 	found := false
 	for _, d := range h.Defs {
-		if d.Name == "ext4_io_end_t" {
+		if d.Name() == "ext4_io_end_t" {
 			found = true
-			if want := "typedef struct ext4_io_end { … } ext4_io_end_t;"; d.Signature != want {
-				t.Errorf("typedef: signature %q, want %q", d.Signature, want)
+			if want := "typedef struct ext4_io_end { … } ext4_io_end_t;"; d.Signature() != want {
+				t.Errorf("typedef: signature %q, want %q", d.Signature(), want)
 			}
 		}
 	}
@@ -285,16 +285,16 @@ extern const struct file_operations ext4_file_operations;
 	}
 	want := map[string]bool{"EXT4_SB": true, "ext4_iget": false, "ext4_sb_info": false, "__ext4_iget": false, "cpu_of": true, "ext4_file_operations": false}
 	for _, d := range ft.Defs {
-		p, ok := want[d.Name]
+		p, ok := want[d.Name()]
 		if !ok {
 			continue
 		}
-		delete(want, d.Name)
+		delete(want, d.Name())
 		if d.Private != p {
-			t.Errorf("%s (%s): private %v, want %v", d.Name, d.Kind, d.Private, p)
+			t.Errorf("%s (%s): private %v, want %v", d.Name(), d.Kind(), d.Private, p)
 		}
 		if api := isAPI("c", &d); api == p {
-			t.Errorf("%s: isAPI %v", d.Name, api)
+			t.Errorf("%s: isAPI %v", d.Name(), api)
 		}
 	}
 	if len(want) > 0 {
@@ -325,13 +325,13 @@ def helper(text):
 	want := map[string]bool{"Parser": true, "feed": true, "parse": true, "helper": false}
 	for i := range ft.Defs {
 		d := &ft.Defs[i]
-		w, ok := want[d.Name]
+		w, ok := want[d.Name()]
 		if !ok {
 			continue
 		}
-		delete(want, d.Name)
+		delete(want, d.Name())
 		if got := isAPI(ft.Language, d) && !unlisted(ft, exported, d); got != w {
-			t.Errorf("%s: API %v, want %v", d.Name, got, w)
+			t.Errorf("%s: API %v, want %v", d.Name(), got, w)
 		}
 	}
 	if len(want) > 0 {
@@ -379,10 +379,10 @@ impl<'a> ReadBuf<'a> {
 		}
 		seen := 0
 		for _, d := range ft.Defs {
-			if want, ok := c.private[d.Name]; ok {
+			if want, ok := c.private[d.Name()]; ok {
 				seen++
 				if d.Private != want {
-					t.Errorf("%s: %s private %v, want %v", c.name, d.Name, d.Private, want)
+					t.Errorf("%s: %s private %v, want %v", c.name, d.Name(), d.Private, want)
 				}
 			}
 		}

@@ -304,14 +304,14 @@ func (rp *rubyPrivacy) listedIn(parent *rawDef) map[string]bool {
 // whether or not it says @Override: equals(Object), hashCode(),
 // toString(). Every class has them; an overview names what it adds.
 func objectMethod(d *Def) bool {
-	if d.Kind != "method" || d.Scope == "" {
+	if d.Kind() != "method" || d.Scope() == "" {
 		return false
 	}
-	switch d.Name {
+	switch d.Name() {
 	case "hashCode", "toString":
-		return strings.Contains(d.Signature, d.Name+"()")
+		return strings.Contains(d.Signature(), d.Name()+"()")
 	case "equals":
-		return strings.Contains(d.Signature, "equals(Object ")
+		return strings.Contains(d.Signature(), "equals(Object ")
 	}
 	return false
 }

@@ -216,7 +216,7 @@ func fpFind(ix codeindex.Index, n fpNeed) (repomap.Def, bool) {
 		scope, name = n.Symbol[:i], n.Symbol[i+1:]
 	}
 	for _, d := range defs {
-		if d.Name == name && d.Scope == scope && !d.Local {
+		if d.Name() == name && d.Scope() == scope && !d.Local {
 			return d.Def, true
 		}
 	}
