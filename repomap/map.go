@@ -119,7 +119,7 @@ type Map struct {
 	graph      *graph
 	rankCache  []*ranking
 	tokenCache map[string]int
-	defIndex   map[string][]defRef // definition name → its definitions, by path, then in file order
+	defs       defIndex // definition name → its definitions
 	syms       symtab
 	stats      atomic.Pointer[statsAt] // the last Stats, while gen is its gen
 
@@ -145,7 +145,7 @@ func New(ws *workspace.Workspace, opts Options) *Map {
 		walkSkips:  map[SkipReason]int{},
 		transient:  map[SkipReason]int{},
 		tokenCache: map[string]int{},
-		defIndex:   map[string][]defRef{},
+		defs:       defIndex{names: map[string][]defRef{}, num: map[string]int32{}},
 	}
 	m.readFile = m.readOverlay
 	return m
@@ -327,7 +327,7 @@ func (m *Map) install(next map[string]*entry, walkSkips, transient map[SkipReaso
 	}
 	sort.Strings(rels)
 	m.mu.RLock()
-	names := len(m.defIndex)
+	names := len(m.defs.names)
 	m.mu.RUnlock()
 	index := defIndexOf(rels, next, names)
 
@@ -343,7 +343,7 @@ func (m *Map) install(next map[string]*entry, walkSkips, transient map[SkipReaso
 		}
 	}
 	m.files = next
-	m.defIndex = index
+	m.defs = index
 	m.walkSkips = walkSkips
 	m.transient = transient
 	m.gen++
@@ -354,28 +354,41 @@ func (m *Map) install(next map[string]*entry, walkSkips, transient map[SkipReaso
 	}
 }
 
-// defRef is one definition in the definition index: the file's tags and
-// the definition's place in them. Pointing at the definition, rather than
-// at the file, spares a lookup its scan through every definition of each
-// file with the name (a common name's files hold tens of thousands at 10×
-// a large tree). A file's tags never change in place: a new version is
-// a new FileTags, swapped in through setLocked (or by a build, which makes
-// a new index), so a ref stays valid while it is in the index.
-type defRef struct {
-	tags *FileTags
-	i    int32
+// defIndex lists each definition name's definitions, in path order, then
+// in file order.
+type defIndex struct {
+	names map[string][]defRef
+	// files are the indexed files' tags by number (a defRef's file), nil
+	// for a file removed since the build that numbered them; num is each
+	// indexed file's number. A file's tags never change in place: a new
+	// version is a new FileTags, swapped in by setLocked under its number
+	// (or by a build, which makes a new index), so a ref stays valid
+	// while it is in the index.
+	files []*FileTags
+	num   map[string]int32
 }
 
-func (r defRef) def() *Def { return &r.tags.Defs[r.i] }
+// defRef is one definition in the definition index: its file's number and
+// its place in the file's Defs. Pointing at the definition, rather than at
+// the file, spares a lookup its scan through every definition of each file
+// with the name (a common name's files hold tens of thousands at 10× a
+// large tree). A number, not a pointer, so the index's million refs at 10×
+// are data the collector does not scan (see str).
+type defRef struct {
+	file, i int32
+}
+
+func (x *defIndex) tags(r defRef) *FileTags { return x.files[r.file] }
+func (x *defIndex) def(r defRef) *Def       { return &x.files[r.file].Defs[r.i] }
 
 // defIndexOf is the definition index of a build: each definition name →
 // its definitions in the files of rels (which are sorted), in path order,
-// then in file order. names estimates how many distinct names there are
-// (the last build's count; 0 for none).
+// then in file order; rels are numbered in their order. names estimates
+// how many distinct names there are (the last build's count; 0 for none).
 // The lists share one backing array, each cut to its own capacity, so
 // setLocked's edits of one list never reach another; counting first
 // spares a growing slice per name.
-func defIndexOf(rels []string, files map[string]*entry, names int) map[string][]defRef {
+func defIndexOf(rels []string, files map[string]*entry, names int) defIndex {
 	type slot struct {
 		name     string
 		n, start int32
@@ -411,29 +424,34 @@ func defIndexOf(rels []string, files map[string]*entry, names int) map[string][]
 		total += slots[i].n
 		slots[i].n = 0
 	}
+	x := defIndex{
+		names: make(map[string][]defRef, len(slots)),
+		files: make([]*FileTags, len(rels)),
+		num:   make(map[string]int32, len(rels)),
+	}
 	all := make([]defRef, total)
 	h := 0
-	for _, rel := range rels {
+	for f, rel := range rels {
 		t := files[rel].Tags
+		x.files[f], x.num[rel] = t, int32(f)
 		for i := range t.Defs {
 			sl := &slots[hits[h]]
-			all[sl.start+sl.n] = defRef{t, int32(i)}
+			all[sl.start+sl.n] = defRef{int32(f), int32(i)}
 			sl.n++
 			h++
 		}
 	}
-	index := make(map[string][]defRef, len(slots))
 	for _, sl := range slots {
-		index[sl.name] = all[sl.start : sl.start+sl.n : sl.start+sl.n]
+		x.names[sl.name] = all[sl.start : sl.start+sl.n : sl.start+sl.n]
 	}
-	return index
+	return x
 }
 
-// refsOf returns the range [lo, hi) of l (a defIndex list) in file rel.
-func refsOf(l []defRef, rel string) (lo, hi int) {
-	lo, _ = slices.BinarySearchFunc(l, rel, func(r defRef, rel string) int { return strings.Compare(r.tags.Path, rel) })
+// refsOf returns the range [lo, hi) of l (one of x's lists) in file rel.
+func (x *defIndex) refsOf(l []defRef, rel string) (lo, hi int) {
+	lo, _ = slices.BinarySearchFunc(l, rel, func(r defRef, rel string) int { return strings.Compare(x.tags(r).Path, rel) })
 	hi = lo
-	for hi < len(l) && l[hi].tags.Path == rel {
+	for hi < len(l) && x.tags(l[hi]).Path == rel {
 		hi++
 	}
 	return lo, hi
@@ -592,18 +610,32 @@ func (m *Map) Update(rel string, content []byte) error {
 // definition index current.
 func (m *Map) setLocked(rel string, e *entry) {
 	old := m.files[rel]
+	x := &m.defs
 	if old != nil && old.Tags != nil {
 		for _, d := range old.Tags.Defs {
-			l := m.defIndex[d.Name()]
-			if lo, hi := refsOf(l, rel); lo < hi {
+			l := x.names[d.Name()]
+			if lo, hi := x.refsOf(l, rel); lo < hi {
 				l = slices.Delete(l, lo, hi)
 				if len(l) == 0 {
-					delete(m.defIndex, d.Name())
+					delete(x.names, d.Name())
 				} else {
-					m.defIndex[d.Name()] = l
+					x.names[d.Name()] = l
 				}
 			}
 		}
+	}
+	num, numbered := x.num[rel]
+	if e == nil || e.Tags == nil {
+		if numbered {
+			x.files[num] = nil
+			delete(x.num, rel)
+		}
+	} else if numbered {
+		x.files[num] = e.Tags
+	} else {
+		num = int32(len(x.files))
+		x.files = append(x.files, e.Tags)
+		x.num[rel] = num
 	}
 	if e == nil {
 		delete(m.files, rel)
@@ -620,12 +652,12 @@ func (m *Map) setLocked(rel string, e *entry) {
 				if _, ok := byName[name]; !ok {
 					names = append(names, name)
 				}
-				byName[name] = append(byName[name], defRef{t, int32(i)})
+				byName[name] = append(byName[name], defRef{num, int32(i)})
 			}
 			for _, name := range names {
-				l := m.defIndex[name]
-				lo, _ := refsOf(l, rel)
-				m.defIndex[name] = slices.Insert(slices.Clip(l), lo, byName[name]...)
+				l := x.names[name]
+				lo, _ := x.refsOf(l, rel)
+				x.names[name] = slices.Insert(slices.Clip(l), lo, byName[name]...)
 			}
 		}
 	}

@@ -922,17 +922,17 @@ func TestDefIndexOf(t *testing.T) {
 		files[rel] = &entry{Rel: rel, Tags: ft}
 		rels = append(rels, rel)
 	}
-	want := map[string][]defRef{}
+	want := map[string][]placedDef{}
 	for _, rel := range rels {
 		for i, d := range files[rel].Tags.Defs {
-			want[d.Name()] = append(want[d.Name()], defRef{files[rel].Tags, int32(i)})
+			want[d.Name()] = append(want[d.Name()], placedDef{files[rel].Tags, int32(i)})
 		}
 	}
 	got := defIndexOf(rels, files, 0)
-	if !reflect.DeepEqual(got, want) {
+	if !reflect.DeepEqual(placedDefs(&got), want) {
 		t.Fatalf("index differs:\n%v\n%v", got, want)
 	}
-	m := &Map{files: files, defIndex: got}
+	m := &Map{files: files, defs: got}
 	for i := 0; i < 300; i++ {
 		rel := rels[r.IntN(len(rels))]
 		ft := &FileTags{Path: rel}
@@ -945,17 +945,47 @@ func TestDefIndexOf(t *testing.T) {
 		}
 		m.setLocked(rel, e)
 	}
-	for name, l := range m.defIndex {
+	for name, l := range m.defs.names {
 		for _, r := range l {
-			if e := m.files[r.tags.Path]; e == nil || e.Tags != r.tags || r.def().Name() != name {
-				t.Fatalf("%s: a ref to %s's definition %d is not one of the file's current definitions of it", name, r.tags.Path, r.i)
+			ft := m.defs.tags(r)
+			if e := m.files[ft.Path]; e == nil || e.Tags != ft || m.defs.def(r).Name() != name {
+				t.Fatalf("%s: a ref to %s's definition %d is not one of the file's current definitions of it", name, ft.Path, r.i)
 			}
 		}
 	}
+	for rel, num := range m.defs.num {
+		if e := m.files[rel]; e == nil || e.Tags != m.defs.files[num] {
+			t.Fatalf("%s is number %d, which holds other tags", rel, num)
+		}
+	}
+	for num, ft := range m.defs.files {
+		if ft != nil && m.defs.num[ft.Path] != int32(num) {
+			t.Fatalf("number %d holds %s, numbered %d", num, ft.Path, m.defs.num[ft.Path])
+		}
+	}
 	fresh := slices.DeleteFunc(slices.Clone(rels), func(rel string) bool { return m.files[rel] == nil })
-	if rebuilt := defIndexOf(fresh, m.files, len(m.defIndex)); !reflect.DeepEqual(m.defIndex, rebuilt) {
+	rebuilt := defIndexOf(fresh, m.files, len(m.defs.names))
+	if !reflect.DeepEqual(placedDefs(&m.defs), placedDefs(&rebuilt)) {
 		t.Fatalf("after edits the index differs from a rebuilt one")
 	}
+}
+
+// placedDef is a defRef with its file's tags in place of its number.
+type placedDef struct {
+	tags *FileTags
+	i    int32
+}
+
+// placedDefs is x's lists with each file's tags for its number: indexes
+// that number their files apart compare by what they list.
+func placedDefs(x *defIndex) map[string][]placedDef {
+	out := map[string][]placedDef{}
+	for name, l := range x.names {
+		for _, r := range l {
+			out[name] = append(out[name], placedDef{x.tags(r), r.i})
+		}
+	}
+	return out
 }
 
 // TestStatsFollowEdits: the counts Stats keeps between changes follow

@@ -33,7 +33,7 @@ func (m *Map) DefinitionsOf(names []string) []Symbol {
 	// over. (A scoped scan lists a type's few members of the name.)
 	size := 0
 	for n := range want {
-		size += len(m.defIndex[n])
+		size += len(m.defs.names[n])
 	}
 	out := make([]Symbol, 0, size)
 	// A definition is listed once. For one name the scans never meet
@@ -54,12 +54,12 @@ func (m *Map) DefinitionsOf(names []string) []Symbol {
 		var file *FileTags
 		first := 0
 		var lines map[int]bool // the file's listed name lines, once it has many (locals named alike)
-		for _, r := range m.defIndex[name] {
-			d := r.def()
+		for _, r := range m.defs.names[name] {
+			d := m.defs.def(r)
 			if !plain && d.Scope() != scope {
 				continue
 			}
-			t := r.tags
+			t := m.defs.tags(r)
 			if t != file {
 				file, first, lines = t, len(out), nil
 			}

@@ -18,7 +18,7 @@ func definitionsBySet(m *Map, names []string) []Symbol {
 	var out []Symbol
 	seen := map[string]bool{}
 	scan := func(name, scope string, plain bool) {
-		for _, rel := range filesOf(m.defIndex[name]) {
+		for _, rel := range filesOf(&m.defs, m.defs.names[name]) {
 			t := m.files[rel].Tags
 			for _, d := range t.Defs {
 				if d.Name() != name || (!plain && d.Scope() != scope) {
@@ -65,7 +65,7 @@ func TestDefinitionsOfAgreesWithSet(t *testing.T) {
 	build(t, m)
 	var queries [][]string
 	m.mu.RLock()
-	for name := range m.defIndex {
+	for name := range m.defs.names {
 		queries = append(queries, []string{name})
 	}
 	for _, e := range m.files {
@@ -95,11 +95,11 @@ func TestDefinitionsOfAgreesWithSet(t *testing.T) {
 }
 
 // filesOf lists the files of a definition index list, once each, in order.
-func filesOf(l []defRef) []string {
+func filesOf(x *defIndex, l []defRef) []string {
 	var out []string
 	for _, r := range l {
-		if len(out) == 0 || out[len(out)-1] != r.tags.Path {
-			out = append(out, r.tags.Path)
+		if p := x.tags(r).Path; len(out) == 0 || out[len(out)-1] != p {
+			out = append(out, p)
 		}
 	}
 	return out
