@@ -175,10 +175,22 @@ export async function palette(page, title) {
       return false;
     }
     const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
+    // Type only into a palette that has the focus: one that the workbench
+    // closes as it opens (an editor taking the focus) would let the text
+    // land in the editor.
+    const focused = () => input.evaluate((el) => el === document.activeElement).catch(() => false);
+    if (!(await focused())) {
+      why = 'the palette opened without the focus';
+      return false;
+    }
     try {
       await input.fill('>' + title, { timeout: 5000 });
     } catch (e) {
       why = `typing into the palette: ${e.message.split('\n')[0]}`;
+      return false;
+    }
+    if (!(await focused()) || (await input.inputValue().catch(() => '')) !== '>' + title) {
+      why = 'the palette lost the focus or the text while typing';
       return false;
     }
     try {

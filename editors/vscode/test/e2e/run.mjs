@@ -247,6 +247,13 @@ try {
     await page.locator('.editor-actions .action-label[aria-label*="Accept Proposed Edit"]').first().click();
     log('accepted; undoing');
     await waitFor('hello.go on disk with the applied block, exactly', async () => fs.readFileSync(file, 'utf8') === EDITED, 20000);
+    // The diff editor closes after the Accept and the focus moves to
+    // hello.go: a palette opened before that is closed under the typing,
+    // which then lands in hello.go (seen in CI: ">Cairn: Undo Last
+    // Accepted Edit" in place of the applied lines).
+    await waitFor('the diff editor to close', async () => (await page.locator('.tab', { hasText: 'Cairn proposed' }).count()) === 0);
+    await waitFor('hello.go active with the applied block', async () =>
+      (await page.locator('.tab.active', { hasText: 'hello.go' }).count()) > 0 && (await editorText()).includes('Hello, world'));
     await palette('Cairn: Undo Last Accepted Edit');
     await waitFor('hello.go restored after the applied block', async () => fs.readFileSync(file, 'utf8') === ORIGINAL, 20000);
     ok('Apply on a code block proposes it for the asked-about selection; accepted, the file is exact; undone');
