@@ -390,7 +390,7 @@ func (x *defIndex) def(r defRef) *Def       { return &x.files[r.file].Defs[r.i] 
 // spares a growing slice per name.
 func defIndexOf(rels []string, files map[string]*entry, names int) defIndex {
 	type slot struct {
-		name     string
+		name     str
 		n, start int32
 	}
 	defs := 0
@@ -402,12 +402,14 @@ func defIndexOf(rels []string, files map[string]*entry, names int) defIndex {
 	}
 	// Sized up front: growing a map of a large tree's names rehashes it a
 	// dozen times.
-	slotOf := make(map[string]int32, names)
+	// Keyed by the names' numbers (equal names, equal numbers): no string
+	// is read or hashed per definition.
+	slotOf := make(map[str]int32, names)
 	slots := make([]slot, 0, names)
 	hits := make([]int32, 0, defs) // per definition in rels' order: its slot
 	for _, rel := range rels {
 		for i := range files[rel].Tags.Defs {
-			name := files[rel].Tags.Defs[i].Name()
+			name := files[rel].Tags.Defs[i].name
 			id, ok := slotOf[name]
 			if !ok {
 				id = int32(len(slots))
@@ -442,7 +444,7 @@ func defIndexOf(rels []string, files map[string]*entry, names int) defIndex {
 		}
 	}
 	for _, sl := range slots {
-		x.names[sl.name] = all[sl.start : sl.start+sl.n : sl.start+sl.n]
+		x.names[sl.name.String()] = all[sl.start : sl.start+sl.n : sl.start+sl.n]
 	}
 	return x
 }
@@ -685,12 +687,12 @@ func sameShape(old, e *entry) bool {
 		return false
 	}
 	for i := range a.Defs {
-		if a.Defs[i].Name() != b.Defs[i].Name() || a.Defs[i].Local != b.Defs[i].Local || a.Defs[i].Kind() != b.Defs[i].Kind() {
+		if a.Defs[i].name != b.Defs[i].name || a.Defs[i].Local != b.Defs[i].Local || a.Defs[i].kind != b.Defs[i].kind {
 			return false
 		}
 	}
 	for i := range a.Refs {
-		if ra, rb := &a.Refs[i], &b.Refs[i]; ra.Name() != rb.Name() || ra.Count != rb.Count || ra.Member != rb.Member || ra.Export != rb.Export {
+		if ra, rb := &a.Refs[i], &b.Refs[i]; ra.name != rb.name || ra.Count != rb.Count || ra.Member != rb.Member || ra.Export != rb.Export {
 			return false
 		}
 	}

@@ -25,9 +25,7 @@ func (s str) String() string {
 	if s == 0 {
 		return ""
 	}
-	sh := &strtab.shards[s&(strShards-1)]
-	i := uint32(s) >> strShardBits
-	return (*sh.chunks.Load())[i>>strChunkBits][i&(strChunk-1)]
+	return strtab.shards[s&(strShards-1)].at(uint32(s) >> strShardBits)
 }
 
 // internStr returns the number of s, adding it to the table (a copy of
@@ -45,16 +43,17 @@ func internHashed(h uint64, s string) str {
 	sh := &strtab.shards[shard]
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if i, ok := sh.ids[h]; ok {
-		if sh.at(i) == s {
-			return str(i<<strShardBits | shard)
+	first, hashed := sh.ids[h]
+	if hashed {
+		if sh.at(first) == s {
+			return str(first<<strShardBits | shard)
 		}
 		if i, ok := sh.collided[s]; ok { // another string with the same 64-bit hash
 			return str(i<<strShardBits | shard)
 		}
 	}
 	i := sh.add(strings.Clone(s))
-	if _, ok := sh.ids[h]; ok {
+	if hashed {
 		if sh.collided == nil {
 			sh.collided = map[string]uint32{}
 		}
@@ -73,14 +72,9 @@ const (
 	strMax       = 1<<(32-strShardBits) - 1 // strings per shard
 )
 
-var strtab = func() *struct {
-	seed   maphash.Seed
-	shards [strShards]strShard
-} {
-	t := &struct {
-		seed   maphash.Seed
-		shards [strShards]strShard
-	}{seed: maphash.MakeSeed()}
+// strtab is the process's table.
+var strtab = func() *strTable {
+	t := &strTable{seed: maphash.MakeSeed()}
 	for i := range t.shards {
 		sh := &t.shards[i]
 		sh.ids = map[uint64]uint32{}
@@ -89,6 +83,11 @@ var strtab = func() *struct {
 	}
 	return t
 }()
+
+type strTable struct {
+	seed   maphash.Seed
+	shards [strShards]strShard
+}
 
 // strShard holds the strings whose hash falls in it. Strings are written
 // under mu before their number is returned, and a chunk is never moved, so
