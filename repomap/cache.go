@@ -21,7 +21,7 @@ import (
 
 // cacheFormat changes whenever the entry layout or the extraction changes;
 // the query files are hashed in too, so editing a query invalidates the cache.
-const cacheFormat = "cairn-repomap-v16"
+const cacheFormat = "cairn-repomap-v17"
 
 var cacheVersion = sync.OnceValue(func() string {
 	h := sha256.New()
@@ -332,6 +332,11 @@ func (c *cacheWriter) encodeEntries(entries []*entry) {
 			c.varint(int64(s.EndLine - s.Line))
 			c.varint(int64(s.Depth))
 		}
+		c.uvarint(uint64(len(t.Examples)))
+		for _, x := range t.Examples {
+			c.str(x.Name())
+			c.varint(int64(x.Count))
+		}
 	}
 }
 
@@ -606,6 +611,12 @@ func (r *cacheReader) tags(b *blockPools, rel string, f uint64) *FileTags {
 		s.Line = r.int()
 		s.EndLine = s.Line + r.int()
 		s.Depth = r.int()
+	}
+	if n := r.count(); n > 0 {
+		t.Examples = make([]Ref, n)
+		for i := range t.Examples {
+			t.Examples[i] = Ref{name: r.strID(), Count: int32(r.varint())}
+		}
 	}
 	return t
 }

@@ -52,6 +52,9 @@ type graph struct {
 	qualStart []int32
 	qualList  []int32
 	declared  []bool // per ident: named by some export list
+	// examples, per ident: the lines of documentation examples naming it
+	// (FileTags.Examples); nil when none do.
+	examples []int32
 	// cDeclared, per ident: a C function or variable a header declares and
 	// a .c file defines (not static): the library's interface, as its
 	// users see it through #include.
@@ -182,6 +185,16 @@ func (g *graph) dropTwins(entries []*entry) {
 // declared API.
 func (g *graph) markDeclared(st *symtab, entries []*entry) {
 	g.declared = make([]bool, len(g.idents))
+	for _, e := range entries {
+		for _, x := range e.Tags.Examples {
+			if id, ok := st.ids[x.Name()]; ok {
+				if g.examples == nil {
+					g.examples = make([]int32, len(g.idents))
+				}
+				g.examples[id] += x.Count
+			}
+		}
+	}
 	for _, e := range entries {
 		for _, r := range e.Tags.Refs {
 			if r.Export {

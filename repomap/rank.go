@@ -134,6 +134,12 @@ import (
 // among its n API definitions by √n rather than n (apiSplitExp): a large
 // file is usually the package's core (the scheduler's core.c, HashMap's
 // map.rs), not n times less important per entry point.
+// Also with no focus, API whose name n lines of the package's
+// documentation examples use ×(1 + log2(1+n)) (exampleWeight; examples.go:
+// rustdoc's fenced code, Javadoc's <pre>, JSDoc's @example and fences,
+// doctests, RDoc's verbatim lines): like Go's Example functions, the
+// package's own account of how it is used from outside, which references
+// inside it do not see (HttpRequest.Builder.POST, rxjs's interval).
 // A Java interface's or abstract method takes its name's flow divided only
 // among the files declaring it so (abstractDefiners), not among the
 // implementations too: callers call the declaration.
@@ -162,6 +168,7 @@ const (
 	headerBoost      = 3.0
 	surfaceWeight    = 1.0
 	docWeight        = 2.0
+	exampleWeight    = 1.0
 	apiSplitExp      = 0.5
 	// unfocusedFlowExp compresses what flows to a definition when nothing
 	// is focused: what a package's own files use most (java.util's Locale,

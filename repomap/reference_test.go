@@ -51,6 +51,7 @@ type refGraph struct {
 	resolved  map[refName]string // bare and qualified names resolved through a plain name: that name
 	uses      map[refName]int    // references to each name (tags' reference entries)
 	declared  map[string]bool    // names an export list names, and cDeclared's
+	examples  map[string]int     // lines of documentation examples naming each name
 	cDeclared map[string]bool    // C names a header declares and a .c file defines
 	cDoc      map[string]int     // of cDeclared names: the most documentation lines of a .c definition
 	edges     []refEdge          // in file order
@@ -95,7 +96,7 @@ func qualified(n refName) (pkg, name string, ok bool) {
 
 func newRefGraph(files []string, tags []*FileTags, rootName string) *refGraph {
 	rg := &refGraph{files: files, tags: tags, rootName: rootName, definers: map[refName][]int{},
-		resolved: map[refName]string{}, uses: map[refName]int{}, declared: map[string]bool{}}
+		resolved: map[refName]string{}, uses: map[refName]int{}, declared: map[string]bool{}, examples: map[string]int{}}
 	has := map[string]bool{}
 	for _, f := range files {
 		has[f] = true
@@ -132,6 +133,9 @@ func newRefGraph(files []string, tags []*FileTags, rootName string) *refGraph {
 		rg.definers[refName{name: name}] = l
 	}
 	for _, t := range tags {
+		for _, x := range t.Examples {
+			rg.examples[x.Name()] += int(x.Count)
+		}
 		for _, r := range t.Refs {
 			n := nameOf(t.Language, r)
 			// The ranking counts reference entries, not files: a file
@@ -613,6 +617,9 @@ func (rg *refGraph) scores(focus Focus, pr []float64, mass map[refName]float64, 
 					doc = max(doc, rg.cDoc[d.Name()])
 				}
 				s *= 1 + docWeight*math.Log2(1+float64(doc))
+				if n := rg.examples[d.Name()]; n > 0 && isAPI(t.Language, d) && !unlisted(t, exportedNames(t), d) {
+					s *= 1 + exampleWeight*math.Log2(1+float64(n))
+				}
 			}
 			scores[[2]int32{int32(f), int32(di)}] = s * fileFactor
 		}

@@ -227,6 +227,10 @@ func (sf *scoreFocus) defFactor(s float64, d *scoreDef, focusName bool) float64 
 		}
 		// How much its authors wrote for its users (doc.go).
 		s *= 1 + docWeight*math.Log2(1+float64(d.doc))
+		if d.examples > 0 && d.flags&factAPI != 0 {
+			// How often its authors show it in use (examples.go).
+			s *= 1 + exampleWeight*math.Log2(1+float64(d.examples))
+		}
 	}
 	return s
 }
@@ -291,6 +295,7 @@ type scoreDef struct {
 	members        int32  // of an API type: its API members (countMembers)
 	uses           int32  // files referring to the name or its forms that resolve here
 	doc            uint16 // Def.docLines
+	examples       int32  // lines of documentation examples naming it (graph.examples)
 	flags          uint8  // factAPI, factEntry, factSecondary, scoreDeclared, scoreHeaderDeclared, scoreDeclaredElsewhere
 }
 
@@ -340,6 +345,9 @@ func (g *graph) scoreIndex() *scoreIndex {
 					// declarations share the name's flow, which the
 					// implementations do not divide.
 					d.definers = n
+				}
+				if g.examples != nil {
+					d.examples = g.examples[id]
 				}
 				if g.declared[id] && !member {
 					d.flags |= scoreDeclared

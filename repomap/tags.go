@@ -125,6 +125,10 @@ type FileTags struct {
 	Defs         []Def
 	Refs         []Ref // sorted by name
 	Scopes       []Scope
+	// Examples are the names the file's documentation examples call or
+	// name (examples.go), each once, with the number of example lines
+	// naming it as its Count.
+	Examples []Ref
 }
 
 // Decls returns the file's declarations (see Decl): its definitions that
@@ -226,6 +230,7 @@ func parseFileHashed(ctx context.Context, rel string, content []byte, hash strin
 	if err := extract(l, mt, root, content, ft); err != nil {
 		return nil, fmt.Errorf("repomap: tags of %s: %w", rel, err)
 	}
+	ft.Examples = exampleNames(name, content)
 	return ft, nil
 }
 

@@ -1,0 +1,86 @@
+package repomap
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// TestExampleNames checks what each language's documentation examples
+// name, and that prose, other languages' fences and code outside the
+// documentation do not count.
+func TestExampleNames(t *testing.T) {
+	cases := []struct {
+		path, src string
+		want      string // name:lines, sorted
+	}{
+		{"map.rs", "/// A map.\n///\n/// # Examples\n///\n/// ```\n/// use std::collections::HashMap;\n/// let mut m = HashMap::new();\n/// m.entry(\"a\").and_modify(|e| *e += 1).or_insert(42); // The count\n/// # m.len();\n/// ```\n///\n/// ```text\n/// Output: Printed(1)\n/// ```\n/// Prose after: Later(2)\npub struct HashMap;\nfn main() { let x = Hidden::new(); }\n",
+			"HashMap:2 and_modify:1 collections:1 entry:1 len:1 new:1 or_insert:1"},
+		{"HttpRequest.java", "/**\n * A request. {@code Inline} is prose.\n * <pre>{@code HttpRequest request = HttpRequest.newBuilder()\n *      .uri(URI.create(\"http://x/\"))\n *      .POST(BodyPublishers.ofString(\"a.b(c)\"))\n *      .build();}</pre>\n * Then prose(1).\n */\npublic abstract class HttpRequest { void notDoc() { Outside.call(); } }\n",
+			"BodyPublishers:1 HttpRequest:1 POST:1 URI:1 build:1 create:1 newBuilder:1 ofString:1 uri:1"},
+		{"op.ts", "/**\n * Waits.\n *\n * ## Example\n *\n * ```ts\n * import { interval, take } from 'rxjs';\n * interval(1000).pipe(take(3)).subscribe(x => console.log(x));\n * ```\n *\n * ```html\n * <div>Markup(1)</div>\n * ```\n * @param dueTime Prose(2).\n * @example\n * debounceTime(10)\n * @returns Other(3)\n */\nexport function debounceTime() {}\n",
+			"debounceTime:1 interval:1 log:1 pipe:1 subscribe:1 take:1"},
+		{"tasks.py", "def run(main):\n    \"\"\"Run it.\n\n    >>> loop = asyncio.new_event_loop()\n    ... loop.run_until_complete(main())  # Comment(1)\n    Prose(2)\n    \"\"\"\n    Outside()\n",
+			"main:1 new_event_loop:1 run_until_complete:1"},
+		{"http.rb", "# Net::HTTP.\n#\n#   http = Net::HTTP.new(host)\n#   http.read_timeout = 5\n#   http.started? and http.finish\n#   puts \"#{Interp(1)}\"\n#  Prose(2) two spaces is text\nclass HTTP\nend\n",
+			"HTTP:1 Net:1 finish:1 new:1 read_timeout=:1 started?:1"},
+		{"core.c", "/**\n * f - does it\n * Example: g(1);\n */\nint f(void) { return 0; }\n", ""},
+	}
+	for _, c := range cases {
+		ft, err := ParseFile(c.path, []byte(c.src))
+		if err != nil {
+			t.Fatalf("%s: %v", c.path, err)
+		}
+		var got []string
+		for _, x := range ft.Examples {
+			got = append(got, fmt.Sprintf("%s:%d", x.Name(), x.Count))
+		}
+		sort.Strings(got)
+		if g := strings.Join(got, " "); g != c.want {
+			t.Errorf("%s: examples\n got %s\nwant %s", c.path, g, c.want)
+		}
+	}
+}
+
+// TestExamplesRaiseUnfocusedAPI: of two public methods nothing in the
+// package calls, the one its documentation shows in use comes first in
+// the unfocused map; a focused map does not read examples.
+func TestExamplesRaiseUnfocusedAPI(t *testing.T) {
+	m := mapOfFiles(t, map[string]string{
+		"src/Client.java": `package x;
+
+/**
+ * A client.
+ * <pre>{@code
+ * Client c = Client.open();
+ * c.send("hi");
+ * }</pre>
+ */
+public class Client {
+    /** Opens one. */
+    public static Client open() { return new Client(); }
+    /** Sends. */
+    public void send(String s) {}
+    /** Receives. */
+    public String receive() { return ""; }
+}
+`,
+		"src/Use.java": `package x;
+
+public class Use {
+    public void run(Client c) { c.toString(); }
+}
+`,
+	})
+	g, r := m.rank(Focus{})
+	score := scoresBy(g, r, func(d Def) string { return d.Name() })
+	if score["send"] <= score["receive"] {
+		t.Errorf("unfocused: send (shown in an example) %g, receive %g: want send first", score["send"], score["receive"])
+	}
+	g, r = m.rank(Focus{Files: []string{"src/Use.java"}})
+	score = scoresBy(g, r, func(d Def) string { return d.Name() })
+	if score["send"] != score["receive"] {
+		t.Errorf("focused: send %g, receive %g: examples should not count", score["send"], score["receive"])
+	}
+}
