@@ -3,6 +3,9 @@ package repomap
 import (
 	"bytes"
 	"slices"
+	"strings"
+
+	"github.com/cairn-dev/cairn/workspace"
 )
 
 // Documentation examples: the code a package's authors put in its
@@ -38,6 +41,12 @@ func exampleNames(lang string, content []byte) []Ref {
 		slices.Sort(line)
 		names = append(names, slices.Compact(line)...)
 	})
+	return countNames(names)
+}
+
+// countNames returns names' distinct names, sorted, each with the number
+// of times it occurs as its Count (nil for none).
+func countNames(names []str) []Ref {
 	if len(names) == 0 {
 		return nil
 	}
@@ -52,6 +61,97 @@ func exampleNames(lang string, content []byte) []Ref {
 		i = j
 	}
 	return out
+}
+
+// Markdown: a package's README and guides show it in use in fenced code
+// (zod's README: z.string(), schema.safeParse(data), .optional()). The
+// map reads the Markdown files nearest the root (at most maxDocFiles, each
+// at most maxDocFileSize; a monorepo's thousands of pages are not all
+// read on every build) and counts the names in their code fences of a
+// language it tags, as in a doc comment's example.
+const (
+	maxDocFiles    = 64
+	maxDocFileSize = 256 << 10
+)
+
+// isMarkdown reports a Markdown file.
+func isMarkdown(rel string) bool {
+	return strings.HasSuffix(rel, ".md") || strings.HasSuffix(rel, ".markdown")
+}
+
+// markdownExamples returns the names the code fences of docs (Markdown
+// files of the walk) use, each once, sorted, with the lines naming it.
+func (m *Map) markdownExamples(docs []workspace.File) []Ref {
+	slices.SortStableFunc(docs, func(a, b workspace.File) int {
+		return strings.Count(a.Rel, "/") - strings.Count(b.Rel, "/")
+	})
+	var names, line []str
+	read := 0
+	for _, f := range docs {
+		if read == maxDocFiles {
+			break
+		}
+		if f.Size > maxDocFileSize || m.opts.Exclude != nil && m.opts.Exclude(f.Rel) {
+			continue
+		}
+		b, err := m.readFile(f.Abs)
+		if err != nil {
+			continue
+		}
+		read++
+		fence := "" // the open fence's language; "-" for one of another language
+		for len(b) > 0 {
+			var l []byte
+			if i := bytes.IndexByte(b, '\n'); i >= 0 {
+				l, b = b[:i], b[i+1:]
+			} else {
+				l, b = b, nil
+			}
+			t := bytes.TrimSpace(l)
+			if info, ok := bytes.CutPrefix(t, []byte("```")); ok {
+				if fence != "" {
+					fence = ""
+				} else if fence = markdownFenceLang(info); fence == "" {
+					fence = "-"
+				}
+				continue
+			}
+			if fence == "" || fence == "-" {
+				continue
+			}
+			line = line[:0]
+			codeNames(fence, t, func(name []byte) { line = append(line, internStr(string(name))) })
+			slices.Sort(line)
+			names = append(names, slices.Compact(line)...)
+		}
+	}
+	return countNames(names)
+}
+
+// markdownFenceLang is the language of a code fence's info string whose
+// names count ("" for another: a shell session, JSON, text).
+func markdownFenceLang(info []byte) string {
+	f := strings.Fields(string(info))
+	if len(f) == 0 {
+		return ""
+	}
+	switch strings.ToLower(f[0]) {
+	case "ts", "typescript", "tsx", "js", "javascript", "jsx", "mjs":
+		return "typescript"
+	case "rust", "rs":
+		return "rust"
+	case "java":
+		return "java"
+	case "ruby", "rb":
+		return "ruby"
+	case "python", "py", "pycon":
+		return "python"
+	case "go":
+		return "go"
+	case "c", "cpp", "c++":
+		return "c"
+	}
+	return ""
 }
 
 // exampleCode calls emit with each line of example code in the

@@ -84,3 +84,37 @@ public class Use {
 		t.Errorf("focused: send %g, receive %g: examples should not count", score["send"], score["receive"])
 	}
 }
+
+// TestMarkdownExamples: a README's code fences in a language the map tags
+// count as examples (a shell session's do not), and raise what they use
+// in the unfocused map.
+func TestMarkdownExamples(t *testing.T) {
+	m := mapOfFiles(t, map[string]string{
+		"src/schema.ts": `/** A schema. */
+export class Schema {
+  /** Parses. */
+  parse(data: unknown) { return data; }
+  /** Checks. */
+  check(data: unknown) { return true; }
+}
+`,
+		"src/use.ts": `import { Schema } from "./schema";
+export function run(s: Schema) { return s.toString(); }
+`,
+		"README.md":          "# schema\n\n```sh\nnpm install check\n```\n\n```ts\nconst s = new Schema();\ns.parse(input); // or check(x) in a comment\n```\n\nProse: check(it).\n",
+		"docs/deep/guide.md": "```ts\nother.deepName()\n```\n",
+	})
+	var got []string
+	for _, x := range m.docExamples {
+		got = append(got, fmt.Sprintf("%s:%d", x.Name(), x.Count))
+	}
+	sort.Strings(got)
+	if g, want := strings.Join(got, " "), "Schema:1 deepName:1 parse:1"; g != want {
+		t.Errorf("Markdown examples %q, want %q", g, want)
+	}
+	g, r := m.rank(Focus{})
+	score := scoresBy(g, r, func(d Def) string { return d.Name() })
+	if score["parse"] <= score["check"] {
+		t.Errorf("unfocused: parse (in the README's example) %g, check %g: want parse first", score["parse"], score["check"])
+	}
+}

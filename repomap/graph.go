@@ -120,7 +120,7 @@ func (m *Map) buildGraphLocked() *graph {
 	g.dropTwins(entries)
 	n := len(st.names)
 	g.idents = st.names[:n:n]
-	g.markDeclared(st, entries)
+	g.markDeclared(st, entries, m.docExamples)
 	g.indexDefiners()
 	g.resolveNames(st, m.rootName())
 	g.countReferences(entries)
@@ -183,10 +183,10 @@ func (g *graph) dropTwins(entries []*entry) {
 
 // markDeclared marks the names an export list mentions: the package's
 // declared API.
-func (g *graph) markDeclared(st *symtab, entries []*entry) {
+func (g *graph) markDeclared(st *symtab, entries []*entry, docExamples []Ref) {
 	g.declared = make([]bool, len(g.idents))
-	for _, e := range entries {
-		for _, x := range e.Tags.Examples {
+	count := func(examples []Ref) {
+		for _, x := range examples {
 			if id, ok := st.ids[x.Name()]; ok {
 				if g.examples == nil {
 					g.examples = make([]int32, len(g.idents))
@@ -195,6 +195,10 @@ func (g *graph) markDeclared(st *symtab, entries []*entry) {
 			}
 		}
 	}
+	for _, e := range entries {
+		count(e.Tags.Examples)
+	}
+	count(docExamples)
 	for _, e := range entries {
 		for _, r := range e.Tags.Refs {
 			if r.Export {

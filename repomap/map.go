@@ -121,7 +121,10 @@ type Map struct {
 	tokenCache map[string]int
 	defs       defIndex // definition name → its definitions
 	syms       symtab
-	stats      atomic.Pointer[statsAt] // the last Stats, while gen is its gen
+	// docExamples are the names the workspace's Markdown examples use
+	// (markdownExamples), as FileTags.Examples are a file's.
+	docExamples []Ref
+	stats       atomic.Pointer[statsAt] // the last Stats, while gen is its gen
 
 	// readFile reads a file for parsing; tests replace it to inject errors.
 	readFile func(abs string) ([]byte, error)
@@ -178,9 +181,12 @@ func (m *Map) BuildListed(ctx context.Context, list workspace.Lister) (BuildStat
 	walked, walkSkips, prev := m.walkAndLoad(list)
 
 	next := make(map[string]*entry, len(walked))
-	var todo []workspace.File
+	var todo, docs []workspace.File
 	for _, f := range walked {
 		if LanguageOf(f.Rel) == "" {
+			if isMarkdown(f.Rel) {
+				docs = append(docs, f)
+			}
 			walkSkips[SkipUnsupported]++
 			continue
 		}
@@ -218,6 +224,15 @@ func (m *Map) BuildListed(ctx context.Context, list workspace.Lister) (BuildStat
 		}
 	}
 	m.install(next, walkSkips, transient, stats.Parsed == 0 && len(next) == len(prev))
+	docEx := m.markdownExamples(docs)
+	m.mu.Lock()
+	if !slices.Equal(docEx, m.docExamples) {
+		// The ranking reads them; the tags, their cache and the
+		// generation do not change (a warm start saves no cache for it).
+		m.docExamples = docEx
+		m.graph, m.rankCache = nil, nil
+	}
+	m.mu.Unlock()
 
 	st := m.Stats()
 	stats.Files = st.Files

@@ -663,6 +663,9 @@ func checkReference(t *testing.T, m *Map, focuses []Focus) {
 	t.Helper()
 	g := m.currentGraph()
 	rg := newRefGraph(g.files, g.tags, m.rootName())
+	for _, x := range m.docExamples {
+		rg.examples[x.Name()] += int(x.Count)
+	}
 	for _, f := range focuses {
 		_, r := m.rank(f)
 		want := rg.rank(f)
