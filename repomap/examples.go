@@ -100,13 +100,7 @@ func (m *Map) markdownExamples(docs []workspace.File) []Ref {
 		}
 		read++
 		fence := "" // the open fence's language; "-" for one of another language
-		for len(b) > 0 {
-			var l []byte
-			if i := bytes.IndexByte(b, '\n'); i >= 0 {
-				l, b = b[:i], b[i+1:]
-			} else {
-				l, b = b, nil
-			}
+		for l := range bytes.Lines(b) {
 			t := bytes.TrimSpace(l)
 			if info, ok := bytes.CutPrefix(t, []byte("```")); ok {
 				if fence != "" {
@@ -159,13 +153,7 @@ func markdownFenceLang(info []byte) string {
 func exampleCode(lang string, content []byte, emit func(code []byte)) {
 	// In a /** comment; in a ``` fence; in example code.
 	var inDoc, inFence, inCode bool
-	for len(content) > 0 {
-		var line []byte
-		if i := bytes.IndexByte(content, '\n'); i >= 0 {
-			line, content = content[:i], content[i+1:]
-		} else {
-			line, content = content, nil
-		}
+	for line := range bytes.Lines(content) {
 		t := bytes.TrimSpace(line)
 		switch lang {
 		case "rust":
