@@ -32,21 +32,31 @@ func exampleNames(lang string, content []byte) []Ref {
 	if !exampleLangs[lang] {
 		return nil
 	}
-	var names, line []str
-	exampleCode(lang, content, func(code []byte) {
-		line = line[:0]
-		codeNames(lang, code, func(name []byte) {
-			line = append(line, internStr(string(name)))
-		})
-		slices.Sort(line)
-		names = append(names, slices.Compact(line)...)
-	})
-	return countNames(names)
+	var c exampleLines
+	exampleCode(lang, content, func(code []byte) { c.add(lang, code) })
+	return c.refs()
 }
 
-// countNames returns names' distinct names, sorted, each with the number
-// of times it occurs as its Count (nil for none).
-func countNames(names []str) []Ref {
+// exampleLines counts, per name, the lines of example code naming it.
+type exampleLines struct {
+	names []str // each line's distinct names, one after the other
+	line  []str
+}
+
+// add takes one line of example code in language lang.
+func (c *exampleLines) add(lang string, code []byte) {
+	c.line = c.line[:0]
+	codeNames(lang, code, func(name []byte) {
+		c.line = append(c.line, internStr(string(name)))
+	})
+	slices.Sort(c.line)
+	c.names = append(c.names, slices.Compact(c.line)...)
+}
+
+// refs returns the names counted, each once, sorted, with its lines as
+// its Count (nil for none).
+func (c *exampleLines) refs() []Ref {
+	names := c.names
 	if len(names) == 0 {
 		return nil
 	}
@@ -85,7 +95,7 @@ func (m *Map) markdownExamples(docs []workspace.File) []Ref {
 	slices.SortStableFunc(docs, func(a, b workspace.File) int {
 		return strings.Count(a.Rel, "/") - strings.Count(b.Rel, "/")
 	})
-	var names, line []str
+	var c exampleLines
 	read := 0
 	for _, f := range docs {
 		if read == maxDocFiles {
@@ -113,13 +123,10 @@ func (m *Map) markdownExamples(docs []workspace.File) []Ref {
 			if fence == "" || fence == "-" {
 				continue
 			}
-			line = line[:0]
-			codeNames(fence, t, func(name []byte) { line = append(line, internStr(string(name))) })
-			slices.Sort(line)
-			names = append(names, slices.Compact(line)...)
+			c.add(fence, t)
 		}
 	}
-	return countNames(names)
+	return c.refs()
 }
 
 // markdownFenceLang is the language of a code fence's info string whose
@@ -205,7 +212,7 @@ func exampleCode(lang string, content []byte, emit func(code []byte)) {
 				// JSDoc's @example up to the next tag.
 				if info, ok := bytes.CutPrefix(t, []byte("```")); ok {
 					inFence = !inFence
-					inCode = inFence && jsCodeFence(info)
+					inCode = inFence && (len(bytes.TrimSpace(info)) == 0 || markdownFenceLang(info) == "typescript")
 					continue
 				}
 				if !inFence && bytes.HasPrefix(t, []byte("@")) {
@@ -251,16 +258,6 @@ func rustCodeFence(info []byte) bool {
 		}
 	}
 	return true
-}
-
-// jsCodeFence reports whether a fence's info string opens JavaScript or
-// TypeScript (or names no language).
-func jsCodeFence(info []byte) bool {
-	switch string(bytes.TrimSpace(info)) {
-	case "", "js", "javascript", "ts", "typescript", "jsx", "tsx":
-		return true
-	}
-	return false
 }
 
 // cutAny cuts the first of prefixes that b starts with.

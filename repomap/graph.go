@@ -120,7 +120,8 @@ func (m *Map) buildGraphLocked() *graph {
 	g.dropTwins(entries)
 	n := len(st.names)
 	g.idents = st.names[:n:n]
-	g.markDeclared(st, entries, m.docExamples)
+	g.markDeclared(st, entries)
+	g.countExamples(st, entries, m.docExamples)
 	g.indexDefiners()
 	g.resolveNames(st, m.rootName())
 	g.countReferences(entries)
@@ -181,10 +182,10 @@ func (g *graph) dropTwins(entries []*entry) {
 	}
 }
 
-// markDeclared marks the names an export list mentions: the package's
-// declared API.
-func (g *graph) markDeclared(st *symtab, entries []*entry, docExamples []Ref) {
-	g.declared = make([]bool, len(g.idents))
+// countExamples counts, per name, the lines of documentation examples
+// naming it: the files' (FileTags.Examples) and the workspace's Markdown's
+// (Map.docExamples).
+func (g *graph) countExamples(st *symtab, entries []*entry, docExamples []Ref) {
 	count := func(examples []Ref) {
 		for _, x := range examples {
 			if id, ok := st.ids[x.Name()]; ok {
@@ -199,6 +200,12 @@ func (g *graph) markDeclared(st *symtab, entries []*entry, docExamples []Ref) {
 		count(e.Tags.Examples)
 	}
 	count(docExamples)
+}
+
+// markDeclared marks the names an export list mentions: the package's
+// declared API.
+func (g *graph) markDeclared(st *symtab, entries []*entry) {
+	g.declared = make([]bool, len(g.idents))
 	for _, e := range entries {
 		for _, r := range e.Tags.Refs {
 			if r.Export {
