@@ -232,6 +232,31 @@ func BenchmarkRender(b *testing.B) {
 	}
 }
 
+// BenchmarkRenderOverview is the unfocused map (`cairn map`, a question
+// with no file): "again" renders a ranking already made (its order by
+// value per token, byValuePerToken, kept on it), "ranked" ranks first.
+func BenchmarkRenderOverview(b *testing.B) {
+	m := builtMap(b)
+	m.currentGraph()
+	for _, tokens := range []int{1000, 4000} {
+		b.Run(fmt.Sprintf("again/tokens=%d", tokens), func(b *testing.B) {
+			m.Render(Focus{}, tokens)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				m.Render(Focus{}, tokens)
+			}
+		})
+		b.Run(fmt.Sprintf("ranked/tokens=%d", tokens), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				m.mu.Lock()
+				m.rankCache = nil
+				m.mu.Unlock()
+				m.Render(Focus{}, tokens)
+			}
+		})
+	}
+}
+
 // BenchmarkRankAndRender includes the personalized PageRank: a new focus
 // (or a changed file) on every call.
 func BenchmarkRankAndRender(b *testing.B) {

@@ -275,6 +275,10 @@ type ranking struct {
 	mu   sync.Mutex
 	defs []rankedDef        // the best, in order
 	more func() []rankedDef // every definition scored again, unsorted (nil when defs holds all)
+	// overviews are an unfocused ranking's first definitions by value per
+	// token (byValuePerToken), by how many were reordered: made by the
+	// first Render that needs them, for the next ones.
+	overviews map[int][]rankedDef
 }
 
 // rankedPrefix is how many definitions are sorted eagerly: far more than

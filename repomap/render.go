@@ -48,6 +48,9 @@ func (m *Map) Render(focus Focus, tokens int) (string, RenderStats) {
 	}
 	unfocused := len(focus.Files)+len(focus.Related)+len(focus.Identifiers)+len(focus.Mentioned) == 0
 	rd := &renderer{m: m, g: g, r: r, compact: unfocused}
+	if unfocused {
+		rd.rankOrderFit = rd.fit(rd.r.get, tokens)
+	}
 
 	// Estimate how many of the ranked definitions fit by summing per-line
 	// token counts (cached), check with one exact count of the rendered
@@ -121,6 +124,10 @@ type renderer struct {
 	// compact shortens signature lines (compactSignature): the unfocused
 	// map is an overview, where more definitions beat longer lines.
 	compact bool
+	// In an overview: how many ranked definitions fit the budget in rank
+	// order, and the order the renderer takes them in (overview).
+	rankOrderFit int
+	order        []rankedDef
 }
 
 // defItem is the rendered line of definition d of file t.
@@ -550,16 +557,21 @@ func (rd *renderer) tokens(s string) int {
 	return n
 }
 
-// estimate returns the largest prefix of the ranked definitions whose
-// summed line token counts fit in budget.
+// estimate returns the largest prefix of the definitions in the order
+// the renderer takes them whose summed line token counts fit in budget.
 func (rd *renderer) estimate(budget int) int {
+	return rd.fit(rd.ranked, budget)
+}
+
+// fit is estimate for the definitions in the order of ranked.
+func (rd *renderer) fit(ranked func(int) []rankedDef, budget int) int {
 	files := map[int32]bool{}
 	lines := map[lineKey]bool{}
 	total := 0
-	defs := rd.r.get(rankedPrefix)
+	defs := ranked(rankedPrefix)
 	for k := 0; k < rd.r.n; k++ {
 		if k == len(defs) {
-			defs = rd.r.get(rd.r.n)
+			defs = ranked(rd.r.n)
 		}
 		x := defs[k]
 		t := rd.g.tags[x.file]
@@ -604,7 +616,7 @@ type fileGroup struct {
 
 // render formats the first k ranked definitions.
 func (rd *renderer) render(k int) (string, int) {
-	defs := rd.r.get(k)
+	defs := rd.ranked(k)
 	k = len(defs)
 	groups := map[int32]*fileGroup{}
 	var order []*fileGroup
