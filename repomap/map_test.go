@@ -698,11 +698,11 @@ func TestCompactSignatures(t *testing.T) {
 	for _, c := range []struct{ lang, kind, in, want string }{
 		{"go", "method", "func (p Protocols) HTTP1() bool { return p.bits&protoHTTP1 != 0 }", "func (p Protocols) HTTP1() bool"},
 		{"go", "method", "func (fakeLocker) Lock()   {}", "func (fakeLocker) Lock()"},
-		{"go", "function", "func New(x struct{ a int }) interface{} {", "func New(x struct{ a int }) interface{} {"},
+		{"go", "function", "func New(x struct{ a int }) interface{} {", "func New(x struct{ a int }) interface{}"},
 		{"go", "type", "type T struct{ a int }", "type T struct{ a int }"},
-		{"typescript", "class", "export declare class ZodUnion<T extends ZodUnionOptions> extends ZodType<T[number][\"_output\"], ZodUnionDef<T>, T[number][\"_input\"]> {", "export declare class ZodUnion<T extends ZodUnionOptions> {"},
+		{"typescript", "class", "export declare class ZodUnion<T extends ZodUnionOptions> extends ZodType<T[number][\"_output\"], ZodUnionDef<T>, T[number][\"_input\"]> {", "export declare class ZodUnion<T extends ZodUnionOptions>"},
 		{"typescript", "class", "export declare class ZodObject<T extends ZodRawShape, UnknownKeys extends UnknownKeysParam = UnknownKeysParam, Catchall extends Zod", "export declare class ZodObject<…>"},
-		{"typescript", "class", "export class Subscriber<T> extends Subscription implements Observer<T> {", "export class Subscriber<T> {"},
+		{"typescript", "class", "export class Subscriber<T> extends Subscription implements Observer<T> {", "export class Subscriber<T>"},
 		{"typescript", "type", "export type X<T extends Y> = T extends Z ? A : B;", "export type X<T extends Y> = T extends Z ? A : B;"},
 		{"python", "class", "class Lock(_ContextManagerMixin, mixins._LoopBoundMixin):", "class Lock:"},
 		{"typescript", "type", "export type Fn<T extends (x: number) => string> = (value: T, index: number) => Observable<ObservedValueOf<T>>;", "export type Fn<…> = (value: T, index: number) => Observable<…>;"},
@@ -717,6 +717,13 @@ func TestCompactSignatures(t *testing.T) {
 		{"c", "function", "asmlinkage __visible void __sched notrace preempt_schedule(void)", "void preempt_schedule(void)"},
 		{"c", "variable", "extern const struct file_operations ext4_file_operations;", "const struct file_operations ext4_file_operations;"},
 		{"c", "function", "__u32 ext4_hash(const char *name, int __init_len)", "__u32 ext4_hash(const char *name, int __init_len)"},
+		// The brace that opens a body or an initializer goes, and the "=" before it.
+		{"java", "class", "public class Arrays {", "public class Arrays"},
+		{"c", "struct", "struct rq {", "struct rq"},
+		{"c", "variable", "const struct file_operations ext4_file_operations = {", "const struct file_operations ext4_file_operations"},
+		{"c", "variable", "int a[] = {", "int a[]"},
+		{"rust", "impl", "impl<T> Vec<T>{", "impl<T> Vec<T>"},
+		{"c", "macro", "{", "{"},
 	} {
 		if got := compactSignature(c.lang, c.kind, c.in); got != c.want {
 			t.Errorf("compactSignature(%s, %s, %q) = %q, want %q", c.lang, c.kind, c.in, got, c.want)

@@ -271,8 +271,8 @@ func (rd *renderer) contextItem(t *FileTags, d *Def) (item, bool) {
 const longSignature = 80
 
 // compactSignature shortens a signature line for an overview: a function's
-// one-line body goes (the map shows signatures, not bodies), so does a
-// class's heritage (cutHeritage), and in a long
+// one-line body goes (the map shows signatures, not bodies), so do a
+// class's heritage (cutHeritage) and a closing "{" (cutOpeningBrace), and in a long
 // line of a language with angle-bracket generics each outermost <...> type
 // parameter or argument list becomes <…> (zod's class lines, ~50 tokens
 // each, mostly type arguments of the base class).
@@ -295,7 +295,27 @@ func compactSignature(lang, kind, sig string) string {
 			sig = elideTypeArguments(sig)
 		}
 	}
-	return sig
+	return cutOpeningBrace(sig)
+}
+
+// cutOpeningBrace drops the "{" that ends a line (a body or an
+// initializer opens there: "public class Arrays {", "struct rq {",
+// "… ext4_file_operations = {"), and an "=" before it: an overview shows
+// declarations, and on a map of class lines the brace is one token in
+// seven.
+func cutOpeningBrace(sig string) string {
+	t := strings.TrimRight(sig, " \t")
+	if !strings.HasSuffix(t, "{") {
+		return sig
+	}
+	t = strings.TrimRight(t[:len(t)-1], " \t")
+	if u := strings.TrimRight(strings.TrimSuffix(t, "="), " \t"); u != t && u != "" && !strings.HasSuffix(u, "=") {
+		t = u
+	}
+	if t == "" {
+		return sig
+	}
+	return t
 }
 
 // cAnnotations are the words of a C declaration that tell the compiler
