@@ -165,12 +165,12 @@ func TestElideParams(t *testing.T) {
 		t.Error("openParams")
 	}
 	for _, c := range []struct{ lang, in, want string }{
-		{"java", "public class HashMap<K,V> extends AbstractMap<K,V> implements Map<K,V>, Cloneable {", "public class HashMap<K,V> {"},
+		{"java", "public class HashMap<K,V> extends AbstractMap<K,V> implements Map<K,V>, Cloneable {", "public class HashMap<K,V>"},
 		// A bound inside the type parameters is part of the name.
-		{"java", "public abstract class EnumSet<E extends Enum<E>> extends AbstractSet<E>", "public abstract class EnumSet<E extends Enum<E>> {"},
+		{"java", "public abstract class EnumSet<E extends Enum<E>> extends AbstractSet<E>", "public abstract class EnumSet<E extends Enum<E>>"},
 		{"java", "public interface Comparable<T> {", "public interface Comparable<T> {"},
-		{"csharp", "public class Box<T> : IBox<T> where T : class", "public class Box<T> {"},
-		{"typescript", "export class Subject<T> extends Observable<T> implements SubscriptionLike {", "export class Subject<T> {"},
+		{"csharp", "public class Box<T> : IBox<T> where T : class", "public class Box<T>"},
+		{"typescript", "export class Subject<T> extends Observable<T> implements SubscriptionLike {", "export class Subject<T>"},
 		{"typescript", "export interface Op<T extends (x: number) => string> extends Base", "export interface Op<T extends (x: number) => string>"},
 	} {
 		if got := cutHeritage(c.lang, c.in); got != c.want {

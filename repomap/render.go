@@ -277,6 +277,9 @@ const longSignature = 80
 // parameter or argument list becomes <…> (zod's class lines, ~50 tokens
 // each, mostly type arguments of the base class).
 func compactSignature(lang, kind, sig string) string {
+	if lang == "python" {
+		sig = cutPythonComment(sig)
+	}
 	switch kind {
 	case "function", "method", "constructor":
 		sig = cutOneLineBody(sig)
@@ -366,6 +369,31 @@ func cutRubyTail(sig string) string {
 	return sig
 }
 
+// cutPythonComment drops a Python line's trailing comment ("class
+// Task(futures._PyFuture):  # Inherit Python Task implementation"): a "#"
+// after a space, outside a string.
+func cutPythonComment(sig string) string {
+	var quote byte
+	for i := 0; i < len(sig); i++ {
+		switch c := sig[i]; {
+		case quote != 0 && c == '\\':
+			i++
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '"' || c == '\'':
+			quote = c
+		case c == '#' && i > 0 && (sig[i-1] == ' ' || sig[i-1] == '\t'):
+			if t := strings.TrimRight(sig[:i], " \t"); t != "" {
+				return t
+			}
+			return sig
+		}
+	}
+	return sig
+}
+
 // cutHeritage removes what a class or interface line says it extends or
 // implements (TypeScript/JavaScript "extends"/"implements" clauses, a
 // Python class's bases): the overview names the class, its members say what
@@ -384,9 +412,6 @@ func cutHeritage(lang, sig string) string {
 			case (c == '>' && (i == 0 || sig[i-1] != '=')) || c == ')' || c == ']':
 				depth--
 			case depth == 0 && c == ' ' && heritageAt(lang, sig[i:]):
-				if strings.HasSuffix(sig, "{") || lang == "java" || lang == "csharp" {
-					return sig[:i] + " {"
-				}
 				return sig[:i]
 			}
 		}
