@@ -518,8 +518,8 @@ func (rg *refGraph) scores(focus Focus, pr []float64, mass map[refName]float64, 
 				sharesDiv = math.Pow(float64(shares), apiSplitExp)
 			}
 		}
-		// Each API type's API members (trait impls' items and constructors
-		// aside), among the definitions scored.
+		// Each API type's API functions and methods (trait impls' items and
+		// constructors aside), among the definitions scored.
 		var scored []int
 		for di := range t.Defs {
 			if rg.inGraph[f][di] && !rg.repeats(f, di) {
@@ -530,7 +530,8 @@ func (rg *refGraph) scores(focus Focus, pr []float64, mass map[refName]float64, 
 		members := map[int]int{}
 		for i, di := range scored {
 			d := &t.Defs[di]
-			if d.Scope() == "" || !api(d) || d.Kind() == "constructor" && d.Name() == d.Scope() || inTraitImpl(t, d) || d.Override || d.Deprecated {
+			if d.Scope() == "" || !api(d) || d.Kind() == "constructor" && d.Name() == d.Scope() || inTraitImpl(t, d) || d.Override || d.Deprecated ||
+				d.Kind() != "function" && d.Kind() != "method" && d.Kind() != "constructor" {
 				continue
 			}
 			at := func(j int) *Def { return &t.Defs[scored[j]] }

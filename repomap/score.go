@@ -236,14 +236,17 @@ func (sf *scoreFocus) defFactor(s float64, d *scoreDef, focusName bool) float64 
 }
 
 // countMembers sets members on a file's scored API types: how many API
-// definitions of the file name the type as their Scope and lie inside it
-// (or, for a Rust impl's items, anywhere in the file: an impl block is no
-// definition). Trait impls' items do not count: the trait offers them.
+// functions and methods of the file name the type as their Scope and lie
+// inside it (or, for a Rust impl's items, anywhere in the file: an impl
+// block is no definition). Trait impls' items do not count: the trait
+// offers them. Nor do constants and fields: what a type offers is what
+// it does (Calendar's sixty field numbers, Net::HTTPNotFound's HAS_BODY
+// made a constant-holder look like a package's core).
 func (g *graph) countMembers(fi int, defs []scoreDef) {
 	t := g.tags[fi]
 	for i := range defs {
 		d := &t.Defs[defs[i].def]
-		if d.Scope() == "" || defs[i].flags&factAPI == 0 || defs[i].flags&factSecondary != 0 {
+		if d.Scope() == "" || defs[i].flags&factAPI == 0 || defs[i].flags&factSecondary != 0 || !callableKinds[d.Kind()] {
 			continue
 		}
 		if p := memberOf(t, d, func(j int) bool { return defs[j].flags&factAPI != 0 }, func(j int) *Def { return &t.Defs[defs[j].def] }, i); p >= 0 {
@@ -251,6 +254,9 @@ func (g *graph) countMembers(fi int, defs []scoreDef) {
 		}
 	}
 }
+
+// callableKinds are the kinds of definitions countMembers counts.
+var callableKinds = map[string]bool{"function": true, "method": true, "constructor": true}
 
 // memberOf returns the index (below i, by at) of the container d is a
 // member of, -1 for none: the nearest earlier container named d.Scope that
