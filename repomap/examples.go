@@ -90,25 +90,26 @@ func isMarkdown(rel string) bool {
 }
 
 // markdownExamples returns the names the code fences of docs (Markdown
-// files of the walk) use, each once, sorted, with the lines naming it.
-func (m *Map) markdownExamples(docs []workspace.File) []Ref {
+// files of the walk, read with read) use, each once, sorted, with the
+// lines naming it.
+func (m *Map) markdownExamples(docs []workspace.File, read func(abs string) ([]byte, error)) []Ref {
 	slices.SortStableFunc(docs, func(a, b workspace.File) int {
 		return strings.Count(a.Rel, "/") - strings.Count(b.Rel, "/")
 	})
 	var c exampleLines
-	read := 0
+	n := 0
 	for _, f := range docs {
-		if read == maxDocFiles {
+		if n == maxDocFiles {
 			break
 		}
 		if f.Size > maxDocFileSize || m.opts.Exclude != nil && m.opts.Exclude(f.Rel) {
 			continue
 		}
-		b, err := m.readFile(f.Abs)
+		b, err := read(f.Abs)
 		if err != nil {
 			continue
 		}
-		read++
+		n++
 		fence := "" // the open fence's language; "-" for one of another language
 		for l := range bytes.Lines(b) {
 			t := bytes.TrimSpace(l)

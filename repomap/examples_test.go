@@ -2,6 +2,8 @@ package repomap
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -116,5 +118,57 @@ export function run(s: Schema) { return s.toString(); }
 	score := scoresBy(g, r, func(d Def) string { return d.Name() })
 	if score["parse"] <= score["check"] {
 		t.Errorf("unfocused: parse (in the README's example) %g, check %g: want parse first", score["parse"], score["check"])
+	}
+}
+
+// An edited, created or deleted Markdown file reaches the overview's
+// ranking at once (Update with the editor's text, Refresh from disk),
+// not at the next build.
+func TestMarkdownEditReachesRanking(t *testing.T) {
+	root := t.TempDir()
+	writeFiles(t, root, map[string]string{
+		"src/schema.ts": "/** A schema. */\nexport class Schema {\n  /** Parses. */\n  parse(data: unknown) { return data; }\n  /** Checks. */\n  check(data: unknown) { return true; }\n}\n",
+		"src/use.ts":    "import { Schema } from \"./schema\";\nexport function run(s: Schema) { return s.toString(); }\n",
+		"README.md":     "# schema\n\n```ts\ns.parse(input)\n```\n",
+	})
+	m := newMap(t, root, Options{})
+	build(t, m)
+	first := func() string {
+		t.Helper()
+		g, r := m.rank(Focus{})
+		score := scoresBy(g, r, func(d Def) string { return d.Name() })
+		switch {
+		case score["parse"] > score["check"]:
+			return "parse"
+		case score["check"] > score["parse"]:
+			return "check"
+		}
+		return "tie"
+	}
+	if got := first(); got != "parse" {
+		t.Fatalf("after the build %s ranks first, want parse (the README's example)", got)
+	}
+	// Unsaved text in the editor (open, as the server keeps it, and
+	// passed to Update).
+	edited := "# schema\n\n```ts\ns.check(input)\ns.check(other)\n```\n"
+	m.ws.Docs.Open(filepath.Join(root, "README.md"), "markdown", 1, edited)
+	if err := m.Update("README.md", []byte(edited)); err != nil {
+		t.Fatal(err)
+	}
+	if got := first(); got != "check" {
+		t.Errorf("after the README's edit %s ranks first, want check", got)
+	}
+	// A new guide on disk, then the README deleted.
+	writeFiles(t, root, map[string]string{"docs/guide.md": "```ts\ns.parse(a)\ns.parse(b)\ns.parse(c)\n```\n"})
+	m.Refresh("docs/guide.md")
+	if got := first(); got != "parse" {
+		t.Errorf("after a new guide %s ranks first, want parse", got)
+	}
+	if err := os.Remove(filepath.Join(root, "docs", "guide.md")); err != nil {
+		t.Fatal(err)
+	}
+	m.Refresh("docs/guide.md")
+	if got := first(); got != "check" {
+		t.Errorf("after the guide's removal %s ranks first, want check (the README's edit)", got)
 	}
 }

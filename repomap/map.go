@@ -122,8 +122,12 @@ type Map struct {
 	defs       defIndex // definition name → its definitions
 	syms       symtab
 	// docExamples are the names the workspace's Markdown examples use
-	// (markdownExamples), as FileTags.Examples are a file's.
+	// (markdownExamples), as FileTags.Examples are a file's; docs are the
+	// Markdown files they were read from (the walk's, kept current by
+	// Update and Refresh). docMu orders their rebuilds.
 	docExamples []Ref
+	docs        []workspace.File
+	docMu       sync.Mutex
 	stats       atomic.Pointer[statsAt] // the last Stats, while gen is its gen
 
 	// readFile reads a file for parsing; tests replace it to inject errors.
@@ -224,15 +228,9 @@ func (m *Map) BuildListed(ctx context.Context, list workspace.Lister) (BuildStat
 		}
 	}
 	m.install(next, walkSkips, transient, stats.Parsed == 0 && len(next) == len(prev))
-	docEx := m.markdownExamples(docs)
-	m.mu.Lock()
-	if !slices.Equal(docEx, m.docExamples) {
-		// The ranking reads them; the tags, their cache and the
-		// generation do not change (a warm start saves no cache for it).
-		m.docExamples = docEx
-		m.graph, m.rankCache = nil, nil
-	}
-	m.mu.Unlock()
+	m.docMu.Lock()
+	m.setDocs(docs, m.readFile)
+	m.docMu.Unlock()
 
 	st := m.Stats()
 	stats.Files = st.Files
@@ -578,6 +576,10 @@ func isGenerated(rel string, content []byte) bool {
 // replaces the file's tags with a skip record. It returns an error only when
 // tree-sitter fails to parse (the file is then removed from the map).
 func (m *Map) Update(rel string, content []byte) error {
+	if isMarkdown(rel) {
+		m.refreshDoc(rel, content)
+		return nil
+	}
 	if LanguageOf(rel) == "" {
 		return nil
 	}
@@ -728,6 +730,10 @@ func (m *Map) Remove(rel string) {
 func (m *Map) Refresh(rels ...string) {
 	for _, rel := range rels {
 		abs := m.ws.Abs(rel)
+		if isMarkdown(rel) {
+			m.refreshDoc(rel, nil)
+			continue
+		}
 		if m.ws.Ignored(rel) || LanguageOf(rel) == "" {
 			m.Remove(rel)
 			continue
@@ -750,6 +756,53 @@ func (m *Map) Refresh(rels ...string) {
 		}
 		_ = m.Update(rel, content)
 	}
+}
+
+// setDocs reads the Markdown examples of docs with read and installs
+// them; the caller holds docMu.
+func (m *Map) setDocs(docs []workspace.File, read func(abs string) ([]byte, error)) {
+	docEx := m.markdownExamples(slices.Clone(docs), read)
+	m.mu.Lock()
+	m.docs = docs
+	if !slices.Equal(docEx, m.docExamples) {
+		// The ranking reads them; the tags, their cache and the
+		// generation do not change (a warm start saves no cache for it).
+		m.docExamples = docEx
+		m.graph, m.rankCache = nil, nil
+	}
+	m.mu.Unlock()
+}
+
+// refreshDoc reads the workspace's Markdown examples again after Markdown
+// file rel changed (content: its new text, nil to read it), was created
+// or was removed: an edited README reaches the overview at once, not at
+// the next build. At most maxDocFiles files are read, as in a build.
+func (m *Map) refreshDoc(rel string, content []byte) {
+	m.docMu.Lock()
+	defer m.docMu.Unlock()
+	m.mu.RLock()
+	docs := slices.DeleteFunc(slices.Clone(m.docs), func(f workspace.File) bool { return f.Rel == rel })
+	m.mu.RUnlock()
+	abs := m.ws.Abs(rel)
+	if !m.ws.Ignored(rel) {
+		if content != nil {
+			docs = append(docs, workspace.File{Rel: rel, Abs: abs, Size: int64(len(content))})
+		} else if st, err := os.Lstat(abs); err == nil && st.Mode().IsRegular() {
+			docs = append(docs, workspace.File{Rel: rel, Abs: abs, Size: st.Size(), Mod: st.ModTime().UnixNano()})
+		} else if m.hasOverlay(abs) {
+			docs = append(docs, workspace.File{Rel: rel, Abs: abs})
+		}
+	}
+	read := m.readFile
+	if content != nil {
+		read = func(a string) ([]byte, error) {
+			if a == abs {
+				return content, nil
+			}
+			return m.readFile(a)
+		}
+	}
+	m.setDocs(docs, read)
 }
 
 func (m *Map) changedLocked() {
