@@ -403,9 +403,12 @@ func (ix *Local) apply(ctx context.Context, ch workspace.Change) {
 	unsaved := ix.unsaved
 	ix.unsaved = map[string]string{}
 	ix.mu.Unlock()
+	var docs []string // Markdown: the map reads its Markdown files again once for all of them
 	for _, rel := range ch.Paths {
 		if text, ok := unsaved[rel]; ok && !ix.ws.Ignored(rel) {
 			_ = ix.m.Update(rel, []byte(text))
+		} else if repomap.IsMarkdown(rel) {
+			docs = append(docs, rel)
 		} else {
 			ix.m.Refresh(rel)
 		}
@@ -415,6 +418,7 @@ func (ix *Local) apply(ctx context.Context, ch workspace.Change) {
 			}
 		}
 	}
+	ix.m.Refresh(docs...)
 	ix.saveCacheSoon()
 	if f := ix.applied.Load(); f != nil {
 		(*f)()

@@ -308,3 +308,33 @@ func TestSearchTextNamesIdenticalCopies(t *testing.T) {
 		t.Errorf("search text:\n%s\nwant:\n%s", out, want)
 	}
 }
+
+// A README saved on disk reaches the overview's ranking through the
+// watcher: of two functions alike in all else, the one its example
+// calls comes first with no focus (files are listed in the order of
+// their best definition).
+func TestReadmeExampleReachesTheOverview(t *testing.T) {
+	ws, ix, _ := newIndex(t, false)
+	for _, name := range []string{"Alpha", "Beta"} {
+		rel := "pkg/" + strings.ToLower(name) + ".go"
+		os.WriteFile(ws.Abs(rel), []byte("package pkg\n\n// "+name+" does one thing.\nfunc "+name+"() int { return 1 }\n"), 0o644)
+		ix.watch.Touch(rel)
+	}
+	order := func() (first, second string) {
+		out, _ := ix.RenderMap(Focus{}, 4096)
+		a, b := strings.Index(out, "func Alpha"), strings.Index(out, "func Beta")
+		switch {
+		case a < 0 || b < 0:
+			return "", ""
+		case a < b:
+			return "Alpha", "Beta"
+		}
+		return "Beta", "Alpha"
+	}
+	eventually(t, "both functions in the map", func() bool { f, _ := order(); return f != "" })
+	_, second := order()
+	readme := "# pkg\n\n```go\nn := pkg." + second + "()\n```\n"
+	os.WriteFile(ws.Abs("README.md"), []byte(readme), 0o644)
+	ix.watch.Touch("README.md")
+	eventually(t, "the README's example first in the overview", func() bool { f, _ := order(); return f == second })
+}

@@ -84,8 +84,9 @@ const (
 	maxDocFileSize = 256 << 10
 )
 
-// isMarkdown reports a Markdown file.
-func isMarkdown(rel string) bool {
+// IsMarkdown reports a Markdown file: its code fences are examples
+// (markdownExamples), read again when one changes (Refresh).
+func IsMarkdown(rel string) bool {
 	return strings.HasSuffix(rel, ".md") || strings.HasSuffix(rel, ".markdown")
 }
 

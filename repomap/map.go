@@ -188,7 +188,7 @@ func (m *Map) BuildListed(ctx context.Context, list workspace.Lister) (BuildStat
 	var todo, docs []workspace.File
 	for _, f := range walked {
 		if LanguageOf(f.Rel) == "" {
-			if isMarkdown(f.Rel) {
+			if IsMarkdown(f.Rel) {
 				docs = append(docs, f)
 			}
 			walkSkips[SkipUnsupported]++
@@ -576,8 +576,8 @@ func isGenerated(rel string, content []byte) bool {
 // replaces the file's tags with a skip record. It returns an error only when
 // tree-sitter fails to parse (the file is then removed from the map).
 func (m *Map) Update(rel string, content []byte) error {
-	if isMarkdown(rel) {
-		m.refreshDoc(rel, content)
+	if IsMarkdown(rel) {
+		m.refreshDocs([]string{rel}, content)
 		return nil
 	}
 	if LanguageOf(rel) == "" {
@@ -727,11 +727,14 @@ func (m *Map) Remove(rel string) {
 
 // Refresh re-reads the given workspace-relative files (overlay first, then
 // disk) and updates or removes them: what a watcher calls after events.
+// Markdown files among them are read again together (refreshDocs).
 func (m *Map) Refresh(rels ...string) {
+	var docs []string
+	defer func() { m.refreshDocs(docs, nil) }() // once for all of them
 	for _, rel := range rels {
 		abs := m.ws.Abs(rel)
-		if isMarkdown(rel) {
-			m.refreshDoc(rel, nil)
+		if IsMarkdown(rel) {
+			docs = append(docs, rel)
 			continue
 		}
 		if m.ws.Ignored(rel) || LanguageOf(rel) == "" {
@@ -773,28 +776,35 @@ func (m *Map) setDocs(docs []workspace.File, read func(abs string) ([]byte, erro
 	m.mu.Unlock()
 }
 
-// refreshDoc reads the workspace's Markdown examples again after Markdown
-// file rel changed (content: its new text, nil to read it), was created
-// or was removed: an edited README reaches the overview at once, not at
-// the next build. At most maxDocFiles files are read, as in a build.
-func (m *Map) refreshDoc(rel string, content []byte) {
+// refreshDocs reads the workspace's Markdown examples again after the
+// Markdown files rels changed, were created or were removed: an edited
+// README reaches the overview at once, not at the next build. content,
+// when not nil, is the text of rels[0] (the editor's). At most
+// maxDocFiles files are read, as in a build, once for all of rels.
+func (m *Map) refreshDocs(rels []string, content []byte) {
+	if len(rels) == 0 {
+		return
+	}
 	m.docMu.Lock()
 	defer m.docMu.Unlock()
 	m.mu.RLock()
-	docs := slices.DeleteFunc(slices.Clone(m.docs), func(f workspace.File) bool { return f.Rel == rel })
+	docs := slices.DeleteFunc(slices.Clone(m.docs), func(f workspace.File) bool { return slices.Contains(rels, f.Rel) })
 	m.mu.RUnlock()
-	abs := m.ws.Abs(rel)
-	if !m.ws.Ignored(rel) {
-		if content != nil {
+	for i, rel := range rels {
+		abs := m.ws.Abs(rel)
+		switch st, err := os.Lstat(abs); {
+		case m.ws.Ignored(rel):
+		case i == 0 && content != nil:
 			docs = append(docs, workspace.File{Rel: rel, Abs: abs, Size: int64(len(content))})
-		} else if st, err := os.Lstat(abs); err == nil && st.Mode().IsRegular() {
+		case err == nil && st.Mode().IsRegular():
 			docs = append(docs, workspace.File{Rel: rel, Abs: abs, Size: st.Size(), Mod: st.ModTime().UnixNano()})
-		} else if m.hasOverlay(abs) {
+		case m.hasOverlay(abs):
 			docs = append(docs, workspace.File{Rel: rel, Abs: abs})
 		}
 	}
 	read := m.readFile
 	if content != nil {
+		abs := m.ws.Abs(rels[0])
 		read = func(a string) ([]byte, error) {
 			if a == abs {
 				return content, nil
