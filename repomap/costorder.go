@@ -72,50 +72,22 @@ func (rd *renderer) overview() []rankedDef {
 // score per token first fits more of a package's API in it than taking
 // the best score first (a class's methods beside one more class line).
 func (rd *renderer) byValuePerToken(defs []rankedDef) []rankedDef {
-	type part struct {
-		file    int32
-		header  int // tokens of the file's name line
-		ctx     lineKey
-		hasCtx  bool
-		ctxCost int
-		own     lineKey
-		ownCost int
-	}
-	parts := make([]part, len(defs))
+	costs := make([]lineCost, len(defs))
 	byFile := map[int32][]int{}
-	byLine := map[lineKey][]int{} // defs whose cost counts the line
+	byLine := map[lineKey][]int{} // the defs whose cost counts the line
 	for i, x := range defs {
-		t := rd.g.tags[x.file]
-		d := &t.Defs[x.def]
-		p := part{file: x.file, header: rd.tokens(t.Path + ":\n"), own: lineKey{x.file, d.NameLine}}
-		if c, ok := rd.contextItem(t, d); ok {
-			p.ctx, p.hasCtx, p.ctxCost = lineKey{x.file, c.line}, true, rd.tokens(formatLine(c))
-			byLine[p.ctx] = append(byLine[p.ctx], i)
+		c := rd.lineCostOf(x)
+		if c.hasCtx {
+			byLine[c.ctx] = append(byLine[c.ctx], i)
 		}
-		if it := rd.defItem(t, d); it.member != "" {
-			p.ownCost = rd.tokens(memberItem(it))
-		} else {
-			p.ownCost = rd.tokens(formatLine(it))
-		}
-		byLine[p.own] = append(byLine[p.own], i)
-		parts[i] = p
+		byLine[c.own] = append(byLine[c.own], i)
 		byFile[x.file] = append(byFile[x.file], i)
+		costs[i] = c
 	}
 	files := map[int32]bool{}
 	lines := map[lineKey]bool{}
 	value := func(i int) float64 {
-		p := &parts[i]
-		c := 0
-		if !files[p.file] {
-			c += p.header
-		}
-		if p.hasCtx && !lines[p.ctx] {
-			c += p.ctxCost
-		}
-		if !lines[p.own] {
-			c += p.ownCost
-		}
-		return defs[i].score / math.Pow(float64(max(c, 1)), tokenCostExp)
+		return defs[i].score / math.Pow(float64(max(costs[i].given(files, lines), 1)), tokenCostExp)
 	}
 	h := make(valueHeap, len(defs))
 	cur := make([]float64, len(defs)) // each def's current value; heap entries with another are stale
@@ -141,19 +113,18 @@ func (rd *renderer) byValuePerToken(defs []rankedDef) []rankedDef {
 		}
 		taken[e.i] = true
 		out = append(out, defs[e.i])
-		p := &parts[e.i]
-		newFile := !files[p.file]
-		files[p.file] = true
-		if p.hasCtx && !lines[p.ctx] {
-			lines[p.ctx] = true
-			revalue(byLine[p.ctx])
+		c := &costs[e.i]
+		newFile, newCtx, newOwn := !files[c.file], c.hasCtx && !lines[c.ctx], !lines[c.own]
+		c.take(files, lines)
+		// What the taken lines make cheaper.
+		if newCtx {
+			revalue(byLine[c.ctx])
 		}
-		if !lines[p.own] {
-			lines[p.own] = true
-			revalue(byLine[p.own])
+		if newOwn {
+			revalue(byLine[c.own])
 		}
 		if newFile {
-			revalue(byFile[p.file])
+			revalue(byFile[c.file])
 		}
 	}
 	return out

@@ -618,38 +618,67 @@ func (rd *renderer) fit(ranked func(int) []rankedDef, budget int) int {
 		if k == len(defs) {
 			defs = ranked(rd.r.n)
 		}
-		x := defs[k]
-		t := rd.g.tags[x.file]
-		d := &t.Defs[x.def]
-		cost := 0
-		if !files[x.file] {
-			cost += rd.tokens(t.Path + ":\n")
-		}
-		var ctx item
-		hasCtx := false
-		if c, ok := rd.contextItem(t, d); ok && !lines[lineKey{x.file, c.line}] {
-			ctx, hasCtx = c, true
-			cost += rd.tokens(formatLine(c))
-		}
-		own := !lines[lineKey{x.file, d.NameLine}]
-		if own {
-			if it := rd.defItem(t, d); it.member != "" {
-				cost += rd.tokens(memberItem(it)) // most share a line
-			} else {
-				cost += rd.tokens(formatLine(it))
-			}
-		}
+		c := rd.lineCostOf(defs[k])
+		cost := c.given(files, lines)
 		if total+cost > budget {
 			return k
 		}
 		total += cost
-		files[x.file] = true
-		if hasCtx {
-			lines[lineKey{x.file, ctx.line}] = true
-		}
-		lines[lineKey{x.file, d.NameLine}] = true
+		c.take(files, lines)
 	}
 	return rd.r.n
+}
+
+// lineCost is what a definition adds to a rendered map, in tokens: its
+// file's name line (when no line of the file is shown yet), the
+// enclosing class line (when not shown yet), and its own line or, for a
+// method in an overview, its entry on a line of methods (most share a
+// line).
+type lineCost struct {
+	file             int32
+	header           int
+	ctx, own         lineKey
+	hasCtx           bool
+	ctxCost, ownCost int
+}
+
+func (rd *renderer) lineCostOf(x rankedDef) lineCost {
+	t := rd.g.tags[x.file]
+	d := &t.Defs[x.def]
+	c := lineCost{file: x.file, header: rd.tokens(t.Path + ":\n"), own: lineKey{x.file, d.NameLine}}
+	if it, ok := rd.contextItem(t, d); ok {
+		c.ctx, c.hasCtx, c.ctxCost = lineKey{x.file, it.line}, true, rd.tokens(formatLine(it))
+	}
+	if it := rd.defItem(t, d); it.member != "" {
+		c.ownCost = rd.tokens(memberItem(it))
+	} else {
+		c.ownCost = rd.tokens(formatLine(it))
+	}
+	return c
+}
+
+// given returns the tokens c adds to a map that shows files and lines.
+func (c *lineCost) given(files map[int32]bool, lines map[lineKey]bool) int {
+	n := 0
+	if !files[c.file] {
+		n += c.header
+	}
+	if c.hasCtx && !lines[c.ctx] {
+		n += c.ctxCost
+	}
+	if !lines[c.own] {
+		n += c.ownCost
+	}
+	return n
+}
+
+// take marks c's file and lines shown.
+func (c *lineCost) take(files map[int32]bool, lines map[lineKey]bool) {
+	files[c.file] = true
+	if c.hasCtx {
+		lines[c.ctx] = true
+	}
+	lines[c.own] = true
 }
 
 // fileGroup is one file's part of a rendered map: its items by line.
