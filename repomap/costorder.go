@@ -20,9 +20,6 @@ func (rd *renderer) ranked(k int) []rankedDef {
 	if !rd.compact {
 		return rd.r.get(k)
 	}
-	if rd.order == nil {
-		rd.order = rd.overview()
-	}
 	if k <= len(rd.order) {
 		return rd.order[:k:k]
 	}
@@ -40,13 +37,13 @@ func (rd *renderer) ranked(k int) []rankedDef {
 // same core-API figures).
 const overviewReach = 4
 
-// overview returns the ranking's first overviewReach times
-// rd.rankOrderFit definitions (at most rankedPrefix) by value per token,
-// kept on the ranking for the next Render with the same reach (a few
-// budgets are asked for; the order of n definitions is not a prefix of
-// the order of more).
-func (rd *renderer) overview() []rankedDef {
-	n := min(rankedPrefix, rd.r.n, overviewReach*max(rd.rankOrderFit, 16))
+// overview returns the ranking's first overviewReach times fit
+// definitions (fit: how many fit the budget in rank order; at most
+// rankedPrefix) by value per token, kept on the ranking for the next
+// Render with the same reach (a few budgets are asked for; the order of n
+// definitions is not a prefix of the order of more).
+func (rd *renderer) overview(fit int) []rankedDef {
+	n := min(rankedPrefix, rd.r.n, overviewReach*max(fit, 16))
 	r := rd.r
 	r.mu.Lock()
 	o, ok := r.overviews[n]

@@ -42,6 +42,7 @@ func TestOverviewTakesValuePerToken(t *testing.T) {
 	}
 	r := &ranking{defs: ranked, n: len(ranked)}
 	rd := &renderer{m: m, g: g, r: r, compact: true}
+	rd.order = rd.overview(len(ranked)) // as Render makes it
 	got := name(rd.ranked(len(ranked)))
 	// get costs ~3 tokens (", 2: get(…)"), OtherPackageThing ~12 (its
 	// file's line and its class line): 4/3^0.75 > 5/12^0.75. put's value

@@ -84,10 +84,11 @@ const (
 	maxDocFileSize = 256 << 10
 )
 
-// IsMarkdown reports a Markdown file: its code fences are examples
-// (markdownExamples), read again when one changes (Refresh).
+// IsMarkdown reports a Markdown file (by workspace.LanguageOf): its code
+// fences are examples (markdownExamples), read again when one changes
+// (Refresh).
 func IsMarkdown(rel string) bool {
-	return strings.HasSuffix(rel, ".md") || strings.HasSuffix(rel, ".markdown")
+	return workspace.LanguageOf(rel) == "markdown"
 }
 
 // markdownExamples returns the names the code fences of docs (Markdown

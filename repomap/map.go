@@ -791,14 +791,15 @@ func (m *Map) refreshDocs(rels []string, content []byte) {
 	docs := slices.DeleteFunc(slices.Clone(m.docs), func(f workspace.File) bool { return slices.Contains(rels, f.Rel) })
 	m.mu.RUnlock()
 	for i, rel := range rels {
+		if m.ws.Ignored(rel) {
+			continue
+		}
 		abs := m.ws.Abs(rel)
-		switch st, err := os.Lstat(abs); {
-		case m.ws.Ignored(rel):
-		case i == 0 && content != nil:
+		if i == 0 && content != nil {
 			docs = append(docs, workspace.File{Rel: rel, Abs: abs, Size: int64(len(content))})
-		case err == nil && st.Mode().IsRegular():
+		} else if st, err := os.Lstat(abs); err == nil && st.Mode().IsRegular() {
 			docs = append(docs, workspace.File{Rel: rel, Abs: abs, Size: st.Size(), Mod: st.ModTime().UnixNano()})
-		case m.hasOverlay(abs):
+		} else if m.hasOverlay(abs) {
 			docs = append(docs, workspace.File{Rel: rel, Abs: abs})
 		}
 	}

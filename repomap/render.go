@@ -49,7 +49,7 @@ func (m *Map) Render(focus Focus, tokens int) (string, RenderStats) {
 	unfocused := len(focus.Files)+len(focus.Related)+len(focus.Identifiers)+len(focus.Mentioned) == 0
 	rd := &renderer{m: m, g: g, r: r, compact: unfocused}
 	if unfocused {
-		rd.rankOrderFit = rd.fit(rd.r.get, tokens)
+		rd.order = rd.overview(rd.fit(rd.r.get, tokens))
 	}
 
 	// Estimate how many of the ranked definitions fit by summing per-line
@@ -124,10 +124,9 @@ type renderer struct {
 	// compact shortens signature lines (compactSignature): the unfocused
 	// map is an overview, where more definitions beat longer lines.
 	compact bool
-	// In an overview: how many ranked definitions fit the budget in rank
-	// order, and the order the renderer takes them in (overview).
-	rankOrderFit int
-	order        []rankedDef
+	// order is an overview's first definitions in the order the renderer
+	// takes them (overview).
+	order []rankedDef
 }
 
 // defItem is the rendered line of definition d of file t.

@@ -67,8 +67,8 @@ var ErrIndexBusy = errors.New("search index is in use by another process")
 func init() {
 	// A question's disjunction has 13-16 clauses (its words, their stems
 	// and expansions): past bleve's default of 10 it switched to the
-	// heap, whose comparisons of
-	// document ids cost more than the slice's scan at that size. bleve
+	// heap, whose comparisons of document ids cost more than the slice's
+	// scan at that size. bleve
 	// documents the setting as the application's; only this package uses
 	// bleve. Hits and scores are the same (the fresh set's 50 hits of
 	// every question compared); at 10x the Go tree a new question's

@@ -30,7 +30,7 @@ var extLanguages = map[string]string{
 	".ts": "typescript", ".mts": "typescript", ".cts": "typescript", ".tsx": "tsx",
 	".java": "java", ".kt": "kotlin", ".rs": "rust", ".rb": "ruby", ".php": "php", ".cs": "csharp",
 	".swift": "swift", ".scala": "scala", ".lua": "lua", ".sh": "bash", ".bash": "bash",
-	".zsh": "bash", ".md": "markdown", ".txt": "text", ".json": "json", ".yaml": "yaml",
+	".zsh": "bash", ".md": "markdown", ".markdown": "markdown", ".txt": "text", ".json": "json", ".yaml": "yaml",
 	".yml": "yaml", ".toml": "toml", ".html": "html", ".css": "css", ".sql": "sql",
 	".proto": "protobuf", ".xml": "xml", ".el": "elisp", ".ml": "ocaml", ".ex": "elixir",
 	".exs": "elixir", ".erl": "erlang", ".hs": "haskell", ".vim": "vim", ".scm": "scheme",
