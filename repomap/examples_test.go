@@ -172,3 +172,34 @@ func TestMarkdownEditReachesRanking(t *testing.T) {
 		t.Errorf("after the guide's removal %s ranks first, want check (the README's edit)", got)
 	}
 }
+
+// A second build reads the Markdown files again only when one changed.
+func TestMarkdownReadAgainOnlyWhenChanged(t *testing.T) {
+	root := t.TempDir()
+	writeFiles(t, root, map[string]string{
+		"a.ts":      "export function run() { return 1; }\n",
+		"README.md": "```ts\nrun()\n```\n",
+	})
+	m := newMap(t, root, Options{})
+	reads := 0
+	read := m.readFile
+	m.readFile = func(abs string) ([]byte, error) {
+		if strings.HasSuffix(abs, "README.md") {
+			reads++
+		}
+		return read(abs)
+	}
+	build(t, m)
+	build(t, m)
+	if reads != 1 {
+		t.Errorf("two builds of an unchanged workspace read README.md %d times, want 1", reads)
+	}
+	writeFiles(t, root, map[string]string{"README.md": "```ts\nrun()\nrun()\n```\n"})
+	build(t, m)
+	if reads != 2 {
+		t.Errorf("a build after README.md changed read it %d times in all, want 2", reads)
+	}
+	if len(m.docExamples) != 1 || m.docExamples[0].Count != 2 {
+		t.Errorf("examples after the change: %v", m.docExamples)
+	}
+}

@@ -229,7 +229,9 @@ func (m *Map) BuildListed(ctx context.Context, list workspace.Lister) (BuildStat
 	}
 	m.install(next, walkSkips, transient, stats.Parsed == 0 && len(next) == len(prev))
 	m.docMu.Lock()
-	m.setDocs(docs, m.readFile)
+	if !m.docsCurrent(docs) {
+		m.setDocs(docs, m.readFile)
+	}
 	m.docMu.Unlock()
 
 	st := m.Stats()
@@ -774,6 +776,17 @@ func (m *Map) setDocs(docs []workspace.File, read func(abs string) ([]byte, erro
 		m.graph, m.rankCache = nil, nil
 	}
 	m.mu.Unlock()
+}
+
+// docsCurrent reports that the Markdown examples were read from docs as
+// they are (the same files, sizes and times, none open in the editor):
+// a rescan or a second build need not read them again, Update and
+// Refresh having kept them current. The caller holds docMu.
+func (m *Map) docsCurrent(docs []workspace.File) bool {
+	m.mu.RLock()
+	same := m.docs != nil && slices.Equal(docs, m.docs)
+	m.mu.RUnlock()
+	return same && !slices.ContainsFunc(docs, func(f workspace.File) bool { return m.hasOverlay(f.Abs) })
 }
 
 // refreshDocs reads the workspace's Markdown examples again after the
