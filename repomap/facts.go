@@ -199,7 +199,6 @@ type fileFacts struct {
 	internal     bool // isInternal
 	experimental bool // isExperimental
 	depth        int  // directory levels below the workspace root
-	dirPackage   bool // the language makes each directory its own package (isDirPackage)
 	defs         []defFacts
 	scored       int // definitions a ranking scores (not local, not an overload)
 	api          int // of those, API (factAPI)
@@ -229,7 +228,6 @@ func computeFacts(t *FileTags, ids, same []int32) *fileFacts {
 		internal:     isInternal(t.Path),
 		experimental: isExperimental(t),
 		depth:        strings.Count(t.Path, "/"),
-		dirPackage:   isDirPackage(t.Language),
 		defs:         make([]defFacts, len(ids)),
 	}
 	for i := range t.Refs {
@@ -290,12 +288,6 @@ func computeFacts(t *FileTags, ids, same []int32) *fileFacts {
 	}
 	return f
 }
-
-// isDirPackage reports a language whose directories are packages of their
-// own: in Java, java/util/function is the package java.util.function, not
-// part of java.util, so below the shallowest directory a file belongs to
-// another package than the one the map is of.
-func isDirPackage(lang string) bool { return lang == "java" }
 
 // inTraitImpl reports an item of a Rust `impl Trait for Type` block: API
 // as public as the trait, documented by the trait (fmt, from_iter, next).

@@ -101,8 +101,9 @@ import (
 // fixtures/, __fixtures__/) and in Go's builtin package (the predeclared
 // identifiers, which every Go file uses), ×0.1 in test files unless a focus
 // file is a test, ×0.03 in Go internal/ and Java jdk/internal/ packages when nothing is focused, and
-// ×0.6 per directory level below the shallowest file when nothing is
-// focused (×0.2 in Java, where a subdirectory is another package), ×3 for exported API (isAPI: Go's capitalized names, Python's public
+// ×0.2 per directory level below the shallowest file when nothing is
+// focused (a subdirectory is another package or a module's internals:
+// java.util.concurrent, kernel/sched's subfolders), ×3 for exported API (isAPI: Go's capitalized names, Python's public
 // top-level names and members, in a module with __all__ only the top-level
 // names it lists (unlisted), TypeScript/JavaScript exports) and ×10 more,
 // when nothing is focused, for API an export list names (declared: an index
@@ -119,8 +120,7 @@ import (
 // reads each language's visibility (visibility.go: Java public, Rust pub,
 // C static, Ruby private). Also since issue 29, with no focus: a C
 // function or variable that a header declares and a .c file defines
-// without static is header-declared API, ×3 (headerBoost, weaker than an
-// export list such as EXPORT_SYMBOL), and its .c definition ×0.1 (the
+// without static is header-declared API, whose .c definition ×0.1 (the
 // header's line stands for it); a constructor named after its class, a
 // Rust trait impl's item and a Java @Override method ×0.1 (the class line
 // or the trait stands for them); and an API type with m API members
@@ -145,31 +145,29 @@ import (
 // implementations too: callers call the declaration.
 // The definitions of Focus.Known files are left out: the prompt holds them.
 const (
-	damping          = 0.85
-	maxIterations    = 100
-	tolerance        = 1e-4 // L1 change of the rank vector (sums to 1) that ends the iteration: a smaller one costs iterations without changing the top of the map
-	focusBoost       = 10.0
-	specificBoost    = 3.0
-	shortPenalty     = 0.3
-	privatePenalty   = 0.3
-	baselineShare    = 0.01
-	defFocusBoost    = 2.0
-	ubiquityShare    = 0.05
-	fixturePenalty   = 0.1
-	selfRefFactor    = 0.3
-	testPenalty      = 0.1
-	internalFactor   = 0.03 // unfocused: an internal package is no API (issue 29 round 5: ×0.3 before)
-	apiBoost         = 3.0
-	nestFactor       = 0.6
-	declaredBoost    = 10.0
-	internalsFactor  = 0.1
-	entryBoost       = 3.0
-	subpackageFactor = 0.2
-	headerBoost      = 3.0
-	surfaceWeight    = 1.0
-	docWeight        = 2.0
-	exampleWeight    = 1.0
-	apiSplitExp      = 0.5
+	damping         = 0.85
+	maxIterations   = 100
+	tolerance       = 1e-4 // L1 change of the rank vector (sums to 1) that ends the iteration: a smaller one costs iterations without changing the top of the map
+	focusBoost      = 10.0
+	specificBoost   = 3.0
+	shortPenalty    = 0.3
+	privatePenalty  = 0.3
+	baselineShare   = 0.01
+	defFocusBoost   = 2.0
+	ubiquityShare   = 0.05
+	fixturePenalty  = 0.1
+	selfRefFactor   = 0.3
+	testPenalty     = 0.1
+	internalFactor  = 0.03 // unfocused: an internal package is no API (issue 29 round 5: ×0.3 before)
+	apiBoost        = 3.0
+	nestFactor      = 0.2 // issue 29 round 8: 0.6 before, ×0.2 only in Java (now every language)
+	declaredBoost   = 10.0
+	internalsFactor = 0.1
+	entryBoost      = 3.0
+	surfaceWeight   = 1.0
+	docWeight       = 2.0
+	exampleWeight   = 1.0
+	apiSplitExp     = 0.5
 	// unfocusedFlowExp compresses what flows to a definition when nothing
 	// is focused: what a package's own files use most (java.util's Locale,
 	// 100× TreeMap's inflow) is not all a newcomer needs first, and the

@@ -474,11 +474,7 @@ func (rg *refGraph) scores(focus Focus, pr []float64, mass map[refName]float64, 
 			if isExperimental(t) {
 				fileFactor *= fixturePenalty
 			}
-			nest := nestFactor
-			if t.Language == "java" {
-				nest = subpackageFactor
-			}
-			fileFactor *= math.Pow(nest, float64(strings.Count(t.Path, "/")-minDepth))
+			fileFactor *= math.Pow(nestFactor, float64(strings.Count(t.Path, "/")-minDepth))
 		}
 		// With no focus the file's baseline is shared by its API.
 		shares := len(t.Defs)
@@ -588,8 +584,6 @@ func (rg *refGraph) scores(focus Focus, pr []float64, mass map[refName]float64, 
 				s *= apiBoost
 				if unfocused && rg.declared[d.Name()] && !method {
 					s *= declaredBoost
-				} else if unfocused && rg.cDeclared[d.Name()] && !method {
-					s *= headerBoost
 				}
 				if unfocused && isEntry(t.Language, d) {
 					s *= entryBoost

@@ -158,11 +158,7 @@ func (sf *scoreFocus) fileFactor(facts *fileFacts) float64 {
 		f *= fixturePenalty
 	}
 	if sf.unfocused {
-		nest := nestFactor
-		if facts.dirPackage {
-			nest = subpackageFactor
-		}
-		f *= math.Pow(nest, float64(facts.depth-sf.minDepth))
+		f *= math.Pow(nestFactor, float64(facts.depth-sf.minDepth))
 	}
 	return f
 }
@@ -199,8 +195,6 @@ func (sf *scoreFocus) defFactor(s float64, d *scoreDef, focusName bool) float64 
 		s *= apiBoost
 		if sf.unfocused && d.flags&scoreDeclared != 0 {
 			s *= declaredBoost
-		} else if sf.unfocused && d.flags&scoreHeaderDeclared != 0 {
-			s *= headerBoost
 		}
 		if sf.unfocused && d.flags&factEntry != 0 {
 			s *= entryBoost
@@ -302,7 +296,7 @@ type scoreDef struct {
 	uses           int32  // files referring to the name or its forms that resolve here
 	doc            uint16 // Def.docLines
 	examples       int32  // lines of documentation examples naming it (graph.examples)
-	flags          uint8  // factAPI, factEntry, factSecondary, scoreDeclared, scoreHeaderDeclared, scoreDeclaredElsewhere
+	flags          uint8  // factAPI, factEntry, factSecondary, scoreDeclared, scoreDeclaredElsewhere
 }
 
 type scoreQual struct{ slot, definers int32 }
@@ -314,10 +308,6 @@ const scoreDeclared = 1 << 7
 // the map shows instead when nothing is focused: the header is where a
 // reader of the interface looks, and one line per name is enough.
 const scoreDeclaredElsewhere = 1 << 6
-
-// scoreHeaderDeclared marks a C function or variable a header declares and
-// a .c file defines (graph.cDeclared).
-const scoreHeaderDeclared = 1 << 5
 
 func (g *graph) scoreIndex() *scoreIndex {
 	x := g.scoreIx
@@ -359,7 +349,6 @@ func (g *graph) scoreIndex() *scoreIndex {
 					d.flags |= scoreDeclared
 				}
 				if g.cDeclared != nil && g.cDeclared[id] {
-					d.flags |= scoreHeaderDeclared
 					if g.cDoc != nil {
 						d.doc = max(d.doc, g.cDoc[id])
 					}
