@@ -692,7 +692,8 @@ func TestParseFailureIsCountedAndRetried(t *testing.T) {
 }
 
 // The unfocused map shortens lines: one-line bodies and class heritage go,
-// long generic parameter and argument lists become <…>; a focused map
+// a class's generic parameter and argument lists become <…> unless as
+// short (a function's or type alias's only on a long line); a focused map
 // shows lines as they are.
 func TestCompactSignatures(t *testing.T) {
 	for _, c := range []struct{ lang, kind, in, want string }{
@@ -700,7 +701,9 @@ func TestCompactSignatures(t *testing.T) {
 		{"go", "method", "func (fakeLocker) Lock()   {}", "func (fakeLocker) Lock()"},
 		{"go", "function", "func New(x struct{ a int }) interface{} {", "func New(x struct{ a int }) interface{}"},
 		{"go", "type", "type T struct{ a int }", "type T struct{ a int }"},
-		{"typescript", "class", "export declare class ZodUnion<T extends ZodUnionOptions> extends ZodType<T[number][\"_output\"], ZodUnionDef<T>, T[number][\"_input\"]> {", "export declare class ZodUnion<T extends ZodUnionOptions>"},
+		{"typescript", "class", "export declare class ZodUnion<T extends ZodUnionOptions> extends ZodType<T[number][\"_output\"], ZodUnionDef<T>, T[number][\"_input\"]> {", "export declare class ZodUnion<…>"},
+		{"java", "class", "public class EnumMap<K extends Enum<K>, V> extends AbstractMap<K, V>", "public class EnumMap<…>"},
+		{"java", "interface", "public interface Map<K, V> {", "public interface Map<K, V>"},
 		{"typescript", "class", "export declare class ZodObject<T extends ZodRawShape, UnknownKeys extends UnknownKeysParam = UnknownKeysParam, Catchall extends Zod", "export declare class ZodObject<…>"},
 		{"typescript", "class", "export class Subscriber<T> extends Subscription implements Observer<T> {", "export class Subscriber<T>"},
 		{"typescript", "type", "export type X<T extends Y> = T extends Z ? A : B;", "export type X<T extends Y> = T extends Z ? A : B;"},
@@ -731,6 +734,22 @@ func TestCompactSignatures(t *testing.T) {
 	} {
 		if got := compactSignature(c.lang, c.kind, c.in); got != c.want {
 			t.Errorf("compactSignature(%s, %s, %q) = %q, want %q", c.lang, c.kind, c.in, got, c.want)
+		}
+	}
+	// An API line loses the word that makes it public; others keep it.
+	for _, c := range []struct{ lang, in, want string }{
+		{"java", "public class Arrays", "class Arrays"},
+		{"java", "public abstract class Calendar", "abstract class Calendar"},
+		{"java", "protected void finalize()", "protected void finalize()"},
+		{"rust", "pub struct Vec<T>", "struct Vec<T>"},
+		{"rust", "pub(crate) fn helper()", "pub(crate) fn helper()"},
+		{"typescript", "export declare class ZodType<…>", "class ZodType<…>"},
+		{"typescript", "export default class Foo", "class Foo"},
+		{"go", "func Handle(pattern string, handler Handler)", "func Handle(pattern string, handler Handler)"},
+		{"java", "public ", "public "},
+	} {
+		if got := cutVisibility(c.lang, c.in); got != c.want {
+			t.Errorf("cutVisibility(%s, %q) = %q, want %q", c.lang, c.in, got, c.want)
 		}
 	}
 	root := t.TempDir()

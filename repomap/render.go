@@ -141,6 +141,9 @@ func (rd *renderer) defItem(t *FileTags, d *Def) item {
 	}
 	if rd.compact {
 		it.sig = compactSignature(t.Language, d.Kind(), it.sig)
+		if isAPI(t.Language, d) {
+			it.sig = cutVisibility(t.Language, it.sig)
+		}
 		if len(it.sig) > longParams || openParams(it.sig) {
 			switch d.Kind() {
 			case "function", "method", "constructor":
@@ -261,20 +264,32 @@ func (rd *renderer) contextItem(t *FileTags, d *Def) (item, bool) {
 	c, ok := contextOf(t, d)
 	if ok && rd.compact {
 		c.sig = compactSignature(t.Language, "", c.sig)
+		if isAPI(t.Language, d) { // so is the type that holds it
+			c.sig = cutVisibility(t.Language, c.sig)
+		}
 	}
 	return c, ok
 }
 
-// longSignature is the length past which compactSignature elides type
-// parameters and arguments.
-const longSignature = 80
+// longLine is the length past which compactSignature elides the type
+// parameters of a line that reuses them (reusesTypeParams).
+const longLine = 80
+
+// reusesTypeParams reports a kind of definition whose line names its type
+// parameters again: a function's parameters and result (map<T, R>(project:
+// (value: T) => R)), a type alias's right side.
+func reusesTypeParams(kind string) bool {
+	return kind == "function" || kind == "method" || kind == "constructor" || kind == "type"
+}
 
 // compactSignature shortens a signature line for an overview: a function's
 // one-line body goes (the map shows signatures, not bodies), so do a
-// class's heritage (cutHeritage) and a closing "{" (cutOpeningBrace), and in a long
-// line of a language with angle-bracket generics each outermost <...> type
-// parameter or argument list becomes <…> (zod's class lines, ~50 tokens
-// each, mostly type arguments of the base class).
+// class's heritage (cutHeritage) and a closing "{" (cutOpeningBrace), and in a
+// language with angle-bracket generics each outermost <...> type parameter
+// or argument list of a class's line (or a long line, reusesTypeParams) becomes <…>
+// unless it is as short (zod's class lines were ~50 tokens each, mostly
+// type arguments of the base class; `Map<K,V>` stays, `EnumMap<K extends
+// Enum<K>,V>` is `EnumMap<…>`: issue 29 round 8).
 func compactSignature(lang, kind, sig string) string {
 	if lang == "python" {
 		sig = cutPythonComment(sig)
@@ -291,13 +306,37 @@ func compactSignature(lang, kind, sig string) string {
 	case "c", "cpp":
 		sig = cutCAnnotations(sig)
 	}
-	if len(sig) > longSignature {
-		switch lang {
-		case "typescript", "tsx", "javascript", "java", "csharp", "rust", "cpp":
+	switch lang {
+	case "typescript", "tsx", "javascript", "java", "csharp", "rust", "cpp":
+		if len(sig) > longLine || !reusesTypeParams(kind) {
 			sig = elideTypeArguments(sig)
 		}
 	}
 	return cutOpeningBrace(sig)
+}
+
+// cutVisibility drops the words that make an API definition's line public
+// (Java's and C#'s `public`, Rust's `pub`, TypeScript's `export`,
+// `default` and `declare`) from the start of its overview line: an
+// overview is of the API, so the word says nothing there, and on a map of
+// class lines it is a token in six ("public class ArrayList<…>"). The
+// lines of what is not API keep theirs.
+func cutVisibility(lang, sig string) string {
+	var words []string
+	switch lang {
+	case "java", "csharp":
+		words = []string{"public "}
+	case "rust":
+		words = []string{"pub "}
+	case "typescript", "tsx", "javascript":
+		words = []string{"export ", "default ", "declare "}
+	}
+	for _, w := range words {
+		if t := strings.TrimPrefix(sig, w); t != "" {
+			sig = t
+		}
+	}
+	return sig
 }
 
 // cutOpeningBrace drops the "{" that ends a line (a body or an
@@ -461,13 +500,13 @@ func cutOneLineBody(sig string) string {
 // maxSignature) is closed; a ">" with no "<" leaves the line unchanged.
 func elideTypeArguments(sig string) string {
 	var b strings.Builder
-	depth := 0
+	depth, open := 0, 0
 	for i := 0; i < len(sig); i++ {
 		c := sig[i]
 		switch {
 		case c == '<' && (depth > 0 || i > 0 && isNameByte(sig[i-1])):
 			if depth == 0 {
-				b.WriteString("<…")
+				open = i
 			}
 			depth++
 			continue
@@ -477,7 +516,11 @@ func elideTypeArguments(sig string) string {
 			}
 			depth--
 			if depth == 0 {
-				b.WriteByte('>')
+				if inner := sig[open+1 : i]; plainTypeParams(inner) {
+					b.WriteString(sig[open : i+1])
+				} else {
+					b.WriteString("<…>")
+				}
 			}
 			continue
 		}
@@ -486,9 +529,22 @@ func elideTypeArguments(sig string) string {
 		}
 	}
 	if depth > 0 {
-		b.WriteByte('>')
+		b.WriteString("<…>")
 	}
 	return b.String()
+}
+
+// plainTypeParams reports a list of one- or two-letter type parameters
+// ("T", "K, V"): as short as the <…> that would replace it, and it says
+// more.
+func plainTypeParams(s string) bool {
+	for _, p := range strings.Split(s, ",") {
+		p = strings.TrimSpace(p)
+		if p == "" || len(p) > 2 || !isNameByte(p[0]) || len(p) == 2 && !isNameByte(p[1]) {
+			return false
+		}
+	}
+	return true
 }
 
 func isNameByte(c byte) bool {
