@@ -205,11 +205,11 @@ var coreBudgets = []int{512, 1024, 2048}
 // coreFloor is the presence at 1k tokens the sets tuned on before issue 29
 // must keep (all of them together): the figure measured when the ranking
 // was last changed, less a margin.
-const coreFloor = 0.80
+const coreFloor = 0.81
 
 // coreTestFloor is the presence at 1k tokens of the test halves of the
 // issue 29 sets (all together), just below the figure measured.
-const coreTestFloor = 0.71
+const coreTestFloor = 0.72
 
 // tally counts names present at each budget.
 type tally struct {
