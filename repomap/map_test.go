@@ -704,6 +704,7 @@ func TestCompactSignatures(t *testing.T) {
 		{"typescript", "class", "export declare class ZodUnion<T extends ZodUnionOptions> extends ZodType<T[number][\"_output\"], ZodUnionDef<T>, T[number][\"_input\"]> {", "export declare class ZodUnion<…>"},
 		{"java", "class", "public class EnumMap<K extends Enum<K>, V> extends AbstractMap<K, V>", "public class EnumMap<…>"},
 		{"java", "interface", "public interface Map<K, V> {", "public interface Map<K, V>"},
+		{"rust", "struct", "pub struct IoSliceMut<'a>(sys::io::IoSliceMut<'a>);", "pub struct IoSliceMut<'a>(sys::io::IoSliceMut<'a>);"},
 		{"typescript", "class", "export declare class ZodObject<T extends ZodRawShape, UnknownKeys extends UnknownKeysParam = UnknownKeysParam, Catchall extends Zod", "export declare class ZodObject<…>"},
 		{"typescript", "class", "export class Subscriber<T> extends Subscription implements Observer<T> {", "export class Subscriber<T>"},
 		{"typescript", "type", "export type X<T extends Y> = T extends Z ? A : B;", "export type X<T extends Y> = T extends Z ? A : B;"},

@@ -534,12 +534,12 @@ func elideTypeArguments(sig string) string {
 	return b.String()
 }
 
-// plainTypeParams reports a list of one- or two-letter type parameters
-// ("T", "K, V"): as short as the <…> that would replace it, and it says
-// more.
+// plainTypeParams reports a list of one- or two-letter type parameters or
+// Rust lifetimes ("T", "K, V", "'a"): as short as the <…> that would
+// replace it, and it says more.
 func plainTypeParams(s string) bool {
 	for _, p := range strings.Split(s, ",") {
-		p = strings.TrimSpace(p)
+		p = strings.TrimPrefix(strings.TrimSpace(p), "'")
 		if p == "" || len(p) > 2 || !isNameByte(p[0]) || len(p) == 2 && !isNameByte(p[1]) {
 			return false
 		}
