@@ -140,10 +140,7 @@ func (rd *renderer) defItem(t *FileTags, d *Def) item {
 		}
 	}
 	if rd.compact {
-		it.sig = compactSignature(t.Language, d.Kind(), it.sig)
-		if isAPI(t.Language, d) {
-			it.sig = cutVisibility(t.Language, it.sig)
-		}
+		it.sig = overviewSig(t, d, d.Kind(), it.sig)
 		if len(it.sig) > longParams || openParams(it.sig) {
 			switch d.Kind() {
 			case "function", "method", "constructor":
@@ -263,12 +260,22 @@ const maxMemberLine = 100
 func (rd *renderer) contextItem(t *FileTags, d *Def) (item, bool) {
 	c, ok := contextOf(t, d)
 	if ok && rd.compact {
-		c.sig = compactSignature(t.Language, "", c.sig)
-		if isAPI(t.Language, d) { // so is the type that holds it
-			c.sig = cutVisibility(t.Language, c.sig)
-		}
+		// The line of the type holding d: API when d is (a member is API
+		// only in a type that is).
+		c.sig = overviewSig(t, d, "", c.sig)
 	}
 	return c, ok
+}
+
+// overviewSig is sig, the line of definition d (of kind kind) or of
+// what holds it, as an overview shows it: compacted, and without the word
+// that makes it public when d is API.
+func overviewSig(t *FileTags, d *Def, kind, sig string) string {
+	sig = compactSignature(t.Language, kind, sig)
+	if isAPI(t.Language, d) {
+		sig = cutVisibility(t.Language, sig)
+	}
+	return sig
 }
 
 // longLine is the length past which compactSignature elides the type
