@@ -25,10 +25,11 @@ type RenderStats struct {
 // with their line numbers, indented by nesting, with the enclosing class,
 // impl or namespace line shown for members. The text never exceeds tokens
 // (counted with tokencount.Count) and, when there is enough material, is
-// within 15% under it (or one file's name and line, on a small budget). The output is a pure function of the map's content,
-// focus and tokens. With no focus the map is an overview: lines are
-// shortened and a type's methods listed by name, those next to each other
-// on one line ("120:   get(…), 131: put(…), 170: len()").
+// within 15% under it (or one file's name and line, on a small budget).
+// The output is a pure function of the map's content, focus and tokens.
+// With no focus the map is an overview: lines are shortened and a type's
+// methods listed by name, those next to each other on one line
+// ("120:   get(…), 131: put(…), 170: len()").
 //
 // Example:
 //
