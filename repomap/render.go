@@ -632,9 +632,9 @@ func memberItem(it item) string {
 	return ", " + strconv.Itoa(it.line) + ": " + it.member
 }
 
-// formatLine is an item's line: its number, unpadded (a number padded to
-// line up costs a token more on most lines, ~5% of a map), the depth's
-// indent and the signature. A line starts with its number and a colon; a
+// formatLine is an item's line: its number, unpadded (padding to line
+// the numbers up is a token of its own on most lines), the depth's indent
+// and the signature. A line starts with its number and a colon; a
 // file's name line never does.
 func formatLine(it item) string {
 	var b strings.Builder
