@@ -244,15 +244,18 @@ func (g *graph) rank(focus Focus, focusIdents []int32) *ranking {
 	// Every definition is scored in a buffer kept between rankings; the
 	// ranking keeps the best. The rest are scored again (the same scores,
 	// from the same inputs) if a budget ever needs them.
-	buf := scoredPool.Get().(*[]rankedDef)
+	sf := g.scoreFocus(focus)
+	x := g.scoreIndex()
+	buf := scoresPool.Get().(*[]float64)
+	scores := slices.Grow((*buf)[:0], len(x.defs))[:len(x.defs)]
 	hp := histPool.Get().(*[1 << scoreBucketBits]int32)
 	clear(hp[:])
-	all := g.scoreInto((*buf)[:0], focus, f.pr, f.mass, f.focusIdent, hp[:])
-	out.n = len(all)
-	out.defs = bestOf(all, rankedPrefix, hp[:])
+	g.scoreAll(scores, &sf, x, f.pr, f.mass, f.focusIdent, hp[:])
+	out.n = x.scored(&sf)
+	out.defs = g.bestScored(scores, &sf, x, rankedPrefix, out.n, hp[:])
 	histPool.Put(hp)
-	*buf = all[:0]
-	scoredPool.Put(buf)
+	*buf = scores[:0]
+	scoresPool.Put(buf)
 	if out.n > len(out.defs) {
 		fc := Focus{Files: slices.Clone(focus.Files), Related: slices.Clone(focus.Related),
 			Identifiers: slices.Clone(focus.Identifiers), Mentioned: slices.Clone(focus.Mentioned), Known: slices.Clone(focus.Known)}
@@ -261,7 +264,7 @@ func (g *graph) rank(focus Focus, focusIdents []int32) *ranking {
 	return out
 }
 
-var scoredPool = sync.Pool{New: func() any { return new([]rankedDef) }}
+var scoresPool = sync.Pool{New: func() any { return new([]float64) }}
 
 // ranking is the result of one personalized PageRank.
 type ranking struct {
@@ -336,19 +339,58 @@ func bestOf(all []rankedDef, k int, hist []int32) []rankedDef {
 			hist[scoreBucket(all[i].score)]++
 		}
 	}
-	// The bucket of the k-th best: the k best are the higher buckets'
-	// (above of them) and the best k-above of this one's.
-	b, above := len(hist)-1, 0
-	for ; b > 0 && above+int(hist[b]) < k; b-- {
-		above += int(hist[b])
-	}
-	out := make([]rankedDef, 0, above+int(hist[b]))
+	b, n := kthBucket(hist, k)
+	out := make([]rankedDef, 0, n)
 	for i := range all {
 		if scoreBucket(all[i].score) >= b {
 			out = append(out, all[i])
 		}
 	}
+	return sortedPrefix(out, k)
+}
+
+// bestScored is bestOf over scoreAll's scores of the n definitions of the
+// files sf does not know, with their buckets counted in hist.
+func (g *graph) bestScored(scores []float64, sf *scoreFocus, x *scoreIndex, k, n int, hist []int32) []rankedDef {
+	if k <= 0 {
+		return nil
+	}
+	b := 0 // every bucket: they all fit
+	if n > k {
+		b, n = kthBucket(hist, k)
+	}
+	out := make([]rankedDef, 0, n)
+	for fi := range g.tags {
+		if sf.known[fi] {
+			continue
+		}
+		for i := x.fileStart[fi]; i < x.fileStart[fi+1]; i++ {
+			if scoreBucket(scores[i]) >= b {
+				out = append(out, rankedDef{file: int32(fi), def: x.defs[i].def, score: scores[i]})
+			}
+		}
+	}
+	return sortedPrefix(out, k)
+}
+
+// kthBucket returns the bucket of the k-th best of the scores counted in
+// hist, and how many scores that bucket and the higher ones hold: the k
+// best are the higher buckets' and the best of this one's.
+func kthBucket(hist []int32, k int) (b, n int) {
+	b, above := len(hist)-1, 0
+	for ; b > 0 && above+int(hist[b]) < k; b-- {
+		above += int(hist[b])
+	}
+	return b, above + int(hist[b])
+}
+
+// sortedPrefix sorts out and returns its first k, without the rest of a
+// much larger array.
+func sortedPrefix(out []rankedDef, k int) []rankedDef {
 	slices.SortFunc(out, cmpRanked)
+	if len(out) <= k {
+		return out
+	}
 	if cap(out) > 2*k {
 		return slices.Clone(out[:k]) // not the whole bucket's array
 	}

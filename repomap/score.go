@@ -13,34 +13,32 @@ import (
 // ranking. The static facts of each file and definition (fileFacts) are
 // computed when the file is parsed; this pass is arithmetic per definition.
 func (g *graph) score(focus Focus, pr, mass []float64, focusIdent []bool) []rankedDef {
-	return g.scoreInto(make([]rankedDef, 0, g.numDefs), focus, pr, mass, focusIdent, nil)
-}
-
-// scoreInto is score appending to out, and counting each score's bucket
-// (scoreBucket) in hist when it is not nil. The files are scored in parts
-// on every core, each part into its own range of out: out is in file
-// order, as one loop over the files would leave it.
-func (g *graph) scoreInto(out []rankedDef, focus Focus, pr, mass []float64, focusIdent []bool, hist []int32) []rankedDef {
 	sf := g.scoreFocus(focus)
 	x := g.scoreIndex()
-	nf := len(g.tags)
-	parts := fileParts(nf)
-	// Where each part's definitions start in out: every definition of its
-	// files but those of the files the prompt holds.
-	at := make([]int, parts+1)
-	at[0] = len(out)
-	for c := 0; c < parts; c++ {
-		lo, hi := fileChunkRange(nf, c)
-		at[c+1] = at[c] + int(x.fileStart[hi]-x.fileStart[lo])
-	}
-	for _, fi := range sf.knownFiles {
-		n := int(x.fileStart[fi+1] - x.fileStart[fi])
-		for c := fi/fileChunk + 1; c <= parts; c++ {
-			at[c] -= n
+	scores := make([]float64, len(x.defs))
+	g.scoreAll(scores, &sf, x, pr, mass, focusIdent, nil)
+	out := make([]rankedDef, 0, len(x.defs))
+	for fi := range g.tags {
+		if sf.known[fi] {
+			continue
+		}
+		for i := x.fileStart[fi]; i < x.fileStart[fi+1]; i++ {
+			out = append(out, rankedDef{file: int32(fi), def: x.defs[i].def, score: scores[i]})
 		}
 	}
-	out = slices.Grow(out, at[parts]-len(out))[:at[parts]] // once, at its final size
-	var hists [][]int32                                    // per worker; worker 0 counts into hist
+	return out
+}
+
+// scoreAll sets scores[i] to the score of x.defs[i] for the definitions of
+// every file but those the prompt holds (sf.known: their entries are left
+// as they were), and counts each score's bucket (scoreBucket) in hist when
+// it is not nil. The files are scored in parts on every core, each part
+// into its own range of scores. A score is all that is written: the
+// definition is its place in x.defs, and its file the range holding it.
+func (g *graph) scoreAll(scores []float64, sf *scoreFocus, x *scoreIndex, pr, mass []float64, focusIdent []bool, hist []int32) {
+	nf := len(g.tags)
+	parts := fileParts(nf)
+	var hists [][]int32 // per worker; worker 0 counts into hist
 	if hist != nil {
 		hists = make([][]int32, min(parts, runtime.GOMAXPROCS(0))) // at most one per worker
 		hists[0] = hist
@@ -54,7 +52,7 @@ func (g *graph) scoreInto(out []rankedDef, focus Focus, pr, mass []float64, focu
 			}
 			h = hists[w]
 		}
-		g.scorePart(out[at[c]:at[c+1]], c, &sf, x, pr, mass, focusIdent, h)
+		g.scorePart(scores, c, sf, x, pr, mass, focusIdent, h)
 	})
 	for _, h := range hists[min(1, len(hists)):] {
 		if h == nil {
@@ -65,14 +63,12 @@ func (g *graph) scoreInto(out []rankedDef, focus Focus, pr, mass []float64, focu
 		}
 		histPool.Put((*[1 << scoreBucketBits]int32)(h))
 	}
-	return out
 }
 
-// scorePart scores the definitions of part c's files into out (its
-// exact size) and counts their buckets in hist when it is not nil.
-func (g *graph) scorePart(out []rankedDef, c int, sf *scoreFocus, x *scoreIndex, pr, mass []float64, focusIdent []bool, hist []int32) {
+// scorePart scores the definitions of part c's files into scores and
+// counts their buckets in hist when it is not nil.
+func (g *graph) scorePart(scores []float64, c int, sf *scoreFocus, x *scoreIndex, pr, mass []float64, focusIdent []bool, hist []int32) {
 	lo, hi := fileChunkRange(len(g.tags), c)
-	i := 0
 	for fi := lo; fi < hi; fi++ {
 		t := g.tags[fi]
 		if len(t.Defs) == 0 || sf.known[fi] {
@@ -90,7 +86,9 @@ func (g *graph) scorePart(out []rankedDef, c int, sf *scoreFocus, x *scoreIndex,
 			}
 		}
 		fileFactor := sf.fileFactor(g.facts[fi])
-		defs := x.defs[x.fileStart[fi]:x.fileStart[fi+1]]
+		first := x.fileStart[fi]
+		defs := x.defs[first:x.fileStart[fi+1]]
+		out := scores[first : int(first)+len(defs)]
 		for j := range defs {
 			d := &defs[j]
 			s := base + d.flowIn(x, mass)
@@ -99,13 +97,22 @@ func (g *graph) scorePart(out []rankedDef, c int, sf *scoreFocus, x *scoreIndex,
 			}
 			s = sf.defFactor(s, d, focusIdent[d.id])
 			s *= fileFactor
-			out[i] = rankedDef{file: int32(fi), def: d.def, score: s}
-			i++
+			out[j] = s
 			if hist != nil {
 				hist[scoreBucket(s)]++
 			}
 		}
 	}
+}
+
+// scored returns how many definitions scoreAll scores for sf: those of
+// the files the prompt does not hold.
+func (x *scoreIndex) scored(sf *scoreFocus) int {
+	n := len(x.defs)
+	for _, fi := range sf.knownFiles {
+		n -= int(x.fileStart[fi+1] - x.fileStart[fi])
+	}
+	return n
 }
 
 // scoreFocus is what scoring takes from the focus.
