@@ -314,43 +314,13 @@ func cmpRanked(a, b rankedDef) int {
 	return int(a.def - b.def)
 }
 
-// bestOf returns the k best of all, sorted, in a new slice. It runs over
-// every definition of the repository for each new focus, so it selects by
-// the scores' bits rather than by comparisons: a histogram of the scores'
-// top bits (hist, which the caller may have counted while scoring; nil:
-// counted here) finds the bucket the k-th best falls in; the definitions
-// in higher buckets are all kept, and only that bucket's are ordered
-// with them to pick the rest.
-func bestOf(all []rankedDef, k int, hist []int32) []rankedDef {
-	if k <= 0 {
-		return nil
-	}
-	if len(all) <= k {
-		out := slices.Clone(all)
-		slices.SortFunc(out, cmpRanked)
-		return out
-	}
-	if hist == nil {
-		hp := histPool.Get().(*[1 << scoreBucketBits]int32)
-		defer histPool.Put(hp)
-		hist = hp[:]
-		clear(hist)
-		for i := range all {
-			hist[scoreBucket(all[i].score)]++
-		}
-	}
-	b, n := kthBucket(hist, k)
-	out := make([]rankedDef, 0, n)
-	for i := range all {
-		if scoreBucket(all[i].score) >= b {
-			out = append(out, all[i])
-		}
-	}
-	return sortedPrefix(out, k)
-}
-
-// bestScored is bestOf over scoreAll's scores of the n definitions of the
-// files sf does not know, with their buckets counted in hist.
+// bestScored returns the k best of scoreAll's scores of the n definitions
+// of the files sf does not know, sorted, in a new slice. It runs over every
+// definition of the repository for each new focus, so it selects by the
+// scores' bits rather than by comparisons: the histogram of the scores'
+// top bits that scoreAll counted (hist) finds the bucket the k-th best
+// falls in; the definitions in higher buckets are all kept, and only that
+// bucket's are ordered with them to pick the rest.
 func (g *graph) bestScored(scores []float64, sf *scoreFocus, x *scoreIndex, k, n int, hist []int32) []rankedDef {
 	if k <= 0 {
 		return nil

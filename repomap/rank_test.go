@@ -285,3 +285,34 @@ func TestBestOfBuckets(t *testing.T) {
 		}
 	}
 }
+
+// bestOf is bestScored's selection over a slice of ranked definitions,
+// with their buckets counted in hist (nil: counted here): the tests check
+// kthBucket and sortedPrefix with it on scores made to tie and straddle.
+func bestOf(all []rankedDef, k int, hist []int32) []rankedDef {
+	if k <= 0 {
+		return nil
+	}
+	if len(all) <= k {
+		out := slices.Clone(all)
+		slices.SortFunc(out, cmpRanked)
+		return out
+	}
+	if hist == nil {
+		hp := histPool.Get().(*[1 << scoreBucketBits]int32)
+		defer histPool.Put(hp)
+		hist = hp[:]
+		clear(hist)
+		for i := range all {
+			hist[scoreBucket(all[i].score)]++
+		}
+	}
+	b, n := kthBucket(hist, k)
+	out := make([]rankedDef, 0, n)
+	for i := range all {
+		if scoreBucket(all[i].score) >= b {
+			out = append(out, all[i])
+		}
+	}
+	return sortedPrefix(out, k)
+}

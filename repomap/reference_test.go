@@ -673,7 +673,7 @@ func checkReference(t *testing.T, m *Map, focuses []Focus) {
 				break
 			}
 		}
-		// The kept prefix (bestOf's pick by the scores' bits) is the head
+		// The kept prefix (bestScored's pick by the scores' bits) is the head
 		// of every definition scored again and sorted.
 		prefix := slices.Clone(r.get(len(r.defs)))
 		got := r.get(r.n)
