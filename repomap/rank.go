@@ -329,18 +329,7 @@ func (g *graph) bestScored(scores []float64, sf *scoreFocus, x *scoreIndex, k, n
 	if n > k {
 		b, n = kthBucket(hist, k)
 	}
-	out := make([]rankedDef, 0, n)
-	for fi := range g.tags {
-		if sf.known[fi] {
-			continue
-		}
-		for i := x.fileStart[fi]; i < x.fileStart[fi+1]; i++ {
-			if scoreBucket(scores[i]) >= b {
-				out = append(out, rankedDef{file: int32(fi), def: x.defs[i].def, score: scores[i]})
-			}
-		}
-	}
-	return sortedPrefix(out, k)
+	return sortedPrefix(g.appendRanked(make([]rankedDef, 0, n), scores, sf, x, b), k)
 }
 
 // kthBucket returns the bucket of the k-th best of the scores counted in

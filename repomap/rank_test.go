@@ -294,9 +294,7 @@ func bestOf(all []rankedDef, k int, hist []int32) []rankedDef {
 		return nil
 	}
 	if len(all) <= k {
-		out := slices.Clone(all)
-		slices.SortFunc(out, cmpRanked)
-		return out
+		return sortedPrefix(slices.Clone(all), k)
 	}
 	if hist == nil {
 		hp := histPool.Get().(*[1 << scoreBucketBits]int32)

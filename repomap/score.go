@@ -17,13 +17,21 @@ func (g *graph) score(focus Focus, pr, mass []float64, focusIdent []bool) []rank
 	x := g.scoreIndex()
 	scores := make([]float64, len(x.defs))
 	g.scoreAll(scores, &sf, x, pr, mass, focusIdent, nil)
-	out := make([]rankedDef, 0, len(x.defs))
+	return g.appendRanked(make([]rankedDef, 0, x.scored(&sf)), scores, &sf, x, 0)
+}
+
+// appendRanked appends to out the definitions scoreAll scored (those of
+// the files sf does not know) whose scores fall in bucket b or higher
+// (0: every one), in file order.
+func (g *graph) appendRanked(out []rankedDef, scores []float64, sf *scoreFocus, x *scoreIndex, b int) []rankedDef {
 	for fi := range g.tags {
 		if sf.known[fi] {
 			continue
 		}
 		for i := x.fileStart[fi]; i < x.fileStart[fi+1]; i++ {
-			out = append(out, rankedDef{file: int32(fi), def: x.defs[i].def, score: scores[i]})
+			if scoreBucket(scores[i]) >= b {
+				out = append(out, rankedDef{file: int32(fi), def: x.defs[i].def, score: scores[i]})
+			}
 		}
 	}
 	return out

@@ -38,7 +38,8 @@ func (r *Recorder) AddFor(key string, d time.Duration) {
 	r.byKey[key] = append(r.byKey[key], d)
 }
 
-// Report adds p50-ms, p99-ms and cpu-ms/op to b's results.
+// Report adds p50-ms, p99-ms and cpu-ms/op to b's results, and
+// worst-p50-ms when operations were recorded by key (AddFor).
 func (r *Recorder) Report(b *testing.B) {
 	cpu := ProcessCPU() - r.cpuStart
 	if len(r.ds) == 0 {
