@@ -3,6 +3,7 @@ package repomap
 import (
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Symbol is a definition with its file: what DefinitionsOf and
@@ -12,6 +13,22 @@ type Symbol struct {
 	Language string
 	Def
 }
+
+// defKey is a definition as DefinitionsOf lists it once.
+type defKey struct {
+	rel, name string
+	line      int
+}
+
+// defSets are DefinitionsOf's sets of what it listed, kept between calls
+// (cleared): at 10× the Go tree a new question's lookups allocated ~0.5 MB
+// of them.
+type defSets struct {
+	seen  map[defKey]bool
+	lines map[int]bool
+}
+
+var defSetsPool = sync.Pool{New: func() any { return &defSets{seen: map[defKey]bool{}, lines: map[int]bool{}} }}
 
 // DefinitionsOf returns the definitions of the given names, sorted by path
 // and line. A name matches a definition's Name, or "Scope.Name" for a
@@ -41,19 +58,18 @@ func (m *Map) DefinitionsOf(names []string) []Symbol {
 	// the whole name), so repeats can only come from one file in one scan,
 	// and a file's matches are checked against its earlier ones: that
 	// spares a set over every match (a common name has thousands at 10×
-	// a large tree). Several names may meet ("T.m" and "m").
-	type defKey struct {
-		rel, name string
-		line      int
-	}
-	var seen map[defKey]bool
-	if len(want) > 1 {
-		seen = map[defKey]bool{}
-	}
+	// a large tree). Several names may meet ("T.m" and "m"). The sets are
+	// kept between calls (defSets).
+	sets := defSetsPool.Get().(*defSets)
+	defer func() {
+		clear(sets.seen)
+		clear(sets.lines)
+		defSetsPool.Put(sets)
+	}()
+	seen := len(want) > 1
 	scan := func(name, scope string, plain bool) {
-		var file *FileTags
+		var file, linesOf *FileTags // linesOf: the file sets.lines holds the listed name lines of
 		first := 0
-		var lines map[int]bool // the file's listed name lines, once it has many (locals named alike)
 		for _, r := range m.defs.names[name] {
 			d := m.defs.def(r)
 			if !plain && d.Scope() != scope {
@@ -61,29 +77,31 @@ func (m *Map) DefinitionsOf(names []string) []Symbol {
 			}
 			t := m.defs.tags(r)
 			if t != file {
-				file, first, lines = t, len(out), nil
+				file, first = t, len(out)
 			}
-			if seen != nil {
+			if seen {
 				k := defKey{t.Path, d.Name(), d.NameLine}
-				if seen[k] {
+				if sets.seen[k] {
 					continue
 				}
-				seen[k] = true
+				sets.seen[k] = true
 			} else if run := out[first:]; len(run) < 16 {
 				if slices.ContainsFunc(run, func(s Symbol) bool { return s.NameLine == d.NameLine }) {
 					continue
 				}
 			} else {
-				if lines == nil {
-					lines = make(map[int]bool, 2*len(run))
+				// The file has many (locals named alike): a set of its lines.
+				if linesOf != t {
+					linesOf = t
+					clear(sets.lines)
 					for _, s := range run {
-						lines[s.NameLine] = true
+						sets.lines[s.NameLine] = true
 					}
 				}
-				if lines[d.NameLine] {
+				if sets.lines[d.NameLine] {
 					continue
 				}
-				lines[d.NameLine] = true
+				sets.lines[d.NameLine] = true
 			}
 			out = append(out, Symbol{Path: t.Path, Language: t.Language, Def: *d})
 		}

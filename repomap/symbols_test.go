@@ -1,6 +1,7 @@
 package repomap
 
 import (
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"strconv"
@@ -117,5 +118,36 @@ func TestDefinitionsOfListsEachLineOnce(t *testing.T) {
 	got, want := m.DefinitionsOf([]string{"a"}), definitionsBySet(m, []string{"a"})
 	if len(want) != 32 || !reflect.DeepEqual(got, want) {
 		t.Fatalf("DefinitionsOf(a): %d definitions, the reference %d, want 32 (one per line)", len(got), len(want))
+	}
+}
+
+// A name defined many times in one file (past the short run a file's
+// matches are checked against) is listed once per definition, alone and
+// among several names that meet ("T3.String" and "String"), call after
+// call (the sets are kept between calls).
+func TestDefinitionsOfManyInOneFile(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("package lib\n")
+	for i := range 20 {
+		fmt.Fprintf(&b, "\ntype T%d int\n\nfunc (T%d) String() string { return \"\" }\n", i, i)
+	}
+	root := t.TempDir()
+	writeFiles(t, root, map[string]string{"lib/types.go": b.String(), "lib/other.go": "package lib\n\nfunc (T0) Other() {}\n"})
+	m := newMap(t, root, Options{})
+	build(t, m)
+	for round := range 3 {
+		if got := m.DefinitionsOf([]string{"String"}); len(got) != 20 {
+			t.Fatalf("round %d: String: %d definitions, want 20", round, len(got))
+		}
+		got := m.DefinitionsOf([]string{"T3.String", "String", "Other"})
+		lines := map[int]bool{}
+		for _, d := range got {
+			if d.Name() == "String" {
+				lines[d.NameLine] = true
+			}
+		}
+		if len(got) != 21 || len(lines) != 20 {
+			t.Fatalf("round %d: T3.String, String and Other: %d definitions (%d String lines), want 21 (20)", round, len(got), len(lines))
+		}
 	}
 }
