@@ -96,9 +96,10 @@ type focusNames struct {
 }
 
 // focusNames finds the focus names of focus: focusIdents (the ids of its
-// identifiers) that have definers, and the names its words match.
-func (g *graph) focusNames(focus Focus, focusIdents []int32) focusNames {
-	fn := focusNames{ident: make([]bool, len(g.idents)), words: focus.words()}
+// identifiers) that have definers, and the names its words match (ident
+// in sc's buffer).
+func (g *graph) focusNames(sc *flowScratch, focus Focus, focusIdents []int32) focusNames {
+	fn := focusNames{ident: sc.bools(&sc.ident, len(g.idents)), words: focus.words()}
 	mark := func(id int32) {
 		if !fn.ident[id] {
 			fn.ident[id] = true

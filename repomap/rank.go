@@ -212,17 +212,7 @@ func (m *Map) rank(focus Focus) (*graph, *ranking) {
 		}
 	}
 	m.mu.RUnlock()
-	m.mu.RLock()
-	var ids []int32
-	for _, n := range focus.Identifiers {
-		for _, k := range []string{n, bareMark + n} {
-			if id, ok := m.syms.ids[k]; ok && int(id) < len(g.idents) {
-				ids = append(ids, id)
-			}
-		}
-	}
-	m.mu.RUnlock()
-	r := g.rank(focus, ids)
+	r := g.rank(focus, m.focusIDs(g, focus))
 	r.key = key
 	m.mu.Lock()
 	if m.graph == g {
@@ -235,31 +225,69 @@ func (m *Map) rank(focus Focus) (*graph, *ranking) {
 	return g, r
 }
 
+// focusIDs returns the ids in g of focus's identifiers, bare and as
+// written.
+func (m *Map) focusIDs(g *graph, focus Focus) []int32 {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	var ids []int32
+	for _, n := range focus.Identifiers {
+		for _, k := range []string{n, bareMark + n} {
+			if id, ok := m.syms.ids[k]; ok && int(id) < len(g.idents) {
+				ids = append(ids, id)
+			}
+		}
+	}
+	return ids
+}
+
 func (g *graph) rank(focus Focus, focusIdents []int32) *ranking {
 	if len(g.tags) == 0 {
 		return &ranking{}
 	}
-	f := g.flows(focus, focusIdents)
-	out := &ranking{fileRank: f.pr, iterations: f.iterations}
-	// Every definition is scored in a buffer kept between rankings; the
-	// ranking keeps the best. The rest are scored again (the same scores,
-	// from the same inputs) if a budget ever needs them.
 	sf := g.scoreFocus(focus)
 	x := g.scoreIndex()
+	n := x.scored(&sf)
+	var bs *boundScratch
+	var inflow []float64 // the files' inflow, for their bounds when scored in rounds
+	if x.pruned(&sf, n, rankedPrefix) {
+		bs = boundPool.Get().(*boundScratch)
+		bs.inflow = slices.Grow(bs.inflow[:0], len(g.tags))[:len(g.tags)]
+		inflow = bs.inflow
+	}
+	f := g.flows(focus, focusIdents, inflow)
+	defer f.release()
+	out := &ranking{iterations: f.iterations, n: n}
+	// The definitions are scored in a buffer kept between rankings (all
+	// of them, or in rounds: prune.go); the ranking keeps the best. The
+	// rest are scored again (the same scores, from the same inputs) if a
+	// budget ever needs them.
 	buf := scoresPool.Get().(*[]float64)
 	scores := slices.Grow((*buf)[:0], len(x.defs))[:len(x.defs)]
 	hp := histPool.Get().(*[1 << scoreBucketBits]int32)
 	clear(hp[:])
-	g.scoreAll(scores, &sf, x, f.pr, f.mass, f.focusIdent, hp[:])
-	out.n = x.scored(&sf)
-	out.defs = g.bestScored(scores, &sf, x, rankedPrefix, out.n, hp[:])
+	if bs != nil {
+		out.defs = g.bestBounded(scores, &sf, x, f, rankedPrefix, hp[:], bs)
+		boundPool.Put(bs)
+	} else {
+		g.scoreAll(scores, &sf, x, f.pr, f.mass, f.focusIdent, hp[:], nil)
+		out.defs = g.bestScored(scores, &sf, x, rankedPrefix, out.n, hp[:])
+	}
 	histPool.Put(hp)
 	*buf = scores[:0]
 	scoresPool.Put(buf)
 	if out.n > len(out.defs) {
+		// Rarely needed (a budget past rankedPrefix definitions): the walk
+		// runs again rather than the ranking keeping its arrays. It gives
+		// the same ranks and flows: it starts from the personalization.
 		fc := Focus{Files: slices.Clone(focus.Files), Related: slices.Clone(focus.Related),
 			Identifiers: slices.Clone(focus.Identifiers), Mentioned: slices.Clone(focus.Mentioned), Known: slices.Clone(focus.Known)}
-		out.more = func() []rankedDef { return g.score(fc, f.pr, f.mass, f.focusIdent) }
+		ids := slices.Clone(focusIdents)
+		out.more = func() []rankedDef {
+			f := g.flows(fc, ids, nil)
+			defer f.release()
+			return g.score(fc, f.pr, f.mass, f.focusIdent)
+		}
 	}
 	return out
 }
@@ -269,7 +297,6 @@ var scoresPool = sync.Pool{New: func() any { return new([]float64) }}
 // ranking is the result of one personalized PageRank.
 type ranking struct {
 	key        string
-	fileRank   []float64
 	n          int // definitions ranked
 	iterations int
 
@@ -329,7 +356,7 @@ func (g *graph) bestScored(scores []float64, sf *scoreFocus, x *scoreIndex, k, n
 	if n > k {
 		b, n = kthBucket(hist, k)
 	}
-	return sortedPrefix(g.appendRanked(make([]rankedDef, 0, n), scores, sf, x, b), k)
+	return sortedPrefix(g.appendRanked(make([]rankedDef, 0, n), scores, sf, x, b, nil), k)
 }
 
 // kthBucket returns the bucket of the k-th best of the scores counted in

@@ -193,7 +193,8 @@ func TestExportListsAreEntryPoints(t *testing.T) {
 	if a == 0 || math.Abs(a-b) > 1e-9*b {
 		t.Errorf("of and fromEventPattern should score alike: %g vs %g", a, b)
 	}
-	if ri, ro := r.fileRank[g.fileIdx["src/index.ts"]], r.fileRank[g.fileIdx["src/internal/other.ts"]]; ri < 2*ro {
+	pr := fileRanks(m, Focus{})
+	if ri, ro := pr[g.fileIdx["src/index.ts"]], pr[g.fileIdx["src/internal/other.ts"]]; ri < 2*ro {
 		t.Errorf("the index file should be where the walk restarts most: rank %g vs %g", ri, ro)
 	}
 }
@@ -210,12 +211,13 @@ func TestGoExamplesAreEntryPoints(t *testing.T) {
 		"lib/serve_test.go":   "package lib\n\nfunc TestServe() { unrelatedHelper() }\n",
 	}
 	m := mapOfFiles(t, files)
-	g, r := m.rank(Focus{})
-	ex, plain := r.fileRank[g.fileIdx["lib/example_test.go"]], r.fileRank[g.fileIdx["lib/serve_test.go"]]
+	g := m.currentGraph()
+	pr := fileRanks(m, Focus{})
+	ex, plain := pr[g.fileIdx["lib/example_test.go"]], pr[g.fileIdx["lib/serve_test.go"]]
 	if ex < 2*plain {
 		t.Errorf("the examples should be where the walk restarts most: rank %g vs a test file's %g", ex, plain)
 	}
-	if _, rf := m.rank(Focus{Files: []string{"lib/other.go"}}); rf.fileRank[g.fileIdx["lib/example_test.go"]] > rf.fileRank[g.fileIdx["lib/other.go"]] {
+	if pr := fileRanks(m, Focus{Files: []string{"lib/other.go"}}); pr[g.fileIdx["lib/example_test.go"]] > pr[g.fileIdx["lib/other.go"]] {
 		t.Errorf("with a focus the examples are files like any other")
 	}
 }
@@ -223,6 +225,14 @@ func TestGoExamplesAreEntryPoints(t *testing.T) {
 // mapOfFiles writes files into a new workspace and builds its map, and
 // checks its ranking against the reference (reference_test.go), unfocused
 // and focused on its first file and that file's first definition.
+// fileRanks returns the files' ranks under focus (the walk alone).
+func fileRanks(m *Map, focus Focus) []float64 {
+	g := m.currentGraph()
+	f := g.flows(focus, m.focusIDs(g, focus), nil)
+	defer f.release()
+	return slices.Clone(f.pr)
+}
+
 func mapOfFiles(t *testing.T, files map[string]string) *Map {
 	t.Helper()
 	root := t.TempDir()

@@ -667,9 +667,10 @@ func checkReference(t *testing.T, m *Map, focuses []Focus) {
 		if r.iterations != want.iterations {
 			t.Errorf("focus %+v: %d iterations, want %d", f, r.iterations, want.iterations)
 		}
+		pr := fileRanks(m, f)
 		for i := range want.pr {
-			if !near(r.fileRank[i], want.pr[i]) {
-				t.Errorf("focus %+v: rank of %s = %v, want %v", f, g.files[i], r.fileRank[i], want.pr[i])
+			if !near(pr[i], want.pr[i]) {
+				t.Errorf("focus %+v: rank of %s = %v, want %v", f, g.files[i], pr[i], want.pr[i])
 				break
 			}
 		}
@@ -736,6 +737,16 @@ func TestRankMatchesReferenceOnRealCode(t *testing.T) {
 		m.mu.Unlock()
 		checkReference(t, m, focuses)
 	}
+	// The focused rankings in rounds (prune.go), forced on this small tree.
+	defer func(n, r int) { pruneMinDefs, firstRound = n, r }(pruneMinDefs, firstRound)
+	pruneMinDefs, firstRound = 0, 2
+	for _, k := range []int{500, 50, 7} {
+		rankedPrefix = k
+		m.mu.Lock()
+		m.rankCache = nil
+		m.mu.Unlock()
+		checkReference(t, m, focuses)
+	}
 }
 
 // The ranking split into many parts (as a tree of tens of thousands of
@@ -763,11 +774,7 @@ func TestRankInPartsMatchesReference(t *testing.T) {
 		var ranks [][]float64
 		for _, procs := range []int{1, 4} {
 			runtime.GOMAXPROCS(procs)
-			m.mu.Lock()
-			m.rankCache = nil
-			m.mu.Unlock()
-			_, r := m.rank(f)
-			ranks = append(ranks, r.fileRank)
+			ranks = append(ranks, fileRanks(m, f))
 		}
 		for i := range ranks[0] {
 			if math.Float64bits(ranks[0][i]) != math.Float64bits(ranks[1][i]) {
@@ -790,6 +797,8 @@ func TestRankMatchesReferenceOnCorpora(t *testing.T) {
 		if _, err := m.Build(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		checkReference(t, m, []Focus{{}, {Mentioned: []string{"subscribe", "pipe", "parse", "event", "loop", "ast/"}}, {Identifiers: []string{"Node", "String", "map"}}})
+		focuses := []Focus{{}, {Mentioned: []string{"subscribe", "pipe", "parse", "event", "loop", "ast/"}}, {Identifiers: []string{"Node", "String", "map"}}}
+		checkReference(t, m, focuses)
+		checkBounded(t, m, focuses)
 	}
 }

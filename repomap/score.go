@@ -16,16 +16,16 @@ func (g *graph) score(focus Focus, pr, mass []float64, focusIdent []bool) []rank
 	sf := g.scoreFocus(focus)
 	x := g.scoreIndex()
 	scores := make([]float64, len(x.defs))
-	g.scoreAll(scores, &sf, x, pr, mass, focusIdent, nil)
-	return g.appendRanked(make([]rankedDef, 0, x.scored(&sf)), scores, &sf, x, 0)
+	g.scoreAll(scores, &sf, x, pr, mass, focusIdent, nil, nil)
+	return g.appendRanked(make([]rankedDef, 0, x.scored(&sf)), scores, &sf, x, 0, nil)
 }
 
 // appendRanked appends to out the definitions scoreAll scored (those of
-// the files sf does not know) whose scores fall in bucket b or higher
-// (0: every one), in file order.
-func (g *graph) appendRanked(out []rankedDef, scores []float64, sf *scoreFocus, x *scoreIndex, b int) []rankedDef {
+// the files of set that sf does not know) whose scores fall in bucket b or
+// higher (0: every one), in file order.
+func (g *graph) appendRanked(out []rankedDef, scores []float64, sf *scoreFocus, x *scoreIndex, b int, set *fileSet) []rankedDef {
 	for fi := range g.tags {
-		if sf.known[fi] {
+		if sf.known[fi] || !set.has(fi) {
 			continue
 		}
 		for i := x.fileStart[fi]; i < x.fileStart[fi+1]; i++ {
@@ -38,12 +38,12 @@ func (g *graph) appendRanked(out []rankedDef, scores []float64, sf *scoreFocus, 
 }
 
 // scoreAll sets scores[i] to the score of x.defs[i] for the definitions of
-// every file but those the prompt holds (sf.known: their entries are left
-// as they were), and counts each score's bucket (scoreBucket) in hist when
+// every file of set (nil: all) but those the prompt holds (sf.known: their
+// entries are left as they were, as are other files'), and counts each score's bucket (scoreBucket) in hist when
 // it is not nil. The files are scored in parts on every core, each part
 // into its own range of scores. A score is all that is written: the
 // definition is its place in x.defs, and its file the range holding it.
-func (g *graph) scoreAll(scores []float64, sf *scoreFocus, x *scoreIndex, pr, mass []float64, focusIdent []bool, hist []int32) {
+func (g *graph) scoreAll(scores []float64, sf *scoreFocus, x *scoreIndex, pr, mass []float64, focusIdent []bool, hist []int32, set *fileSet) {
 	nf := len(g.tags)
 	parts := fileParts(nf)
 	var hists [][]int32 // per worker; worker 0 counts into hist
@@ -60,7 +60,7 @@ func (g *graph) scoreAll(scores []float64, sf *scoreFocus, x *scoreIndex, pr, ma
 			}
 			h = hists[w]
 		}
-		g.scorePart(scores, c, sf, x, pr, mass, focusIdent, h)
+		g.scorePart(scores, c, sf, x, pr, mass, focusIdent, h, set)
 	})
 	for _, h := range hists[min(1, len(hists)):] {
 		if h == nil {
@@ -73,13 +73,13 @@ func (g *graph) scoreAll(scores []float64, sf *scoreFocus, x *scoreIndex, pr, ma
 	}
 }
 
-// scorePart scores the definitions of part c's files into scores and
-// counts their buckets in hist when it is not nil.
-func (g *graph) scorePart(scores []float64, c int, sf *scoreFocus, x *scoreIndex, pr, mass []float64, focusIdent []bool, hist []int32) {
+// scorePart scores the definitions of part c's files in set into scores
+// and counts their buckets in hist when it is not nil.
+func (g *graph) scorePart(scores []float64, c int, sf *scoreFocus, x *scoreIndex, pr, mass []float64, focusIdent []bool, hist []int32, set *fileSet) {
 	lo, hi := fileChunkRange(len(g.tags), c)
 	for fi := lo; fi < hi; fi++ {
 		t := g.tags[fi]
-		if len(t.Defs) == 0 || sf.known[fi] {
+		if len(t.Defs) == 0 || sf.known[fi] || !set.has(fi) {
 			continue // the prompt holds this file already
 		}
 		base := pr[fi] * baselineShare / float64(len(t.Defs))
@@ -295,6 +295,8 @@ type scoreIndex struct {
 	defs      []scoreDef
 	quals     []scoreQual
 	declared  []int32 // per file: its API definitions an export list names
+	// Per file, what bounds its definitions' scores (setBounds).
+	baseShare, flowRatio, factorBound, factorBoundTest []float64
 }
 
 // scoreDef is one scored definition: the flow into it is the mass of its
@@ -396,6 +398,7 @@ func (g *graph) scoreIndex() *scoreIndex {
 			g.countMembers(fi, x.defs[x.fileStart[fi]:])
 		}
 		x.fileStart[len(g.tags)] = int32(len(x.defs))
+		x.setBounds(g, g.flowIndex())
 	})
 	return x
 }
