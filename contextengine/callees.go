@@ -153,10 +153,14 @@ func buildEnv(lang, text string) typeEnv {
 					set(m[1], m[2])
 				}
 			}
-			if m := goRecvRE.FindStringSubmatch(tl); m != nil {
-				set(m[1], m[2])
-				if env.self == "" {
-					env.self = m[2]
+			// Each pattern runs only on the lines holding its literal
+			// parts: most lines of a file hold none of them.
+			if strings.HasPrefix(tl, "func") {
+				if m := goRecvRE.FindStringSubmatch(tl); m != nil {
+					set(m[1], m[2])
+					if env.self == "" {
+						env.self = m[2]
+					}
 				}
 			}
 			if strings.HasPrefix(tl, "func") || strings.Contains(tl, "func(") {
@@ -164,18 +168,29 @@ func buildEnv(lang, text string) typeEnv {
 					set(m[1], m[2])
 				}
 			}
-			for _, m := range goVarRE.FindAllStringSubmatch(tl, -1) {
-				set(m[1], m[2])
+			if strings.Contains(tl, "var") {
+				for _, m := range goVarRE.FindAllStringSubmatch(tl, -1) {
+					set(m[1], m[2])
+				}
 			}
-			for _, m := range goLitRE.FindAllStringSubmatch(tl, -1) {
-				set(m[1], m[2])
+			if !strings.Contains(tl, "=") {
+				continue // the others assign
 			}
-			for _, m := range goNewRE.FindAllStringSubmatch(tl, -1) {
-				set(m[1], m[2])
+			if strings.Contains(tl, "{") {
+				for _, m := range goLitRE.FindAllStringSubmatch(tl, -1) {
+					set(m[1], m[2])
+				}
 			}
-			for _, m := range goCtorRE.FindAllStringSubmatch(tl, -1) {
-				if _, ok := env.vars[m[1]]; !ok && env.ctor[m[1]] == "" {
-					env.ctor[m[1]] = m[2]
+			if strings.Contains(tl, "new(") {
+				for _, m := range goNewRE.FindAllStringSubmatch(tl, -1) {
+					set(m[1], m[2])
+				}
+			}
+			if strings.Contains(tl, "(") {
+				for _, m := range goCtorRE.FindAllStringSubmatch(tl, -1) {
+					if _, ok := env.vars[m[1]]; !ok && env.ctor[m[1]] == "" {
+						env.ctor[m[1]] = m[2]
+					}
 				}
 			}
 		}

@@ -4,9 +4,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/cairn-dev/cairn/internal/testenv"
 	"github.com/cairn-dev/cairn/tokencount"
 )
 
@@ -430,6 +433,72 @@ func TestBuildEnvGo(t *testing.T) {
 	if env.vars["deadline"] != "" || env.ctor["tr"] != "NewTransport" || env.self != "Client" {
 		t.Errorf("deadline %q (want none), tr's constructor %q, self %q", env.vars["deadline"], env.ctor["tr"], env.self)
 	}
+}
+
+// buildEnv runs each Go pattern only on lines holding its literal parts;
+// on real code it reads what every pattern on every line reads.
+func TestBuildEnvGoSkipsOnlyLinesThatCannotMatch(t *testing.T) {
+	dir := filepath.Join(testenv.GOROOT(t), "src", "net", "http")
+	files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
+	if len(files) < 20 {
+		testenv.Need(t, "the Go tree's net/http (%d files)", len(files))
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, want := buildEnv("go", string(b)), everyPatternEnv(string(b))
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: the type environment differs from every pattern on every line", filepath.Base(f))
+		}
+	}
+}
+
+// everyPatternEnv is buildEnv's Go case with every pattern on every line.
+func everyPatternEnv(text string) typeEnv {
+	env := typeEnv{vars: map[string]string{}, ctor: map[string]string{}}
+	set := func(v, t string) {
+		if v != "" && t != "" && !codeStopIdents[t] && env.vars[v] == "" {
+			env.vars[v] = t
+		}
+	}
+	inVar := false
+	for _, line := range strings.Split(text, "\n") {
+		tl := strings.TrimSpace(stripLineComment(line))
+		switch {
+		case strings.HasPrefix(tl, "var ("):
+			inVar = true
+		case inVar && tl == ")":
+			inVar = false
+		case inVar:
+			if m := goVarLine.FindStringSubmatch(tl); m != nil && !codeStopIdents[m[1]] {
+				set(m[1], m[2])
+			}
+		}
+		if m := goRecvRE.FindStringSubmatch(tl); m != nil {
+			set(m[1], m[2])
+			if env.self == "" {
+				env.self = m[2]
+			}
+		}
+		if strings.HasPrefix(tl, "func") || strings.Contains(tl, "func(") {
+			for _, m := range goParamRE.FindAllStringSubmatch(tl, -1) {
+				set(m[1], m[2])
+			}
+		}
+		for _, re := range []*regexp.Regexp{goVarRE, goLitRE, goNewRE} {
+			for _, m := range re.FindAllStringSubmatch(tl, -1) {
+				set(m[1], m[2])
+			}
+		}
+		for _, m := range goCtorRE.FindAllStringSubmatch(tl, -1) {
+			if _, ok := env.vars[m[1]]; !ok && env.ctor[m[1]] == "" {
+				env.ctor[m[1]] = m[2]
+			}
+		}
+	}
+	return env
 }
 
 // The second hop: what a callee resolved exactly calls in turn comes in
