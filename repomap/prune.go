@@ -32,14 +32,15 @@ import (
 // the largest ratio of a slot's definers to what the definition divides
 // by (flowRatio: 1 but for Java abstract methods, which divide by fewer).
 // defFactor is at most defFocusBoost, times apiBoost when the file has
-// API. Scores and bounds are compared by the buckets of their bits
+// API; fileFactor is the file's own (setBounds keeps both per file).
+// Scores and bounds are compared by the buckets of their bits
 // (scoreBucket), with a little slack for rounding: the bound adds in
 // another order than the score.
 
 // pruneMinDefs is how many definitions a focused ranking must have to be
 // scored in rounds: at the Go tree's size (107,000) scoring all of them
-// costs ~2 ms, less than a round's overhead saves. (A variable for the
-// tests, which round small trees.)
+// costs ~2 ms, too little for the rounds' bounds to pay off. (A variable
+// for the tests, which round small trees.)
 var pruneMinDefs = 1 << 18
 
 // firstRound is how many times k definitions the first round scores:
