@@ -37,6 +37,33 @@ func internStr(s string) str {
 	return internHashed(maphash.String(strtab.seed, s), s)
 }
 
+// lookupStr returns the number of s if it is in the table: no record
+// holds a string that is not.
+func lookupStr(s string) (str, bool) {
+	if s == "" {
+		return 0, true
+	}
+	return lookupHashed(maphash.String(strtab.seed, s), s)
+}
+
+// lookupHashed is lookupStr for a string whose hash is h.
+func lookupHashed(h uint64, s string) (str, bool) {
+	shard := uint32(h & (strShards - 1))
+	sh := &strtab.shards[shard]
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	i, ok := sh.ids[h]
+	if !ok {
+		return 0, false
+	}
+	if sh.at(i) != s {
+		if i, ok = sh.collided[s]; !ok {
+			return 0, false
+		}
+	}
+	return str(i<<strShardBits | shard), true
+}
+
 // internHashed is internStr for a string whose hash is h.
 func internHashed(h uint64, s string) str {
 	shard := uint32(h & (strShards - 1))

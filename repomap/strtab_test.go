@@ -59,6 +59,31 @@ func TestStrTableHashCollision(t *testing.T) {
 	}
 }
 
+// A lookup finds a string interned before, with its number, and no other.
+func TestStrTableLookup(t *testing.T) {
+	if id, ok := lookupStr(""); !ok || id != 0 {
+		t.Fatalf(`"" looked up as %d, %v`, id, ok)
+	}
+	a := internStr("lookup-me")
+	if id, ok := lookupStr("lookup-me"); !ok || id != a {
+		t.Fatalf("an interned string looked up as %d, %v; interned as %d", id, ok, a)
+	}
+	if id, ok := lookupStr("never-interned-anywhere"); ok {
+		t.Fatalf("a string never interned looked up as %d", id)
+	}
+	const h = 0x5eed_0000_0000_0009 // one hash for two strings
+	b, c := internHashed(h, "lookup-collision-b"), internHashed(h, "lookup-collision-c")
+	if id, ok := lookupHashed(h, "lookup-collision-c"); !ok || id != c {
+		t.Fatalf("the second string of a hash looked up as %d, %v; interned as %d", id, ok, c)
+	}
+	if id, ok := lookupHashed(h, "lookup-collision-b"); !ok || id != b {
+		t.Fatalf("the first string of a hash looked up as %d, %v; interned as %d", id, ok, b)
+	}
+	if _, ok := lookupHashed(h, "lookup-collision-d"); ok {
+		t.Fatal("a third string of the hash, never interned, was found")
+	}
+}
+
 func TestStrTableCopies(t *testing.T) {
 	buf := []byte("a name inside a file's content")
 	s := unsafe.String(&buf[2], 4) // "name", a slice of buf

@@ -14,10 +14,12 @@ type Symbol struct {
 	Def
 }
 
-// defKey is a definition as DefinitionsOf lists it once.
+// defKey is a definition as DefinitionsOf lists it once: its file (by
+// number in the definition index), name and name line.
 type defKey struct {
-	rel, name string
-	line      int
+	file int32
+	name str
+	line int
 }
 
 // defSets are DefinitionsOf's sets of what it listed, kept between calls
@@ -68,11 +70,18 @@ func (m *Map) DefinitionsOf(names []string) []Symbol {
 	}()
 	seen := len(want) > 1
 	scan := func(name, scope string, plain bool) {
+		var sc str // the scope's number: compared as the records hold it
+		if !plain {
+			var ok bool
+			if sc, ok = lookupStr(scope); !ok {
+				return // no definition has that scope
+			}
+		}
 		var file, linesOf *FileTags // linesOf: the file sets.lines holds the listed name lines of
 		first := 0
 		for _, r := range m.defs.names[name] {
 			d := m.defs.def(r)
-			if !plain && d.Scope() != scope {
+			if !plain && d.scope != sc {
 				continue
 			}
 			t := m.defs.tags(r)
@@ -80,7 +89,7 @@ func (m *Map) DefinitionsOf(names []string) []Symbol {
 				file, first = t, len(out)
 			}
 			if seen {
-				k := defKey{t.Path, d.Name(), d.NameLine}
+				k := defKey{r.file, d.name, d.NameLine}
 				if sets.seen[k] {
 					continue
 				}
