@@ -129,30 +129,45 @@ var (
 	pyInstRE  = regexp.MustCompile(`(?m)^\s*([A-Za-z_]\w*)\s*=\s*((?:\w+\.)?[A-Z]\w*)\(`)
 )
 
-// buildEnv reads variable types from text (the enclosing definition and the
-// selection) in the file's language.
-func buildEnv(lang, text string) typeEnv {
+// newTypeEnv returns an empty environment and the func that records a
+// variable's type (the first one read stays; a type that is a stop word
+// is none).
+func newTypeEnv() (typeEnv, func(v, t string)) {
 	env := typeEnv{vars: map[string]string{}, ctor: map[string]string{}}
-	set := func(v, t string) {
+	return env, func(v, t string) {
 		if v != "" && t != "" && !codeStopIdents[t] && env.vars[v] == "" {
 			env.vars[v] = t
 		}
 	}
+}
+
+// goVarBlock follows Go's var ( … ) blocks a trimmed line at a time: it
+// sets the type a line inside one declares and returns whether the next
+// line is inside one.
+func goVarBlock(tl string, inVar bool, set func(v, t string)) bool {
+	switch {
+	case strings.HasPrefix(tl, "var ("):
+		return true
+	case inVar && tl == ")":
+		return false
+	case inVar:
+		if m := goVarLine.FindStringSubmatch(tl); m != nil && !codeStopIdents[m[1]] {
+			set(m[1], m[2])
+		}
+	}
+	return inVar
+}
+
+// buildEnv reads variable types from text (the enclosing definition and the
+// selection) in the file's language.
+func buildEnv(lang, text string) typeEnv {
+	env, set := newTypeEnv()
 	switch lang {
 	case "go":
 		inVar := false
 		for _, line := range strings.Split(text, "\n") {
 			tl := strings.TrimSpace(stripLineComment(line))
-			switch {
-			case strings.HasPrefix(tl, "var ("):
-				inVar = true
-			case inVar && tl == ")":
-				inVar = false
-			case inVar:
-				if m := goVarLine.FindStringSubmatch(tl); m != nil && !codeStopIdents[m[1]] {
-					set(m[1], m[2])
-				}
-			}
+			inVar = goVarBlock(tl, inVar, set)
 			// Each pattern runs only on the lines holding its literal
 			// parts: most lines of a file hold none of them.
 			if strings.HasPrefix(tl, "func") {

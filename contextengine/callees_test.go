@@ -457,25 +457,11 @@ func TestBuildEnvGoSkipsOnlyLinesThatCannotMatch(t *testing.T) {
 
 // everyPatternEnv is buildEnv's Go case with every pattern on every line.
 func everyPatternEnv(text string) typeEnv {
-	env := typeEnv{vars: map[string]string{}, ctor: map[string]string{}}
-	set := func(v, t string) {
-		if v != "" && t != "" && !codeStopIdents[t] && env.vars[v] == "" {
-			env.vars[v] = t
-		}
-	}
+	env, set := newTypeEnv()
 	inVar := false
 	for _, line := range strings.Split(text, "\n") {
 		tl := strings.TrimSpace(stripLineComment(line))
-		switch {
-		case strings.HasPrefix(tl, "var ("):
-			inVar = true
-		case inVar && tl == ")":
-			inVar = false
-		case inVar:
-			if m := goVarLine.FindStringSubmatch(tl); m != nil && !codeStopIdents[m[1]] {
-				set(m[1], m[2])
-			}
-		}
+		inVar = goVarBlock(tl, inVar, set)
 		if m := goRecvRE.FindStringSubmatch(tl); m != nil {
 			set(m[1], m[2])
 			if env.self == "" {
