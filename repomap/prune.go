@@ -85,6 +85,7 @@ func (x *scoreIndex) pruned(sf *scoreFocus, n, k int) bool {
 // not know, as bestScored does, scoring only the files whose bound can
 // reach them (see above). bs.inflow is each file's flow from f's walk.
 func (g *graph) bestBounded(scores []float64, sf *scoreFocus, x *scoreIndex, f flowResult, k int, hist []int32, bs *boundScratch) []rankedDef {
+	x.makeBounds(g)
 	nf := len(g.tags)
 	bs.bucket = slices.Grow(bs.bucket[:0], nf)[:nf]
 	files := histPool.Get().(*[1 << scoreBucketBits]int32) // definitions per bound bucket
@@ -113,9 +114,14 @@ func (g *graph) bestBounded(scores []float64, sf *scoreFocus, x *scoreIndex, f f
 	return sortedPrefix(g.appendRanked(make([]rankedDef, 0, n), scores, sf, x, b, &fileSet{bs.bucket, from, all}), k)
 }
 
+// makeBounds sets the files' static bound factors once (setBounds).
+func (x *scoreIndex) makeBounds(g *graph) {
+	x.boundsOnce.Do(func() { x.setBounds(g, g.flowIndex()) })
+}
+
 // fileBound is the bound on the scores of file fi's definitions: the
-// base and the flow's bound times the factors' (setBounds), for a focus
-// whose files are tests or not.
+// base and the flow's bound times the factors' (makeBounds first), for a
+// focus whose files are tests or not.
 func (x *scoreIndex) fileBound(fi int, testFocus bool, pr, inflow []float64) float64 {
 	f := x.factorBound
 	if testFocus {

@@ -16,6 +16,7 @@ func checkBounded(t *testing.T, m *Map, focuses []Focus) {
 	pruneMinDefs, firstRound = 0, 2
 	g := m.currentGraph()
 	x := g.scoreIndex()
+	x.makeBounds(g)
 	rounded, skipped := 0, 0
 	for _, focus := range focuses {
 		sf := g.scoreFocus(focus)

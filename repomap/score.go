@@ -39,8 +39,8 @@ func (g *graph) appendRanked(out []rankedDef, scores []float64, sf *scoreFocus, 
 
 // scoreAll sets scores[i] to the score of x.defs[i] for the definitions of
 // every file of set (nil: all) but those the prompt holds (sf.known: their
-// entries are left as they were, as are other files'), and counts each score's bucket (scoreBucket) in hist when
-// it is not nil. The files are scored in parts on every core, each part
+// entries are left as they were, as are other files'), and counts each
+// score's bucket (scoreBucket) in hist when it is not nil. The files are scored in parts on every core, each part
 // into its own range of scores. A score is all that is written: the
 // definition is its place in x.defs, and its file the range holding it.
 func (g *graph) scoreAll(scores []float64, sf *scoreFocus, x *scoreIndex, pr, mass []float64, focusIdent []bool, hist []int32, set *fileSet) {
@@ -80,7 +80,7 @@ func (g *graph) scorePart(scores []float64, c int, sf *scoreFocus, x *scoreIndex
 	for fi := lo; fi < hi; fi++ {
 		t := g.tags[fi]
 		if len(t.Defs) == 0 || sf.known[fi] || !set.has(fi) {
-			continue // the prompt holds this file already
+			continue // the prompt holds this file already, or it is not asked for
 		}
 		base := pr[fi] * baselineShare / float64(len(t.Defs))
 		if sf.unfocused && g.facts[fi].api > 0 {
@@ -295,7 +295,9 @@ type scoreIndex struct {
 	defs      []scoreDef
 	quals     []scoreQual
 	declared  []int32 // per file: its API definitions an export list names
-	// Per file, what bounds its definitions' scores (setBounds).
+	// Per file, what bounds its definitions' scores (setBounds), made by
+	// the first ranking in rounds: smaller trees never need them.
+	boundsOnce                                         sync.Once
 	baseShare, flowRatio, factorBound, factorBoundTest []float64
 }
 
@@ -398,7 +400,6 @@ func (g *graph) scoreIndex() *scoreIndex {
 			g.countMembers(fi, x.defs[x.fileStart[fi]:])
 		}
 		x.fileStart[len(g.tags)] = int32(len(x.defs))
-		x.setBounds(g, g.flowIndex())
 	})
 	return x
 }

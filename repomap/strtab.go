@@ -52,16 +52,8 @@ func lookupHashed(h uint64, s string) (str, bool) {
 	sh := &strtab.shards[shard]
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	i, ok := sh.ids[h]
-	if !ok {
-		return 0, false
-	}
-	if sh.at(i) != s {
-		if i, ok = sh.collided[s]; !ok {
-			return 0, false
-		}
-	}
-	return str(i<<strShardBits | shard), true
+	i, _, ok := sh.find(h, s)
+	return str(i<<strShardBits | shard), ok
 }
 
 // internHashed is internStr for a string whose hash is h.
@@ -70,16 +62,11 @@ func internHashed(h uint64, s string) str {
 	sh := &strtab.shards[shard]
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	first, hashed := sh.ids[h]
-	if hashed {
-		if sh.at(first) == s {
-			return str(first<<strShardBits | shard)
-		}
-		if i, ok := sh.collided[s]; ok { // another string with the same 64-bit hash
-			return str(i<<strShardBits | shard)
-		}
+	i, hashed, ok := sh.find(h, s)
+	if ok {
+		return str(i<<strShardBits | shard)
 	}
-	i := sh.add(strings.Clone(s))
+	i = sh.add(strings.Clone(s))
 	if hashed {
 		if sh.collided == nil {
 			sh.collided = map[string]uint32{}
@@ -126,6 +113,20 @@ type strShard struct {
 	collided map[string]uint32 // the rare string whose hash an earlier one has
 	n        uint32            // indexes used
 	chunks   atomic.Pointer[[]*[strChunk]string]
+}
+
+// find returns the index of s in the shard (sh.mu held); hashed says
+// whether some string with its hash h is there (s, or another one).
+func (sh *strShard) find(h uint64, s string) (i uint32, hashed, ok bool) {
+	first, hashed := sh.ids[h]
+	if !hashed {
+		return 0, false, false
+	}
+	if sh.at(first) == s {
+		return first, true, true
+	}
+	i, ok = sh.collided[s] // another string with the same 64-bit hash
+	return i, true, ok
 }
 
 func (sh *strShard) at(i uint32) string {
