@@ -297,11 +297,15 @@ func (b *build) projectSources() {
 // query built from the selection's words, a snippet header, a location);
 // the second masks, in every item, what the first learned as well as what
 // the rules find, which for an item collected before the one that revealed
-// a value one pass could not do.
+// a value one pass could not do. When the first pass found nothing (most
+// builds), the second would find nothing either in the same texts, so it
+// only wraps the rendered items and counts tokens.
 func (b *build) redactItems() {
 	red := b.red
+	found := false
 	for _, it := range b.items {
 		if _, findings := red.Redact(it.Text); len(findings) > 0 {
+			found = true
 			for _, f := range findings {
 				red.AddValues(f.Kind, it.Text[f.Start:f.End])
 			}
@@ -315,10 +319,12 @@ func (b *build) redactItems() {
 				return out
 			}
 		}
-		text, findings := red.Redact(it.Text)
-		if len(findings) > 0 {
-			it.Text = text
-			it.Reason = b.countRedactions(findings)
+		if found {
+			text, findings := red.Redact(it.Text)
+			if len(findings) > 0 {
+				it.Text = text
+				it.Reason = b.countRedactions(findings)
+			}
 		}
 		if it.render == nil {
 			it.Tokens = tokencount.Count(it.Text)

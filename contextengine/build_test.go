@@ -448,6 +448,38 @@ func TestRedactionCounted(t *testing.T) {
 	}
 }
 
+// A secret's value that the rules recognize only by its surroundings,
+// revealed in an item collected after the selection (the project's
+// instructions), is masked where it appears bare in the selection too:
+// redactItems' second pass, which runs only when the first found something.
+func TestRedactionLearnsAcrossItems(t *testing.T) {
+	const value = "Xk9mQ2vL7pR4tW8zB3nH6jD1"
+	f := newFixture(t, shop, map[string]string{
+		"cart/staging.go": "package cart\n\n// staging: " + value + "\nconst stagingHost = \"cart.staging\"\n",
+		"AGENTS.md":       "Deploys read the key from the environment: export CART_TOKEN=" + value + "\n",
+	})
+	b, err := Build(f.request(t, "cart/staging.go", 3, 4, "What is this host for?", 8192))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.User, value) || strings.Contains(b.System, value) {
+		t.Fatalf("the value reached the prompt:\n%s", b.User)
+	}
+	in, _ := itemsOf(b.Report, SourceSelection)
+	if len(in) != 1 || !strings.Contains(in[0].Reason, "redacted 1 generic-api-key") {
+		t.Errorf("the selection's reason does not say its bare value was masked: %+v", in)
+	}
+	// Without a secret anywhere, nothing is masked or counted.
+	f = newFixture(t, shop, nil)
+	b, err = Build(f.request(t, "cart/cart.go", 9, 16, "How is the total computed?", 8192))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.Report.Redactions) != 0 {
+		t.Errorf("redactions without a secret: %v", b.Report.Redactions)
+	}
+}
+
 func TestParseImports(t *testing.T) {
 	goSrc := "package x\n\nimport (\n\t\"fmt\"\n\tisync \"internal/sync\"\n\t\"math/rand/v2\"\n)\n\nfunc f() {}\n"
 	fi := parseImports("a/x.go", goSrc)
