@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
 
@@ -523,7 +524,42 @@ func (ix *Index) search(ctx context.Context, p Parsed, limit int) (res *Result, 
 		}
 		return sr, err
 	}
-	sr, err := findAll()
+	// Without phrases or filters, the queries that require terms (the
+	// driving ones, or the wholes) are read from the postings directly
+	// (driven.go): the same hits and scores, in about half the time.
+	var sr *bleve.SearchResult
+	direct := func(need []string, every bool) bool {
+		if err != nil || !drivenDirect || len(p.Phrases)+len(p.Paths)+len(p.Langs)+len(p.Syms) > 0 {
+			return false
+		}
+		hits, total, derr := ix.drivenHits(ctx, strings.Join(p.Words, " "), need, every, stats, collect)
+		switch {
+		case derr == nil:
+			sr = &bleve.SearchResult{Hits: hits, Total: total}
+			drivenSearches.Add(1)
+			return true
+		case !errors.Is(derr, errNotDriven):
+			err = derr
+		}
+		return false
+	}
+	switch {
+	case len(wholes) > 0:
+		// As findAll: all the wholes, then any of them, then the words.
+		if direct(wholes, true) {
+			if sr.Total == 0 && len(wholes) > 1 && !direct(wholes, false) && err == nil {
+				sr, err = find(func(_, _, some query.Query) query.Query { return some })
+			}
+			if err == nil && sr.Total == 0 {
+				sr, err = find(func(full, _, _ query.Query) query.Query { return full })
+			}
+		}
+	case len(drive) > 0:
+		direct(drive, false)
+	}
+	if sr == nil && err == nil {
+		sr, err = findAll()
+	}
 	if err == nil && drive != nil && sr.Total < uint64(collect) {
 		// The rare terms found fewer chunks than the pool holds: the
 		// common ones decide the rest, as without them.
@@ -591,6 +627,15 @@ func (ix *Index) collapseCopies(hits []Hit) []Hit {
 	}
 	return out
 }
+
+// drivenDirect evaluates a driven question's search from the postings
+// (driven.go) rather than through bleve's searchers; the tests compare
+// both.
+var drivenDirect = true
+
+// drivenSearches counts the searches read from the postings (for the
+// tests that compare both ways: that they compared some).
+var drivenSearches atomic.Int64
 
 // driveShare bounds the chunks a question's rarest words may match
 // together, as a share of the index, for them to drive its search. A

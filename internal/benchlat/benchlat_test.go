@@ -1,6 +1,8 @@
 package benchlat
 
 import (
+	"math/rand/v2"
+	"sync"
 	"testing"
 	"time"
 
@@ -48,5 +50,50 @@ func TestWorstKeyMedian(t *testing.T) {
 	}
 	if got := res.Extra["p99-ms"]; got != 90 {
 		t.Errorf("p99-ms %v, want 90", got)
+	}
+}
+
+// BenchmarkFixedWork is the machine's own tail: the same work every time
+// (random reads over 128 MB, split over two goroutines, ~30 ms on a 2-core
+// machine, as a new question at 10× the Go tree reads the map's and the
+// index's arrays), reported like the latency benchmarks. Its p99 over its
+// p50 is the spread no code change removes: a benchmark's p99 is at least
+// its slowest key's median times that (docs/scale.md). Run it beside the
+// benchmark it calibrates: go test -run '^$' -bench FixedWork -benchtime 270x
+// ./internal/benchlat.
+func BenchmarkFixedWork(b *testing.B) {
+	data := make([]float64, 16<<20)
+	for i := range data {
+		data[i] = float64(i)
+	}
+	idx := make([]int32, 6_000_000)
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range idx {
+		idx[i] = int32(r.IntN(len(data)))
+	}
+	read := func(part []int32) (s float64) {
+		for _, i := range part {
+			s += data[i]
+		}
+		return s
+	}
+	var total float64
+	rec := Start(b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		var wg sync.WaitGroup
+		var sums [2]float64
+		for p := range sums {
+			wg.Go(func() { sums[p] = read(idx[p*len(idx)/2 : (p+1)*len(idx)/2]) })
+		}
+		wg.Wait()
+		total += sums[0] + sums[1]
+		rec.Add(time.Since(start))
+	}
+	b.StopTimer()
+	rec.Report(b)
+	if total == 0 {
+		b.Fatal("no work was done")
 	}
 }
