@@ -46,7 +46,8 @@ import (
 var errNotDriven = errors.New("not a driven query")
 
 // drivenTerm is one (field, term) of the question: its postings, read
-// once, give every clause on it its score.
+// once, give every clause on it (a repeated token makes several) its
+// score.
 type drivenTerm struct {
 	term, field string
 	count       uint64 // chunks holding it: the idf's, and its searcher's place in a sort
@@ -57,17 +58,25 @@ type drivenTerm struct {
 }
 
 // advanceRatio: a term with more postings than this many times the
-// candidates is advanced to each candidate rather than read whole.
+// candidates is advanced to each candidate rather than read whole (the
+// nine heaviest searches at 10× the Go tree took the least time from
+// 0.5 down: docs/scale.md).
 var advanceRatio = 0.5
 
 // drivenScratch holds a search's per-candidate arrays between searches.
 type drivenScratch struct {
-	cands  []uint64
-	scores []float64 // per term column, per candidate
-	hit    []bool    // the same
-	total  []float64 // per candidate
-	sel    []float64 // best's
+	cands   []uint64
+	scores  []float64 // per term column, per candidate
+	hit     []bool    // the same
+	total   []float64 // per candidate
+	matched []int32   // the candidates that match
+	sel     []float64 // best's
 }
+
+// maxDrivenCells bounds a driven search's per-term, per-candidate arrays
+// (9 bytes a cell): past it the query goes to bleve, which keeps no such
+// arrays. At 10× the Go tree the heaviest question needs 26 × 26,500.
+var maxDrivenCells = 1 << 21 // a variable for the tests
 
 var drivenPool = sync.Pool{New: func() any { return new(drivenScratch) }}
 
@@ -192,6 +201,9 @@ func (ix *Index) drivenHits(ctx context.Context, text string, need []string, eve
 		return nil, 0, err
 	}
 	n := len(cands)
+	if len(cols)*n > maxDrivenCells {
+		return nil, 0, errNotDriven
+	}
 	sc.scores = resize(sc.scores, len(cols)*n)
 	sc.hit = resize(sc.hit, len(cols)*n)
 	clear(sc.hit)
@@ -220,7 +232,8 @@ func (ix *Index) drivenHits(ctx context.Context, text string, need []string, eve
 		return sum * (float64(m) / float64(len(ord))), true
 	}
 	var total uint64
-	matched := make([]int32, 0, n)
+	matched := sc.matched[:0]
+	defer func() { sc.matched = matched[:0] }()
 	for i := range cands {
 		b, okb := disj(body, i)
 		m, okm := disj(meta, i)
@@ -393,47 +406,27 @@ func candidates(ctx context.Context, r index.IndexReader, need []string, every b
 }
 
 // scoreColumn sets t's score in each candidate holding it, as bleve's
-// term scorer computes it, and marks those candidates. A term whose
-// postings are far longer than the candidates is advanced to each
-// candidate instead of read whole.
+// term scorer computes it, and marks those candidates. Its iterator is
+// advanced to each candidate, or, when it holds fewer than advanceRatio
+// times the candidates, read whole (scorch converts every posting it
+// returns, so reading costs more per posting than skipping).
 func scoreColumn(ctx context.Context, tfr index.TermFieldReader, t *drivenTerm, cands []uint64, scores []float64, hit []bool) error {
 	var tfd index.TermFieldDoc
-	set := func(i int, got *index.TermFieldDoc) {
-		hit[i] = true
-		scores[i] = t.docScore(got.Freq, got.Norm)
-	}
-	if float64(tfr.Count()) > advanceRatio*float64(len(cands)) {
-		var id [8]byte
-		i := 0
-		for i < len(cands) {
-			if i&1023 == 0 && ctx.Err() != nil {
-				return ctx.Err()
-			}
-			binary.BigEndian.PutUint64(id[:], cands[i])
-			got, err := tfr.Advance(id[:], tfd.Reset())
-			if err != nil {
-				return fmt.Errorf("reading the postings of %q: %w", t.term, err)
-			}
-			if got == nil {
-				return nil
-			}
-			d := binary.BigEndian.Uint64(got.ID)
-			for i < len(cands) && cands[i] < d {
-				i++
-			}
-			if i < len(cands) && cands[i] == d {
-				set(i, got)
-				i++
-			}
-		}
-		return nil
-	}
+	advance := float64(tfr.Count()) > advanceRatio*float64(len(cands))
+	var id [8]byte
 	i := 0
 	for k := 0; i < len(cands); k++ {
-		if k&4095 == 0 && ctx.Err() != nil {
+		if k&1023 == 0 && ctx.Err() != nil {
 			return ctx.Err()
 		}
-		got, err := tfr.Next(tfd.Reset())
+		var got *index.TermFieldDoc
+		var err error
+		if advance {
+			binary.BigEndian.PutUint64(id[:], cands[i])
+			got, err = tfr.Advance(id[:], tfd.Reset())
+		} else {
+			got, err = tfr.Next(tfd.Reset())
+		}
 		if err != nil {
 			return fmt.Errorf("reading the postings of %q: %w", t.term, err)
 		}
@@ -445,7 +438,7 @@ func scoreColumn(ctx context.Context, tfr index.TermFieldReader, t *drivenTerm, 
 			i++
 		}
 		if i < len(cands) && cands[i] == d {
-			set(i, got)
+			hit[i], scores[i] = true, t.docScore(got.Freq, got.Norm)
 			i++
 		}
 	}

@@ -232,4 +232,17 @@ func TestSearchDirectSameAsBleve(t *testing.T) {
 	} else {
 		t.Logf("%d of %d questions read from the postings, the same as through bleve", n, len(questions))
 	}
+	// Past maxDrivenCells a question goes to bleve (-1: every one, even
+	// one whose required terms find nothing).
+	defer func(m int) { maxDrivenCells = m }(maxDrivenCells)
+	maxDrivenCells = -1
+	before = drivenSearches.Load()
+	for _, q := range questions[:20] {
+		if _, err := ix.Search(ctx, q, 20); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := drivenSearches.Load() - before; n != 0 {
+		t.Errorf("%d searches read from the postings past the cells' bound", n)
+	}
 }
