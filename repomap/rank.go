@@ -147,7 +147,7 @@ import (
 const (
 	damping         = 0.85
 	maxIterations   = 100
-	tolerance       = 1e-3 // L1 change of the rank vector (sums to 1) that ends the iteration: a smaller one costs iterations without changing a quality figure (repomap/README.md)
+	tolerance       = 2e-3 // L1 change of the rank vector (sums to 1) that ends the iteration: a smaller one costs iterations without changing a quality figure (repomap/README.md)
 	focusBoost      = 10.0
 	specificBoost   = 3.0
 	shortPenalty    = 0.3
