@@ -108,90 +108,11 @@ func (ix *Index) drivenHits(ctx context.Context, text string, need []string, eve
 		return nil, 0, fmt.Errorf("opening an index reader: %w", err)
 	}
 	defer r.Close()
-
-	docTotal := uint64(stats.DocCount)
-	avgLen := func(field string) (float64, bool) {
-		card, ok := stats.FieldCardinality[field]
-		if !ok || docTotal == 0 {
-			return 0, false
-		}
-		return math.Ceil(float64(card) / float64(docTotal)), true
-	}
-	bodyLen, ok1 := avgLen(fBody)
-	metaLen, ok2 := avgLen(fMeta)
-	if !ok1 || !ok2 || bodyLen <= 0 || metaLen <= 0 {
-		return nil, 0, errNotDriven // bleve would score by tf-idf
-	}
-
-	// The distinct (field, term) columns; each clause names one. A body
-	// clause's boost is 1, a meta clause's boostMeta.
-	var cols []drivenTerm
-	var readers []index.TermFieldReader // per column
-	defer func() {
-		for _, tfr := range readers {
-			_ = tfr.Close()
-		}
-	}()
-	colOf := map[[2]string]int{}
-	column := func(field, term string) (int, error) {
-		k := [2]string{field, term}
-		if c, ok := colOf[k]; ok {
-			return c, nil
-		}
-		tfr, err := r.TermFieldReader(ctx, []byte(term), field, true, true, false)
-		if err != nil {
-			return 0, fmt.Errorf("reading the postings of %q: %w", term, err)
-		}
-		readers = append(readers, tfr)
-		n := tfr.Count()
-		t := drivenTerm{term: term, field: field, count: n, boost: 1, avgLen: bodyLen,
-			idf: math.Log(1 + (float64(docTotal)-float64(n)+0.5)/(float64(n)+0.5))}
-		if field == fMeta {
-			t.boost, t.avgLen = boostMeta, metaLen
-		}
-		cols = append(cols, t)
-		colOf[k] = len(cols) - 1
-		return len(cols) - 1, nil
-	}
-	// Each match query's clauses, one per token (repeats included, as
-	// bleve's match query makes them), in the order its disjunction
-	// sorts them by count.
-	clauses := func(field string) ([]int, error) {
-		ord := make([]int, len(tokens))
-		for i, t := range tokens {
-			c, err := column(field, t)
-			if err != nil {
-				return nil, err
-			}
-			ord[i] = c
-		}
-		sortLikeBleve(ord, func(c int) uint64 { return cols[c].count })
-		return ord, nil
-	}
-	body, err := clauses(fBody)
+	q, err := newDrivenQuery(ctx, r, tokens, stats)
 	if err != nil {
 		return nil, 0, err
 	}
-	meta, err := clauses(fMeta)
-	if err != nil {
-		return nil, 0, err
-	}
-	// The query norm: 1/√(the sum of the squared clause weights), each
-	// disjunction summing its searchers' in their sorted order. The
-	// required terms weigh 0, and 0 + x is x, so the conjunction's sum is
-	// the words' two; two summands add up the same in either order.
-	weight := func(ord []int) float64 {
-		var w float64
-		for _, c := range ord {
-			s := cols[c].boost * cols[c].idf
-			w += s * s
-		}
-		return w
-	}
-	queryNorm := 1.0 / math.Sqrt(weight(body)+weight(meta))
-	for c := range cols {
-		cols[c].weight = cols[c].boost * cols[c].idf * queryNorm
-	}
+	defer q.close()
 
 	sc := drivenPool.Get().(*drivenScratch)
 	defer drivenPool.Put(sc)
@@ -200,23 +121,137 @@ func (ix *Index) drivenHits(ctx context.Context, text string, need []string, eve
 	if err != nil {
 		return nil, 0, err
 	}
-	n := len(cands)
-	if len(cols)*n > maxDrivenCells {
+	if len(q.cols)*len(cands) > maxDrivenCells {
 		return nil, 0, errNotDriven
 	}
-	sc.scores = resize(sc.scores, len(cols)*n)
-	sc.hit = resize(sc.hit, len(cols)*n)
+	if err := q.scoreColumns(ctx, cands, sc); err != nil {
+		return nil, 0, err
+	}
+	matched := q.combine(len(cands), sc)
+	total := uint64(len(matched))
+	matched = best(matched, sc.total, size, &sc.sel)
+	out := make(search.DocumentMatchCollection, 0, len(matched))
+	for _, i := range matched {
+		iid := index.IndexInternalID(binary.BigEndian.AppendUint64(nil, cands[i]))
+		id, err := r.ExternalID(iid)
+		if err != nil {
+			return nil, 0, fmt.Errorf("reading a hit's id: %w", err)
+		}
+		out = append(out, &search.DocumentMatch{ID: id, IndexInternalID: iid, Score: sc.total[i]})
+	}
+	return out, total, nil
+}
+
+// drivenQuery is the scored half of a driven query: its distinct
+// (field, term) columns, each with its open postings, and each match
+// query's clauses as columns in the order bleve's disjunction sorts them.
+type drivenQuery struct {
+	cols       []drivenTerm
+	readers    []index.TermFieldReader // per column
+	body, meta []int                   // clauses, one per token (repeats included)
+}
+
+// newDrivenQuery opens the columns of the words' tokens in body and meta
+// and sets each clause's query weight as bleve would for the whole query.
+func newDrivenQuery(ctx context.Context, r index.IndexReader, tokens []string, stats *search.BM25Stats) (*drivenQuery, error) {
+	docTotal := uint64(stats.DocCount)
+	avgLen := func(field string) float64 {
+		card, ok := stats.FieldCardinality[field]
+		if !ok || docTotal == 0 {
+			return 0
+		}
+		return math.Ceil(float64(card) / float64(docTotal))
+	}
+	bodyLen, metaLen := avgLen(fBody), avgLen(fMeta)
+	if bodyLen <= 0 || metaLen <= 0 {
+		return nil, errNotDriven // bleve would score by tf-idf
+	}
+	q := &drivenQuery{}
+	colOf := map[[2]string]int{}
+	// clauses returns a match query's clauses in field: a body clause's
+	// boost is 1, a meta clause's boostMeta.
+	clauses := func(field string) ([]int, error) {
+		ord := make([]int, len(tokens))
+		for i, term := range tokens {
+			k := [2]string{field, term}
+			c, ok := colOf[k]
+			if !ok {
+				tfr, err := r.TermFieldReader(ctx, []byte(term), field, true, true, false)
+				if err != nil {
+					return nil, fmt.Errorf("reading the postings of %q: %w", term, err)
+				}
+				q.readers = append(q.readers, tfr)
+				n := tfr.Count()
+				t := drivenTerm{term: term, field: field, count: n, boost: 1, avgLen: bodyLen,
+					idf: math.Log(1 + (float64(docTotal)-float64(n)+0.5)/(float64(n)+0.5))}
+				if field == fMeta {
+					t.boost, t.avgLen = boostMeta, metaLen
+				}
+				q.cols = append(q.cols, t)
+				c = len(q.cols) - 1
+				colOf[k] = c
+			}
+			ord[i] = c
+		}
+		sortLikeBleve(ord, func(c int) uint64 { return q.cols[c].count })
+		return ord, nil
+	}
+	var err error
+	if q.body, err = clauses(fBody); err == nil {
+		q.meta, err = clauses(fMeta)
+	}
+	if err != nil {
+		q.close()
+		return nil, err
+	}
+	// The query norm: 1/√(the sum of the squared clause weights), each
+	// disjunction summing its searchers' in their sorted order. The
+	// required terms weigh 0, and 0 + x is x, so the conjunction's sum is
+	// the words' two; two summands add up the same in either order.
+	weight := func(ord []int) float64 {
+		var w float64
+		for _, c := range ord {
+			s := q.cols[c].boost * q.cols[c].idf
+			w += s * s
+		}
+		return w
+	}
+	queryNorm := 1.0 / math.Sqrt(weight(q.body)+weight(q.meta))
+	for c := range q.cols {
+		q.cols[c].weight = q.cols[c].boost * q.cols[c].idf * queryNorm
+	}
+	return q, nil
+}
+
+func (q *drivenQuery) close() {
+	for _, tfr := range q.readers {
+		_ = tfr.Close()
+	}
+}
+
+// scoreColumns sets each column's score in each candidate holding it
+// (sc.scores and sc.hit, column after column).
+func (q *drivenQuery) scoreColumns(ctx context.Context, cands []uint64, sc *drivenScratch) error {
+	n := len(cands)
+	sc.scores = slices.Grow(sc.scores[:0], len(q.cols)*n)[:len(q.cols)*n]
+	sc.hit = slices.Grow(sc.hit[:0], len(q.cols)*n)[:len(q.cols)*n]
 	clear(sc.hit)
-	for c := range cols {
-		if err := scoreColumn(ctx, readers[c], &cols[c], cands, sc.scores[c*n:(c+1)*n], sc.hit[c*n:(c+1)*n]); err != nil {
-			return nil, 0, err
+	for c := range q.cols {
+		if err := scoreColumn(ctx, q.readers[c], &q.cols[c], cands, sc.scores[c*n:(c+1)*n], sc.hit[c*n:(c+1)*n]); err != nil {
+			return err
 		}
 	}
+	return nil
+}
 
-	// Each candidate's score: each match query's sum over its clauses
-	// that hold, in their sorted order, times their share of its
-	// clauses; then the two summed, times their share of two.
-	sc.total = resize(sc.total, n)
+// combine sets each of the n candidates' score (sc.total) and returns
+// those that match, in index order: each match query's sum over its
+// clauses that hold, in their sorted order, times their share of its
+// clauses; then the two summed, times their share of two. (The
+// conjunction adds the required terms' 0s before or after: x + 0 is x
+// either way.)
+func (q *drivenQuery) combine(n int, sc *drivenScratch) []int32 {
+	sc.total = slices.Grow(sc.total[:0], n)[:n]
 	disj := func(ord []int, i int) (float64, bool) {
 		var sum float64
 		m := 0
@@ -231,42 +266,24 @@ func (ix *Index) drivenHits(ctx context.Context, text string, need []string, eve
 		}
 		return sum * (float64(m) / float64(len(ord))), true
 	}
-	var total uint64
 	matched := sc.matched[:0]
-	defer func() { sc.matched = matched[:0] }()
-	for i := range cands {
-		b, okb := disj(body, i)
-		m, okm := disj(meta, i)
+	for i := range n {
 		var sum float64
 		k := 0
-		if okb {
-			sum += b
-			k++
-		}
-		if okm {
-			sum += m
-			k++
+		for _, ord := range [2][]int{q.body, q.meta} {
+			if s, ok := disj(ord, i); ok {
+				sum += s
+				k++
+			}
 		}
 		if k == 0 {
 			continue // no word in body or meta: the conjunction fails
 		}
-		// The conjunction adds the required terms' 0s before or after:
-		// x + 0 is x either way.
 		sc.total[i] = sum * (float64(k) / 2)
 		matched = append(matched, int32(i))
-		total++
 	}
-	matched = best(matched, sc.total, size, &sc.sel)
-	out := make(search.DocumentMatchCollection, 0, len(matched))
-	for _, i := range matched {
-		iid := index.IndexInternalID(binary.BigEndian.AppendUint64(nil, cands[i]))
-		id, err := r.ExternalID(iid)
-		if err != nil {
-			return nil, 0, fmt.Errorf("reading a hit's id: %w", err)
-		}
-		out = append(out, &search.DocumentMatch{ID: id, IndexInternalID: iid, Score: sc.total[i]})
-	}
-	return out, total, nil
+	sc.matched = matched
+	return matched
 }
 
 // best returns the k best of the candidates in matched by score, then
@@ -276,7 +293,7 @@ func (ix *Index) drivenHits(ctx context.Context, text string, need []string, eve
 // only the matches that reach it are sorted.
 func best(matched []int32, score []float64, k int, buf *[]float64) []int32 {
 	if len(matched) > k && k > 0 {
-		vs := resize(*buf, len(matched))
+		vs := slices.Grow((*buf)[:0], len(matched))[:len(matched)]
 		*buf = vs
 		for j, i := range matched {
 			vs[j] = score[i]
@@ -350,13 +367,6 @@ type byCount struct {
 func (b byCount) Len() int           { return len(b.ord) }
 func (b byCount) Less(i, j int) bool { return b.count(b.ord[i]) < b.count(b.ord[j]) }
 func (b byCount) Swap(i, j int)      { b.ord[i], b.ord[j] = b.ord[j], b.ord[i] }
-
-func resize[T any](s []T, n int) []T {
-	if cap(s) < n {
-		return make([]T, n)
-	}
-	return s[:n]
-}
 
 // candidates returns the chunks holding every term of need in the body
 // (or any, when not every), in index order, appended to out.

@@ -15,7 +15,6 @@ import (
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/search"
-	"github.com/blevesearch/bleve/v2/search/query"
 )
 
 // drivenByBleve runs the query search builds for words requiring need
@@ -24,13 +23,9 @@ import (
 func drivenByBleve(t *testing.T, ix *Index, words []string, need []string, every bool, stats *search.BM25Stats) *bleve.SearchResult {
 	t.Helper()
 	p := Parsed{Words: words}
-	q := p.build(ix, true, need, false)
+	q := p.build(ix, true, need, false) // driving terms: any
 	if every {
-		must := []query.Query{p.build(ix, true, nil, true)}
-		for _, w := range need {
-			must = append(must, requiredTerm(w))
-		}
-		q = bleve.NewConjunctionQuery(must...)
+		q = p.query(ix, true, nil, need, queryAll) // compound wholes: all
 	}
 	req := bleve.NewSearchRequestOptions(q, 1<<20, 0, false)
 	req.PreSearchData = map[string]interface{}{search.BM25PreSearchDataKey: stats}

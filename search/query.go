@@ -313,6 +313,50 @@ func (p *Parsed) build(ix *Index, checkPhrases bool, drive []string, bodyImplied
 	return bleve.NewConjunctionQuery(must...)
 }
 
+// queryKind is which of a question's queries a search runs: all its
+// compound wholes required, any of them, or the words alone (with their
+// driving terms, if any). Without wholes the three are one.
+type queryKind int
+
+const (
+	queryAll queryKind = iota
+	querySome
+	queryFull
+)
+
+// required returns the body terms kind requires, and whether every one
+// (the wholes, all) or any (the driving terms; the wholes, some).
+func (kind queryKind) required(drive, wholes []string) (need []string, every bool) {
+	switch {
+	case len(wholes) == 0:
+		return drive, false
+	case kind == queryAll:
+		return wholes, true
+	case kind == querySome && len(wholes) > 1:
+		return wholes, false
+	}
+	return nil, false
+}
+
+// query returns the bleve query of kind; checked says whether phrases
+// check their positions inside the search (else the caller checks them).
+func (p *Parsed) query(ix *Index, checked bool, drive, wholes []string, kind queryKind) query.Query {
+	if len(wholes) == 0 || kind == queryFull || kind == querySome && len(wholes) == 1 {
+		return p.build(ix, checked, drive, false)
+	}
+	// A whole is a body term of the words: the chunks it finds have the
+	// body match the words' required clause asks for.
+	implied := p.build(ix, checked, drive, true)
+	var any []query.Query
+	for _, w := range wholes {
+		any = append(any, requiredTerm(w))
+	}
+	if kind == querySome {
+		return bleve.NewConjunctionQuery(implied, bleve.NewDisjunctionQuery(any...))
+	}
+	return bleve.NewConjunctionQuery(append([]query.Query{implied}, any...)...)
+}
+
 // keepImpliedClause keeps the body clause a required whole implies (the
 // tests compare both).
 var keepImpliedClause = false
@@ -450,41 +494,11 @@ func (ix *Index) search(ctx context.Context, p Parsed, limit int) (res *Result, 
 			ix.log.Error("search: panic while searching", "panic", r)
 		}
 	}()
-	// queries returns the full query, the one that first requires the
-	// compound identifiers whole, and the one that requires any of them;
-	// checked says whether phrases check their positions inside the
-	// search (else the caller checks them).
 	wholes := p.compoundWholes()
 	var drive []string
 	if len(wholes) == 0 {
 		// A compound identifier drives its search already (all, below).
 		drive = ix.drivingTerms(ctx, p.Words, 4*uint64(rerankDepth+rerankDepth/4))
-	}
-	queries := func(checked bool) (full, all, some query.Query) {
-		full = p.build(ix, checked, drive, false)
-		all, some = full, full
-		// A compound identifier (camelCase, snake_case) is looked for whole
-		// first: when it occurs, only chunks containing it are ranked (cheap: the
-		// rare whole term drives the search); when several occur but in no
-		// chunk together, chunks with any of them are; when none occurs, the
-		// parts match separately.
-		if len(wholes) > 0 {
-			// A whole is a body term of the words: the chunks it finds
-			// have the body match full's required clause asks for.
-			implied := p.build(ix, checked, drive, true)
-			must := []query.Query{implied}
-			var any []query.Query
-			for _, w := range wholes {
-				t := requiredTerm(w)
-				must = append(must, t)
-				any = append(any, t)
-			}
-			all = bleve.NewConjunctionQuery(must...)
-			if len(wholes) > 1 {
-				some = bleve.NewConjunctionQuery(implied, bleve.NewDisjunctionQuery(any...))
-			}
-		}
-		return full, all, some
 	}
 	stats, err := ix.bm25Stats()
 	if err != nil {
@@ -500,11 +514,25 @@ func (ix *Index) search(ctx context.Context, p Parsed, limit int) (res *Result, 
 	// on a larger pool, and checks positions in score order, which reads
 	// far fewer chunks than checking every candidate inside the search;
 	// when the pool cannot tell (too few pass, or a tie runs past it), the
-	// search runs again with the check inside.
+	// search runs again with the check inside. Without phrases or
+	// filters, a query that requires terms is read from the postings
+	// directly (driven.go): the same hits and scores, in about half the
+	// time.
 	slots := p.phraseSlots()
-	find := func(pick func(full, all, some query.Query) query.Query) (*bleve.SearchResult, error) {
+	find := func(kind queryKind) (*bleve.SearchResult, error) {
+		if need, every := kind.required(drive, wholes); len(need) > 0 && drivenDirect &&
+			len(p.Phrases)+len(p.Paths)+len(p.Langs)+len(p.Syms) == 0 {
+			hits, total, err := ix.drivenHits(ctx, strings.Join(p.Words, " "), need, every, stats, collect)
+			if err == nil {
+				drivenSearches.Add(1)
+				return &bleve.SearchResult{Hits: hits, Total: total}, nil
+			}
+			if !errors.Is(err, errNotDriven) {
+				return nil, err
+			}
+		}
 		if len(slots) > 0 && phraseScan > 0 {
-			sr, err := run(pick(queries(false)), phraseScan*collect)
+			sr, err := run(p.query(ix, false, drive, wholes, kind), phraseScan*collect)
 			if err != nil {
 				return nil, err
 			}
@@ -512,54 +540,24 @@ func (ix *Index) search(ctx context.Context, p Parsed, limit int) (res *Result, 
 				return sr, nil
 			}
 		}
-		return run(pick(queries(true)), collect)
+		return run(p.query(ix, true, drive, wholes, kind), collect)
 	}
+	// A compound identifier (camelCase, snake_case) is looked for whole
+	// first: when it occurs, only chunks containing it are ranked (cheap:
+	// the rare whole term drives the search); when several occur but in
+	// no chunk together, chunks with any of them are; when none occurs,
+	// the parts match separately.
 	findAll := func() (*bleve.SearchResult, error) {
-		sr, err := find(func(_, all, _ query.Query) query.Query { return all })
+		sr, err := find(queryAll)
 		if err == nil && sr.Total == 0 && len(wholes) > 1 {
-			sr, err = find(func(_, _, some query.Query) query.Query { return some })
+			sr, err = find(querySome)
 		}
 		if err == nil && sr.Total == 0 && len(wholes) > 0 {
-			sr, err = find(func(full, _, _ query.Query) query.Query { return full })
+			sr, err = find(queryFull)
 		}
 		return sr, err
 	}
-	// Without phrases or filters, the queries that require terms (the
-	// driving ones, or the wholes) are read from the postings directly
-	// (driven.go): the same hits and scores, in about half the time.
-	var sr *bleve.SearchResult
-	direct := func(need []string, every bool) bool {
-		if err != nil || !drivenDirect || len(p.Phrases)+len(p.Paths)+len(p.Langs)+len(p.Syms) > 0 {
-			return false
-		}
-		hits, total, derr := ix.drivenHits(ctx, strings.Join(p.Words, " "), need, every, stats, collect)
-		switch {
-		case derr == nil:
-			sr = &bleve.SearchResult{Hits: hits, Total: total}
-			drivenSearches.Add(1)
-			return true
-		case !errors.Is(derr, errNotDriven):
-			err = derr
-		}
-		return false
-	}
-	switch {
-	case len(wholes) > 0:
-		// As findAll: all the wholes, then any of them, then the words.
-		if direct(wholes, true) {
-			if sr.Total == 0 && len(wholes) > 1 && !direct(wholes, false) && err == nil {
-				sr, err = find(func(_, _, some query.Query) query.Query { return some })
-			}
-			if err == nil && sr.Total == 0 {
-				sr, err = find(func(full, _, _ query.Query) query.Query { return full })
-			}
-		}
-	case len(drive) > 0:
-		direct(drive, false)
-	}
-	if sr == nil && err == nil {
-		sr, err = findAll()
-	}
+	sr, err := findAll()
 	if err == nil && drive != nil && sr.Total < uint64(collect) {
 		// The rare terms found fewer chunks than the pool holds: the
 		// common ones decide the rest, as without them.
@@ -569,11 +567,18 @@ func (ix *Index) search(ctx context.Context, p Parsed, limit int) (res *Result, 
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
-	res = &Result{Total: sr.Total, Partial: ix.indexing.Load(), Warnings: append([]string(nil), p.Warnings...)}
+	return ix.result(ctx, &p, sr, stats, limit)
+}
+
+// result makes the search's answer from bleve's hits: the pool, rescored
+// with the question's expansions, reranked, copies folded, and each hit's
+// best line.
+func (ix *Index) result(ctx context.Context, p *Parsed, sr *bleve.SearchResult, stats *search.BM25Stats, limit int) (*Result, error) {
+	res := &Result{Total: sr.Total, Partial: ix.indexing.Load(), Warnings: append([]string(nil), p.Warnings...)}
 	if res.Partial {
 		res.Warnings = append(res.Warnings, "the search index is still being built: results may be incomplete")
 	}
-	qt := queryTerms(&p)
+	qt := queryTerms(p)
 	files := map[string]*fileLines{}
 	pooled := pool(sr.Hits)
 	if len(p.Words) > 0 {
@@ -581,7 +586,7 @@ func (ix *Index) search(ctx context.Context, p Parsed, limit int) (res *Result, 
 			return nil, fmt.Errorf("search: scoring the question's expansions: %w", err)
 		}
 	}
-	cands := ix.collapseCopies(rerank(pooled, aboutTests(&p), aboutDocs(&p)))
+	cands := ix.collapseCopies(rerank(pooled, aboutTests(p), aboutDocs(p)))
 	if len(cands) > limit {
 		cands = cands[:limit]
 	}
