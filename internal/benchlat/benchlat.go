@@ -5,7 +5,10 @@
 package benchlat
 
 import (
+	"cmp"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -50,11 +53,22 @@ func (r *Recorder) Report(b *testing.B) {
 	b.ReportMetric(ms(ds[len(ds)/2]), "p50-ms")
 	b.ReportMetric(ms(ds[min(len(ds)-1, len(ds)*99/100)]), "p99-ms")
 	if len(r.byKey) > 0 {
-		worst := time.Duration(0)
-		for _, kd := range r.byKey {
-			worst = max(worst, median(kd))
+		type keyMedian struct {
+			key string
+			p50 time.Duration
 		}
-		b.ReportMetric(ms(worst), "worst-p50-ms")
+		var ks []keyMedian
+		for k, kd := range r.byKey {
+			ks = append(ks, keyMedian{k, median(kd)})
+		}
+		slices.SortFunc(ks, func(a, b keyMedian) int { return cmp.Or(cmp.Compare(b.p50, a.p50), cmp.Compare(a.key, b.key)) })
+		b.ReportMetric(ms(ks[0].p50), "worst-p50-ms")
+		// The slowest keys by name, to know what to look at.
+		var slow []string
+		for _, k := range ks[:min(5, len(ks))] {
+			slow = append(slow, fmt.Sprintf("%s %.1f ms", k.key, ms(k.p50)))
+		}
+		b.Logf("slowest medians: %s", strings.Join(slow, ", "))
 	}
 	if cpu > 0 {
 		b.ReportMetric(ms(cpu)/float64(len(ds)), "cpu-ms/op")
