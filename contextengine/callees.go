@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/cairn-dev/cairn/codeindex"
 )
@@ -55,6 +56,10 @@ func init() {
 
 // findCalls lists the calls of lines [from, to] of the file, skipping the
 // names of definitions (func name(, def name(, a TypeScript method head).
+// chainSpaces turns a call chain as written ("a. b?.c") into its dotted
+// names ("a.b.c"). (Made once: a Replacer builds its tables on first use.)
+var chainSpaces = strings.NewReplacer(" ", "", "\t", "", "?.", ".")
+
 func findCalls(lines []string, from, to int, selFrom, selTo int) []callSite {
 	var out []callSite
 	for n := max(1, from); n <= to && n <= len(lines); n++ {
@@ -73,7 +78,7 @@ func findCalls(lines []string, from, to int, selFrom, selTo int) []callSite {
 			if strings.HasSuffix(trimmed, ")") && strings.HasPrefix(strings.TrimSpace(code), "func") {
 				continue // func (r *T) name(
 			}
-			parts := strings.Split(strings.NewReplacer(" ", "", "\t", "", "?.", ".").Replace(chain), ".")
+			parts := strings.Split(chainSpaces.Replace(chain), ".")
 			name := parts[len(parts)-1]
 			recv := strings.Join(parts[:len(parts)-1], ".")
 			if strings.HasSuffix(trimmed, ".") || strings.HasSuffix(trimmed, "?.") {
@@ -533,30 +538,58 @@ func (r *resolver) fieldType(t, f string) string {
 	if !ok {
 		return ""
 	}
-	var res []*regexp.Regexp
-	switch td.Language {
-	case "go":
-		res = []*regexp.Regexp{regexp.MustCompile(`(?m)^\s*(?:\w+\s*,\s*)*` + regexp.QuoteMeta(f) + `(?:\s*,\s*\w+)*\s+\*?((?:\w+\.)?[A-Za-z_]\w*)`)}
-	case "python":
-		res = []*regexp.Regexp{regexp.MustCompile(`self\.` + regexp.QuoteMeta(f) + `\s*(?::\s*((?:\w+\.)?[A-Z]\w*))?\s*=\s*((?:\w+\.)?[A-Z]\w*)\(`)}
-	default:
-		res = []*regexp.Regexp{regexp.MustCompile(`(?:^|[\s(,;{])` + regexp.QuoteMeta(f) + `\s*[?!]?\s*:\s*((?:[\w$]+\.)?[A-Z][\w$]*)`)}
+	m := fieldTypeRE(td.Language, f).FindStringSubmatch(text)
+	if m == nil {
+		return ""
 	}
-	for _, re := range res {
-		if m := re.FindStringSubmatch(text); m != nil {
-			for _, g := range m[1:] {
-				if g != "" && !codeStopIdents[g] {
-					if q, n := splitQual(g); q == "" {
-						if tq, _ := splitQual(t); tq != "" {
-							return tq + "." + n
-						}
-					}
-					return g
+	for _, g := range m[1:] {
+		if g != "" && !codeStopIdents[g] {
+			if q, n := splitQual(g); q == "" {
+				if tq, _ := splitQual(t); tq != "" {
+					return tq + "." + n
 				}
 			}
+			return g
 		}
 	}
 	return ""
+}
+
+// fieldTypeREs are fieldTypeRE's expressions by language and field, kept
+// between builds: compiling one per lookup was a build's largest source
+// of garbage after the file reads. Bounded: cleared when full.
+var fieldTypeREs = struct {
+	sync.Mutex
+	m map[[2]string]*regexp.Regexp
+}{m: map[[2]string]*regexp.Regexp{}}
+
+// fieldTypeRE returns the expression that finds field f's declaration
+// with its type in a type's definition in language lang: the type is the
+// first non-empty group.
+func fieldTypeRE(lang, f string) *regexp.Regexp {
+	k := [2]string{lang, f}
+	if lang != "go" && lang != "python" {
+		k[0] = ""
+	}
+	fieldTypeREs.Lock()
+	defer fieldTypeREs.Unlock()
+	if re, ok := fieldTypeREs.m[k]; ok {
+		return re
+	}
+	var re *regexp.Regexp
+	switch k[0] {
+	case "go":
+		re = regexp.MustCompile(`(?m)^\s*(?:\w+\s*,\s*)*` + regexp.QuoteMeta(f) + `(?:\s*,\s*\w+)*\s+\*?((?:\w+\.)?[A-Za-z_]\w*)`)
+	case "python":
+		re = regexp.MustCompile(`self\.` + regexp.QuoteMeta(f) + `\s*(?::\s*((?:\w+\.)?[A-Z]\w*))?\s*=\s*((?:\w+\.)?[A-Z]\w*)\(`)
+	default:
+		re = regexp.MustCompile(`(?:^|[\s(,;{])` + regexp.QuoteMeta(f) + `\s*[?!]?\s*:\s*((?:[\w$]+\.)?[A-Z][\w$]*)`)
+	}
+	if len(fieldTypeREs.m) >= 4096 {
+		clear(fieldTypeREs.m)
+	}
+	fieldTypeREs.m[k] = re
+	return re
 }
 
 var (

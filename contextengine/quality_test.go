@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"sync"
@@ -600,7 +601,13 @@ func BenchmarkBuild(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			p := pick(i)
 			start := time.Now()
-			if _, err := Build(qualityRequest(c, p.q, p.text, 8192)); err != nil {
+			var err error
+			// Labelled by question, so a CPU profile splits by it
+			// (pprof -tagfocus q=go-21); goroutines a build starts inherit it.
+			pprof.Do(context.Background(), pprof.Labels("q", p.q.ID), func(context.Context) {
+				_, err = Build(qualityRequest(c, p.q, p.text, 8192))
+			})
+			if err != nil {
 				b.Fatal(err)
 			}
 			lat.AddFor(p.q.ID, time.Since(start))
@@ -675,8 +682,9 @@ func warmGoQuestions(b *testing.B) (*qualityCorpus, []preparedQuestion) {
 	qs := loadQualitySet(b)
 	c, prefix := openBenchCorpus(b)
 	var ps []preparedQuestion
+	only := os.Getenv("CAIRN_BENCH_ONLY") // a question ID to profile alone
 	for _, q := range qs.Questions {
-		if q.Corpus == "go" {
+		if q.Corpus == "go" && (only == "" || q.ID == only) {
 			q.File = prefix + q.File
 			ps = append(ps, preparedQuestion{q, strings.Join(fileLinesOf(b, c.ws, q.File), "")})
 		}
@@ -685,6 +693,9 @@ func warmGoQuestions(b *testing.B) (*qualityCorpus, []preparedQuestion) {
 		if _, err := Build(qualityRequest(c, p.q, p.text, 8192)); err != nil {
 			b.Fatal(err)
 		}
+	}
+	if len(ps) == 0 {
+		b.Fatalf("no Go question (CAIRN_BENCH_ONLY=%q)", only)
 	}
 	return c, ps
 }
