@@ -59,7 +59,7 @@ var allowed = map[string][]string{
 
 	"tools/mcp": {"tools", "tools/shell"},
 
-	"agent": {"codeindex", "model", "tools", "tools/mcp", "contextengine", "checkpoint", "trace", "protocol", "workspace", "tokencount", "redact"},
+	"agent": {"codeindex", "model", "tools", "tools/mcp", "contextengine", "checkpoint", "trace", "protocol", "workspace", "tokencount", "redact", "internal/gcroom"},
 
 	"server": {"protocol", "agent", "codeindex", "model", "tools", "tools/mcp", "contextengine", "trace", "workspace"},
 	"acp":    {"codeindex", "agent", "protocol", "tools", "tools/mcp", "contextengine", "checkpoint", "workspace"},

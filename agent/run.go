@@ -18,6 +18,7 @@ import (
 	"github.com/cairn-dev/cairn/checkpoint"
 	"github.com/cairn-dev/cairn/codeindex"
 	"github.com/cairn-dev/cairn/contextengine"
+	"github.com/cairn-dev/cairn/internal/gcroom"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/protocol"
 	"github.com/cairn-dev/cairn/redact"
@@ -630,6 +631,10 @@ func (r *Run) callModel(step int) (*model.Response, error) {
 		r.jrnl(checkpoint.RecModelError, step, modelErrorRecord(err, attempt, true))
 		r.logf(slog.LevelWarn, "model call failed; retrying", "class", model.ClassOf(err), "attempt", attempt, "wait", wait, "err", err)
 	}
+	// The model's answer takes longer than a collection: one due soon
+	// runs now rather than in the next context build (a no-op in a
+	// process that does not own its runtime).
+	gcroom.Idle()
 	resp, err := model.Retry(r.ctx, policy, func() (*model.Response, error) {
 		attempts++
 		if r.simplifiedSchemas {

@@ -19,6 +19,13 @@
 // The target is set after every collection (when the live heap is
 // measured), by a cleanup the collection itself runs: an idle process
 // does nothing, and a busy one adjusts once per cycle.
+//
+// A collection's mark takes a quarter of the cores for as long as it runs
+// (~0.1 s at 10× the Go tree, every ~50 context builds): the builds it
+// overlaps were a new question's slowest (docs/scale.md). Idle lets the
+// process collect where nobody waits on it instead: the agent calls it
+// as it starts waiting on a model's answer, which takes longer than a
+// collection.
 package gcroom
 
 import (
@@ -27,6 +34,7 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"sync"
+	"sync/atomic"
 )
 
 // Room is how far the heap may grow past its live data before the
@@ -129,4 +137,52 @@ func liveHeap() uint64 {
 		return 0
 	}
 	return s[0].Value.Uint64()
+}
+
+// idleRunning says an Idle collection is under way.
+var idleRunning atomic.Bool
+
+// closed is what Idle returns when it starts nothing.
+var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// Idle is a hint that the process is about to wait (on a model's answer):
+// when the heap has used more than half its room since the last
+// collection (a collection is near anyway), it starts one now, in the
+// background, so that it does not land in the next piece of work that
+// someone waits on. The returned channel is closed when that collection
+// ends, or at once when none was started: while a Follow is not active
+// (the process does not own its runtime), while one Idle started is still
+// running, or when the heap is under half its room.
+func Idle() <-chan struct{} {
+	mu.Lock()
+	active := holders > 0
+	mu.Unlock()
+	if !active || !nearCollection() || !idleRunning.CompareAndSwap(false, true) {
+		return closed
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer idleRunning.Store(false)
+		runtime.GC()
+	}()
+	return done
+}
+
+// nearCollection reports whether the heap has grown past its live data by
+// more than half the way to the collector's goal.
+func nearCollection() bool {
+	s := []metrics.Sample{
+		{Name: "/gc/heap/live:bytes"},
+		{Name: "/gc/heap/goal:bytes"},
+		{Name: "/memory/classes/heap/objects:bytes"}, // live and not yet swept
+	}
+	metrics.Read(s)
+	for _, v := range s {
+		if v.Value.Kind() != metrics.KindUint64 {
+			return false
+		}
+	}
+	live, goal, now := s[0].Value.Uint64(), s[1].Value.Uint64(), s[2].Value.Uint64()
+	return goal > live && now > live && now-live > (goal-live)/2
 }

@@ -3,6 +3,7 @@ package gcroom
 import (
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"testing"
 	"time"
 )
@@ -119,4 +120,62 @@ func TestFollowKeepsATargetItMustNotRaise(t *testing.T) {
 		debug.SetGCPercent(prev)
 	}
 	live[0] = 1
+}
+
+// heapFigures returns the live heap at the last collection and the
+// collector's goal.
+func heapFigures() (live, goal uint64) {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/heap/goal:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64(), s[1].Value.Uint64()
+}
+
+// Idle collects in the background once the heap has used more than half
+// its room, and does nothing before, or in a process that does not
+// follow.
+func TestIdleCollectsNearTheGoal(t *testing.T) {
+	t.Setenv("GOGC", "")
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	if c := Idle(); c != closed {
+		t.Fatal("Idle started a collection with no Follow active")
+	}
+	defer setRoom(Room)
+	setRoom(32 << 20)
+	stop := Follow()
+	defer stop()
+	runtime.GC()
+	runtime.GC() // the first one's cleanup set the target: the goal is settled
+	if c := Idle(); c != closed {
+		t.Fatal("Idle started a collection right after one")
+	}
+	live, goal := heapFigures()
+	if goal <= live {
+		t.Fatalf("goal %d ≤ live %d", goal, live)
+	}
+	// 60% of the way: past half, short of where the collector itself
+	// starts (70% at the earliest).
+	grown := make([]byte, (goal-live)*6/10)
+	before := gcCount()
+	c := Idle()
+	if c == closed {
+		live2, goal2 := heapFigures()
+		t.Fatalf("Idle started nothing with %d of %d bytes of room used (live %d, goal %d; collections %d → %d)",
+			len(grown), goal-live, live2, goal2, before, gcCount())
+	}
+	select {
+	case <-c:
+	case <-time.After(time.Minute):
+		t.Fatal("the idle collection did not end in a minute")
+	}
+	if gcCount() == before {
+		t.Fatal("Idle's channel closed with no collection")
+	}
+	grown[0] = 1
+}
+
+// gcCount returns how many collections have ended.
+func gcCount() uint64 {
+	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
 }
