@@ -54,12 +54,12 @@ func init() {
 	}
 }
 
-// findCalls lists the calls of lines [from, to] of the file, skipping the
-// names of definitions (func name(, def name(, a TypeScript method head).
 // chainSpaces turns a call chain as written ("a. b?.c") into its dotted
 // names ("a.b.c"). (Made once: a Replacer builds its tables on first use.)
 var chainSpaces = strings.NewReplacer(" ", "", "\t", "", "?.", ".")
 
+// findCalls lists the calls of lines [from, to] of the file, skipping the
+// names of definitions (func name(, def name(, a TypeScript method head).
 func findCalls(lines []string, from, to int, selFrom, selTo int) []callSite {
 	var out []callSite
 	for n := max(1, from); n <= to && n <= len(lines); n++ {
