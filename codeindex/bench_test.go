@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
+	"strings"
 	"testing"
 	"time"
 
@@ -38,6 +39,8 @@ func BenchmarkColdBuild(b *testing.B) {
 		defer close(stop)
 		go peakHeapProfile(p, stop)
 	}
+	rss := sampleRSS()
+	defer rss.report(b)
 	for i := 0; i < b.N; i++ {
 		ws, err := workspace.Open(root)
 		if err != nil {
@@ -63,6 +66,77 @@ func BenchmarkColdBuild(b *testing.B) {
 		b.ReportMetric(float64(segs), "segments")
 	}
 	debug.FreeOSMemory()
+}
+
+// rssPeaks follows the process's resident memory split as the kernel
+// counts it (/proc/self/status, Linux): anonymous pages (the Go heap and
+// the runtime, C allocations) and file-backed pages (the binary, the
+// search index's mapped segments). The peak RSS alone does not say which
+// part grew: the split is what the memory work of issue 30 needs.
+type rssPeaks struct {
+	stop       chan struct{}
+	done       chan struct{}
+	anon, file uint64 // kB, the highest seen
+}
+
+// sampleRSS samples every 250 ms until report; where /proc/self/status
+// has no RssAnon line it samples nothing and report reports nothing.
+func sampleRSS() *rssPeaks {
+	r := &rssPeaks{stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		t := time.NewTicker(250 * time.Millisecond)
+		defer t.Stop()
+		for {
+			st, ok := readStatus()
+			if !ok {
+				return
+			}
+			r.anon, r.file = max(r.anon, st["RssAnon"]), max(r.file, st["RssFile"])
+			select {
+			case <-r.stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return r
+}
+
+// report stops the sampling and reports, in MB, the process's peak RSS
+// (VmHWM: the kernel's own high-water mark, what /usr/bin/time reports)
+// and the highest anonymous and file-backed parts sampled.
+func (r *rssPeaks) report(b *testing.B) {
+	close(r.stop)
+	<-r.done
+	st, ok := readStatus()
+	if !ok {
+		return
+	}
+	b.ReportMetric(float64(st["VmHWM"])/1000, "peak-rss-MB")
+	b.ReportMetric(float64(r.anon)/1000, "peak-anon-MB")
+	b.ReportMetric(float64(r.file)/1000, "peak-file-MB")
+}
+
+// readStatus returns the kB figures of /proc/self/status, and whether it
+// has the RSS split (Linux 4.5 and later).
+func readStatus() (map[string]uint64, bool) {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return nil, false
+	}
+	st := map[string]uint64{}
+	for _, line := range strings.Split(string(data), "\n") {
+		name, value, _ := strings.Cut(line, ":")
+		var kb uint64
+		if _, err := fmt.Sscanf(strings.TrimSpace(value), "%d kB", &kb); err == nil {
+			st[name] = kb
+		}
+	}
+	_, anon := st["RssAnon"]
+	_, file := st["RssFile"]
+	_, hwm := st["VmHWM"]
+	return st, anon && file && hwm
 }
 
 // peakHeapProfile writes a heap profile to path whenever the heap in use
