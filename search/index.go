@@ -847,6 +847,7 @@ func (ix *Index) reconcile(ctx context.Context, list workspace.Lister) (st Recon
 	if !d.fresh {
 		d.gone = append(d.gone, ix.orphans(d.onDisk)...)
 	}
+	d.onDisk = nil
 	sort.Strings(d.gone)
 
 	total := len(d.todo)
@@ -909,10 +910,16 @@ func (ix *Index) walkFiles(st *ReconcileStats, list workspace.Lister) []workspac
 // reconcilePlan is what a reconcile has to do, from the walk and the
 // manifest.
 type reconcilePlan struct {
-	todo   []workspace.File  // new or changed by size or mtime
-	gone   []string          // in the index, no longer on disk
-	gens   map[string]uint64 // each todo file's update generation when planned
+	todo []workspace.File // new or changed by size or mtime
+	gone []string         // in the index, no longer on disk
+	// gens are the todo files' update generations when planned, where
+	// not 0 (a first build has none: 0 is what a missing key reads).
+	gens map[string]uint64
+	// onDisk are the listed paths, until the orphans are found; listed
+	// is their number. (At 10× the Go tree the set is ~6 MB of map the
+	// collector would scan through the whole build.)
 	onDisk map[string]bool
+	listed int
 	fresh  bool // the index was created empty at Open and not reconciled since
 }
 
@@ -940,14 +947,17 @@ func (ix *Index) plan(files []workspace.File, st *ReconcileStats) reconcilePlan 
 			st.Unchanged++
 		}
 	}
+	d.listed = len(d.onDisk)
 	for rel := range ix.files {
 		if !d.onDisk[rel] {
 			d.gone = append(d.gone, rel)
 		}
 	}
-	d.gens = make(map[string]uint64, len(d.todo))
+	d.gens = map[string]uint64{}
 	for _, f := range d.todo {
-		d.gens[f.Rel] = ix.gen[f.Rel]
+		if g := ix.gen[f.Rel]; g != 0 {
+			d.gens[f.Rel] = g
+		}
 	}
 	return d
 }
@@ -1095,7 +1105,7 @@ func (ix *Index) compactAndSave(ctx context.Context, st ReconcileStats, d reconc
 	switch {
 	case !dirty && !d.fresh && changed == 0:
 		// The manifest on disk is current.
-	case !d.fresh && changed*10 < len(d.onDisk):
+	case !d.fresh && changed*10 < d.listed:
 		// A few files changed while no server ran: the manifest is saved
 		// as after an edit (markDirty), not before the index is ready.
 		// Encoding every file's state took a warm start of a large tree
