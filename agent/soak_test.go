@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/cairn-dev/cairn/internal/testenv"
 	"github.com/cairn-dev/cairn/model"
 	"github.com/cairn-dev/cairn/protocol"
 )
@@ -95,16 +95,4 @@ func liveHeap() uint64 {
 }
 
 // rss is the process's resident set (Linux; 0 elsewhere), for the log.
-func rss() uint64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmRSS:" {
-			kb, _ := strconv.ParseUint(f[1], 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
-}
+func rss() uint64 { return testenv.ProcStatus()["VmRSS"] << 10 }

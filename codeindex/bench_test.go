@@ -8,7 +8,6 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
-	"strings"
 	"testing"
 	"time"
 
@@ -118,21 +117,10 @@ func (r *rssPeaks) report(b *testing.B) {
 	b.ReportMetric(float64(r.file)/1000, "peak-file-MB")
 }
 
-// readStatus returns the kB figures of /proc/self/status, and whether it
-// has the RSS split (Linux 4.5 and later).
+// readStatus returns testenv.ProcStatus, and whether it has the RSS split
+// (Linux 4.5 and later).
 func readStatus() (map[string]uint64, bool) {
-	data, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return nil, false
-	}
-	st := map[string]uint64{}
-	for _, line := range strings.Split(string(data), "\n") {
-		name, value, _ := strings.Cut(line, ":")
-		var kb uint64
-		if _, err := fmt.Sscanf(strings.TrimSpace(value), "%d kB", &kb); err == nil {
-			st[name] = kb
-		}
-	}
+	st := testenv.ProcStatus()
 	_, anon := st["RssAnon"]
 	_, file := st["RssFile"]
 	_, hwm := st["VmHWM"]

@@ -7,10 +7,10 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/testenv"
 	"github.com/cairn-dev/cairn/repomap"
 	"github.com/cairn-dev/cairn/workspace"
 )
@@ -23,22 +23,7 @@ import (
 // search/bench.sh runs these next to zoekt and rg.
 
 // peakRSS is the process's resident high-water mark (VmHWM), in MB.
-func peakRSS() float64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, "VmHWM:") {
-			f := strings.Fields(l)
-			if len(f) >= 2 {
-				kb, _ := strconv.Atoi(f[1])
-				return float64(kb) / 1024
-			}
-		}
-	}
-	return 0
-}
+func peakRSS() float64 { return float64(testenv.ProcStatus()["VmHWM"]) / 1024 }
 
 func dirSize(dir string) int64 {
 	var n int64
