@@ -861,6 +861,10 @@ func (ix *Index) reconcile(ctx context.Context, list workspace.Lister) (st Recon
 		st.Removed = len(d.gone)
 	}
 
+	if total >= releaseFrom {
+		stop := ix.releasing()
+		defer stop()
+	}
 	commitErr := ix.commitAll(ix.prepareAll(ctx, d.todo, d.gens), d.fresh, total, &st)
 
 	ix.mu.Lock()
