@@ -617,8 +617,8 @@ func (ix *Local) FileSymbols(rel string) ([]Symbol, bool) {
 		return nil, false
 	}
 	out := make([]Symbol, len(t.Defs))
-	for i, d := range t.Defs {
-		out[i] = Symbol{Path: t.Path, Language: t.Language, Def: d}
+	for i := range t.Defs {
+		out[i] = repomap.SymbolOf(t.Path, t.Language, &t.Defs[i])
 	}
 	return out, true
 }

@@ -20,7 +20,6 @@ import (
 	"github.com/cairn-dev/cairn/internal/benchlat"
 	"github.com/cairn-dev/cairn/internal/corpora"
 	"github.com/cairn-dev/cairn/internal/gcroom"
-	"github.com/cairn-dev/cairn/repomap"
 	"github.com/cairn-dev/cairn/tokencount"
 	"github.com/cairn-dev/cairn/workspace"
 )
@@ -228,10 +227,10 @@ func openCorpus(t testing.TB, name string) *qualityCorpus {
 }
 
 // defLines finds the definition a need names in the map's tags.
-func defLines(ix codeindex.Index, n qualityNeed) (repomap.Def, bool) {
+func defLines(ix codeindex.Index, n qualityNeed) (codeindex.Symbol, bool) {
 	defs, ok := ix.FileSymbols(n.File)
 	if !ok {
-		return repomap.Def{}, false
+		return codeindex.Symbol{}, false
 	}
 	name, scope := n.Symbol, ""
 	if i := strings.LastIndexByte(n.Symbol, '.'); i > 0 {
@@ -239,10 +238,10 @@ func defLines(ix codeindex.Index, n qualityNeed) (repomap.Def, bool) {
 	}
 	for _, d := range defs {
 		if d.Name() == name && (scope == "" || d.Scope() == scope) && !d.Local {
-			return d.Def, true
+			return d, true
 		}
 	}
-	return repomap.Def{}, false
+	return codeindex.Symbol{}, false
 }
 
 // promptPiece is one included block of file lines: a path and its text.
@@ -255,7 +254,7 @@ type promptPiece struct {
 // covered says whether a definition is in the prompt: some included piece
 // from its file holds its numbered signature line and the lines after it
 // (up to 5 more, within the definition).
-func covered(pieces []promptPiece, fileLines []string, path string, d repomap.Def) (found, cut bool) {
+func covered(pieces []promptPiece, fileLines []string, path string, d codeindex.Symbol) (found, cut bool) {
 	from, to := d.NameLine, min(d.EndLine, d.NameLine+5)
 	if from < 1 || from > len(fileLines) {
 		return false, false
@@ -287,7 +286,7 @@ func covered(pieces []promptPiece, fileLines []string, path string, d repomap.De
 
 // wholeBody says whether one included piece that is not cut holds every
 // line of the definition, from its first line to its last.
-func wholeBody(pieces []promptPiece, fileLines []string, path string, d repomap.Def) bool {
+func wholeBody(pieces []promptPiece, fileLines []string, path string, d codeindex.Symbol) bool {
 	for _, p := range pieces {
 		if p.path != path || p.cut {
 			continue
@@ -440,7 +439,7 @@ func TestQuality(t *testing.T) {
 			missed: map[int][]string{}, buildTime: map[int]time.Duration{}}
 		type resolved struct {
 			n     qualityNeed
-			d     repomap.Def
+			d     codeindex.Symbol
 			lines []string
 		}
 		var needs []resolved

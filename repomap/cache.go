@@ -587,10 +587,11 @@ func (r *cacheReader) tags(b *blockPools, rel string, f uint64) *FileTags {
 	for i := range t.Defs {
 		d := &t.Defs[i]
 		d.name, d.kind, d.scope, d.signature = r.strID(), r.strID(), r.strID(), r.strID()
-		d.Line = r.int()
-		d.EndLine = d.Line + r.int()
-		d.NameLine = d.Line + r.int()
-		d.Depth = r.int()
+		line := r.int()
+		d.Line = int32(line)
+		d.EndLine = int32(line + r.int())
+		d.NameLine = int32(line + r.int())
+		d.Depth = int16(r.int())
 		fl := r.uvarint()
 		d.TopLevel, d.Local, d.Private, d.Override, d.declQual, d.Deprecated = fl&1 != 0, fl&2 != 0, fl&4 != 0, fl&8 != 0, fl&16 != 0, fl&32 != 0
 		d.declNest = uint16(r.uvarint())

@@ -247,7 +247,7 @@ public class P {
 	}
 	want := map[int]bool{4: true, 5: true, 6: true, 7: false, 8: false, 9: false}
 	for _, d := range ft.Defs {
-		if w, ok := want[d.NameLine]; ok && d.Override != w {
+		if w, ok := want[int(d.NameLine)]; ok && d.Override != w {
 			t.Errorf("line %d %s: Override = %v, want %v", d.NameLine, d.Signature(), d.Override, w)
 		}
 	}

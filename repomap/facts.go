@@ -297,7 +297,7 @@ func inTraitImpl(t *FileTags, d *Def) bool {
 	}
 	for i := range t.Scopes {
 		s := &t.Scopes[i]
-		if s.Depth == d.Depth-1 && s.Line <= d.Line && d.EndLine <= s.EndLine {
+		if s.Depth == int(d.Depth)-1 && s.Line <= int(d.Line) && int(d.EndLine) <= s.EndLine {
 			return hasWord([]byte(strings.TrimPrefix(s.Signature, "impl")), "for")
 		}
 	}

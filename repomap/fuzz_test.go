@@ -30,7 +30,7 @@ func FuzzParseFile(f *testing.F) {
 			return
 		}
 		for _, d := range ft.Defs {
-			if d.Line < 1 || d.EndLine < d.Line || d.EndLine > ft.Lines || d.NameLine < d.Line || d.NameLine > d.EndLine {
+			if d.Line < 1 || d.EndLine < d.Line || int(d.EndLine) > ft.Lines || d.NameLine < d.Line || d.NameLine > d.EndLine {
 				t.Fatalf("def %+v outside 1..%d", d, ft.Lines)
 			}
 		}

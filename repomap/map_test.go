@@ -950,7 +950,7 @@ func TestDefIndexOf(t *testing.T) {
 		rel := fmt.Sprintf("f%03d.go", i)
 		ft := &FileTags{Path: rel}
 		for j := r.IntN(12); j > 0; j-- {
-			ft.Defs = append(ft.Defs, Def{name: internStr(fmt.Sprintf("N%d", r.IntN(40)))})
+			ft.Defs = append(ft.Defs, Def{defNames: defNames{name: internStr(fmt.Sprintf("N%d", r.IntN(40)))}})
 		}
 		files[rel] = &entry{Rel: rel, Tags: ft}
 		rels = append(rels, rel)
@@ -970,7 +970,7 @@ func TestDefIndexOf(t *testing.T) {
 		rel := rels[r.IntN(len(rels))]
 		ft := &FileTags{Path: rel}
 		for j := r.IntN(6); j > 0; j-- {
-			ft.Defs = append(ft.Defs, Def{name: internStr(fmt.Sprintf("N%d", r.IntN(45)))})
+			ft.Defs = append(ft.Defs, Def{defNames: defNames{name: internStr(fmt.Sprintf("N%d", r.IntN(45)))}})
 		}
 		e := &entry{Rel: rel, Tags: ft}
 		if r.IntN(5) == 0 {

@@ -166,7 +166,7 @@ func shownDefs(m *repomap.Map, text string) map[string]bool {
 		}
 		for _, n := range mapLineNumbers(l) {
 			for _, d := range tags.Defs {
-				if d.NameLine != n {
+				if int(d.NameLine) != n {
 					continue
 				}
 				shown[d.Name()] = true

@@ -132,7 +132,7 @@ type renderer struct {
 
 // defItem is the rendered line of definition d of file t.
 func (rd *renderer) defItem(t *FileTags, d *Def) item {
-	it := item{line: d.NameLine, depth: d.Depth, sig: d.Signature()}
+	it := item{line: int(d.NameLine), depth: int(d.Depth), sig: d.Signature()}
 	if rd.compact && d.Depth > 0 {
 		switch d.Kind() {
 		case "function", "method", "constructor":
@@ -584,11 +584,11 @@ func contextOf(t *FileTags, d *Def) (item, bool) {
 	for i := range t.Defs {
 		c := &t.Defs[i]
 		if c.Name() == d.Scope() && c.Depth == d.Depth-1 && c.Line <= d.Line && d.EndLine <= c.EndLine {
-			return item{line: c.NameLine, depth: c.Depth, sig: c.Signature()}, true
+			return item{line: int(c.NameLine), depth: int(c.Depth), sig: c.Signature()}, true
 		}
 	}
 	for _, s := range t.Scopes {
-		if s.Name == d.Scope() && s.Depth == d.Depth-1 && s.Line <= d.Line && d.EndLine <= s.EndLine {
+		if s.Name == d.Scope() && s.Depth == int(d.Depth)-1 && s.Line <= int(d.Line) && int(d.EndLine) <= s.EndLine {
 			return item{line: s.Line, depth: s.Depth, sig: s.Signature}, true
 		}
 	}
@@ -708,7 +708,7 @@ type lineCost struct {
 func (rd *renderer) lineCostOf(x rankedDef) lineCost {
 	t := rd.g.tags[x.file]
 	d := &t.Defs[x.def]
-	c := lineCost{file: x.file, header: rd.tokens(t.Path + ":\n"), own: lineKey{x.file, d.NameLine}}
+	c := lineCost{file: x.file, header: rd.tokens(t.Path + ":\n"), own: lineKey{x.file, int(d.NameLine)}}
 	if it, ok := rd.contextItem(t, d); ok {
 		c.ctx, c.hasCtx, c.ctxCost = lineKey{x.file, it.line}, true, rd.tokens(formatLine(it))
 	}
@@ -772,7 +772,7 @@ func (rd *renderer) render(k int) (string, int) {
 				gr.items[c.line] = c
 			}
 		}
-		gr.items[d.NameLine] = rd.defItem(t, d)
+		gr.items[int(d.NameLine)] = rd.defItem(t, d)
 	}
 	if rd.compact {
 		rd.dropEmptyReopenings(defs, groups)
@@ -813,7 +813,7 @@ func (rd *renderer) dropEmptyReopenings(defs []rankedDef, groups map[int32]*file
 		key := d.Scope() + "::" + d.Name()
 		its := groups[x.file].items
 		if shown[key] && !holdsItem(its, d) {
-			delete(its, d.NameLine)
+			delete(its, int(d.NameLine))
 			continue
 		}
 		shown[key] = true
@@ -824,7 +824,7 @@ func (rd *renderer) dropEmptyReopenings(defs []rankedDef, groups map[int32]*file
 // deeper than d).
 func holdsItem(its map[int]item, d *Def) bool {
 	for line, it := range its {
-		if line > d.NameLine && line <= d.EndLine && it.depth > d.Depth {
+		if line > int(d.NameLine) && line <= int(d.EndLine) && it.depth > int(d.Depth) {
 			return true
 		}
 	}

@@ -102,7 +102,7 @@ func TestRecordsHoldNoPointers(t *testing.T) {
 			t.Errorf("%s holds a pointer", typ)
 		}
 	}
-	if size := unsafe.Sizeof(Def{}); size > 64 {
+	if size := unsafe.Sizeof(Def{}); size > 40 {
 		t.Errorf("Def is %d bytes", size)
 	}
 	if size := unsafe.Sizeof(Ref{}); size > 12 {

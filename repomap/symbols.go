@@ -1,6 +1,7 @@
 package repomap
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -8,10 +9,30 @@ import (
 
 // Symbol is a definition with its file: what DefinitionsOf and
 // EnclosingSymbol return (enough to cut a full snippet: Path, Line..EndLine).
+// Its fields are a Def's, with ints for numbers.
 type Symbol struct {
-	Path     string
-	Language string
-	Def
+	Path       string
+	Language   string
+	defNames        // Name, Kind, Scope, Signature
+	Line       int  // 1-based first line of the definition
+	EndLine    int  // 1-based last line
+	NameLine   int  // 1-based line of the name (the signature line)
+	Depth      int  // number of enclosing definitions and scopes
+	TopLevel   bool // no other definition encloses it
+	Local      bool // inside a function or method body
+	Private    bool // kept out of the public API by the language's rule (Def.Private)
+	Override   bool // a Java method marked @Override
+	Deprecated bool // marked deprecated by its authors
+}
+
+// SymbolOf is d, a definition of the file path in language lang, as a
+// Symbol.
+func SymbolOf(path, lang string, d *Def) Symbol {
+	return Symbol{
+		Path: path, Language: lang, defNames: d.defNames,
+		Line: int(d.Line), EndLine: int(d.EndLine), NameLine: int(d.NameLine), Depth: int(d.Depth),
+		TopLevel: d.TopLevel, Local: d.Local, Private: d.Private, Override: d.Override, Deprecated: d.Deprecated,
+	}
 }
 
 // defKey is a definition as DefinitionsOf lists it once: its file (by
@@ -19,7 +40,7 @@ type Symbol struct {
 type defKey struct {
 	file int32
 	name str
-	line int
+	line int32
 }
 
 // defSets are DefinitionsOf's sets of what it listed, kept between calls
@@ -95,7 +116,7 @@ func (m *Map) DefinitionsOf(names []string) []Symbol {
 				}
 				sets.seen[k] = true
 			} else if run := out[first:]; len(run) < 16 {
-				if slices.ContainsFunc(run, func(s Symbol) bool { return s.NameLine == d.NameLine }) {
+				if slices.ContainsFunc(run, func(s Symbol) bool { return s.NameLine == int(d.NameLine) }) {
 					continue
 				}
 			} else {
@@ -107,12 +128,12 @@ func (m *Map) DefinitionsOf(names []string) []Symbol {
 						sets.lines[s.NameLine] = true
 					}
 				}
-				if sets.lines[d.NameLine] {
+				if sets.lines[int(d.NameLine)] {
 					continue
 				}
-				sets.lines[d.NameLine] = true
+				sets.lines[int(d.NameLine)] = true
 			}
-			out = append(out, Symbol{Path: t.Path, Language: t.Language, Def: *d})
+			out = append(out, SymbolOf(t.Path, t.Language, d))
 		}
 	}
 	for n := range want {
@@ -157,7 +178,7 @@ func (m *Map) EnclosingSymbol(rel string, line int) (Symbol, bool) {
 	}
 	best := -1
 	for i, d := range t.Defs {
-		if d.Line <= line && line <= d.EndLine {
+		if l := int32(min(line, math.MaxInt32)); d.Line <= l && l <= d.EndLine {
 			if best < 0 || d.EndLine-d.Line < t.Defs[best].EndLine-t.Defs[best].Line ||
 				(d.EndLine-d.Line == t.Defs[best].EndLine-t.Defs[best].Line && d.Depth > t.Defs[best].Depth) {
 				best = i
@@ -167,5 +188,5 @@ func (m *Map) EnclosingSymbol(rel string, line int) (Symbol, bool) {
 	if best < 0 {
 		return Symbol{}, false
 	}
-	return Symbol{Path: t.Path, Language: t.Language, Def: t.Defs[best]}, true
+	return SymbolOf(t.Path, t.Language, &t.Defs[best]), true
 }

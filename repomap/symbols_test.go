@@ -25,10 +25,10 @@ func definitionsBySet(m *Map, names []string) []Symbol {
 				if d.Name() != name || (!plain && d.Scope() != scope) {
 					continue
 				}
-				k := rel + "\x00" + strconv.Itoa(d.NameLine) + "\x00" + d.Name()
+				k := rel + "\x00" + strconv.Itoa(int(d.NameLine)) + "\x00" + d.Name()
 				if !seen[k] {
 					seen[k] = true
-					out = append(out, Symbol{Path: t.Path, Language: t.Language, Def: d})
+					out = append(out, SymbolOf(t.Path, t.Language, &d))
 				}
 			}
 		}

@@ -22,7 +22,6 @@ import (
 
 	"github.com/cairn-dev/cairn/codeindex"
 	"github.com/cairn-dev/cairn/internal/corpora"
-	"github.com/cairn-dev/cairn/repomap"
 	"github.com/cairn-dev/cairn/workspace"
 )
 
@@ -172,7 +171,7 @@ func fpRoot(t testing.TB, codebase string) string {
 
 // fpDefs finds the definition each need names, with an index of root
 // built in a state directory of its own.
-func fpDefs(t testing.TB, root string, qs []fpQuestion) map[fpNeed]repomap.Def {
+func fpDefs(t testing.TB, root string, qs []fpQuestion) map[fpNeed]codeindex.Symbol {
 	t.Helper()
 	ws, err := workspace.Open(root)
 	if err != nil {
@@ -188,7 +187,7 @@ func fpDefs(t testing.TB, root string, qs []fpQuestion) map[fpNeed]repomap.Def {
 	if err := ix.Reconcile(ctx); err != nil {
 		t.Fatalf("indexing %s: %v", root, err)
 	}
-	out := map[fpNeed]repomap.Def{}
+	out := map[fpNeed]codeindex.Symbol{}
 	for _, q := range qs {
 		lines := fpFileLines(t, root, q.File)
 		if q.Lines[1] > len(lines) {
@@ -206,10 +205,10 @@ func fpDefs(t testing.TB, root string, qs []fpQuestion) map[fpNeed]repomap.Def {
 	return out
 }
 
-func fpFind(ix codeindex.Index, n fpNeed) (repomap.Def, bool) {
+func fpFind(ix codeindex.Index, n fpNeed) (codeindex.Symbol, bool) {
 	defs, ok := ix.FileSymbols(n.File)
 	if !ok {
-		return repomap.Def{}, false
+		return codeindex.Symbol{}, false
 	}
 	name, scope := n.Symbol, ""
 	if i := strings.LastIndexByte(n.Symbol, '.'); i > 0 {
@@ -217,10 +216,10 @@ func fpFind(ix codeindex.Index, n fpNeed) (repomap.Def, bool) {
 	}
 	for _, d := range defs {
 		if d.Name() == name && d.Scope() == scope && !d.Local {
-			return d.Def, true
+			return d, true
 		}
 	}
-	return repomap.Def{}, false
+	return codeindex.Symbol{}, false
 }
 
 func fpFileLines(t testing.TB, root, rel string) []string {
@@ -298,7 +297,7 @@ func promptLines(prompt string) map[string]map[int][]string {
 }
 
 // fpPresent says whether the prompt shows the definition's name line.
-func fpPresent(shown map[string]map[int][]string, file string, d repomap.Def, fileLines []string) bool {
+func fpPresent(shown map[string]map[int][]string, file string, d codeindex.Symbol, fileLines []string) bool {
 	if d.NameLine < 1 || d.NameLine > len(fileLines) {
 		return false
 	}
