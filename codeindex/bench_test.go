@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"runtime/pprof"
 	"testing"
 	"time"
@@ -76,6 +77,10 @@ type rssPeaks struct {
 	stop       chan struct{}
 	done       chan struct{}
 	anon, file uint64 // kB, the highest seen
+	// At the highest anonymous sample: the Go runtime's memory not
+	// returned to the OS and the collector's heap goal, in bytes (what
+	// the anonymous part holds beyond those is C's: tree-sitter).
+	goMem, goal uint64
 }
 
 // sampleRSS samples every 250 ms until report; where /proc/self/status
@@ -91,7 +96,11 @@ func sampleRSS() *rssPeaks {
 			if !ok {
 				return
 			}
-			r.anon, r.file = max(r.anon, st["RssAnon"]), max(r.file, st["RssFile"])
+			if st["RssAnon"] > r.anon {
+				r.anon = st["RssAnon"]
+				r.goMem, r.goal = goMemory()
+			}
+			r.file = max(r.file, st["RssFile"])
 			select {
 			case <-r.stop:
 				return
@@ -115,6 +124,20 @@ func (r *rssPeaks) report(b *testing.B) {
 	b.ReportMetric(float64(st["VmHWM"])/1000, "peak-rss-MB")
 	b.ReportMetric(float64(r.anon)/1000, "peak-anon-MB")
 	b.ReportMetric(float64(r.file)/1000, "peak-file-MB")
+	b.ReportMetric(float64(r.goMem)/1e6, "peak-anon-go-MB")
+	b.ReportMetric(float64(r.goal)/1e6, "peak-anon-goal-MB")
+}
+
+// goMemory returns the Go runtime's memory not returned to the OS and
+// the collector's heap goal, in bytes.
+func goMemory() (mem, goal uint64) {
+	s := []metrics.Sample{
+		{Name: "/memory/classes/total:bytes"},
+		{Name: "/memory/classes/heap/released:bytes"},
+		{Name: "/gc/heap/goal:bytes"},
+	}
+	metrics.Read(s)
+	return s[0].Value.Uint64() - s[1].Value.Uint64(), s[2].Value.Uint64()
 }
 
 // readStatus returns testenv.ProcStatus, and whether it has the RSS split
