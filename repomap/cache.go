@@ -601,7 +601,7 @@ func (r *cacheReader) tags(b *blockPools, rel string, f uint64) *FileTags {
 	for i := range t.Refs {
 		x := &t.Refs[i]
 		x.name = r.strID()
-		x.Count = int32(r.varint())
+		x.Count = refCount(r.varint())
 		fl := r.uvarint()
 		x.Member, x.Export = fl&1 != 0, fl&2 != 0
 	}
@@ -616,7 +616,7 @@ func (r *cacheReader) tags(b *blockPools, rel string, f uint64) *FileTags {
 	if n := r.count(); n > 0 {
 		t.Examples = make([]Ref, n)
 		for i := range t.Examples {
-			t.Examples[i] = Ref{name: r.strID(), Count: int32(r.varint())}
+			t.Examples[i] = Ref{name: r.strID(), Count: refCount(r.varint())}
 		}
 	}
 	return t

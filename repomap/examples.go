@@ -67,7 +67,7 @@ func (c *exampleLines) refs() []Ref {
 		for j < len(names) && names[j] == names[i] {
 			j++
 		}
-		out = append(out, Ref{name: names[i], Count: int32(j - i)})
+		out = append(out, Ref{name: names[i], Count: refCount(int64(j - i))})
 		i = j
 	}
 	return out

@@ -192,7 +192,7 @@ func (g *graph) countExamples(st *symtab, entries []*entry, docExamples []Ref) {
 				if g.examples == nil {
 					g.examples = make([]int32, len(g.idents))
 				}
-				g.examples[id] += x.Count
+				g.examples[id] += int32(x.Count)
 			}
 		}
 	}

@@ -105,7 +105,7 @@ func TestRecordsHoldNoPointers(t *testing.T) {
 	if size := unsafe.Sizeof(Def{}); size > 40 {
 		t.Errorf("Def is %d bytes", size)
 	}
-	if size := unsafe.Sizeof(Ref{}); size > 12 {
+	if size := unsafe.Sizeof(Ref{}); size > 8 {
 		t.Errorf("Ref is %d bytes", size)
 	}
 }

@@ -70,12 +70,13 @@ type defNames struct {
 // (Export: a re-export `export { Name } from`, an `export { Name }` clause,
 // Python's __all__), which name what a package offers.
 //
-// Like Def, it holds no pointer: its name is a number in the string table.
+// Like Def, it holds no pointer: its name is a number in the string table
+// (8 bytes; a large tree keeps millions).
 type Ref struct {
 	name   str
-	Count  int32 // occurrences in the file
-	Member bool  // x.Name: the receiver's type is unknown
-	Export bool  // named by an export list
+	Count  uint16 // occurrences in the file, at most 65535
+	Member bool   // x.Name: the receiver's type is unknown
+	Export bool   // named by an export list
 }
 
 // Name is the identifier defined.
@@ -96,6 +97,11 @@ func (d defNames) Signature() string { return d.signature.String() }
 
 // Name is the name used.
 func (r Ref) Name() string { return r.name.String() }
+
+// refCount is n as a Ref's Count: a file's uses of one name past 65,535
+// (a generated table's) count as 65,535, where a weight of their square
+// root is one that no other file's comes near anyway.
+func refCount(n int64) uint16 { return uint16(max(0, min(n, math.MaxUint16))) }
 
 // Scope is a node that encloses definitions without being one itself (a Rust
 // impl block, a C++ or C# namespace); kept to render class/impl context.
@@ -528,7 +534,7 @@ func foldRefs(refs []refHit, defs map[uint32]*rawDef) []Ref {
 		if k.qual != "" {
 			name = k.qual + "." + k.name
 		}
-		out = append(out, Ref{name: internStr(name), Count: int32(count), Member: k.member, Export: k.export})
+		out = append(out, Ref{name: internStr(name), Count: refCount(int64(count)), Member: k.member, Export: k.export})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		a, b := &out[i], &out[j]
