@@ -22,9 +22,9 @@ import (
 // Its strings are numbers in the map's string table (str), read by Name,
 // Kind, Scope and Signature: a Def holds no pointer, so the arrays of a
 // large tree's definitions are data the collector does not scan. Its
-// numbers are as small as their ranges allow (40 bytes; with ints it was
-// 64, and a large tree keeps millions: 76 MB at 10× the Go tree). Callers
-// outside the map get a Symbol, whose lines are ints.
+// numbers are as small as their ranges allow (40 bytes rather than 64
+// with ints: a large tree keeps millions). Callers outside the map get a
+// Symbol, whose numbers are ints.
 type Def struct {
 	defNames
 	Line     int32 // 1-based first line of the definition
@@ -54,7 +54,7 @@ type Def struct {
 	// Deprecated: its authors mark it deprecated (doc.go,
 	// deprecationMarks); an overview leaves it to what replaces it.
 	Deprecated bool
-	declQual   bool
+	declQual   bool // see declNest
 }
 
 // defNames are a definition's strings, as numbers in the string table.

@@ -21,9 +21,10 @@ var releaseFrom = 20000
 // cache and a later read maps them again (a minor fault), so nothing is
 // read from disk again while memory is plentiful. During a large build the
 // merger reads every page of the segments it merges, and those pages stayed
-// resident until the segments were closed: at 10× the Go tree ~140 MB of the
-// peak resident set (docs/scale.md). What a build reads next (the batches'
-// lookups of the ids they replace, the next merge) comes back as it is read.
+// resident until the segments were closed: at 10× the Go tree most of the
+// file-backed part of the peak resident set (docs/scale.md). What a build
+// reads next (the batches' lookups of the ids they replace, the next
+// merge) comes back as it is read.
 //
 // The snapshot it reads holds every segment it names open, so no mapping it
 // advises on is unmapped (and its addresses reused) meanwhile.
