@@ -37,11 +37,15 @@ func (ix *Index) releaseMapped() {
 	if err != nil {
 		return
 	}
-	defer r.Close()
 	snap, ok := r.(*scorch.IndexSnapshot)
 	if !ok {
+		r.Close()
 		return
 	}
+	if snap == nil { // scorch closed under us: it has no root snapshot
+		return
+	}
+	defer snap.Close()
 	for _, s := range snap.Segments() {
 		// Only a persisted segment's Data is a file mapping; an in-memory
 		// segment's bytes are the Go heap's.
