@@ -124,3 +124,17 @@ func TestReconcileReleasingKeepsResults(t *testing.T) {
 		}
 	}
 }
+
+// TestReleaseMappedAfterClose: a release that comes after the index closed
+// (a reconcile's last, racing a shutdown) does nothing and does not panic.
+func TestReleaseMappedAfterClose(t *testing.T) {
+	ws, _ := fixture(t)
+	ix := openIndex(t, ws, t.TempDir(), nil)
+	if _, err := ix.Reconcile(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ix.releaseMapped()
+}
