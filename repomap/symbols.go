@@ -176,9 +176,10 @@ func (m *Map) EnclosingSymbol(rel string, line int) (Symbol, bool) {
 	if !ok {
 		return Symbol{}, false
 	}
+	l := int32(max(math.MinInt32, min(line, math.MaxInt32))) // as Def keeps lines
 	best := -1
 	for i, d := range t.Defs {
-		if l := int32(min(line, math.MaxInt32)); d.Line <= l && l <= d.EndLine {
+		if d.Line <= l && l <= d.EndLine {
 			if best < 0 || d.EndLine-d.Line < t.Defs[best].EndLine-t.Defs[best].Line ||
 				(d.EndLine-d.Line == t.Defs[best].EndLine-t.Defs[best].Line && d.Depth > t.Defs[best].Depth) {
 				best = i

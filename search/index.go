@@ -1140,6 +1140,22 @@ func (ix *Index) Segments() int {
 	return int(n)
 }
 
+// snapshot returns the index's current segments, held open until the
+// caller closes it, or nil when there are none to read (not a scorch
+// index, or one closed: it has no root snapshot then).
+func (ix *Index) snapshot() *scorch.IndexSnapshot {
+	sc, ok := ix.scorch()
+	if !ok {
+		return nil
+	}
+	r, err := sc.Reader()
+	if err != nil {
+		return nil
+	}
+	snap, _ := r.(*scorch.IndexSnapshot)
+	return snap
+}
+
 func (ix *Index) scorch() (*scorch.Scorch, bool) {
 	adv, err := ix.idx.Advanced()
 	if err != nil {
@@ -1214,19 +1230,11 @@ func (ix *Index) compact(ctx context.Context) error {
 // merge planner's budget starts from); ok is false when the index's
 // segments cannot be read.
 func (ix *Index) smallSegments(limit int64) (n int, total, least int64, ok bool) {
-	r, err := ix.idx.Advanced()
-	if err != nil {
+	snap := ix.snapshot()
+	if snap == nil {
 		return 0, 0, 0, false
 	}
-	rd, err := r.Reader()
-	if err != nil {
-		return 0, 0, 0, false
-	}
-	defer rd.Close()
-	snap, isSnap := rd.(*scorch.IndexSnapshot)
-	if !isSnap {
-		return 0, 0, 0, false
-	}
+	defer snap.Close()
 	least = math.MaxInt64
 	for _, seg := range snap.Segments() {
 		if _, persisted := seg.Segment().(segment.PersistedSegment); !persisted {

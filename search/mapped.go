@@ -3,7 +3,6 @@ package search
 import (
 	"time"
 
-	"github.com/blevesearch/bleve/v2/index/scorch"
 	segment "github.com/blevesearch/scorch_segment_api/v2"
 )
 
@@ -29,20 +28,8 @@ var releaseFrom = 20000
 // The snapshot it reads holds every segment it names open, so no mapping it
 // advises on is unmapped (and its addresses reused) meanwhile.
 func (ix *Index) releaseMapped() {
-	adv, err := ix.idx.Advanced()
-	if err != nil {
-		return
-	}
-	r, err := adv.Reader()
-	if err != nil {
-		return
-	}
-	snap, ok := r.(*scorch.IndexSnapshot)
-	if !ok {
-		r.Close()
-		return
-	}
-	if snap == nil { // scorch closed under us: it has no root snapshot
+	snap := ix.snapshot()
+	if snap == nil { // closed under us
 		return
 	}
 	defer snap.Close()

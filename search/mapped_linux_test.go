@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/blevesearch/bleve/v2/index/scorch"
 )
 
 // mappedRSS sums the resident kB of the process's mappings of files under
@@ -42,17 +40,13 @@ func mappedRSS(t *testing.T, dir string) int {
 // merge does, and returns how many segments there were.
 func readSegments(t *testing.T, ix *Index) int {
 	t.Helper()
-	adv, err := ix.idx.Advanced()
-	if err != nil {
-		t.Fatal(err)
+	snap := ix.snapshot()
+	if snap == nil {
+		t.Fatal("no snapshot")
 	}
-	r, err := adv.Reader()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	defer snap.Close()
 	n, sum := 0, 0
-	for _, s := range r.(*scorch.IndexSnapshot).Segments() {
+	for _, s := range snap.Segments() {
 		if m, ok := s.Segment().(interface{ Data() []byte }); ok {
 			n++
 			for _, b := range m.Data() {
