@@ -288,12 +288,14 @@ func (ix *Local) rescan(ctx context.Context) error {
 
 // onceListing lists ws for a rescan: the map and the search index ask with
 // the same walk options (the same size limit), so the tree is walked and
-// stat'ed once for both; a caller asking with other options gets a walk
-// of its own. Each caller gets its own copy of the files and counts.
+// stat'ed once for both. The first caller gets a copy; the second takes the
+// listing itself, which is then forgotten (at 10× the Go tree it is ~12 MB
+// that would otherwise stay live through the search build). A caller asking
+// after that, or with other options, gets a walk of its own.
 func onceListing(ws *workspace.Workspace) workspace.Lister {
 	var (
 		mu    sync.Mutex
-		done  bool
+		held  bool // files and st are a walk with opts that one caller has copied
 		opts  workspace.WalkOptions
 		files []workspace.File
 		st    workspace.WalkStats
@@ -301,10 +303,14 @@ func onceListing(ws *workspace.Workspace) workspace.Lister {
 	return func(o workspace.WalkOptions) ([]workspace.File, workspace.WalkStats) {
 		mu.Lock()
 		defer mu.Unlock()
-		if !done || o != opts {
-			done, opts = true, o
-			files, st = ws.Walk(o)
+		if held && o == opts {
+			f, s := files, st
+			held, files, st = false, nil, workspace.WalkStats{}
+			return f, s
 		}
+		opts = o
+		files, st = ws.Walk(o)
+		held = true
 		return slices.Clone(files), workspace.WalkStats{Files: st.Files, Skipped: maps.Clone(st.Skipped)}
 	}
 }

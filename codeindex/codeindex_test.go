@@ -188,8 +188,9 @@ func TestCacheWrittenDespiteSteadyChanges(t *testing.T) {
 }
 
 // TestRescanListsOnce: within a rescan the map and the search index share
-// one listing of the workspace (same walk options: one walk), each with
-// its own copy; other options get a walk of their own.
+// one listing of the workspace (same walk options: one walk), the first
+// with a copy its changes do not reach the second's; other options, or a
+// third caller, get a walk of their own.
 func TestRescanListsOnce(t *testing.T) {
 	root := t.TempDir()
 	os.WriteFile(filepath.Join(root, "a.go"), []byte("package a\n"), 0o644)
@@ -210,9 +211,14 @@ func TestRescanListsOnce(t *testing.T) {
 	if len(second) != 1 || second[0].Rel != "a.go" || st2.Skipped[workspace.SkipIgnored] != 0 {
 		t.Errorf("second listing with the same options %v (%+v): want the first walk's, unchanged by its caller", second, st2)
 	}
+	third, _ := list(o)
+	if len(third) != 2 {
+		t.Errorf("third listing with the same options %v: want a new walk with b.go", third)
+	}
+	os.WriteFile(filepath.Join(root, "c.go"), []byte("package a\n"), 0o644)
 	other, _ := list(workspace.WalkOptions{MaxFileSize: 1 << 10})
-	if len(other) != 2 {
-		t.Errorf("listing with other options %v: want a new walk with b.go", other)
+	if len(other) != 3 {
+		t.Errorf("listing with other options %v: want a new walk with c.go", other)
 	}
 }
 

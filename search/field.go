@@ -1,6 +1,8 @@
 package search
 
 import (
+	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/blevesearch/bleve/v2/document"
@@ -19,6 +21,50 @@ type indexField struct {
 	length  int
 	freqs   index.TokenFrequencies
 	size    int // of the term frequencies, counted as they are made
+}
+
+// sharedKeyword is a keyword field's analysis made once for a value that
+// many documents carry (a file's path and language for each of its
+// chunks, a chunk kind): bleve and zap only read a field's frequencies, so
+// one map serves them all, where each chunk's own was ~15% of a build's
+// analysis garbage.
+type sharedKeyword struct {
+	value []byte
+	freqs index.TokenFrequencies
+	size  int
+}
+
+func newSharedKeyword(value []byte) *sharedKeyword {
+	tf := &index.TokenFreq{Term: value}
+	tf.SetFrequency(1)
+	return &sharedKeyword{value: value, freqs: index.TokenFrequencies{string(value): tf}, size: 48 + 2*len(value)}
+}
+
+// field is a document's field of the shared analysis.
+func (k *sharedKeyword) field(name string) *indexField {
+	return &indexField{name: name, value: k.value, keyword: true, length: 1, freqs: k.freqs, size: k.size}
+}
+
+// kindKeywords holds the shared analyses of chunk kinds (a few dozen
+// names; past maxKindKeywords a kind gets its own).
+var kindKeywords sync.Map // string → *sharedKeyword
+
+const maxKindKeywords = 256
+
+var kindKeywordCount atomic.Int32 // approximate, for the bound
+
+func kindField(name, kind string) *indexField {
+	if k, ok := kindKeywords.Load(kind); ok {
+		return k.(*sharedKeyword).field(name)
+	}
+	k := newSharedKeyword([]byte(kind))
+	if kindKeywordCount.Load() < maxKindKeywords {
+		kindKeywordCount.Add(1)
+		if prev, loaded := kindKeywords.LoadOrStore(kind, k); loaded {
+			k = prev.(*sharedKeyword)
+		}
+	}
+	return k.field(name)
 }
 
 var _ document.Field = (*indexField)(nil)
@@ -49,6 +95,9 @@ func (f *indexField) Size() int {
 }
 
 func (f *indexField) Analyze() {
+	if f.freqs != nil { // shared, analyzed once
+		return
+	}
 	if f.keyword {
 		tf := &index.TokenFreq{Term: f.value}
 		tf.SetFrequency(1)
@@ -56,26 +105,80 @@ func (f *indexField) Analyze() {
 		f.length, f.size = 1, 48+2*len(f.value)
 		return
 	}
+	// The distinct terms a text likely has: one per 12 bytes of code (13
+	// on the Go tree's net/, with parts and stems).
 	expect := len(f.value)/12 + 4
-	s := freqSink{freqs: make(index.TokenFrequencies, expect), expect: expect}
+	freqs, _ := f.maps().Get().(index.TokenFrequencies)
+	if freqs == nil {
+		freqs = make(index.TokenFrequencies, expect)
+	}
+	b := slotBlocks.Get().(*slotBlock)
+	s := freqSink{freqs: freqs, block: b}
 	scanTokens(f.value, &s)
+	slotBlocks.Put(b)
 	f.freqs, f.length, f.size = s.freqs, s.n, s.size
 }
+
+// freqMaps hold code fields' frequency maps, emptied, once the batch that
+// carried them has been written (recycleFields): they were a tenth of a
+// build's garbage. Bodies and the shorter meta fields keep apart, so a
+// map is reused at about the size it grew to.
+var freqMaps [2]sync.Pool
+
+// maxRecycledTerms bounds the maps kept for reuse: a map never shrinks,
+// and one chunk of an unusual file should not make every later one
+// iterate a large table.
+const maxRecycledTerms = 2048
+
+func (f *indexField) maps() *sync.Pool {
+	if f.name == fBody {
+		return &freqMaps[0]
+	}
+	return &freqMaps[1]
+}
+
+// recycleFields empties the code fields' maps of docs, which a written
+// batch carried, for the next batch's analysis. (bleve and zap keep
+// nothing of a document once its batch is applied: the segment copies
+// what it needs.)
+func recycleFields(docs []*document.Document) {
+	for _, d := range docs {
+		for _, fld := range d.Fields {
+			f, ok := fld.(*indexField)
+			if !ok || f.keyword || f.freqs == nil || len(f.freqs) > maxRecycledTerms {
+				continue
+			}
+			m := f.freqs
+			f.freqs = nil
+			clear(m)
+			f.maps().Put(m)
+		}
+	}
+}
+
+// slotBlock is where term slots are carved from: the fields analyzed one
+// after another on a P share blocks, so a field takes the slots it uses
+// and no more. (Each field's own slab, sized by a guess, was a quarter of
+// a build's garbage: a short field took 64 slots for its ten words.) A
+// block lives until the last field carved from it is dropped, which for
+// a batch's fields is when the batch has been written.
+type slotBlock struct{ slots []freqSlot }
+
+// slotBlockLen is a block's slots: 32 KiB.
+const slotBlockLen = 512
+
+var slotBlocks = sync.Pool{New: func() any { return new(slotBlock) }}
 
 // freqSink counts tokens into term frequencies, as bleve's
 // analysis.TokenFrequency does without term vectors. Each distinct term has
 // a slot that also remembers its stem (see countingSink).
 type freqSink struct {
 	freqs index.TokenFrequencies
-	slab  []freqSlot
 	n     int
-	size  int // bytes of the distinct terms, for Size
+	size  int        // bytes of the distinct terms, for Size
+	block *slotBlock // where new terms' slots come from
 	last  *freqSlot
 	fresh bool // last was new: the sink keeps its bytes
-	// expect is the number of distinct terms the text is likely to have
-	// (one per 12 bytes of code: 13 on the Go tree's net/, with parts
-	// and stems), the size of the first slab.
-	expect int
 }
 
 // freqSlot is a term's frequency (first, so a *TokenFreq in freqs leads
@@ -124,11 +227,12 @@ func (s *freqSink) count(term []byte) *freqSlot {
 		s.fresh = false
 		return (*freqSlot)(unsafe.Pointer(tf))
 	}
-	if len(s.slab) == cap(s.slab) {
-		s.slab = make([]freqSlot, 0, max(64, s.expect-len(s.freqs)))
+	b := s.block
+	if len(b.slots) == cap(b.slots) {
+		b.slots = make([]freqSlot, 0, slotBlockLen)
 	}
-	s.slab = append(s.slab, freqSlot{tf: index.TokenFreq{Term: term}})
-	slot := &s.slab[len(s.slab)-1]
+	b.slots = append(b.slots, freqSlot{tf: index.TokenFreq{Term: term}})
+	slot := &b.slots[len(b.slots)-1]
 	slot.tf.SetFrequency(1)
 	// The key shares the term's bytes: scanTokens never writes a term's
 	// bytes again once the sink keeps them (nor are cached stems written),

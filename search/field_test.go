@@ -3,6 +3,8 @@ package search
 import (
 	"os"
 	"path/filepath"
+	"reflect"
+	"runtime/debug"
 	"testing"
 
 	"github.com/blevesearch/bleve/v2/analysis"
@@ -48,6 +50,18 @@ func TestFieldAsTextField(t *testing.T) {
 		if kw.AnalyzedLength() != ktf.AnalyzedLength() || len(kw.freqs) != len(ktf.AnalyzedTokenFrequencies()) || kw.freqs[string(b)] == nil {
 			t.Fatalf("%s: keyword field differs", name)
 		}
+		for _, sh := range []*indexField{newSharedKeyword(b).field(fPath), kindField(fKind, string(b))} {
+			sh.Analyze()
+			if sh.AnalyzedLength() != kw.AnalyzedLength() || len(sh.freqs) != len(kw.freqs) || sh.freqs[string(b)] == nil ||
+				string(sh.freqs[string(b)].Term) != string(b) || sh.freqs[string(b)].Frequency() != 1 || sh.Size() != kw.Size() {
+				t.Fatalf("%s: shared keyword field differs from the field's own", name)
+			}
+		}
+		// The next check's analysis takes this one's map.
+		recycleFields([]*document.Document{{Fields: []document.Field{f}}})
+		if f.freqs != nil {
+			t.Fatalf("%s: recycled field keeps its map", name)
+		}
 	}
 	for i, b := range inputs {
 		check("input "+string(rune('0'+i)), b)
@@ -78,4 +92,28 @@ func keywordAnalyzerForTest(t *testing.T) analysis.Analyzer {
 		t.Fatal("no keyword analyzer")
 	}
 	return a
+}
+
+// TestRecycledMapsStartEmpty: a map that a written batch's field gave back
+// holds none of its terms when the next field's analysis takes it.
+func TestRecycledMapsStartEmpty(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(-1)) // the pool keeps what it holds
+	reused := 0
+	for range 20 {
+		old := newCodeField(fBody, []byte("alpha beta gamma delta epsilon"))
+		old.Analyze()
+		m := old.freqs
+		recycleFields([]*document.Document{{Fields: []document.Field{old}}})
+		f := newCodeField(fBody, []byte("zeta"))
+		f.Analyze()
+		if reflect.ValueOf(f.freqs).UnsafePointer() == reflect.ValueOf(m).UnsafePointer() {
+			reused++
+		}
+		if len(f.freqs) != 1 || f.freqs["zeta"] == nil || f.freqs["zeta"].Frequency() != 1 {
+			t.Fatalf("analysis into a recycled map: %v, want only zeta once", f.freqs)
+		}
+	}
+	if reused == 0 {
+		t.Error("no map was reused")
+	}
 }

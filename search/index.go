@@ -471,17 +471,17 @@ var positionsForTests = false
 // the file only, made once per file.
 type fileFields struct {
 	rel   string
-	relB  []byte
-	words string   // pathWords(rel)
-	langs [][]byte // language and its family
+	path  *sharedKeyword
+	words string           // pathWords(rel)
+	langs []*sharedKeyword // language and its family
 }
 
 func newFileFields(rel, lang string) *fileFields {
-	f := &fileFields{rel: rel, relB: []byte(rel), words: pathWords(rel)}
+	f := &fileFields{rel: rel, path: newSharedKeyword([]byte(rel)), words: pathWords(rel)}
 	if lang != "" {
-		f.langs = append(f.langs, []byte(lang))
+		f.langs = append(f.langs, newSharedKeyword([]byte(lang)))
 		if fam := workspace.LanguageFamily(lang); fam != lang {
-			f.langs = append(f.langs, []byte(fam))
+			f.langs = append(f.langs, newSharedKeyword([]byte(fam)))
 		}
 	}
 	return f
@@ -510,11 +510,11 @@ func (ix *Index) document(f *fileFields, c *chunk) *document.Document {
 			d.AddField(newKeywordField(fSymKW, []byte(s)))
 		}
 	}
-	d.AddField(newKeywordField(fPath, f.relB))
+	d.AddField(f.path.field(fPath))
 	for _, l := range f.langs {
-		d.AddField(newKeywordField(fLang, l))
+		d.AddField(l.field(fLang))
 	}
-	d.AddField(newKeywordField(fKind, []byte(c.Kind)))
+	d.AddField(kindField(fKind, c.Kind))
 	return d
 }
 
@@ -1306,6 +1306,7 @@ func (ix *Index) commit(items []prepared, fresh bool) (int, error) {
 	ix.mu.Unlock()
 	b := ix.idx.NewBatch()
 	n := 0
+	var docs []*document.Document
 	for i := range keep {
 		p := &keep[i]
 		if p.same {
@@ -1321,9 +1322,11 @@ func (ix *Index) commit(items []prepared, fresh bool) (int, error) {
 		}
 		ff := newFileFields(p.rel, p.lang)
 		for j := range p.chunks {
-			if err := b.IndexAdvanced(ix.document(ff, &p.chunks[j])); err != nil {
+			d := ix.document(ff, &p.chunks[j])
+			if err := b.IndexAdvanced(d); err != nil {
 				return n, fmt.Errorf("search: indexing %s: %w", p.rel, err)
 			}
+			docs = append(docs, d)
 			n++
 		}
 	}
@@ -1331,6 +1334,7 @@ func (ix *Index) commit(items []prepared, fresh bool) (int, error) {
 		if err := ix.batch(b); err != nil {
 			return n, fmt.Errorf("search: writing batch: %w", err)
 		}
+		recycleFields(docs)
 	}
 	ix.mu.Lock()
 	for _, p := range keep {
