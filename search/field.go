@@ -35,9 +35,16 @@ type sharedKeyword struct {
 }
 
 func newSharedKeyword(value []byte) *sharedKeyword {
+	freqs, size := keywordFreqs(value)
+	return &sharedKeyword{value: value, freqs: freqs, size: size}
+}
+
+// keywordFreqs is a keyword field's analysis (the value itself, once) and
+// its size for Size.
+func keywordFreqs(value []byte) (index.TokenFrequencies, int) {
 	tf := &index.TokenFreq{Term: value}
 	tf.SetFrequency(1)
-	return &sharedKeyword{value: value, freqs: index.TokenFrequencies{string(value): tf}, size: 48 + 2*len(value)}
+	return index.TokenFrequencies{string(value): tf}, 48 + 2*len(value)
 }
 
 // field is a document's field of the shared analysis.
@@ -99,10 +106,8 @@ func (f *indexField) Analyze() {
 		return
 	}
 	if f.keyword {
-		tf := &index.TokenFreq{Term: f.value}
-		tf.SetFrequency(1)
-		f.freqs = index.TokenFrequencies{string(f.value): tf}
-		f.length, f.size = 1, 48+2*len(f.value)
+		f.freqs, f.size = keywordFreqs(f.value)
+		f.length = 1
 		return
 	}
 	// The distinct terms a text likely has: one per 12 bytes of code (13
