@@ -80,7 +80,7 @@ type rssPeaks struct {
 	// At the highest anonymous sample: the Go runtime's memory not
 	// returned to the OS and the collector's heap goal, in bytes (what
 	// the anonymous part holds beyond those is C's: tree-sitter).
-	goMem, goal uint64
+	goMem, goal, free uint64
 }
 
 // sampleRSS samples every 250 ms until report; where /proc/self/status
@@ -98,7 +98,7 @@ func sampleRSS() *rssPeaks {
 			}
 			if st["RssAnon"] > r.anon {
 				r.anon = st["RssAnon"]
-				r.goMem, r.goal = goMemory()
+				r.goMem, r.goal, r.free = goMemory()
 			}
 			r.file = max(r.file, st["RssFile"])
 			select {
@@ -126,18 +126,20 @@ func (r *rssPeaks) report(b *testing.B) {
 	b.ReportMetric(float64(r.file)/1000, "peak-file-MB")
 	b.ReportMetric(float64(r.goMem)/1e6, "peak-anon-go-MB")
 	b.ReportMetric(float64(r.goal)/1e6, "peak-anon-goal-MB")
+	b.ReportMetric(float64(r.free)/1e6, "peak-anon-free-MB")
 }
 
 // goMemory returns the Go runtime's memory not returned to the OS and
 // the collector's heap goal, in bytes.
-func goMemory() (mem, goal uint64) {
+func goMemory() (mem, goal, free uint64) {
 	s := []metrics.Sample{
 		{Name: "/memory/classes/total:bytes"},
 		{Name: "/memory/classes/heap/released:bytes"},
 		{Name: "/gc/heap/goal:bytes"},
+		{Name: "/memory/classes/heap/free:bytes"},
 	}
 	metrics.Read(s)
-	return s[0].Value.Uint64() - s[1].Value.Uint64(), s[2].Value.Uint64()
+	return s[0].Value.Uint64() - s[1].Value.Uint64(), s[2].Value.Uint64(), s[3].Value.Uint64()
 }
 
 // readStatus returns testenv.ProcStatus, and whether it has the RSS split

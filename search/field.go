@@ -21,6 +21,10 @@ type indexField struct {
 	length  int
 	freqs   index.TokenFrequencies
 	size    int // of the term frequencies, counted as they are made
+	// The slot blocks its terms were carved from (a code field's): block,
+	// then more when they did not fit in one.
+	block *slotBlock
+	more  []*slotBlock
 }
 
 // sharedKeyword is a keyword field's analysis made once for a value that
@@ -117,10 +121,16 @@ func (f *indexField) Analyze() {
 	if freqs == nil {
 		freqs = make(index.TokenFrequencies, expect)
 	}
-	b := slotBlocks.Get().(*slotBlock)
-	s := freqSink{freqs: freqs, block: b}
+	s := freqSink{freqs: freqs, field: f}
+	s.block, _ = openBlocks.Get().(*slotBlock)
 	scanTokens(f.value, &s)
-	slotBlocks.Put(b)
+	if b := s.block; b != nil {
+		if b.n < len(b.slots) {
+			openBlocks.Put(b)
+		} else {
+			b.seal()
+		}
+	}
 	f.freqs, f.length, f.size = s.freqs, s.n, s.size
 }
 
@@ -143,20 +153,28 @@ func (f *indexField) maps() *sync.Pool {
 }
 
 // recycleFields empties the code fields' maps of docs, which a written
-// batch carried, for the next batch's analysis. (bleve and zap keep
-// nothing of a document once its batch is applied: the segment copies
-// what it needs.)
+// batch carried, for the next batch's analysis, and gives back their term
+// slots. (bleve and zap keep nothing of a document once its batch is
+// applied: the segment copies what it needs.) The fields are not to be
+// read again.
 func recycleFields(docs []*document.Document) {
 	for _, d := range docs {
 		for _, fld := range d.Fields {
 			f, ok := fld.(*indexField)
-			if !ok || f.keyword || f.freqs == nil || len(f.freqs) > maxRecycledTerms {
+			if !ok || f.keyword || f.freqs == nil {
 				continue
 			}
 			m := f.freqs
 			f.freqs = nil
-			clear(m)
-			f.maps().Put(m)
+			if len(m) <= maxRecycledTerms {
+				clear(m)
+				f.maps().Put(m)
+			}
+			f.block.release()
+			for _, b := range f.more {
+				b.release()
+			}
+			f.block, f.more = nil, nil
 		}
 	}
 }
@@ -165,14 +183,56 @@ func recycleFields(docs []*document.Document) {
 // after another on a P share blocks, so a field takes the slots it uses
 // and no more. (Each field's own slab, sized by a guess, was a quarter of
 // a build's garbage: a short field took 64 slots for its ten words.) A
-// block lives until the last field carved from it is dropped, which for
-// a batch's fields is when the batch has been written.
-type slotBlock struct{ slots []freqSlot }
+// block is emptied and used again once it is full and every field carved
+// from it has been recycled (their batch written); a block of fields that
+// never are (a single file's update) is left to the collector.
+type slotBlock struct {
+	slots [slotBlockLen]freqSlot
+	n     int // slots carved
+	// state is twice the fields holding slots of the block that have not
+	// been recycled, plus one once the block is full (no field takes
+	// slots from it again). At 1 it is free.
+	state atomic.Int64
+}
 
-// slotBlockLen is a block's slots: 32 KiB.
-const slotBlockLen = 512
+// slotBlockLen fills a 32 KiB size class with the block's header.
+const slotBlockLen = 511
 
-var slotBlocks = sync.Pool{New: func() any { return new(slotBlock) }}
+// openBlocks hold the blocks fields are being carved from, one a P as a
+// rule; freeBlocks the emptied ones.
+var openBlocks, freeBlocks sync.Pool
+
+func newSlotBlock() *slotBlock {
+	if b, ok := freeBlocks.Get().(*slotBlock); ok {
+		return b
+	}
+	return new(slotBlock)
+}
+
+// hold counts a field that takes slots from b.
+func (b *slotBlock) hold() { b.state.Add(2) }
+
+// seal marks b full; it is free at once when no field holds it.
+func (b *slotBlock) seal() {
+	if b.state.Add(1) == 1 {
+		b.free()
+	}
+}
+
+// release drops a field's hold; b is free when it was the last one and b
+// is full.
+func (b *slotBlock) release() {
+	if b != nil && b.state.Add(-2) == 1 {
+		b.free()
+	}
+}
+
+func (b *slotBlock) free() {
+	clear(b.slots[:b.n])
+	b.n = 0
+	b.state.Store(0)
+	freeBlocks.Put(b)
+}
 
 // freqSink counts tokens into term frequencies, as bleve's
 // analysis.TokenFrequency does without term vectors. Each distinct term has
@@ -180,8 +240,9 @@ var slotBlocks = sync.Pool{New: func() any { return new(slotBlock) }}
 type freqSink struct {
 	freqs index.TokenFrequencies
 	n     int
-	size  int        // bytes of the distinct terms, for Size
-	block *slotBlock // where new terms' slots come from
+	size  int         // bytes of the distinct terms, for Size
+	field *indexField // the field analyzed, which holds the blocks it takes slots from
+	block *slotBlock  // where new terms' slots come from (nil: none yet)
 	last  *freqSlot
 	fresh bool // last was new: the sink keeps its bytes
 }
@@ -233,11 +294,24 @@ func (s *freqSink) count(term []byte) *freqSlot {
 		return (*freqSlot)(unsafe.Pointer(tf))
 	}
 	b := s.block
-	if len(b.slots) == cap(b.slots) {
-		b.slots = make([]freqSlot, 0, slotBlockLen)
+	if b == nil || b.n == len(b.slots) {
+		if b != nil {
+			b.seal()
+		}
+		b = newSlotBlock()
+		s.block = b
 	}
-	b.slots = append(b.slots, freqSlot{tf: index.TokenFreq{Term: term}})
-	slot := &b.slots[len(b.slots)-1]
+	if f := s.field; f.block != b && (len(f.more) == 0 || f.more[len(f.more)-1] != b) {
+		b.hold()
+		if f.block == nil {
+			f.block = b
+		} else {
+			f.more = append(f.more, b)
+		}
+	}
+	slot := &b.slots[b.n]
+	b.n++
+	slot.tf.Term = term
 	slot.tf.SetFrequency(1)
 	// The key shares the term's bytes: scanTokens never writes a term's
 	// bytes again once the sink keeps them (nor are cached stems written),

@@ -117,3 +117,87 @@ func TestRecycledMapsStartEmpty(t *testing.T) {
 		t.Error("no map was reused")
 	}
 }
+
+// A slot block is emptied for reuse only once it is full and no field
+// holds it: not while a field still reads its slots, not while it is
+// still being carved from.
+func TestSlotBlockFreedWhenFullAndReleased(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(-1)) // the pool keeps what it holds
+	b := new(slotBlock)
+	b.hold()
+	b.hold()
+	b.slots[0].tf.Term = []byte("x")
+	b.n = len(b.slots)
+	b.release()
+	b.seal()
+	if b.n == 0 {
+		t.Fatal("a full block was emptied while a field held it")
+	}
+	b.release()
+	if b.n != 0 || b.slots[0].tf.Term != nil || b.state.Load() != 0 {
+		t.Fatalf("a full block no field holds was not emptied: n=%d state=%d", b.n, b.state.Load())
+	}
+	c := new(slotBlock)
+	c.hold()
+	c.n = 3
+	c.release()
+	if c.n != 3 {
+		t.Fatal("a block still being carved from was emptied")
+	}
+	c.seal()
+	if c.n != 0 {
+		t.Fatal("a block sealed with no holder was not emptied")
+	}
+}
+
+// distinctWords returns n distinct lowercase words.
+func distinctWords(prefix string, n int) []byte {
+	var b []byte
+	for i := range n {
+		b = append(b, prefix...)
+		for j := i; ; j /= 26 {
+			b = append(b, byte('a'+j%26))
+			if j < 26 {
+				break
+			}
+		}
+		b = append(b, ' ')
+	}
+	return b
+}
+
+// A field whose terms span blocks holds each; recycling a field sharing
+// a block with another leaves the other's terms as they were, and a
+// field's blocks are emptied when it is recycled.
+func TestRecycledSlotsLeaveOtherFieldsAlone(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	for openBlocks.Get() != nil { // blocks other tests' fields still hold
+	}
+	small := newCodeField(fBody, distinctWords("qq", 40))
+	small.Analyze()
+	text := distinctWords("zz", 3*slotBlockLen)
+	large := newCodeField(fBody, text)
+	large.Analyze()
+	if large.block == nil || len(large.more) < 2 {
+		t.Fatalf("a field of %d distinct terms holds %d blocks, want 3 or more", 3*slotBlockLen, 1+len(large.more))
+	}
+	first := large.block
+	recycleFields([]*document.Document{{Fields: []document.Field{small}}})
+	tf := document.NewTextFieldCustom(fBody, nil, text, optText, codeAnalyzer{})
+	tf.Analyze()
+	for k, v := range tf.AnalyzedTokenFrequencies() {
+		if g := large.freqs[k]; g == nil || string(g.Term) != k || g.Frequency() != v.Frequency() {
+			t.Fatalf("after another field was recycled, term %q reads %v, want %v", k, g, v)
+		}
+	}
+	if first.n == 0 {
+		t.Fatal("a block the large field holds was emptied")
+	}
+	recycleFields([]*document.Document{{Fields: []document.Field{large}}})
+	if first.n != 0 {
+		t.Fatalf("the large field's first block (full) was not emptied when it was recycled: n=%d state=%d", first.n, first.state.Load())
+	}
+	if large.block != nil || large.more != nil || large.freqs != nil {
+		t.Fatal("a recycled field keeps its blocks or map")
+	}
+}

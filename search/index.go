@@ -168,9 +168,9 @@ type manifest struct {
 	Docs    uint64 // documents in the index when saved: a cross-check at open
 	Files   map[string]fileState
 	// Terms and Vocab are the doc-word vocabulary (vocab.go): the terms,
-	// and per file its contribution as term ids.
+	// and per file its contribution, a packed entry of term ids.
 	Terms []string
-	Vocab map[string][]uint32
+	Vocab map[string][]byte
 }
 
 // Index is a workspace's code search index. It is safe for concurrent use:
@@ -1024,8 +1024,25 @@ func (ix *Index) prepareAll(ctx context.Context, todo []workspace.File, gens map
 	return out
 }
 
+// halfBatchesFrom is the number of files from which a reconcile commits
+// batches of half Options.BatchDocs chunks. The two batches being analyzed
+// and written hold ~80 MB at the default size, when a tree this large
+// keeps the heap at its highest (its map, vocabulary and manifest):
+// halved, a cold build of 10× the Go tree peaked ~30 MB lower for ~5% more
+// CPU in its merges of the more, smaller segments (docs/scale.md).
+// (A variable for the tests.)
+var halfBatchesFrom = 50000
+
+// batchDocs is the chunks of a batch in a reconcile of total files.
+func (ix *Index) batchDocs(total int) int {
+	if total >= halfBatchesFrom {
+		return max(1, ix.opts.BatchDocs/2)
+	}
+	return ix.opts.BatchDocs
+}
+
 // commitAll groups prepared files into batches of Options.BatchDocs
-// chunks and commits them, counting chunks and added, changed and touched
+// chunks (half as many from halfBatchesFrom files) and commits them, counting chunks and added, changed and touched
 // files in st. It returns the first commit error; after one, later
 // batches are dropped.
 func (ix *Index) commitAll(out <-chan prepared, fresh bool, total int, st *ReconcileStats) error {
@@ -1053,13 +1070,14 @@ func (ix *Index) commitAll(out <-chan prepared, fresh bool, total int, st *Recon
 			}
 		}()
 	}
+	batchDocs := ix.batchDocs(total)
 	var cur []prepared
 	docs := 0
 	for p := range out {
 		ix.countFile(p, st)
 		cur = append(cur, p)
 		docs += len(p.chunks)
-		if docs >= ix.opts.BatchDocs {
+		if docs >= batchDocs {
 			groups <- cur
 			cur, docs = nil, 0
 		}

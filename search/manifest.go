@@ -15,18 +15,18 @@ import (
 //	magic "CAIRNMF\x00", uvarint manifestFileVersion
 //	uvarint index FormatVersion, uvarint Docs
 //	uvarint nTerms, then each term: uvarint len, bytes
-//	uvarint nFiles, total path bytes, total hash bytes, total vocabulary ids
+//	uvarint nFiles, total path bytes, total hash bytes, total vocabulary bytes
 //	then each file, paths in sorted order:
 //	  uvarint shared prefix with the previous path, uvarint suffix len, suffix
 //	  varint Size, varint Mod, byte flags (1: Binary, 2: has state, 4: has vocab)
 //	  uvarint hash len, hash bytes (when it has state)
-//	  uvarint vocab len, each id uvarint (when it has vocab)
+//	  uvarint vocab len, the file's packed vocabulary entry (when it has vocab)
 //	CRC-32C of everything before it, 4 bytes little-endian
 //
 // manifestFileVersion versions this file alone: a change to it makes an old
 // manifest unreadable, so the next reconcile re-reads every file, without
 // rebuilding the index (FormatVersion).
-const manifestFileVersion = 1
+const manifestFileVersion = 2 // 2: vocabulary entries packed (vocab.go)
 
 const manifestMagic = "CAIRNMF\x00"
 
@@ -53,7 +53,7 @@ func encodeManifest(m *manifest) []byte {
 	sort.Strings(paths)
 	size := 64 + len(m.Terms)*8
 	for _, p := range paths {
-		size += len(p)/2 + 96 + 3*len(m.Vocab[p])
+		size += len(p)/2 + 96 + len(m.Vocab[p])
 	}
 	b := make([]byte, 0, size)
 	b = append(b, manifestMagic...)
@@ -66,18 +66,18 @@ func encodeManifest(m *manifest) []byte {
 		b = append(b, t...)
 	}
 	// The totals let the reader allocate each buffer once.
-	var pathBytes, hashBytes, ids int
+	var pathBytes, hashBytes, vocabBytes int
 	for _, p := range paths {
 		pathBytes += len(p)
 		if st, ok := m.Files[p]; ok {
 			hashBytes += len(st.Hash)
 		}
-		ids += len(m.Vocab[p])
+		vocabBytes += len(m.Vocab[p])
 	}
 	b = binary.AppendUvarint(b, uint64(len(paths)))
 	b = binary.AppendUvarint(b, uint64(pathBytes))
 	b = binary.AppendUvarint(b, uint64(hashBytes))
-	b = binary.AppendUvarint(b, uint64(ids))
+	b = binary.AppendUvarint(b, uint64(vocabBytes))
 	prev := ""
 	for _, p := range paths {
 		n := 0
@@ -109,9 +109,7 @@ func encodeManifest(m *manifest) []byte {
 		}
 		if hasVocab {
 			b = binary.AppendUvarint(b, uint64(len(enc)))
-			for _, id := range enc {
-				b = binary.AppendUvarint(b, uint64(id))
-			}
+			b = append(b, enc...)
 		}
 	}
 	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, crcTable))
@@ -228,19 +226,19 @@ func decodeManifest(b []byte) (*manifest, error) {
 	}
 	nFiles := r.count(4)
 	m.Files = make(map[string]fileState, nFiles)
-	m.Vocab = make(map[string][]uint32, nFiles)
-	// Each hash byte and id takes at least a byte of the file; paths share
+	m.Vocab = make(map[string][]byte, nFiles)
+	// Each hash and vocabulary byte takes a byte of the file; paths share
 	// prefixes, so a damaged total is only clamped (a wrong one fails the
 	// check after the files).
 	pathTotal := r.uvarint()
 	hashTotal := r.count(1)
-	idTotal := r.count(1)
+	vocabTotal := r.count(1)
 	if r.err != nil {
 		return nil, r.err
 	}
 	pathBuf := make([]byte, 0, min(pathTotal, 64*uint64(len(body))))
 	hashBuf := make([]byte, 0, hashTotal)
-	ids := make([]uint32, 0, idTotal)
+	vocabBuf := make([]byte, 0, vocabTotal)
 	type rec struct {
 		pathEnd, hashEnd int
 		st               fileState
@@ -272,23 +270,16 @@ func decodeManifest(b []byte) (*manifest, error) {
 			hashBuf = append(hashBuf, r.bytes(r.count(1))...)
 		}
 		rc.hashEnd = len(hashBuf)
-		rc.vstart = len(ids)
+		rc.vstart = len(vocabBuf)
 		if rc.flags&mfVocab != 0 {
-			nv := r.count(1)
-			for j := 0; j < nv && r.err == nil; j++ {
-				v := r.uvarint()
-				if v > 1<<32-1 {
-					r.fail("vocabulary id out of range")
-				}
-				ids = append(ids, uint32(v))
-			}
+			vocabBuf = append(vocabBuf, r.bytes(r.count(1))...)
 		}
-		rc.vend = len(ids)
+		rc.vend = len(vocabBuf)
 		if r.err != nil {
 			return nil, r.err
 		}
 	}
-	if uint64(len(pathBuf)) != pathTotal || len(hashBuf) != hashTotal || len(ids) != idTotal {
+	if uint64(len(pathBuf)) != pathTotal || len(hashBuf) != hashTotal || len(vocabBuf) != vocabTotal {
 		return nil, fmt.Errorf("%w: totals do not match the files", errManifestCorrupt)
 	}
 	if r.off != len(body) {
@@ -305,7 +296,7 @@ func decodeManifest(b []byte) (*manifest, error) {
 		}
 		hashStart = rc.hashEnd
 		if rc.flags&mfVocab != 0 {
-			m.Vocab[p] = ids[rc.vstart:rc.vend:rc.vend]
+			m.Vocab[p] = vocabBuf[rc.vstart:rc.vend:rc.vend]
 		}
 	}
 	return m, nil

@@ -28,10 +28,10 @@ func sampleManifest() *manifest {
 			"a/b/c.go.x": {Size: 1, Mod: 2, Hash: "h"},
 		},
 		Terms: []string{"wait", "", "goroutin", "gate"},
-		Vocab: map[string][]uint32{
-			"a/b/c.go":   {1, 1, 0, 2, 3, 2},
+		Vocab: map[string][]byte{
+			"a/b/c.go":   appendPackedVocab(nil, []uint32{0}, [][2]uint32{{0, 3}, {0, 2}}),
 			"z/é/ü.py":   {0, 0},
-			"only/vocab": {1, 0, 3},
+			"only/vocab": appendPackedVocab(nil, []uint32{3}, [][2]uint32{{3, 0}}),
 		},
 	}
 }
@@ -39,7 +39,7 @@ func sampleManifest() *manifest {
 // TestManifestRoundTrip: what is encoded decodes to the same manifest,
 // empty maps included.
 func TestManifestRoundTrip(t *testing.T) {
-	for _, m := range []*manifest{sampleManifest(), {Version: FormatVersion, Files: map[string]fileState{}, Terms: []string{}, Vocab: map[string][]uint32{}}} {
+	for _, m := range []*manifest{sampleManifest(), {Version: FormatVersion, Files: map[string]fileState{}, Terms: []string{}, Vocab: map[string][]byte{}}} {
 		got, err := decodeManifest(encodeManifest(m))
 		if err != nil {
 			t.Fatal(err)

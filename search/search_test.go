@@ -679,3 +679,32 @@ func TestIdenticalCopiesFoldIntoOneHit(t *testing.T) {
 		}
 	}
 }
+
+// TestLargeReconcileHalvesBatches: from halfBatchesFrom files a reconcile
+// commits batches of half Options.BatchDocs chunks, and indexes and finds
+// what one of full batches does.
+func TestLargeReconcileHalvesBatches(t *testing.T) {
+	old := halfBatchesFrom
+	halfBatchesFrom = 1
+	defer func() { halfBatchesFrom = old }()
+	ws, root := fixture(t)
+	ix := openIndex(t, ws, t.TempDir(), nil)
+	if got, want := ix.batchDocs(1), ix.opts.BatchDocs/2; got != want || want < 1 {
+		t.Fatalf("a batch of a %d-file reconcile holds %d chunks, want %d", 1, got, want)
+	}
+	if got := ix.batchDocs(0); got != ix.opts.BatchDocs {
+		t.Fatalf("below the bound a batch holds %d chunks, want %d", got, ix.opts.BatchDocs)
+	}
+	if _, err := ix.Reconcile(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, root, "gen/added.go", "package gen\n\n// AddedLater is indexed by a second reconcile.\nfunc AddedLater() {}\n")
+	if _, err := ix.Reconcile(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for q, path := range map[string]string{"parseHTTPRequest": "net/http/request.go", "AddedLater": "gen/added.go"} {
+		if hits := mustSearch(t, ix, q); len(hits) == 0 || hits[0].Path != path {
+			t.Errorf("%s: %+v, want %s first", q, hits, path)
+		}
+	}
+}

@@ -1,8 +1,10 @@
 package search
 
 import (
+	"bytes"
 	"cmp"
 	"context"
+	"encoding/binary"
 	"slices"
 	"sort"
 	"sync"
@@ -206,21 +208,23 @@ type vocab struct {
 	mu    sync.Mutex
 	ids   map[string]uint32
 	terms []string
-	// Each file's contribution is an entry: [k, m, k word ids, m part ids,
-	// then (word, part) id pairs]; the words, the parts and the pairs each
-	// ascending and distinct (normalized). Files are known by an id, which
-	// postings hold.
+	// Each file's contribution is a packed entry (see packVocab). Files are
+	// known by an id, which postings hold.
 	fids  map[string]uint32 // rel → file id
-	byFid [][]uint32        // file id → its entry (nil: free)
+	byFid [][]byte          // file id → its entry (nil: free)
 	free  []uint32          // file ids to reuse
 	// postings: word id → the files whose docs have it, ascending, each
-	// as (file id, offset in its entry of the first pair of the word): a
-	// count reads a file's pairs of the word without searching its entry.
+	// as (file id, offset in its entry of the word's parts): a count reads
+	// a file's parts of the word without searching its entry.
 	postings [][]uint32
 	nPart    []int32 // part id → files documenting a name with it
 
 	pairCount []int32  // pairCounts' table: part id → files, zero between calls
 	touched   []uint32 // pairCounts' parts counted in this call
+
+	// put's and set's buffers (v.mu held)
+	oldWords, newWords, offs []uint32
+	pack                     []byte
 }
 
 func newVocab() *vocab {
@@ -242,34 +246,177 @@ func (v *vocab) id(t string) uint32 {
 func (v *vocab) set(rel string, fv fileVocab) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	var enc []uint32
+	var enc []byte
 	if len(fv.words) > 0 {
-		var parts []uint32
-		seen := map[uint32]bool{}
-		for _, p := range fv.pairs {
-			if id := v.id(p[1]); !seen[id] {
-				seen[id] = true
-				parts = append(parts, id)
-			}
+		pairs := make([][2]uint32, len(fv.pairs))
+		for i, p := range fv.pairs { // parts first: the ids set has always given
+			pairs[i][1] = v.id(p[1])
 		}
-		enc = make([]uint32, 0, 2+len(fv.words)+len(parts)+2*len(fv.pairs))
-		enc = append(enc, uint32(len(fv.words)), uint32(len(parts)))
-		for _, w := range fv.words {
-			enc = append(enc, v.id(w))
+		words := make([]uint32, len(fv.words))
+		for i, w := range fv.words {
+			words[i] = v.id(w)
 		}
-		enc = append(enc, parts...)
-		for _, p := range fv.pairs {
-			enc = append(enc, v.id(p[0]), v.id(p[1]))
+		for i, p := range fv.pairs {
+			pairs[i][0] = v.id(p[0])
 		}
-		enc = normalizeVocab(enc)
+		v.pack = appendPackedVocab(v.pack[:0], words, pairs)
+		enc = bytes.Clone(v.pack)
 	}
 	v.put(rel, enc)
 }
 
-// put makes enc (normalized; nil removes) rel's entry and updates the
-// postings and part counts by the difference from its previous entry.
-func (v *vocab) put(rel string, enc []uint32) {
-	var old []uint32
+// A file's contribution is packed into one entry, of which postings point
+// into the middle:
+//
+//	uvarint k, uvarint m: the file's words and parts
+//	m part ids, 4 bytes each, little-endian, ascending
+//	k words, ascending, each:
+//	  uvarint id (the first word) or its difference from the previous word's
+//	  uvarint n, then n uvarint indexes (ascending) into the parts above:
+//	  the parts the word pairs with
+//
+// The pairs of a file's words with its parts, as word and part ids, took a
+// quarter of a large tree's live heap at the peak of its first build.
+
+// appendPackedVocab appends the entry of a file's words and (word, part)
+// pairs, in any order and with repeats (words and pairs may be reordered),
+// to b. Pairs of words not among the words are left out.
+func appendPackedVocab(b []byte, words []uint32, pairs [][2]uint32) []byte {
+	slices.Sort(words)
+	words = slices.Compact(words)
+	slices.SortFunc(pairs, func(a, b [2]uint32) int {
+		if a[0] != b[0] {
+			return cmp.Compare(a[0], b[0])
+		}
+		return cmp.Compare(a[1], b[1])
+	})
+	pairs = slices.Compact(pairs)
+	parts := make([]uint32, 0, len(pairs))
+	j := 0
+	for _, w := range words { // only the parts of listed words
+		for j < len(pairs) && pairs[j][0] < w {
+			j++
+		}
+		for ; j < len(pairs) && pairs[j][0] == w; j++ {
+			parts = append(parts, pairs[j][1])
+		}
+	}
+	slices.Sort(parts)
+	parts = slices.Compact(parts)
+	b = binary.AppendUvarint(b, uint64(len(words)))
+	b = binary.AppendUvarint(b, uint64(len(parts)))
+	for _, p := range parts {
+		b = binary.LittleEndian.AppendUint32(b, p)
+	}
+	j = 0
+	prev := uint32(0)
+	for _, w := range words {
+		b = binary.AppendUvarint(b, uint64(w-prev))
+		prev = w
+		for j < len(pairs) && pairs[j][0] < w {
+			j++
+		}
+		k := j
+		for k < len(pairs) && pairs[k][0] == w {
+			k++
+		}
+		b = binary.AppendUvarint(b, uint64(k-j))
+		for _, p := range pairs[j:k] {
+			i, _ := slices.BinarySearch(parts, p[1])
+			b = binary.AppendUvarint(b, uint64(i))
+		}
+		j = k
+	}
+	return b
+}
+
+// entryParts returns a well-formed entry's part ids, packed.
+func entryParts(e []byte) (parts []byte) {
+	_, n1 := binary.Uvarint(e)
+	m, n2 := binary.Uvarint(e[n1:])
+	return e[n1+n2 : n1+n2+4*int(m)]
+}
+
+// entryWords appends a well-formed entry's words to words and the offset
+// of each one's parts to offs.
+func entryWords(e []byte, words, offs []uint32) ([]uint32, []uint32) {
+	if e == nil {
+		return words, offs
+	}
+	k, n1 := binary.Uvarint(e)
+	m, n2 := binary.Uvarint(e[n1:])
+	i := n1 + n2 + 4*int(m)
+	w := uint32(0)
+	for range k {
+		d, n := binary.Uvarint(e[i:])
+		i += n
+		w += uint32(d)
+		words = append(words, w)
+		offs = append(offs, uint32(i))
+		c, n := binary.Uvarint(e[i:])
+		i += n
+		for range c {
+			_, n := binary.Uvarint(e[i:])
+			i += n
+		}
+	}
+	return words, offs
+}
+
+// wellFormed reports whether e is an entry appendPackedVocab could have
+// written, with ids below nTerms: a manifest's that is not is not read.
+func wellFormed(e []byte, nTerms int) bool {
+	uv := func() (uint64, bool) {
+		v, n := binary.Uvarint(e)
+		if n <= 0 {
+			return 0, false
+		}
+		e = e[n:]
+		return v, true
+	}
+	k, ok1 := uv()
+	m, ok2 := uv()
+	if !ok1 || !ok2 || k == 0 || m > uint64(len(e))/4 {
+		return false
+	}
+	prev := -1
+	for i := range int(m) {
+		p := int(binary.LittleEndian.Uint32(e[4*i:]))
+		if p <= prev || p >= nTerms {
+			return false
+		}
+		prev = p
+	}
+	e = e[4*m:]
+	w := uint64(0)
+	for i := range k {
+		d, ok := uv()
+		if !ok || (i > 0 && d == 0) {
+			return false
+		}
+		if w += d; w >= uint64(nTerms) {
+			return false
+		}
+		c, ok := uv()
+		if !ok || c > m {
+			return false
+		}
+		last := -1
+		for range c {
+			x, ok := uv()
+			if !ok || x >= m || int(x) <= last {
+				return false
+			}
+			last = int(x)
+		}
+	}
+	return len(e) == 0
+}
+
+// put makes enc (packed; nil removes) rel's entry and updates the postings
+// and part counts by the difference from its previous entry.
+func (v *vocab) put(rel string, enc []byte) {
+	var old []byte
 	fid, had := v.fids[rel]
 	if had {
 		old = v.byFid[fid]
@@ -286,11 +433,11 @@ func (v *vocab) put(rel string, enc []uint32) {
 		v.fids[rel] = fid
 	}
 	v.grow()
-	ow, op := vocabWords(old), vocabParts(old)
-	nw, np := vocabWords(enc), vocabParts(enc)
-	offs := pairOffsets(enc)
+	ow, _ := entryWords(old, v.oldWords[:0], v.offs[:0])
+	nw, offs := entryWords(enc, v.newWords[:0], v.offs[:0])
+	v.oldWords, v.newWords, v.offs = ow, nw, offs
 	// Both word lists ascend: one merge finds what left, what came and
-	// what stayed (its pairs may have moved).
+	// what stayed (its parts may have moved).
 	i, j := 0, 0
 	for i < len(ow) || j < len(nw) {
 		switch {
@@ -313,17 +460,21 @@ func (v *vocab) put(rel string, enc []uint32) {
 			j++
 		}
 	}
-	for _, p := range op {
-		v.nPart[p]--
-	}
-	for _, p := range np {
-		v.nPart[p]++
+	if old != nil {
+		op := entryParts(old)
+		for k := 0; k < len(op); k += 4 {
+			v.nPart[binary.LittleEndian.Uint32(op[k:])]--
+		}
 	}
 	if enc == nil {
 		delete(v.fids, rel)
 		v.byFid[fid] = nil
 		v.free = append(v.free, fid)
 		return
+	}
+	np := entryParts(enc)
+	for k := 0; k < len(np); k += 4 {
+		v.nPart[binary.LittleEndian.Uint32(np[k:])]++
 	}
 	v.byFid[fid] = enc
 }
@@ -343,35 +494,6 @@ func postingOf(ps []uint32, fid uint32) (int, bool) {
 	return 2 * lo, 2*lo < len(ps) && ps[2*lo] == fid
 }
 
-// pairOffsets returns, for each of a normalized entry's words, the offset
-// in the entry of its first pair (or of where it would be: the pairs of
-// the next word, or the end).
-func pairOffsets(enc []uint32) []uint32 { return pairOffsetsInto(nil, enc) }
-
-// pairOffsetsInto is pairOffsets reusing buf's array when it is large
-// enough.
-func pairOffsetsInto(buf, enc []uint32) []uint32 {
-	words := vocabWords(enc)
-	if len(words) == 0 {
-		return nil
-	}
-	base := 2 + len(words) + int(enc[1])
-	pr := enc[base:]
-	offs := buf[:0]
-	if cap(offs) < len(words) {
-		offs = make([]uint32, len(words))
-	}
-	offs = offs[:len(words)]
-	k := 0
-	for i, w := range words {
-		for k < len(pr) && pr[k] < w {
-			k += 2
-		}
-		offs[i] = uint32(base + k)
-	}
-	return offs
-}
-
 // grow sizes the per-term tables to the term table.
 func (v *vocab) grow() {
 	if n := len(v.terms); len(v.postings) < n {
@@ -380,90 +502,23 @@ func (v *vocab) grow() {
 	}
 }
 
-func vocabWords(enc []uint32) []uint32 {
-	if enc == nil {
-		return nil
-	}
-	return enc[2 : 2+enc[0]]
-}
-
-func vocabParts(enc []uint32) []uint32 {
-	if enc == nil {
-		return nil
-	}
-	return enc[2+enc[0] : 2+enc[0]+enc[1]]
-}
-
-func vocabPairs(enc []uint32) []uint32 {
-	if enc == nil {
-		return nil
-	}
-	return enc[2+enc[0]+enc[1]:]
-}
-
-// normalizeVocab returns a well-formed entry with its words, parts and
-// pairs ascending and distinct (the entry itself when they already are):
-// a word's pairs must be contiguous for its postings to point at them, and
-// postings must not count a file twice.
-func normalizeVocab(enc []uint32) []uint32 {
-	ascending := func(s []uint32) bool {
-		for i := 1; i < len(s); i++ {
-			if s[i] <= s[i-1] {
-				return false
-			}
-		}
-		return true
-	}
-	pairsAscending := func(s []uint32) bool {
-		for i := 2; i+1 < len(s); i += 2 {
-			if s[i] < s[i-2] || s[i] == s[i-2] && s[i+1] <= s[i-1] {
-				return false
-			}
-		}
-		return true
-	}
-	words, parts, pairs := vocabWords(enc), vocabParts(enc), vocabPairs(enc)
-	if ascending(words) && ascending(parts) && pairsAscending(pairs) {
-		return enc
-	}
-	words = slices.Compact(slices.Sorted(slices.Values(words)))
-	parts = slices.Compact(slices.Sorted(slices.Values(parts)))
-	ps := make([][2]uint32, 0, len(pairs)/2)
-	for i := 0; i+1 < len(pairs); i += 2 {
-		ps = append(ps, [2]uint32{pairs[i], pairs[i+1]})
-	}
-	slices.SortFunc(ps, func(a, b [2]uint32) int {
-		if a[0] != b[0] {
-			return cmp.Compare(a[0], b[0])
-		}
-		return cmp.Compare(a[1], b[1])
-	})
-	ps = slices.Compact(ps)
-	out := make([]uint32, 0, 2+len(words)+len(parts)+2*len(ps))
-	out = append(out, uint32(len(words)), uint32(len(parts)))
-	out = append(out, words...)
-	out = append(out, parts...)
-	for _, p := range ps {
-		out = append(out, p[0], p[1])
-	}
-	return out
-}
-
 func (v *vocab) remove(rel string) { v.set(rel, fileVocab{}) }
 
-// snapshot copies the persisted part (for the manifest).
-func (v *vocab) snapshot() ([]string, map[string][]uint32) {
+// snapshot returns the persisted part (for the manifest): the terms, and
+// each file's entry, which is never written again.
+func (v *vocab) snapshot() ([]string, map[string][]byte) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	files := make(map[string][]uint32, len(v.fids))
+	files := make(map[string][]byte, len(v.fids))
 	for rel, fid := range v.fids {
 		files[rel] = v.byFid[fid]
 	}
 	return append([]string(nil), v.terms...), files
 }
 
-// load replaces the contents with a manifest's.
-func (v *vocab) load(terms []string, files map[string][]uint32) {
+// load replaces the contents with a manifest's. An entry that is not well
+// formed (a damaged manifest) is left out.
+func (v *vocab) load(terms []string, files map[string][]byte) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.terms, v.ids = terms, make(map[string]uint32, len(terms))
@@ -473,7 +528,7 @@ func (v *vocab) load(terms []string, files map[string][]uint32) {
 	}
 	rels := make([]string, 0, len(files))
 	for rel, enc := range files {
-		if wellFormed(enc, len(terms)) { // else not written by set: a damaged manifest
+		if wellFormed(enc, len(terms)) {
 			rels = append(rels, rel)
 		}
 	}
@@ -481,17 +536,16 @@ func (v *vocab) load(terms []string, files map[string][]uint32) {
 	// appending, ascend.
 	sort.Strings(rels)
 	v.fids = make(map[string]uint32, len(rels))
-	v.byFid = make([][]uint32, 0, len(rels))
+	v.byFid = make([][]byte, 0, len(rels))
 	v.grow()
 	// Each word's postings sized by a first pass, in one array: appending
 	// them file by file grew each word's slice again and again (at 10×
 	// the Go tree, a tenth of a warm start's CPU).
-	encs := make([][]uint32, len(rels))
 	count := make([]int, len(terms))
 	total := 0
-	for i, rel := range rels {
-		encs[i] = normalizeVocab(files[rel])
-		words := vocabWords(encs[i])
+	words, offs := v.newWords[:0], v.offs[:0]
+	for _, rel := range rels {
+		words, offs = entryWords(files[rel], words[:0], offs[:0])
 		for _, w := range words {
 			count[w]++
 		}
@@ -503,34 +557,21 @@ func (v *vocab) load(terms []string, files map[string][]uint32) {
 			v.postings[w], all = all[:0:2*n], all[2*n:]
 		}
 	}
-	var offs []uint32
 	for i, rel := range rels {
-		enc := encs[i]
+		enc := files[rel]
 		fid := uint32(i) // rels are in path order, byFid follows them
 		v.fids[rel] = fid
 		v.byFid = append(v.byFid, enc)
-		offs = pairOffsetsInto(offs, enc)
-		for j, w := range vocabWords(enc) {
+		words, offs = entryWords(enc, words[:0], offs[:0])
+		for j, w := range words {
 			v.postings[w] = append(v.postings[w], fid, offs[j])
 		}
-		for _, p := range vocabParts(enc) {
-			v.nPart[p]++
+		ps := entryParts(enc)
+		for k := 0; k < len(ps); k += 4 {
+			v.nPart[binary.LittleEndian.Uint32(ps[k:])]++
 		}
 	}
-}
-
-// wellFormed reports whether enc has the layout set writes, with ids
-// below n.
-func wellFormed(enc []uint32, n int) bool {
-	if len(enc) < 2 || 2+int(enc[0])+int(enc[1]) > len(enc) || (len(enc)-2-int(enc[0])-int(enc[1]))%2 != 0 {
-		return false
-	}
-	for _, id := range enc[2:] {
-		if int(id) >= n {
-			return false
-		}
-	}
-	return true
+	v.newWords, v.offs = words, offs
 }
 
 // files returns how many files' docs have word id w.
@@ -553,9 +594,15 @@ func (v *vocab) pairCounts(w uint32, each func(part uint32, n int32)) {
 	count, touched := v.pairCount, v.touched[:0]
 	ps := v.postings[w]
 	for k := 0; k+1 < len(ps); k += 2 {
-		enc := v.byFid[ps[k]]
-		for i := int(ps[k+1]); i+1 < len(enc) && enc[i] == w; i += 2 {
-			p := enc[i+1]
+		e := v.byFid[ps[k]]
+		parts := entryParts(e)
+		i := int(ps[k+1])
+		c, n := binary.Uvarint(e[i:])
+		i += n
+		for range c {
+			x, n := binary.Uvarint(e[i:])
+			i += n
+			p := binary.LittleEndian.Uint32(parts[4*x:])
 			if count[p] == 0 {
 				touched = append(touched, p)
 			}

@@ -3,6 +3,7 @@ package search
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -231,14 +232,26 @@ func TestDocWords(t *testing.T) {
 }
 
 // TestVocabLoadDropsDamaged: a manifest's contribution that set could not
-// have written (ids past the table, a truncated layout) is dropped at load
-// rather than read out of bounds by a question.
+// have written (ids past the table, a truncated layout, words out of
+// order) is dropped at load rather than read out of bounds by a question.
 func TestVocabLoadDropsDamaged(t *testing.T) {
 	v := newVocab()
 	v.set("a.go", fileVocab{words: []string{"admit"}, pairs: [][2]string{{"admit", "gate"}}})
 	terms, files := v.snapshot()
-	files["bad1.go"] = []uint32{1, 1, 0}           // truncated
-	files["bad2.go"] = []uint32{1, 1, 0, 1, 0, 99} // id past the table
+	good := files["a.go"]
+	if !wellFormed(good, len(terms)) {
+		t.Fatalf("set's entry %v is not well formed", good)
+	}
+	// k=1 m=1, part 0 (4 bytes), word delta, one pair, index 0
+	files["truncated.go"] = good[:len(good)-1]
+	files["long.go"] = append(slices.Clone(good), 0)
+	files["part-past-the-table.go"] = []byte{1, 1, 99, 0, 0, 0, 1, 1, 0}
+	files["word-past-the-table.go"] = []byte{1, 1, 0, 0, 0, 0, 99, 1, 0}
+	files["index-past-the-parts.go"] = []byte{1, 1, 0, 0, 0, 0, 1, 1, 1}
+	files["words-repeated.go"] = []byte{2, 1, 0, 0, 0, 0, 1, 1, 0, 0, 1, 0}
+	files["indexes-repeated.go"] = []byte{1, 2, 0, 0, 0, 0, 1, 0, 0, 0, 1, 2, 1, 1}
+	files["parts-descending.go"] = []byte{1, 2, 1, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0}
+	files["empty.go"] = []byte{0, 0}
 	w := newVocab()
 	w.load(terms, files)
 	if _, ok := w.fids["a.go"]; !ok || len(w.fids) != 1 {
@@ -250,10 +263,74 @@ func TestVocabLoadDropsDamaged(t *testing.T) {
 	}
 }
 
+// unpackVocab reads a packed entry back: its words and its (word, part)
+// pairs, ascending.
+func unpackVocab(t *testing.T, e []byte) (words []uint32, pairs [][2]uint32) {
+	t.Helper()
+	parts := entryParts(e)
+	words, offs := entryWords(e, nil, nil)
+	for i, w := range words {
+		j := int(offs[i])
+		c, n := binary.Uvarint(e[j:])
+		j += n
+		for range c {
+			x, n := binary.Uvarint(e[j:])
+			j += n
+			pairs = append(pairs, [2]uint32{w, binary.LittleEndian.Uint32(parts[4*x:])})
+		}
+	}
+	return words, pairs
+}
+
+// TestPackedVocabRoundTrip: an entry holds a file's distinct words and
+// the distinct pairs of them, whatever order and repeats they came in.
+func TestPackedVocabRoundTrip(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 30))
+	for range 200 {
+		var words []uint32
+		var pairs [][2]uint32
+		wantW := map[uint32]bool{}
+		wantP := map[[2]uint32]bool{}
+		for range 1 + rng.IntN(40) {
+			w := uint32(rng.IntN(5000))
+			if rng.IntN(3) == 0 {
+				w += 1 << 20 // a large id: deltas of several bytes
+			}
+			words = append(words, w)
+			wantW[w] = true
+			for range rng.IntN(4) {
+				p := [2]uint32{w, uint32(rng.IntN(300))}
+				pairs = append(pairs, p, p)
+				wantP[p] = true
+			}
+		}
+		pairs = append(pairs, [2]uint32{1<<30 + 1, 7}) // a pair of no listed word
+		rng.Shuffle(len(pairs), func(i, j int) { pairs[i], pairs[j] = pairs[j], pairs[i] })
+		e := appendPackedVocab(nil, slices.Clone(words), pairs)
+		if !wellFormed(e, 1<<30) {
+			t.Fatalf("entry of %v not well formed", words)
+		}
+		gw, gp := unpackVocab(t, e)
+		if len(gw) != len(wantW) || !slices.IsSorted(gw) || len(gp) != len(wantP) {
+			t.Fatalf("words %v pairs %v, want %d words and %d pairs", gw, gp, len(wantW), len(wantP))
+		}
+		for _, w := range gw {
+			if !wantW[w] {
+				t.Fatalf("word %d was not given", w)
+			}
+		}
+		for _, p := range gp {
+			if !wantP[p] {
+				t.Fatalf("pair %v was not given", p)
+			}
+		}
+	}
+}
+
 // TestVocabCountsMatchAFullPass: the counts a question reads through the
 // postings are those of a pass over every file's contribution, through
 // random sets, rewrites, removals and a reload from a snapshot (file ids
-// reused, entries arriving unsorted and with repeats from a manifest).
+// reused).
 func TestVocabCountsMatchAFullPass(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 29))
 	words := []string{"admit", "gate", "wait", "group", "read", "write", "close", "lock", "parse", "token"}
@@ -277,17 +354,15 @@ func TestVocabCountsMatchAFullPass(t *testing.T) {
 		_, files := v.snapshot()
 		for _, enc := range files {
 			seen := map[[2]uint32]bool{}
-			for _, w := range slices.Compact(slices.Sorted(slices.Values(vocabWords(enc)))) {
+			ws, prs := unpackVocab(t, enc)
+			for _, w := range ws {
 				if slices.Contains(q, w) {
 					nWord[w]++
 				}
 			}
-			for _, p := range slices.Compact(slices.Sorted(slices.Values(vocabParts(enc)))) {
-				nPart[p]++
-			}
-			pr := vocabPairs(enc)
-			for i := 0; i+1 < len(pr); i += 2 {
-				k := [2]uint32{pr[i], pr[i+1]}
+			parts := map[uint32]bool{}
+			for _, k := range prs {
+				parts[k[1]] = true
 				if slices.Contains(q, k[0]) && !seen[k] {
 					seen[k] = true
 					if pairs[k[0]] == nil {
@@ -295,6 +370,9 @@ func TestVocabCountsMatchAFullPass(t *testing.T) {
 					}
 					pairs[k[0]][k[1]]++
 				}
+			}
+			for p := range parts {
+				nPart[p]++
 			}
 		}
 		return nWord, nPart, pairs
@@ -329,25 +407,6 @@ func TestVocabCountsMatchAFullPass(t *testing.T) {
 		check(v, step)
 		if step%100 == 99 {
 			terms, files := v.snapshot()
-			for rel, enc := range files {
-				// A manifest may hold entries unsorted and with repeats:
-				// each section reversed, its first element repeated.
-				ws, ps, prs := slices.Clone(vocabWords(enc)), slices.Clone(vocabParts(enc)), slices.Clone(vocabPairs(enc))
-				slices.Reverse(ws)
-				slices.Reverse(ps)
-				ws = append(ws, ws[0])
-				if len(ps) > 0 {
-					ps = append(ps, ps[0])
-				}
-				var pairs []uint32
-				for i := len(prs) - 2; i >= 0; i -= 2 {
-					pairs = append(pairs, prs[i], prs[i+1])
-				}
-				if len(prs) > 0 {
-					pairs = append(pairs, prs[len(prs)-2], prs[len(prs)-1])
-				}
-				files[rel] = slices.Concat([]uint32{uint32(len(ws)), uint32(len(ps))}, ws, ps, pairs)
-			}
 			w := newVocab()
 			w.load(terms, files)
 			check(w, step)

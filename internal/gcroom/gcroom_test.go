@@ -179,3 +179,42 @@ func gcCount() uint64 {
 	metrics.Read(s)
 	return s[0].Value.Uint64()
 }
+
+// While following, the memory limit sits just above the heap goal the
+// target gives; the limit comes back when the follow stops, and one the
+// user set with GOMEMLIMIT is left alone.
+func TestFollowSetsTheMemoryLimit(t *testing.T) {
+	t.Setenv("GOGC", "")
+	t.Setenv("GOMEMLIMIT", "")
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	defer setRoom(Room)
+	setRoom(4 << 20)
+	before := debug.SetMemoryLimit(-1)
+	stop := Follow()
+	live := make([]byte, 64<<20)
+	waitTarget(t, MinPercent, "with 64 MB live and Room 4 MB")
+	lim := debug.SetMemoryLimit(-1)
+	heap, _ := heapFigures()
+	if lim == before || uint64(lim) < heap+heap/2 || uint64(lim) > heap+heap/2+64<<20 {
+		t.Errorf("with %d MB live at target %d%%, the limit is %d MB (before: %d), want just over 1.5× the live heap",
+			heap>>20, MinPercent, lim>>20, before>>20)
+	}
+	stop()
+	if got := debug.SetMemoryLimit(-1); got != before {
+		t.Errorf("after the stop the limit is %d, want %d", got, before)
+	}
+	live[0] = 1
+
+	t.Setenv("GOMEMLIMIT", "1GiB")
+	debug.SetMemoryLimit(1 << 30) // as the runtime does at start
+	stop = Follow()
+	defer stop()
+	for range 3 {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := debug.SetMemoryLimit(-1); got != 1<<30 {
+		t.Errorf("with GOMEMLIMIT set the limit became %d while following, want 1 GiB", got)
+	}
+}
