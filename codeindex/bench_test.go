@@ -78,8 +78,9 @@ type rssPeaks struct {
 	done       chan struct{}
 	anon, file uint64 // kB, the highest seen
 	// At the highest anonymous sample: the Go runtime's memory not
-	// returned to the OS and the collector's heap goal, in bytes (what
-	// the anonymous part holds beyond those is C's: tree-sitter).
+	// returned to the OS, the collector's heap goal and the free heap
+	// pages the runtime keeps, in bytes (what the anonymous part holds
+	// beyond the runtime's memory is C's: tree-sitter).
 	goMem, goal, free uint64
 }
 
@@ -129,8 +130,8 @@ func (r *rssPeaks) report(b *testing.B) {
 	b.ReportMetric(float64(r.free)/1e6, "peak-anon-free-MB")
 }
 
-// goMemory returns the Go runtime's memory not returned to the OS and
-// the collector's heap goal, in bytes.
+// goMemory returns the Go runtime's memory not returned to the OS, the
+// collector's heap goal and the free heap pages it keeps, in bytes.
 func goMemory() (mem, goal, free uint64) {
 	s := []metrics.Sample{
 		{Name: "/memory/classes/total:bytes"},

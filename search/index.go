@@ -1042,9 +1042,9 @@ func (ix *Index) batchDocs(total int) int {
 }
 
 // commitAll groups prepared files into batches of Options.BatchDocs
-// chunks (half as many from halfBatchesFrom files) and commits them, counting chunks and added, changed and touched
-// files in st. It returns the first commit error; after one, later
-// batches are dropped.
+// chunks (half as many from halfBatchesFrom files) and commits them,
+// counting chunks and added, changed and touched files in st. It returns
+// the first commit error; after one, later batches are dropped.
 func (ix *Index) commitAll(out <-chan prepared, fresh bool, total int, st *ReconcileStats) error {
 	groups := make(chan []prepared, 1)
 	var commitErr atomic.Pointer[error]

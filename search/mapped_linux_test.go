@@ -103,20 +103,7 @@ func TestReconcileReleasingKeepsResults(t *testing.T) {
 	releaseFrom = 1
 	defer func() { releaseFrom = old }()
 	ws, root := fixture(t)
-	state := t.TempDir()
-	ix := openIndex(t, ws, state, nil)
-	if _, err := ix.Reconcile(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	writeFile(t, root, "gen/added.go", "package gen\n\n// AddedLater is indexed by a second reconcile.\nfunc AddedLater() {}\n")
-	if _, err := ix.Reconcile(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	for q, path := range map[string]string{"parseHTTPRequest": "net/http/request.go", "AddedLater": "gen/added.go"} {
-		if hits := mustSearch(t, ix, q); len(hits) == 0 || hits[0].Path != path {
-			t.Errorf("%s: %+v, want %s first", q, hits, path)
-		}
-	}
+	reconcileTwiceAndFind(t, openIndex(t, ws, t.TempDir(), nil), root)
 }
 
 // TestReleaseMappedAfterClose: a release that comes after the index closed

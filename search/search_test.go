@@ -695,6 +695,14 @@ func TestLargeReconcileHalvesBatches(t *testing.T) {
 	if got := ix.batchDocs(0); got != ix.opts.BatchDocs {
 		t.Fatalf("below the bound a batch holds %d chunks, want %d", got, ix.opts.BatchDocs)
 	}
+	reconcileTwiceAndFind(t, ix, root)
+}
+
+// reconcileTwiceAndFind reconciles the fixture at root, adds a file,
+// reconciles again, and checks that a name of each reconcile is found
+// first in its file.
+func reconcileTwiceAndFind(t *testing.T, ix *Index, root string) {
+	t.Helper()
 	if _, err := ix.Reconcile(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -208,8 +208,9 @@ type vocab struct {
 	mu    sync.Mutex
 	ids   map[string]uint32
 	terms []string
-	// Each file's contribution is a packed entry (see packVocab). Files are
-	// known by an id, which postings hold.
+	// Each file's contribution is a packed entry (laid out as
+	// appendPackedVocab writes it). Files are known by an id, which
+	// postings hold.
 	fids  map[string]uint32 // rel → file id
 	byFid [][]byte          // file id → its entry (nil: free)
 	free  []uint32          // file ids to reuse
@@ -249,7 +250,7 @@ func (v *vocab) set(rel string, fv fileVocab) {
 	var enc []byte
 	if len(fv.words) > 0 {
 		pairs := make([][2]uint32, len(fv.pairs))
-		for i, p := range fv.pairs { // parts first: the ids set has always given
+		for i, p := range fv.pairs { // part ids first, in the order set has always assigned them
 			pairs[i][1] = v.id(p[1])
 		}
 		words := make([]uint32, len(fv.words))
@@ -275,8 +276,9 @@ func (v *vocab) set(rel string, fv fileVocab) {
 //	  uvarint n, then n uvarint indexes (ascending) into the parts above:
 //	  the parts the word pairs with
 //
-// The pairs of a file's words with its parts, as word and part ids, took a
-// quarter of a large tree's live heap at the peak of its first build.
+// As flat arrays of ids, with a word's id in each of its pairs, the entries
+// were an eighth of a large tree's live heap at the peak of its first
+// build (4.7× what they take packed).
 
 // appendPackedVocab appends the entry of a file's words and (word, part)
 // pairs, in any order and with repeats (words and pairs may be reordered),
