@@ -243,6 +243,7 @@ type freqSink struct {
 	size  int         // bytes of the distinct terms, for Size
 	field *indexField // the field analyzed, which holds the blocks it takes slots from
 	block *slotBlock  // where new terms' slots come from (nil: none yet)
+	held  *slotBlock  // the last block the field took a hold of
 	last  *freqSlot
 	fresh bool // last was new: the sink keeps its bytes
 }
@@ -301,13 +302,14 @@ func (s *freqSink) count(term []byte) *freqSlot {
 		b = newSlotBlock()
 		s.block = b
 	}
-	if f := s.field; f.block != b && (len(f.more) == 0 || f.more[len(f.more)-1] != b) {
+	if s.held != b {
 		b.hold()
-		if f.block == nil {
+		if f := s.field; f.block == nil {
 			f.block = b
 		} else {
 			f.more = append(f.more, b)
 		}
+		s.held = b
 	}
 	slot := &b.slots[b.n]
 	b.n++

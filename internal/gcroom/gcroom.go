@@ -141,11 +141,19 @@ func adjust(g int) {
 // setLocked sets the target for the live heap now, at most ceiling, and
 // the memory limit that goes with it.
 func setLocked() {
-	live := liveHeap()
+	m, ok := readMetrics(
+		"/gc/heap/live:bytes",
+		"/gc/scan/stack:bytes", "/gc/scan/globals:bytes",
+		"/memory/classes/total:bytes", "/memory/classes/heap/objects:bytes",
+		"/memory/classes/heap/free:bytes", "/memory/classes/heap/released:bytes")
+	live := m[0]
 	p := min(ceiling, Percent(live))
 	debug.SetGCPercent(p)
-	if ownLimit && live > 0 {
-		debug.SetMemoryLimit(min(limit, limitFor(live, p)))
+	if ownLimit && ok && live > 0 {
+		// The runtime's memory besides the heap's objects and free pages:
+		// metadata, stacks, fragmentation.
+		other := m[3] - min(m[3], m[4]+m[5]+m[6])
+		debug.SetMemoryLimit(min(limit, limitFor(live, m[1]+m[2], other, p)))
 	}
 }
 
@@ -153,56 +161,35 @@ func setLocked() {
 // runtime's other memory as the last collection found it.
 const limitSlack = 8 << 20
 
-// limitFor is the memory limit for a live heap under GC target p: the
-// heap goal the target gives (computed here: the runtime's own figure is
-// capped by the limit in force), the runtime's memory besides the heap's
-// objects and free pages, and limitSlack. Below the limit the collector
+// limitFor is the memory limit for a live heap with roots bytes of
+// stacks and globals under GC target p, where the runtime holds other
+// bytes besides the heap's objects and free pages: the heap goal the
+// target gives (computed here: the runtime's own figure is capped by the
+// limit in force), other, and limitSlack. Below the limit the collector
 // runs as the target says; the runtime keeps no more free pages than fit
 // under it, where it would otherwise keep up to a tenth of the goal.
-func limitFor(live uint64, p int) int64 {
-	scan := []metrics.Sample{{Name: "/gc/scan/stack:bytes"}, {Name: "/gc/scan/globals:bytes"}}
-	metrics.Read(scan)
-	roots := uint64(0)
-	for _, v := range scan {
-		if v.Value.Kind() == metrics.KindUint64 {
-			roots += v.Value.Uint64()
-		}
-	}
+func limitFor(live, roots, other uint64, p int) int64 {
 	goal := live + (live+roots)*uint64(p)/100
-	return int64(min(goal+overhead()+limitSlack, math.MaxInt64))
+	return int64(min(goal+other+limitSlack, math.MaxInt64))
 }
 
-// overhead is the Go runtime's memory besides the heap's objects and
-// free pages: metadata, stacks, fragmentation.
-func overhead() uint64 {
-	s := []metrics.Sample{
-		{Name: "/memory/classes/total:bytes"},
-		{Name: "/memory/classes/heap/objects:bytes"},
-		{Name: "/memory/classes/heap/free:bytes"},
-		{Name: "/memory/classes/heap/released:bytes"},
+// readMetrics reads the named uint64 metrics of runtime/metrics; ok is
+// false, and a value 0, where the runtime does not have one.
+func readMetrics(names ...string) (vals []uint64, ok bool) {
+	s := make([]metrics.Sample, len(names))
+	for i, n := range names {
+		s[i].Name = n
 	}
 	metrics.Read(s)
-	for _, v := range s {
+	vals, ok = make([]uint64, len(s)), true
+	for i, v := range s {
 		if v.Value.Kind() != metrics.KindUint64 {
-			return 0
+			ok = false
+			continue
 		}
+		vals[i] = v.Value.Uint64()
 	}
-	t, o, f, r := s[0].Value.Uint64(), s[1].Value.Uint64(), s[2].Value.Uint64(), s[3].Value.Uint64()
-	if t < o+f+r {
-		return 0
-	}
-	return t - o - f - r
-}
-
-// liveHeap returns the bytes the last collection found live (0 before the
-// first, or if the runtime does not have the metric).
-func liveHeap() uint64 {
-	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	metrics.Read(s)
-	if s[0].Value.Kind() != metrics.KindUint64 {
-		return 0
-	}
-	return s[0].Value.Uint64()
+	return vals, ok
 }
 
 // idleRunning says an Idle collection is under way.
@@ -238,17 +225,8 @@ func Idle() <-chan struct{} {
 // nearCollection reports whether the heap has grown past its live data by
 // more than half the way to the collector's goal.
 func nearCollection() bool {
-	s := []metrics.Sample{
-		{Name: "/gc/heap/live:bytes"},
-		{Name: "/gc/heap/goal:bytes"},
-		{Name: "/memory/classes/heap/objects:bytes"}, // live and not yet swept
-	}
-	metrics.Read(s)
-	for _, v := range s {
-		if v.Value.Kind() != metrics.KindUint64 {
-			return false
-		}
-	}
-	live, goal, now := s[0].Value.Uint64(), s[1].Value.Uint64(), s[2].Value.Uint64()
-	return goal > live && now > live && now-live > (goal-live)/2
+	m, ok := readMetrics("/gc/heap/live:bytes", "/gc/heap/goal:bytes",
+		"/memory/classes/heap/objects:bytes") // live and not yet swept
+	live, goal, now := m[0], m[1], m[2]
+	return ok && goal > live && now > live && now-live > (goal-live)/2
 }
